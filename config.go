@@ -1,0 +1,345 @@
+package streamq
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill"
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/streamq-dev/streamq/internal/keys"
+)
+
+// Defaults of PublisherConfig and SubscriberConfig. A zero field means its default.
+const (
+	// DefaultStreamPrefix prefixes partition and DLQ stream keys.
+	DefaultStreamPrefix = keys.DefaultStreamPrefix
+	// DefaultControlPrefix prefixes leases, registry, membership and other control keys.
+	DefaultControlPrefix = keys.DefaultControlPrefix
+	// DefaultPartitionCount is the partition count of a topic created by first use.
+	DefaultPartitionCount = 1
+	// DefaultMaxLen caps each partition stream (approximately, unless ExactMaxLen).
+	DefaultMaxLen int64 = 100_000
+	// DefaultPartitionRefreshInterval is how often a known topic's partition count is re-read.
+	DefaultPartitionRefreshInterval = 30 * time.Second
+	// DefaultConsumerGroup is the group used when SubscriberConfig.ConsumerGroup is empty.
+	DefaultConsumerGroup = "default-group"
+	// DefaultConsumerNamePrefix starts generated consumer names.
+	DefaultConsumerNamePrefix = "streamq-"
+	// DefaultBatchCount is the COUNT of one XREADGROUP per partition (the prefetch bound).
+	DefaultBatchCount = 50
+	// DefaultBlockTime is how long one XREADGROUP waits for new entries.
+	DefaultBlockTime = 100 * time.Millisecond
+	// DefaultLeaseTTL is the lifetime of a partition lease and of a membership heartbeat.
+	DefaultLeaseTTL = 10 * time.Second
+	// DefaultRenewInterval is how often held leases are renewed.
+	DefaultRenewInterval = 3 * time.Second
+	// DefaultRebalanceInterval is how often a member heartbeats and recomputes its partitions.
+	DefaultRebalanceInterval = 2 * time.Second
+	// DefaultPendingScanInterval is how often owned partitions are scanned for orphaned
+	// pending entries.
+	DefaultPendingScanInterval = 30 * time.Second
+	// DefaultClaimIdle is how long a pending entry must be idle before the scan claims it.
+	DefaultClaimIdle = time.Minute
+	// DefaultClaimBatchSize is the COUNT of one XAUTOCLAIM.
+	DefaultClaimBatchSize = 100
+	// DefaultMaxInFlightPerPartition keeps partitions ordered: one message at a time.
+	DefaultMaxInFlightPerPartition = 1
+	// DefaultAckBatchSize flushes acks of a partition when this many are waiting.
+	DefaultAckBatchSize = 100
+	// DefaultAckFlushInterval flushes waiting acks at least this often.
+	DefaultAckFlushInterval = 20 * time.Millisecond
+	// DefaultCloseTimeout bounds how long Close and a handover wait for in-flight messages.
+	DefaultCloseTimeout = 5 * time.Second
+	// DefaultGroupStartID makes a new group read a partition from its beginning.
+	DefaultGroupStartID = "0-0"
+)
+
+// ErrInvalidConfig wraps every configuration error returned by NewPublisher and NewSubscriber.
+var ErrInvalidConfig = errors.New("invalid config")
+
+// PartitionKeyMetadata is the metadata key read by the default PartitionKey.
+const PartitionKeyMetadata = "partition_key"
+
+// PublisherConfig configures a Publisher.
+type PublisherConfig struct {
+	// Client is the Redis client: single node, Cluster or Sentinel. Required. Close does not
+	// close it.
+	Client redis.UniversalClient
+	// Marshaler turns messages into stream entries. Optional; default DefaultMarshaler.
+	Marshaler Marshaler
+	// StreamPrefix prefixes stream keys. Optional; default DefaultStreamPrefix.
+	StreamPrefix string
+	// ControlPrefix prefixes control keys. Optional; default DefaultControlPrefix.
+	ControlPrefix string
+	// DefaultPartitionCount is used when a topic is created by its first publish. Optional;
+	// default DefaultPartitionCount (1). An existing topic keeps its count.
+	DefaultPartitionCount int
+	// Partitioner picks a partition from the key. Optional; default HashPartitioner.
+	Partitioner Partitioner
+	// PartitionKey extracts the partition key. Optional; default: metadata "partition_key".
+	PartitionKey func(topic string, msg *message.Message) string
+	// MaxLen caps each partition stream on append (MAXLEN). Optional; default DefaultMaxLen;
+	// -1 disables the cap.
+	MaxLen int64
+	// ExactMaxLen trims with MAXLEN = instead of MAXLEN ~. Optional; default false: exact
+	// trimming costs about 3.4x the XADD throughput on Redis 7.
+	ExactMaxLen bool
+	// PartitionRefreshInterval is how often a known topic's partition count is re-read, so a
+	// grown topic is picked up. Optional; default DefaultPartitionRefreshInterval.
+	PartitionRefreshInterval time.Duration
+}
+
+func (c *PublisherConfig) setDefaults() {
+	if c.Marshaler == nil {
+		c.Marshaler = DefaultMarshaler{}
+	}
+	if c.DefaultPartitionCount == 0 {
+		c.DefaultPartitionCount = DefaultPartitionCount
+	}
+	if c.Partitioner == nil {
+		c.Partitioner = HashPartitioner{}
+	}
+	if c.PartitionKey == nil {
+		c.PartitionKey = MetadataPartitionKey
+	}
+	if c.MaxLen == 0 {
+		c.MaxLen = DefaultMaxLen
+	}
+	if c.PartitionRefreshInterval == 0 {
+		c.PartitionRefreshInterval = DefaultPartitionRefreshInterval
+	}
+}
+
+// Validate reports the first invalid field, wrapped in ErrInvalidConfig.
+func (c PublisherConfig) Validate() error {
+	errs := []error{
+		checkClient(c.Client),
+		checkPrefixes(c.StreamPrefix, c.ControlPrefix),
+		positive("DefaultPartitionCount", c.DefaultPartitionCount),
+		durationPositive("PartitionRefreshInterval", c.PartitionRefreshInterval),
+	}
+	if c.MaxLen < -1 {
+		errs = append(errs, fmt.Errorf("MaxLen must be > 0, 0 (default) or -1 (off), got %d", c.MaxLen))
+	}
+	return wrapConfig(errs)
+}
+
+// MetadataPartitionKey is the default PartitionKey: the "partition_key" metadata.
+func MetadataPartitionKey(_ string, msg *message.Message) string {
+	return msg.Metadata.Get(PartitionKeyMetadata)
+}
+
+// SubscriberConfig configures a Subscriber.
+type SubscriberConfig struct {
+	// Client is the Redis client: single node, Cluster or Sentinel. Required. Close does not
+	// close it. Each Subscribe keeps one connection in a blocking read (one per owned
+	// partition on a Cluster client), so size PoolSize accordingly.
+	Client redis.UniversalClient
+	// Unmarshaler turns stream entries into messages. Optional; default DefaultMarshaler.
+	Unmarshaler Unmarshaler
+	// StreamPrefix prefixes stream keys. Optional; default DefaultStreamPrefix.
+	StreamPrefix string
+	// ControlPrefix prefixes control keys. Optional; default DefaultControlPrefix.
+	ControlPrefix string
+	// DefaultPartitionCount is used when Subscribe creates a topic that does not exist yet.
+	// Optional; default DefaultPartitionCount (1).
+	DefaultPartitionCount int
+	// PartitionRefreshInterval is how often the topic's partition count is re-read. Optional;
+	// default DefaultPartitionRefreshInterval.
+	PartitionRefreshInterval time.Duration
+	// ConsumerGroup is the Redis consumer group; members of one group share the partitions.
+	// Optional; default DefaultConsumerGroup.
+	ConsumerGroup string
+	// ConsumerName names this member in the group, the leases and XINFO. Optional; default
+	// ConsumerNamePrefix + a random suffix. Must be unique among live members of the group.
+	ConsumerName string
+	// ConsumerNamePrefix starts the generated ConsumerName. Optional; default
+	// DefaultConsumerNamePrefix.
+	ConsumerNamePrefix string
+	// GroupStartID is where a newly created group starts: "0-0" (backlog delivered) or "$"
+	// (only new entries). Optional; default DefaultGroupStartID.
+	GroupStartID string
+	// BatchCount is the COUNT of one XREADGROUP per partition. Optional; default
+	// DefaultBatchCount.
+	BatchCount int
+	// BlockTime is how long one XREADGROUP blocks. Optional; default DefaultBlockTime. It also
+	// bounds how long a newly owned partition waits for its first read.
+	BlockTime time.Duration
+	// LeaseTTL is the lifetime of a partition lease and of a membership heartbeat: a crashed
+	// member's partitions are taken over after it. Optional; default DefaultLeaseTTL. Must
+	// exceed RenewInterval and RebalanceInterval.
+	LeaseTTL time.Duration
+	// RenewInterval is how often held leases are renewed. Optional; default DefaultRenewInterval.
+	RenewInterval time.Duration
+	// RebalanceInterval is how often this member heartbeats and recomputes its partitions.
+	// Optional; default DefaultRebalanceInterval.
+	RebalanceInterval time.Duration
+	// PendingScanInterval is how often owned partitions are scanned for pending entries idle
+	// longer than ClaimIdle (a safety net: a new owner claims a partition's pending entries at
+	// once). Optional; default DefaultPendingScanInterval.
+	PendingScanInterval time.Duration
+	// ClaimIdle is the idle time after which the scan claims a pending entry. Optional;
+	// default DefaultClaimIdle.
+	ClaimIdle time.Duration
+	// ClaimBatchSize is the COUNT of one XAUTOCLAIM. Optional; default DefaultClaimBatchSize.
+	ClaimBatchSize int
+	// MaxLeasedPartitions caps the partitions this member leases per topic. Optional; default
+	// 0: no cap.
+	MaxLeasedPartitions int
+	// MaxInFlightPerPartition is how many messages of one partition may be unacked at once.
+	// Optional; default 1 (ordered). Above 1, order within a partition is not kept.
+	MaxInFlightPerPartition int
+	// MaxInFlight caps unacked messages across the partitions of one subscription. Optional;
+	// default 0: no cap beyond the per-partition one.
+	MaxInFlight int
+	// PartitionModulo and PartitionRemainder restrict this member to partitions i with
+	// i % PartitionModulo == PartitionRemainder. Optional; default 0: every partition.
+	PartitionModulo, PartitionRemainder int
+	// AckBatchSize flushes a partition's acks when this many wait. Optional; default
+	// DefaultAckBatchSize.
+	AckBatchSize int
+	// AckFlushInterval flushes waiting acks at least this often. Optional; default
+	// DefaultAckFlushInterval.
+	AckFlushInterval time.Duration
+	// CloseTimeout bounds how long Close and a partition handover wait for in-flight messages
+	// to be acked or nacked. Optional; default DefaultCloseTimeout.
+	CloseTimeout time.Duration
+}
+
+func (c *SubscriberConfig) setDefaults() {
+	if c.Unmarshaler == nil {
+		c.Unmarshaler = DefaultMarshaler{}
+	}
+	setDefault(&c.DefaultPartitionCount, DefaultPartitionCount)
+	setDefault(&c.PartitionRefreshInterval, DefaultPartitionRefreshInterval)
+	setDefault(&c.ConsumerGroup, DefaultConsumerGroup)
+	setDefault(&c.ConsumerNamePrefix, DefaultConsumerNamePrefix)
+	setDefault(&c.ConsumerName, c.ConsumerNamePrefix+watermill.NewShortUUID())
+	setDefault(&c.GroupStartID, DefaultGroupStartID)
+	setDefault(&c.BatchCount, DefaultBatchCount)
+	setDefault(&c.BlockTime, DefaultBlockTime)
+	setDefault(&c.LeaseTTL, DefaultLeaseTTL)
+	setDefault(&c.RenewInterval, DefaultRenewInterval)
+	setDefault(&c.RebalanceInterval, DefaultRebalanceInterval)
+	setDefault(&c.PendingScanInterval, DefaultPendingScanInterval)
+	setDefault(&c.ClaimIdle, DefaultClaimIdle)
+	setDefault(&c.ClaimBatchSize, DefaultClaimBatchSize)
+	setDefault(&c.MaxInFlightPerPartition, DefaultMaxInFlightPerPartition)
+	setDefault(&c.AckBatchSize, DefaultAckBatchSize)
+	setDefault(&c.AckFlushInterval, DefaultAckFlushInterval)
+	setDefault(&c.CloseTimeout, DefaultCloseTimeout)
+}
+
+func setDefault[T comparable](field *T, def T) {
+	var zero T
+	if *field == zero {
+		*field = def
+	}
+}
+
+// Validate reports every invalid field, wrapped in ErrInvalidConfig.
+func (c SubscriberConfig) Validate() error {
+	errs := []error{
+		checkClient(c.Client),
+		checkPrefixes(c.StreamPrefix, c.ControlPrefix),
+		keys.ValidateName("consumer group", c.ConsumerGroup),
+		keys.ValidateName("consumer", c.ConsumerName),
+		positive("DefaultPartitionCount", c.DefaultPartitionCount),
+		positive("BatchCount", c.BatchCount),
+		positive("ClaimBatchSize", c.ClaimBatchSize),
+		positive("MaxInFlightPerPartition", c.MaxInFlightPerPartition),
+		positive("AckBatchSize", c.AckBatchSize),
+		notNegative("MaxLeasedPartitions", c.MaxLeasedPartitions),
+		notNegative("MaxInFlight", c.MaxInFlight),
+		checkFilter(c.PartitionModulo, c.PartitionRemainder),
+		checkGroupStart(c.GroupStartID),
+	}
+	for name, d := range map[string]time.Duration{
+		"BlockTime": c.BlockTime, "LeaseTTL": c.LeaseTTL, "RenewInterval": c.RenewInterval,
+		"RebalanceInterval": c.RebalanceInterval, "PendingScanInterval": c.PendingScanInterval,
+		"ClaimIdle": c.ClaimIdle, "AckFlushInterval": c.AckFlushInterval,
+		"CloseTimeout": c.CloseTimeout, "PartitionRefreshInterval": c.PartitionRefreshInterval,
+	} {
+		errs = append(errs, durationPositive(name, d))
+	}
+	errs = append(errs, checkLeaseTimes(c.LeaseTTL, c.RenewInterval, c.RebalanceInterval))
+	return wrapConfig(errs)
+}
+
+func checkClient(c redis.UniversalClient) error {
+	if c == nil {
+		return errors.New("Client is required")
+	}
+	return nil
+}
+
+func checkPrefixes(stream, control string) error {
+	for _, p := range []string{stream, control} {
+		if p != "" {
+			if err := keys.ValidateName("key prefix", p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func positive(name string, v int) error {
+	if v <= 0 {
+		return fmt.Errorf("%s must be positive, got %d", name, v)
+	}
+	return nil
+}
+
+func notNegative(name string, v int) error {
+	if v < 0 {
+		return fmt.Errorf("%s must not be negative, got %d", name, v)
+	}
+	return nil
+}
+
+func durationPositive(name string, d time.Duration) error {
+	if d <= 0 {
+		return fmt.Errorf("%s must be positive, got %s", name, d)
+	}
+	return nil
+}
+
+func checkFilter(mod, rem int) error {
+	switch {
+	case mod < 0 || rem < 0:
+		return fmt.Errorf("PartitionModulo and PartitionRemainder must not be negative, got %d and %d", mod, rem)
+	case mod == 0 && rem != 0:
+		return fmt.Errorf("PartitionRemainder %d needs a PartitionModulo", rem)
+	case mod > 0 && rem >= mod:
+		return fmt.Errorf("PartitionRemainder %d must be below PartitionModulo %d", rem, mod)
+	}
+	return nil
+}
+
+func checkGroupStart(id string) error {
+	if id == "$" || id == "0" || id == "0-0" || streamIDPattern.MatchString(id) {
+		return nil
+	}
+	return fmt.Errorf("GroupStartID must be \"0-0\", \"$\" or a stream id, got %q", id)
+}
+
+func checkLeaseTimes(ttl, renew, rebalance time.Duration) error {
+	if ttl <= renew {
+		return fmt.Errorf("LeaseTTL %s must exceed RenewInterval %s", ttl, renew)
+	}
+	if ttl <= rebalance {
+		return fmt.Errorf("LeaseTTL %s must exceed RebalanceInterval %s (it is also the heartbeat TTL)", ttl, rebalance)
+	}
+	return nil
+}
+
+func wrapConfig(errs []error) error {
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
+	return nil
+}

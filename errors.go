@@ -1,0 +1,40 @@
+package streamq
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/stream"
+)
+
+var (
+	// ErrPublisherClosed is returned by Publish after Close.
+	ErrPublisherClosed = errors.New("publisher is closed")
+	// ErrSubscriberClosed is returned by Subscribe after Close.
+	ErrSubscriberClosed = errors.New("subscriber is closed")
+	// ErrInvalidName reports a topic, group or consumer name that would break the key layout
+	// (empty, braces, spaces or control characters).
+	ErrInvalidName = keys.ErrInvalidName
+	// ErrPartitionOutOfRange reports an x-force-partition-id outside the topic's partitions.
+	ErrPartitionOutOfRange = errors.New("partition out of range")
+	// ErrMalformedEntry reports a stream entry that cannot be decoded into a message.
+	ErrMalformedEntry = errors.New("malformed stream entry")
+	// ErrLeaseLost reports that this member no longer owns a partition's lease: another member
+	// has taken the partition over and this one stopped delivering from it.
+	ErrLeaseLost = stream.ErrLeaseLost
+)
+
+// PartitionError carries the topic and partition of a failure.
+type PartitionError struct {
+	Topic     string
+	Partition int
+	Err       error
+}
+
+func (e *PartitionError) Error() string {
+	return fmt.Sprintf("topic %q partition %d: %v", e.Topic, e.Partition, e.Err)
+}
+
+// Unwrap returns the underlying error.
+func (e *PartitionError) Unwrap() error { return e.Err }

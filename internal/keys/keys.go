@@ -1,0 +1,95 @@
+// Package keys builds every Redis key streamq uses. All keys of one partition share the hash
+// tag {T:p:I}, so any atomic step over a partition's keys stays in one Redis Cluster slot.
+package keys
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// Default key prefixes, kept from the seed specification.
+const (
+	DefaultStreamPrefix  = "stream:topic"
+	DefaultControlPrefix = "streaming:mq"
+)
+
+// ErrInvalidName reports a topic, group or consumer name that would break the key layout.
+var ErrInvalidName = errors.New("invalid name")
+
+// Space builds keys under a data prefix (streams) and a control prefix (everything else).
+type Space struct {
+	Stream  string
+	Control string
+}
+
+// New returns a Space, using the defaults for empty prefixes.
+func New(streamPrefix, controlPrefix string) Space {
+	if streamPrefix == "" {
+		streamPrefix = DefaultStreamPrefix
+	}
+	if controlPrefix == "" {
+		controlPrefix = DefaultControlPrefix
+	}
+	return Space{Stream: streamPrefix, Control: controlPrefix}
+}
+
+// Tag is the hash tag shared by all keys of partition p of topic t.
+func Tag(t string, p int) string { return "{" + t + ":p:" + strconv.Itoa(p) + "}" }
+
+
+// PartitionStream is the stream of partition p of topic t.
+func (s Space) PartitionStream(t string, p int) string { return s.Stream + ":" + Tag(t, p) }
+
+// DLQ is the dead-letter stream of partition p.
+func (s Space) DLQ(t string, p int) string { return s.PartitionStream(t, p) + ":dlq" }
+
+// Lease is the lease key of partition p for group g.
+func (s Space) Lease(t string, p int, g string) string {
+	return s.Control + ":lease:" + Tag(t, p) + ":" + g
+}
+
+// Retry is the retry zset of partition p for group g.
+func (s Space) Retry(t string, p int, g string) string {
+	return s.Control + ":retry:" + Tag(t, p) + ":" + g
+}
+
+// Delay is the publish-time delay zset of partition p.
+func (s Space) Delay(t string, p int) string { return s.Control + ":delay:" + Tag(t, p) }
+
+// Commit is the commit-frontier hash of partition p.
+func (s Space) Commit(t string, p int) string { return s.Control + ":commit:" + Tag(t, p) }
+
+// Registry is the global set of topics.
+func (s Space) Registry() string { return s.Control + ":topics:registry" }
+
+// Meta is the topic metadata hash (field partitionCount).
+func (s Space) Meta(t string) string { return s.Control + ":topic:{" + t + "}:meta" }
+
+// Partitions is the set of a topic's partition stream keys.
+func (s Space) Partitions(t string) string { return s.Control + ":topic:{" + t + "}:partitions" }
+
+// Members is the membership zset (consumer -> heartbeat expiry ms) of group g on topic t.
+func (s Space) Members(t, g string) string { return s.Control + ":members:{" + t + "}:" + g }
+
+// MemberCaps is the hash (consumer -> capabilities) beside Members.
+func (s Space) MemberCaps(t, g string) string { return s.Members(t, g) + ":caps" }
+
+// ValidateName rejects names that would break the key layout: empty, braces, whitespace or
+// control characters. kind names the thing in the error ("topic", "consumer group", ...).
+func ValidateName(kind, name string) error {
+	if name == "" {
+		return fmt.Errorf("%w: %s name is empty", ErrInvalidName, kind)
+	}
+	if strings.ContainsAny(name, "{}") {
+		return fmt.Errorf("%w: %s name %q contains a brace, which would break Redis Cluster hash tags", ErrInvalidName, kind, name)
+	}
+	for _, r := range name {
+		if unicode.IsControl(r) || unicode.IsSpace(r) {
+			return fmt.Errorf("%w: %s name %q contains a space or control character", ErrInvalidName, kind, name)
+		}
+	}
+	return nil
+}

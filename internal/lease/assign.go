@@ -1,0 +1,170 @@
+package lease
+
+import (
+	"hash/fnv"
+	"sort"
+	"strconv"
+)
+
+// Assign maps each of n partitions to a member name ("" when no member may take it). current
+// holds today's owner of each partition ("" when free or not a live member). Every member
+// computes it from the same inputs and gets the same answer; small differences between
+// members' snapshots are settled by the leases themselves.
+//
+// Quotas are fair: every member gets floor(n/k) or ceil(n/k) partitions (max - min <= 1 among
+// equal members), the ceil going first to members already holding the most. Assignment is
+// sticky: each member keeps what it holds up to its quota, so a join moves only the
+// partitions the newcomer needs. The rest goes in rendezvous-hash order, so a fresh group
+// spreads the same way every time. Partitions left over by filters or MaxLeased caps go, in
+// a last pass, to any eligible member under its cap.
+func Assign(n int, members []Member, current []string) []string {
+	owners := make([]string, n)
+	if n == 0 || len(members) == 0 {
+		return owners
+	}
+	quota := quotas(n, members, current)
+	count := make([]int, len(members))
+	keepPass(members, current, owners, count, quota)
+	pairs := rankPairs(n, members)
+	for _, pr := range pairs {
+		if owners[pr.partition] == "" && count[pr.member] < quota[pr.member] {
+			owners[pr.partition] = members[pr.member].Name
+			count[pr.member]++
+		}
+	}
+	fillPass(pairs, members, owners, count)
+	return owners
+}
+
+// quotas gives every member floor(n/k), and ceil(n/k) to n%k of them: those holding the most
+// today, ties broken by name. MaxLeased caps each quota.
+func quotas(n int, members []Member, current []string) []int {
+	k := len(members)
+	held := make([]int, k)
+	idx := make(map[string]int, k)
+	for i, m := range members {
+		idx[m.Name] = i
+	}
+	for _, o := range current {
+		if i, ok := idx[o]; ok {
+			held[i]++
+		}
+	}
+	order := make([]int, k)
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		if held[order[a]] != held[order[b]] {
+			return held[order[a]] > held[order[b]]
+		}
+		return members[order[a]].Name < members[order[b]].Name
+	})
+	quota := make([]int, k)
+	for rank, i := range order {
+		quota[i] = n / k
+		if rank < n%k {
+			quota[i]++
+		}
+		if c := members[i].MaxLeased; c > 0 && quota[i] > c {
+			quota[i] = c
+		}
+	}
+	return quota
+}
+
+// keepPass leaves each partition with its current owner while the owner is eligible and
+// under quota.
+func keepPass(members []Member, current, owners []string, count, quota []int) {
+	idx := make(map[string]int, len(members))
+	for i, m := range members {
+		idx[m.Name] = i
+	}
+	for p, o := range current {
+		if p >= len(owners) {
+			break
+		}
+		i, ok := idx[o]
+		if !ok || !members[i].Eligible(p) || count[i] >= quota[i] {
+			continue
+		}
+		owners[p] = o
+		count[i]++
+	}
+}
+
+type pair struct {
+	member, partition int
+	score             uint64
+}
+
+func rankPairs(n int, members []Member) []pair {
+	pairs := make([]pair, 0, n*len(members))
+	for mi, m := range members {
+		for p := 0; p < n; p++ {
+			if m.Eligible(p) {
+				pairs = append(pairs, pair{mi, p, score(m.Name, p)})
+			}
+		}
+	}
+	sort.Slice(pairs, func(i, j int) bool {
+		if pairs[i].score != pairs[j].score {
+			return pairs[i].score > pairs[j].score
+		}
+		if pairs[i].partition != pairs[j].partition {
+			return pairs[i].partition < pairs[j].partition
+		}
+		return members[pairs[i].member].Name < members[pairs[j].member].Name
+	})
+	return pairs
+}
+
+// fillPass gives partitions the fair pass could not place to any eligible member under its
+// cap, least loaded first.
+func fillPass(pairs []pair, members []Member, owners []string, count []int) {
+	for {
+		best := -1
+		for i, pr := range pairs {
+			if owners[pr.partition] != "" || !underCap(members[pr.member], count[pr.member]) {
+				continue
+			}
+			if best < 0 || count[pr.member] < count[pairs[best].member] {
+				best = i
+			}
+		}
+		if best < 0 {
+			return
+		}
+		pr := pairs[best]
+		owners[pr.partition] = members[pr.member].Name
+		count[pr.member]++
+	}
+}
+
+func underCap(m Member, c int) bool { return m.MaxLeased <= 0 || c < m.MaxLeased }
+
+// score is the rendezvous weight of (member, partition): FNV-1a 64 with a splitmix finalizer.
+func score(member string, p int) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(member))
+	_, _ = h.Write([]byte{0})
+	_, _ = h.Write([]byte(strconv.Itoa(p)))
+	x := h.Sum64()
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}
+
+// Owned returns the partitions Assign gives to name.
+func Owned(owners []string, name string) []int {
+	var out []int
+	for p, o := range owners {
+		if o == name {
+			out = append(out, p)
+		}
+	}
+	return out
+}

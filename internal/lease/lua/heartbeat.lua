@@ -1,0 +1,26 @@
+-- heartbeat.lua: record a member as alive, drop expired members, return the live ones.
+-- KEYS[1] membership zset (streaming:mq:members:{T}:G), member -> expiry in server ms
+-- KEYS[2] capabilities hash beside it, member -> "modulo,remainder,maxLeased"
+-- ARGV[1] member name
+-- ARGV[2] heartbeat TTL in milliseconds
+-- ARGV[3] capabilities of the member
+-- returns a flat array: member1, caps1, member2, caps2, ... sorted by member name
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+local dead = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)
+for _, m in ipairs(dead) do
+  redis.call('HDEL', KEYS[2], m)
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) * 10)
+redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[2]) * 10)
+local live = redis.call('ZRANGE', KEYS[1], 0, -1)
+table.sort(live)
+local out = {}
+for _, m in ipairs(live) do
+  out[#out + 1] = m
+  out[#out + 1] = redis.call('HGET', KEYS[2], m) or ''
+end
+return out

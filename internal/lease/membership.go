@@ -1,0 +1,96 @@
+package lease
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+var (
+	//go:embed lua/heartbeat.lua
+	heartbeatSrc string
+	//go:embed lua/leave.lua
+	leaveSrc string
+
+	heartbeatScript = redis.NewScript(heartbeatSrc)
+	leaveScript     = redis.NewScript(leaveSrc)
+)
+
+// Member is one live member of a group on a topic, with what it may lease.
+type Member struct {
+	Name string
+	// Modulo and Remainder: the member only leases partitions i with i % Modulo == Remainder
+	// (Modulo 0: every partition).
+	Modulo, Remainder int
+	// MaxLeased caps the partitions it holds (0: no cap).
+	MaxLeased int
+}
+
+// Eligible reports whether m may lease partition p.
+func (m Member) Eligible(p int) bool {
+	return m.Modulo <= 0 || p%m.Modulo == m.Remainder%m.Modulo
+}
+
+func (m Member) caps() string {
+	return fmt.Sprintf("%d,%d,%d", m.Modulo, m.Remainder, m.MaxLeased)
+}
+
+// ParseMember rebuilds a Member from its name and stored capabilities; bad fields read as 0.
+func ParseMember(name, caps string) Member {
+	m := Member{Name: name}
+	parts := strings.Split(caps, ",")
+	field := func(i int) int {
+		if i >= len(parts) {
+			return 0
+		}
+		v, err := strconv.Atoi(parts[i])
+		if err != nil || v < 0 {
+			return 0
+		}
+		return v
+	}
+	m.Modulo, m.Remainder, m.MaxLeased = field(0), field(1), field(2)
+	return m
+}
+
+// Membership heartbeats one member into a group's membership keys.
+type Membership struct {
+	rdb        redis.UniversalClient
+	membersKey string
+	capsKey    string
+	self       Member
+	ttl        time.Duration
+}
+
+// NewMembership returns the membership of self in the group whose keys are given.
+func NewMembership(rdb redis.UniversalClient, membersKey, capsKey string, self Member, ttl time.Duration) *Membership {
+	return &Membership{rdb: rdb, membersKey: membersKey, capsKey: capsKey, self: self, ttl: ttl}
+}
+
+// Heartbeat marks self alive for the TTL and returns the live members sorted by name.
+func (m *Membership) Heartbeat(ctx context.Context) ([]Member, error) {
+	res, err := heartbeatScript.Run(ctx, m.rdb, []string{m.membersKey, m.capsKey},
+		m.self.Name, m.ttl.Milliseconds(), m.self.caps()).StringSlice()
+	if err != nil {
+		return nil, fmt.Errorf("heartbeat %s: %w", m.membersKey, err)
+	}
+	members := make([]Member, 0, len(res)/2)
+	for i := 0; i+1 < len(res); i += 2 {
+		members = append(members, ParseMember(res[i], res[i+1]))
+	}
+	return members, nil
+}
+
+// Leave removes self from the membership at once, so others rebalance without waiting for
+// the heartbeat to expire.
+func (m *Membership) Leave(ctx context.Context) error {
+	if err := leaveScript.Run(ctx, m.rdb, []string{m.membersKey, m.capsKey}, m.self.Name).Err(); err != nil {
+		return fmt.Errorf("leave %s: %w", m.membersKey, err)
+	}
+	return nil
+}

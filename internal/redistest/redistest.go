@@ -1,0 +1,453 @@
+// Package redistest starts real redis-server processes for integration tests.
+//
+// Each Server runs daemonized on a free 127.0.0.1 port inside the test's
+// temporary directory with AOF persistence enabled, and is stopped by
+// t.Cleanup. Tests are skipped when redis-server is not installed, unless
+// STREAMQ_REQUIRE_REDIS=1 is set, in which case they fail.
+package redistest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+const (
+	// readyTimeout bounds how long we wait for redis-server to answer PING.
+	readyTimeout = 10 * time.Second
+	// exitTimeout bounds how long we wait for a redis-server process to exit.
+	exitTimeout = 10 * time.Second
+	// pollInterval is the delay between readiness / exit checks.
+	pollInterval = 20 * time.Millisecond
+	// logTailBytes is how much of the log file is included in failures.
+	logTailBytes = 2048
+)
+
+// Server is a redis-server process owned by one test.
+type Server struct {
+	mu      sync.Mutex // serialises Restart, Kill and cleanup
+	t       testing.TB // test that owns the server
+	bin     string     // path of redis-server
+	port    int
+	dir     string
+	conf    string
+	pidfile string
+	logfile string
+}
+
+// RequireRedis reports whether a missing redis-server must fail tests
+// instead of skipping them (env STREAMQ_REQUIRE_REDIS=1).
+func RequireRedis() bool {
+	return os.Getenv("STREAMQ_REQUIRE_REDIS") == "1"
+}
+
+// Start starts redis-server on a free 127.0.0.1 port in t.TempDir(), with
+// AOF on (appendonly yes, appendfsync everysec) and no RDB saves, and
+// registers t.Cleanup to stop it. When redis-server is not on PATH the test
+// is skipped, or fails if RequireRedis() is true.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	bin := lookupBinary(t, "redis-server")
+	port, err := freePort()
+	if err != nil {
+		t.Fatalf("redistest: %v", err)
+	}
+	dir := t.TempDir()
+	s := &Server{
+		t:       t,
+		bin:     bin,
+		port:    port,
+		dir:     dir,
+		conf:    filepath.Join(dir, "redis.conf"),
+		pidfile: filepath.Join(dir, "redis.pid"),
+		logfile: filepath.Join(dir, "redis.log"),
+	}
+	if err := s.writeConfig(); err != nil {
+		t.Fatalf("redistest: %v", err)
+	}
+	t.Cleanup(func() { s.cleanup(t) })
+	if err := s.launch(); err != nil {
+		t.Fatalf("redistest: %v", err)
+	}
+	return s
+}
+
+// lookupBinary returns the path of name, skipping or failing t when absent.
+func lookupBinary(t testing.TB, name string) string {
+	t.Helper()
+	path, err := exec.LookPath(name)
+	if err == nil {
+		return path
+	}
+	if RequireRedis() {
+		t.Fatalf("redistest: %s not found on PATH and STREAMQ_REQUIRE_REDIS=1; "+
+			"install it (apt-get install redis-server)", name)
+	}
+	t.Skipf("%s not found on PATH; install it (apt-get install redis-server) "+
+		"or set STREAMQ_REQUIRE_REDIS=1 to make this a failure", name)
+	return ""
+}
+
+// freePort asks the kernel for a free loopback TCP port.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find free port: %w", err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	if err := l.Close(); err != nil {
+		return 0, fmt.Errorf("close probe listener: %w", err)
+	}
+	return port, nil
+}
+
+// writeConfig writes the redis.conf used by every (re)start of the server.
+func (s *Server) writeConfig() error {
+	lines := []string{
+		"port " + strconv.Itoa(s.port),
+		"bind 127.0.0.1",
+		"protected-mode no",
+		"dir " + confQuote(s.dir),
+		"daemonize yes",
+		"pidfile " + confQuote(s.pidfile),
+		"logfile " + confQuote(s.logfile),
+		"appendonly yes",
+		"appendfsync everysec",
+		`save ""`,
+	}
+	data := []byte(strings.Join(lines, "\n") + "\n")
+	if err := os.WriteFile(s.conf, data, 0o600); err != nil {
+		return fmt.Errorf("write redis config: %w", err)
+	}
+	return nil
+}
+
+// confQuote quotes s as a redis.conf string argument.
+func confQuote(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`)
+	return `"` + r.Replace(s) + `"`
+}
+
+// shellQuote quotes s as a single bash word.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// Addr returns the server address, "127.0.0.1:PORT".
+func (s *Server) Addr() string {
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port))
+}
+
+// URL returns the server URL, "redis://127.0.0.1:PORT".
+func (s *Server) URL() string {
+	return "redis://" + s.Addr()
+}
+
+// Client returns a new go-redis client connected to this server; it is
+// closed in t.Cleanup.
+func (s *Server) Client(t testing.TB) *redis.Client {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: s.Addr(), DisableIdentity: true})
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// Restart shuts the server down (SHUTDOWN, which flushes the AOF) and starts
+// it again on the same port and directory, waiting until it answers PING.
+// A server that is not running (e.g. after Kill) is just started.
+// It is safe to call from any goroutine while clients are connected.
+func (s *Server) Restart() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.shutdown(false); err != nil {
+		return fmt.Errorf("restart: %w", err)
+	}
+	if err := s.launch(); err != nil {
+		return fmt.Errorf("restart: %w", err)
+	}
+	return nil
+}
+
+// RestartCommand returns a command line that restarts this server when run
+// with exec.Command, for watermill's tests.Features.RestartServiceCommand.
+// It writes a bash script into the server's directory; redis-cli must be on
+// PATH, otherwise the test that started the server fails. Call it from
+// that test's goroutine.
+func (s *Server) RestartCommand() []string {
+	t := s.t
+	t.Helper()
+	cli, err := exec.LookPath("redis-cli")
+	if err != nil {
+		t.Fatalf("redistest: RestartCommand needs redis-cli on PATH "+
+			"(apt-get install redis-tools): %v", err)
+	}
+	script := filepath.Join(s.dir, "restart.sh")
+	if err := os.WriteFile(script, []byte(s.restartScript(cli)), 0o700); err != nil {
+		t.Fatalf("redistest: write restart script: %v", err)
+	}
+	return []string{"bash", script}
+}
+
+// restartScript renders the bash script returned by RestartCommand.
+func (s *Server) restartScript(cli string) string {
+	cliCmd := shellQuote(cli) + " -h 127.0.0.1 -p " + strconv.Itoa(s.port)
+	return `#!/usr/bin/env bash
+# Restarts the redis-server started by redistest (generated file).
+cli() { ` + cliCmd + ` "$@" 2>/dev/null; }
+cli shutdown >/dev/null || true
+# Wait (bounded) until the old server stopped answering.
+for _ in $(seq 1 200); do
+  [ "$(cli ping)" = PONG ] || break
+  sleep 0.05
+done
+` + shellQuote(s.bin) + ` ` + shellQuote(s.conf) + ` || exit 1
+# Wait (bounded, ~10s) until the new server answers PING.
+for _ in $(seq 1 200); do
+  [ "$(cli ping)" = PONG ] && exit 0
+  sleep 0.05
+done
+echo "redis-server on port ` + strconv.Itoa(s.port) + ` did not answer PING" >&2
+exit 1
+`
+}
+
+// Kill sends SIGKILL to the current redis-server process, without flushing
+// anything, for crash tests.
+func (s *Server) Kill() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pid, err := s.readPID()
+	if err != nil {
+		return fmt.Errorf("kill: %w", err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		return fmt.Errorf("kill redis-server pid %d: %w", pid, err)
+	}
+	// A killed server leaves a stale pidfile; drop it so cleanup never
+	// signals a recycled pid.
+	_ = os.Remove(s.pidfile)
+	if err := s.waitDown(pid); err != nil {
+		return fmt.Errorf("kill: %w", err)
+	}
+	return nil
+}
+
+// cleanup stops whatever redis-server process currently serves s.
+func (s *Server) cleanup(t testing.TB) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.shutdown(true); err == nil {
+		return
+	}
+	if pid, err := s.readPID(); err == nil && isRedisProcess(pid) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		if err := s.waitDown(pid); err != nil {
+			t.Errorf("redistest: cleanup: %v", err)
+		}
+	}
+}
+
+// launch starts redis-server (which daemonizes) and waits until it answers
+// PING. The caller must hold s.mu or own s exclusively.
+func (s *Server) launch() error {
+	out, err := exec.Command(s.bin, s.conf).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("run %s: %w: %s%s", s.bin, err, out, s.logTail())
+	}
+	if err := s.waitReady(); err != nil {
+		return fmt.Errorf("%w%s", err, s.logTail())
+	}
+	return nil
+}
+
+// waitReady polls PING until it succeeds or readyTimeout elapses. It only
+// PINGs once the port accepts connections, to keep go-redis from logging
+// failed dials.
+func (s *Server) waitReady() error {
+	c := s.controlClient()
+	defer func() { _ = c.Close() }()
+	lastErr := errors.New("port closed")
+	err := poll(readyTimeout, func() bool {
+		if !s.portOpen() {
+			return false
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		lastErr = c.Ping(ctx).Err() // e.g. LOADING while replaying the AOF
+		return lastErr == nil
+	})
+	if err != nil {
+		return fmt.Errorf("redis-server on %s not ready: %w (last PING error: %w)",
+			s.Addr(), err, lastErr)
+	}
+	return nil
+}
+
+// shutdown sends SHUTDOWN (or SHUTDOWN NOSAVE) and waits for the process to
+// exit. A server that is not running is not an error. The caller must hold
+// s.mu.
+func (s *Server) shutdown(nosave bool) error {
+	pid, pidErr := s.readPID()
+	running := pidErr == nil && isRedisProcess(pid)
+	if !running && !s.portOpen() {
+		return nil // not running, e.g. after Kill
+	}
+	err := s.sendShutdown(nosave)
+	if isDialError(err) && !running {
+		return nil // exited meanwhile
+	}
+	if err != nil {
+		return fmt.Errorf("shutdown redis-server on %s: %w", s.Addr(), err)
+	}
+	if pidErr != nil {
+		return fmt.Errorf("shutdown: %w", pidErr)
+	}
+	if err := s.waitDown(pid); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
+}
+
+// sendShutdown sends SHUTDOWN (or SHUTDOWN NOSAVE) over a fresh connection.
+func (s *Server) sendShutdown(nosave bool) error {
+	c := s.controlClient()
+	defer func() { _ = c.Close() }()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if nosave {
+		return shutdownErr(c.ShutdownNoSave(ctx).Err())
+	}
+	return shutdownErr(c.Shutdown(ctx).Err())
+}
+
+// shutdownErr filters the error of a SHUTDOWN command. go-redis already
+// maps the expected EOF to nil; a connection reset also means the server
+// went away. Anything else (error reply, failed dial, timeout) is returned.
+func shutdownErr(err error) error {
+	if errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil
+	}
+	return err
+}
+
+// isDialError reports whether err comes from failing to connect.
+func isDialError(err error) bool {
+	var opErr *net.OpError
+	return errors.As(err, &opErr) && opErr.Op == "dial"
+}
+
+// readPID reads the current process id from the pidfile.
+func (s *Server) readPID() (int, error) {
+	data, err := os.ReadFile(s.pidfile)
+	if err != nil {
+		return 0, fmt.Errorf("read pidfile: %w", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		return 0, fmt.Errorf("parse pidfile %s: %w", s.pidfile, err)
+	}
+	return pid, nil
+}
+
+// logTail returns the last logTailBytes of the log file, for error messages.
+func (s *Server) logTail() string {
+	data, err := os.ReadFile(s.logfile)
+	if err != nil {
+		return fmt.Sprintf("\n(no redis log: %v)", err)
+	}
+	if len(data) > logTailBytes {
+		data = data[len(data)-logTailBytes:]
+	}
+	return "\nredis log tail:\n" + string(data)
+}
+
+// controlClient returns a client for internal commands: no retries, one
+// dial attempt.
+func (s *Server) controlClient() *redis.Client {
+	return redis.NewClient(&redis.Options{
+		Addr:            s.Addr(),
+		DisableIdentity: true,
+		MaxRetries:      -1,
+		DialerRetries:   1,
+		DialTimeout:     time.Second,
+	})
+}
+
+// portOpen reports whether something accepts TCP connections on s.Addr().
+func (s *Server) portOpen() bool {
+	conn, err := net.DialTimeout("tcp", s.Addr(), 200*time.Millisecond)
+	if err != nil {
+		return false
+	}
+	_ = conn.Close()
+	return true
+}
+
+// waitDown waits until process pid has exited and the port is closed. The
+// port check matters because a daemonized server is not our child: it may
+// linger as a zombie leader while its other threads still hold the socket.
+func (s *Server) waitDown(pid int) error {
+	err := poll(exitTimeout, func() bool {
+		return !processAlive(pid) && !s.portOpen()
+	})
+	if err != nil {
+		return fmt.Errorf("redis-server pid %d / %s still up: %w", pid, s.Addr(), err)
+	}
+	return nil
+}
+
+// processAlive reports whether pid exists and is not a zombie.
+func processAlive(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return !errors.Is(err, os.ErrNotExist)
+	}
+	// Format: "pid (comm) state ...". comm may contain spaces or ')'.
+	i := bytes.LastIndexByte(stat, ')')
+	return i < 0 || i+2 >= len(stat) || stat[i+2] != 'Z'
+}
+
+// isRedisProcess reports whether pid is a live redis-server process, so we
+// never signal an unrelated process that reused a stale pid.
+func isRedisProcess(pid int) bool {
+	if !processAlive(pid) {
+		return false
+	}
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	return err == nil && bytes.Contains(cmdline, []byte("redis-server"))
+}
+
+// poll calls done every pollInterval until it returns true or timeout
+// elapses.
+func poll(timeout time.Duration, done func() bool) error {
+	deadline := time.Now().Add(timeout)
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for range timer.C {
+		if done() {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("timed out after %s", timeout)
+		}
+		timer.Reset(pollInterval)
+	}
+	return nil
+}

@@ -1,0 +1,108 @@
+// Package stream holds the Redis Streams commands of streamq: group creation, appends, group
+// reads, pending claims and fenced acknowledgements.
+package stream
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ErrLeaseLost is returned by fenced steps when the caller's lease token no longer owns the
+// partition: another member has taken it over.
+var ErrLeaseLost = errors.New("partition lease lost")
+
+var (
+	//go:embed lua/ack.lua
+	ackSrc    string
+	ackScript = redis.NewScript(ackSrc)
+)
+
+// CreateGroups creates group on each stream at startID (MKSTREAM), treating an existing
+// group as success. All creates go in one pipeline.
+func CreateGroups(ctx context.Context, rdb redis.UniversalClient, streams []string, group, startID string) error {
+	cmds := make([]*redis.StatusCmd, len(streams))
+	_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, s := range streams {
+			cmds[i] = p.XGroupCreateMkStream(ctx, s, group, startID)
+		}
+		return nil
+	})
+	for i, c := range cmds {
+		if err := c.Err(); err != nil && !redis.HasErrorPrefix(err, "BUSYGROUP") {
+			return fmt.Errorf("create group %q on %s: %w", group, streams[i], err)
+		}
+	}
+	return nil
+}
+
+// Read reads up to count new entries per stream for consumer, blocking up to block when
+// none is there. No entries is not an error: it returns nil.
+func Read(ctx context.Context, rdb redis.UniversalClient, group, consumer string, streams []string, count int64, block time.Duration) ([]redis.XStream, error) {
+	args := make([]string, 0, 2*len(streams))
+	args = append(args, streams...)
+	for range streams {
+		args = append(args, ">")
+	}
+	res, err := rdb.XReadGroup(ctx, &redis.XReadGroupArgs{
+		Group: group, Consumer: consumer, Streams: args, Count: count, Block: block,
+	}).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read group %q: %w", group, err)
+	}
+	return res, nil
+}
+
+// Claim moves up to count pending entries idle for at least minIdle, starting at start, to
+// consumer (XAUTOCLAIM). It returns the claimed entries in id order and the cursor to continue
+// from ("0-0" when the scan is complete). Entries deleted from the stream are dropped from the
+// pending list by Redis and not returned.
+func Claim(ctx context.Context, rdb redis.UniversalClient, stream, group, consumer string, minIdle time.Duration, start string, count int64) ([]redis.XMessage, string, error) {
+	msgs, next, err := rdb.XAutoClaim(ctx, &redis.XAutoClaimArgs{
+		Stream: stream, Group: group, Consumer: consumer, MinIdle: minIdle, Start: start, Count: count,
+	}).Result()
+	if err != nil {
+		return nil, "", fmt.Errorf("claim pending of %s: %w", stream, err)
+	}
+	return msgs, next, nil
+}
+
+// DeliveryCounts returns the delivery count of each pending id in [first, last] of stream.
+func DeliveryCounts(ctx context.Context, rdb redis.UniversalClient, stream, group, first, last string, count int64) (map[string]int64, error) {
+	res, err := rdb.XPendingExt(ctx, &redis.XPendingExtArgs{
+		Stream: stream, Group: group, Start: first, End: last, Count: count,
+	}).Result()
+	if err != nil {
+		return nil, fmt.Errorf("read pending of %s: %w", stream, err)
+	}
+	out := make(map[string]int64, len(res))
+	for _, p := range res {
+		out[p.ID] = p.RetryCount
+	}
+	return out, nil
+}
+
+// Ack acknowledges ids on stream for group if token still holds leaseKey. It returns
+// ErrLeaseLost when it does not.
+func Ack(ctx context.Context, rdb redis.UniversalClient, leaseKey, stream, token, group string, ids []string) error {
+	args := make([]any, 0, 2+len(ids))
+	args = append(args, token, group)
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	n, err := ackScript.Run(ctx, rdb, []string{leaseKey, stream}, args...).Int()
+	if err != nil {
+		return fmt.Errorf("ack %d entries on %s: %w", len(ids), stream, err)
+	}
+	if n < 0 {
+		return fmt.Errorf("ack on %s: %w", stream, ErrLeaseLost)
+	}
+	return nil
+}

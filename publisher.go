@@ -1,0 +1,176 @@
+package streamq
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+	"sync"
+
+	"github.com/ThreeDotsLabs/watermill"
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/partition"
+)
+
+// ForcePartitionMetadata forces a message onto a partition (decimal index). An index outside
+// the topic's partitions is an ErrPartitionOutOfRange, never a silent modulo.
+const ForcePartitionMetadata = "x-force-partition-id"
+
+var streamIDPattern = regexp.MustCompile(`^\d+-\d+$`)
+
+// Publisher publishes messages to partitioned topics. It implements message.Publisher.
+type Publisher struct {
+	config PublisherConfig
+	logger watermill.LoggerAdapter
+	space  keys.Space
+	topics *partition.Cache
+
+	mu     sync.RWMutex
+	closed bool
+}
+
+var _ message.Publisher = (*Publisher)(nil)
+
+// NewPublisher validates config and returns a Publisher. logger may be nil.
+func NewPublisher(config PublisherConfig, logger watermill.LoggerAdapter) (*Publisher, error) {
+	config.setDefaults()
+	if err := config.Validate(); err != nil {
+		return nil, err
+	}
+	if logger == nil {
+		logger = watermill.NopLogger{}
+	}
+	space := keys.New(config.StreamPrefix, config.ControlPrefix)
+	reg := partition.NewRegistry(config.Client, space)
+	return &Publisher{
+		config: config,
+		logger: logger,
+		space:  space,
+		topics: partition.NewCache(reg, config.DefaultPartitionCount, config.PartitionRefreshInterval, nil),
+	}, nil
+}
+
+// Publish appends msgs to topic in one round trip, each to the partition its key maps to.
+// The first publish to a topic registers it. It returns when Redis has confirmed every
+// message, or the first error. The round trip is cancelled when any message's context is
+// done. Publish is safe for concurrent use.
+func (p *Publisher) Publish(topic string, msgs ...*message.Message) error {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.closed {
+		return ErrPublisherClosed
+	}
+	if err := keys.ValidateName("topic", topic); err != nil {
+		return err
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	ctx, cancel := mergeContexts(msgs)
+	defer cancel()
+	n, err := p.topics.Partitions(ctx, topic)
+	if err != nil {
+		return fmt.Errorf("publish to %q: %w", topic, err)
+	}
+	args, err := p.appendArgs(topic, n, msgs)
+	if err != nil {
+		return err
+	}
+	return p.send(ctx, topic, args, msgs)
+}
+
+func (p *Publisher) appendArgs(topic string, n int, msgs []*message.Message) ([]*redis.XAddArgs, error) {
+	args := make([]*redis.XAddArgs, len(msgs))
+	for i, msg := range msgs {
+		part, err := p.route(topic, n, msg)
+		if err != nil {
+			return nil, err
+		}
+		values, err := p.config.Marshaler.Marshal(topic, msg)
+		if err != nil {
+			return nil, fmt.Errorf("marshal message %s: %w", msg.UUID, err)
+		}
+		args[i] = p.xaddArgs(p.space.PartitionStream(topic, part), values)
+	}
+	return args, nil
+}
+
+// route picks the partition: x-force-partition-id when set, else the partitioner.
+func (p *Publisher) route(topic string, n int, msg *message.Message) (int, error) {
+	if forced := msg.Metadata.Get(ForcePartitionMetadata); forced != "" {
+		part, err := strconv.Atoi(forced)
+		if err != nil || part < 0 || part >= n {
+			return 0, &PartitionError{Topic: topic, Partition: part, Err: fmt.Errorf(
+				"%w: %s=%q, topic has %d partitions", ErrPartitionOutOfRange, ForcePartitionMetadata, forced, n)}
+		}
+		return part, nil
+	}
+	part := p.config.Partitioner.Partition(p.config.PartitionKey(topic, msg), n)
+	if part < 0 || part >= n {
+		return 0, &PartitionError{Topic: topic, Partition: part, Err: fmt.Errorf(
+			"%w: partitioner returned %d for %d partitions", ErrPartitionOutOfRange, part, n)}
+	}
+	return part, nil
+}
+
+func (p *Publisher) xaddArgs(stream string, values map[string]any) *redis.XAddArgs {
+	a := &redis.XAddArgs{Stream: stream, Values: values}
+	if p.config.MaxLen > 0 {
+		a.MaxLen = p.config.MaxLen
+		a.Approx = !p.config.ExactMaxLen
+	}
+	return a
+}
+
+func (p *Publisher) send(ctx context.Context, topic string, args []*redis.XAddArgs, msgs []*message.Message) error {
+	cmds := make([]*redis.StringCmd, len(args))
+	_, _ = p.config.Client.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+		for i, a := range args {
+			cmds[i] = pipe.XAdd(ctx, a)
+		}
+		return nil
+	})
+	for i, c := range cmds {
+		if err := c.Err(); err != nil {
+			return fmt.Errorf("publish message %s to %q: %w", msgs[i].UUID, topic, err)
+		}
+	}
+	return nil
+}
+
+// Close stops the publisher: later Publish calls return ErrPublisherClosed. It waits for
+// running Publish calls, does not close the Redis client and is idempotent.
+func (p *Publisher) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	return nil
+}
+
+// mergeContexts returns a context done when any message's context is done.
+func mergeContexts(msgs []*message.Message) (context.Context, context.CancelFunc) {
+	first := msgs[0].Context()
+	distinct := []context.Context{}
+	for _, m := range msgs[1:] {
+		if c := m.Context(); c != first && c.Done() != nil {
+			distinct = append(distinct, c)
+		}
+	}
+	if len(distinct) == 0 {
+		return first, func() {}
+	}
+	ctx, cancel := context.WithCancel(first)
+	stops := make([]func() bool, len(distinct))
+	for i, c := range distinct {
+		stops[i] = context.AfterFunc(c, cancel)
+	}
+	return ctx, func() {
+		for _, s := range stops {
+			s()
+		}
+		cancel()
+	}
+}

@@ -1,0 +1,144 @@
+package streamq
+
+import (
+	"context"
+	"strings"
+
+	"github.com/ThreeDotsLabs/watermill"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/streamq-dev/streamq/internal/lease"
+)
+
+// rebalanceLoop heartbeats the membership and moves partitions toward the assignment every
+// RebalanceInterval, starting at once.
+func (sub *subscription) rebalanceLoop() {
+	defer sub.loops.Done()
+	ctx, cancel := sub.loopCtx()
+	defer cancel()
+	for {
+		if err := sub.rebalance(ctx); err != nil && ctx.Err() == nil {
+			sub.logger.Error("Rebalance failed, retrying", err, nil)
+		}
+		if !sub.wait(sub.cfg.RebalanceInterval) {
+			return
+		}
+	}
+}
+
+// rebalance is one round: refresh the partition count, heartbeat, read lease owners,
+// compute the assignment, hand over what is no longer ours and take what is.
+func (sub *subscription) rebalance(ctx context.Context) error {
+	n, err := sub.refreshPartitions(ctx)
+	if err != nil {
+		return err
+	}
+	live, err := sub.members.Heartbeat(ctx)
+	if err != nil {
+		return err
+	}
+	current, err := sub.owners(ctx, n, live)
+	if err != nil {
+		return err
+	}
+	mine := lease.Owned(lease.Assign(n, live, current), sub.member)
+	sub.handOver(mine)
+	return sub.take(ctx, mine, current)
+}
+
+// refreshPartitions re-reads the partition count and creates the group on new partitions.
+func (sub *subscription) refreshPartitions(ctx context.Context) (int, error) {
+	n, _, err := sub.s.reg.Count(ctx, sub.topic)
+	if err != nil {
+		return 0, err
+	}
+	sub.mu.Lock()
+	old := sub.parts
+	sub.mu.Unlock()
+	if n > old {
+		if err := sub.s.createGroups(ctx, sub.topic, old, n); err != nil {
+			return 0, err
+		}
+		if old > 0 {
+			sub.logger.Info("Topic grew", watermill.LogFields{"partitions": n, "was": old})
+		}
+		sub.mu.Lock()
+		sub.parts = n
+		sub.mu.Unlock()
+	}
+	return max(n, old), nil
+}
+
+// owners reads the lease owner (member name) of every partition; "" when free or held by a
+// member that is not live.
+func (sub *subscription) owners(ctx context.Context, n int, live []lease.Member) ([]string, error) {
+	cmds := make([]*redis.StringCmd, n)
+	_, err := sub.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i := range cmds {
+			cmds[i] = p.Get(ctx, sub.s.space.Lease(sub.topic, i, sub.cfg.ConsumerGroup))
+		}
+		return nil
+	})
+	if err != nil && err != redis.Nil {
+		return nil, err
+	}
+	alive := make(map[string]bool, len(live))
+	for _, m := range live {
+		alive[m.Name] = true
+	}
+	out := make([]string, n)
+	for i, c := range cmds {
+		if name := tokenMember(c.Val()); alive[name] {
+			out[i] = name
+		}
+	}
+	return out, nil
+}
+
+// tokenMember extracts the member name from a lease token "member#nonce".
+func tokenMember(token string) string {
+	if i := strings.LastIndexByte(token, '#'); i >= 0 {
+		return token[:i]
+	}
+	return token
+}
+
+// handOver gracefully stops the workers of partitions no longer assigned to this member.
+func (sub *subscription) handOver(mine []int) {
+	keep := make(map[int]bool, len(mine))
+	for _, p := range mine {
+		keep[p] = true
+	}
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	for p, w := range sub.workers {
+		if !keep[p] && w.beginStop() {
+			sub.logger.Debug("Handing partition over", watermill.LogFields{"partition": p})
+			go w.shutdown(true)
+		}
+	}
+}
+
+// take acquires the assigned partitions that are free and starts their workers.
+func (sub *subscription) take(ctx context.Context, mine []int, current []string) error {
+	for _, p := range mine {
+		if sub.hasWorker(p) || (current[p] != "" && current[p] != sub.member) {
+			continue
+		}
+		ok, err := sub.leases.Acquire(ctx, sub.s.space.Lease(sub.topic, p, sub.cfg.ConsumerGroup))
+		if err != nil {
+			return err
+		}
+		if ok {
+			sub.startWorker(p)
+		}
+	}
+	return nil
+}
+
+func (sub *subscription) hasWorker(p int) bool {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	_, ok := sub.workers[p]
+	return ok
+}

@@ -1,0 +1,205 @@
+package streamq
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/ThreeDotsLabs/watermill"
+	"github.com/ThreeDotsLabs/watermill/message"
+
+	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/partition"
+	"github.com/streamq-dev/streamq/internal/stream"
+)
+
+// Subscriber consumes partitioned topics as one member of a consumer group. Each partition
+// is leased by one member of the group at a time and delivered in stream order. It
+// implements message.Subscriber and message.SubscribeInitializer.
+type Subscriber struct {
+	config SubscriberConfig
+	logger watermill.LoggerAdapter
+	space  keys.Space
+	reg    *partition.Registry
+	stats  counters
+
+	mu      sync.Mutex
+	closed  bool
+	closing chan struct{}
+	subs    map[*subscription]struct{}
+	wg      sync.WaitGroup
+}
+
+var (
+	_ message.Subscriber           = (*Subscriber)(nil)
+	_ message.SubscribeInitializer = (*Subscriber)(nil)
+)
+
+// NewSubscriber validates config and returns a Subscriber. logger may be nil.
+func NewSubscriber(config SubscriberConfig, logger watermill.LoggerAdapter) (*Subscriber, error) {
+	config.setDefaults()
+	if err := config.Validate(); err != nil {
+		return nil, err
+	}
+	if logger == nil {
+		logger = watermill.NopLogger{}
+	}
+	space := keys.New(config.StreamPrefix, config.ControlPrefix)
+	return &Subscriber{
+		config:  config,
+		logger:  logger.With(watermill.LogFields{"consumer_group": config.ConsumerGroup}),
+		space:   space,
+		reg:     partition.NewRegistry(config.Client, space),
+		closing: make(chan struct{}),
+		subs:    map[*subscription]struct{}{},
+	}, nil
+}
+
+// Subscribe joins the consumer group on topic and returns the channel of messages from the
+// partitions this member leases. Each message must be acked or nacked; the next message of a
+// partition is delivered after that (MaxInFlightPerPartition 1). The channel is closed when
+// ctx is done or the Subscriber is closed. Subscribe is safe for concurrent use; several
+// subscriptions to one topic act as separate members of the group.
+func (s *Subscriber) Subscribe(ctx context.Context, topic string) (<-chan *message.Message, error) {
+	if err := keys.ValidateName("topic", topic); err != nil {
+		return nil, err
+	}
+	if err := s.add(); err != nil {
+		return nil, err
+	}
+	if _, err := s.initialize(ctx, topic); err != nil {
+		s.wg.Done()
+		return nil, err
+	}
+	sub := s.newTrackedSubscription(ctx, topic)
+	go func() {
+		defer s.wg.Done()
+		sub.run()
+		s.untrack(sub)
+	}()
+	return sub.out, nil
+}
+
+// SubscribeInitialize creates the topic (DefaultPartitionCount partitions when new) and the
+// consumer group on every partition, so messages published before the first Subscribe are
+// kept for the group.
+func (s *Subscriber) SubscribeInitialize(topic string) error {
+	if err := keys.ValidateName("topic", topic); err != nil {
+		return err
+	}
+	_, err := s.initialize(context.Background(), topic)
+	return err
+}
+
+func (s *Subscriber) initialize(ctx context.Context, topic string) (int, error) {
+	n, err := s.reg.Register(ctx, topic, s.config.DefaultPartitionCount)
+	if err != nil {
+		return 0, err
+	}
+	return n, s.createGroups(ctx, topic, 0, n)
+}
+
+func (s *Subscriber) createGroups(ctx context.Context, topic string, from, to int) error {
+	streams := make([]string, 0, to-from)
+	for p := from; p < to; p++ {
+		streams = append(streams, s.space.PartitionStream(topic, p))
+	}
+	if err := stream.CreateGroups(ctx, s.config.Client, streams, s.config.ConsumerGroup, s.config.GroupStartID); err != nil {
+		return fmt.Errorf("subscribe to %q: %w", topic, err)
+	}
+	return nil
+}
+
+func (s *Subscriber) add() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrSubscriberClosed
+	}
+	s.wg.Add(1)
+	return nil
+}
+
+// memberName is ConsumerName for the first live subscription to a topic and
+// ConsumerName-N for further ones, so each acts as its own member.
+// The caller holds s.mu.
+func (s *Subscriber) memberName(topic string) string {
+	inUse := map[string]bool{}
+	for sub := range s.subs {
+		if sub.topic == topic {
+			inUse[sub.member] = true
+		}
+	}
+	name := s.config.ConsumerName
+	for k := 2; inUse[name]; k++ {
+		name = s.config.ConsumerName + "-" + strconv.Itoa(k)
+	}
+	return name
+}
+
+func (s *Subscriber) newTrackedSubscription(ctx context.Context, topic string) *subscription {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sub := newSubscription(ctx, s, topic, s.memberName(topic))
+	s.subs[sub] = struct{}{}
+	return sub
+}
+
+func (s *Subscriber) untrack(sub *subscription) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.subs, sub)
+}
+
+// Close stops every subscription: it stops fetching, waits up to CloseTimeout for in-flight
+// messages, flushes acks, releases leases, leaves the groups and closes the channels. It
+// returns when all goroutines are gone, never closes the Redis client, and is idempotent.
+func (s *Subscriber) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.closing)
+	s.mu.Unlock()
+	s.wg.Wait()
+	return nil
+}
+
+// crash stops every subscription the way a killed process would: no ack flush, no lease
+// release, no leave. Tests use it to prove takeover.
+func (s *Subscriber) crash() {
+	s.mu.Lock()
+	subs := make([]*subscription, 0, len(s.subs))
+	for sub := range s.subs {
+		subs = append(subs, sub)
+	}
+	s.mu.Unlock()
+	for _, sub := range subs {
+		sub.crash()
+	}
+	_ = s.Close()
+}
+
+// SubscriberStats are counters of one Subscriber since it was created.
+type SubscriberStats struct {
+	Delivered, Acked, Nacked, Malformed, LeasesLost int64
+}
+
+type counters struct {
+	delivered, acked, nacked, malformed, leasesLost atomic.Int64
+}
+
+// Stats returns the Subscriber's counters. Safe for concurrent use.
+func (s *Subscriber) Stats() SubscriberStats {
+	return SubscriberStats{
+		Delivered:  s.stats.delivered.Load(),
+		Acked:      s.stats.acked.Load(),
+		Nacked:     s.stats.nacked.Load(),
+		Malformed:  s.stats.malformed.Load(),
+		LeasesLost: s.stats.leasesLost.Load(),
+	}
+}

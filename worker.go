@@ -1,0 +1,395 @@
+package streamq
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill"
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/streamq-dev/streamq/internal/stream"
+)
+
+// worker delivers one owned partition: it claims the partition's pending entries, then
+// takes the entries its fetcher reads, and hands them to the output channel in stream order
+// (up to MaxInFlightPerPartition at once), collecting acks.
+type worker struct {
+	sub      *subscription
+	p        int
+	stream   string
+	leaseKey string
+	fetch    *fetcher
+	acks     *acker
+
+	mu        sync.Mutex
+	queue     []entry
+	known     map[string]struct{}
+	wantMore  bool
+	renewedAt time.Time
+
+	notify   chan struct{} // cap 1: entries were queued
+	stop     chan struct{} // closed when the worker must stop delivering
+	stopOnce sync.Once
+	shutOnce sync.Once
+	runDone  chan struct{}
+
+	ctx        context.Context // Redis calls of run; cancelled on stop
+	cancelCtx  context.CancelFunc
+	msgCtx     context.Context // parent of message contexts
+	cancelMsgs context.CancelFunc
+	sem        chan struct{}
+	handlers   sync.WaitGroup
+}
+
+type entry struct {
+	id     string
+	values map[string]any
+	count  int64
+}
+
+func (sub *subscription) startWorker(p int) {
+	w := &worker{
+		sub:       sub,
+		p:         p,
+		stream:    sub.s.space.PartitionStream(sub.topic, p),
+		leaseKey:  sub.s.space.Lease(sub.topic, p, sub.cfg.ConsumerGroup),
+		known:     map[string]struct{}{},
+		renewedAt: time.Now(),
+		notify:    make(chan struct{}, 1),
+		stop:      make(chan struct{}),
+		runDone:   make(chan struct{}),
+		sem:       make(chan struct{}, sub.cfg.MaxInFlightPerPartition),
+	}
+	w.ctx, w.cancelCtx = context.WithCancel(context.WithoutCancel(sub.ctx))
+	w.msgCtx, w.cancelMsgs = context.WithCancel(sub.ctx)
+	w.acks = newAcker(w)
+	w.fetch = sub.fetcherFor(p)
+	sub.mu.Lock()
+	sub.workers[p] = w
+	sub.workerWG.Add(1)
+	sub.mu.Unlock()
+	sub.logger.Debug("Partition acquired", watermill.LogFields{"partition": p})
+	go w.acks.loop()
+	go w.run()
+}
+
+// beginStop stops delivery; true when this call did it.
+func (w *worker) beginStop() bool {
+	did := false
+	w.stopOnce.Do(func() {
+		close(w.stop)
+		w.cancelCtx()
+		did = true
+	})
+	return did
+}
+
+func (w *worker) isStopping() bool {
+	select {
+	case <-w.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+func (w *worker) renewed(t time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.renewedAt = t
+}
+
+func (w *worker) lastRenewed() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.renewedAt
+}
+
+// run claims the partition's pending entries, then delivers what the fetcher reads until
+// the worker stops.
+func (w *worker) run() {
+	defer close(w.runDone)
+	if !w.claimPending(0) {
+		return
+	}
+	w.fetch.add(w)
+	scan := time.NewTimer(w.sub.cfg.PendingScanInterval)
+	defer scan.Stop()
+	for {
+		e, ok := w.next(scan)
+		if !ok || !w.dispatch(e) {
+			return
+		}
+	}
+}
+
+// next returns the next queued entry, asking the fetcher for more when the queue is empty.
+// It runs the pending scan when its timer fires. false means the worker stopped.
+func (w *worker) next(scan *time.Timer) (entry, bool) {
+	for {
+		select {
+		case <-scan.C:
+			w.claimPending(w.sub.cfg.ClaimIdle)
+			scan.Reset(w.sub.cfg.PendingScanInterval)
+		default:
+		}
+		if e, ok := w.pop(); ok {
+			return e, true
+		}
+		w.fetch.poke()
+		select {
+		case <-w.stop:
+			return entry{}, false
+		case <-w.notify:
+		case <-scan.C:
+			w.claimPending(w.sub.cfg.ClaimIdle)
+			scan.Reset(w.sub.cfg.PendingScanInterval)
+		}
+	}
+}
+
+func (w *worker) pop() (entry, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.queue) == 0 {
+		w.wantMore = true
+		return entry{}, false
+	}
+	e := w.queue[0]
+	w.queue[0] = entry{}
+	w.queue = w.queue[1:]
+	return e, true
+}
+
+// push queues entries read or claimed for this partition, skipping ids already held.
+func (w *worker) push(msgs []redis.XMessage, counts map[string]int64) {
+	w.mu.Lock()
+	for _, m := range msgs {
+		if _, dup := w.known[m.ID]; dup {
+			continue
+		}
+		w.known[m.ID] = struct{}{}
+		c := int64(1)
+		if n, ok := counts[m.ID]; ok {
+			c = n
+		}
+		w.queue = append(w.queue, entry{id: m.ID, values: m.Values, count: c})
+	}
+	w.wantMore = len(w.queue) == 0
+	w.mu.Unlock()
+	select {
+	case w.notify <- struct{}{}:
+	default:
+	}
+}
+
+func (w *worker) needsMore() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.wantMore
+}
+
+func (w *worker) forget(id string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.known, id)
+}
+
+// claimPending moves the partition's pending entries idle for at least minIdle to this
+// member and queues them in id order. With minIdle 0 (on taking the partition) that is every
+// pending entry of the group: we hold the lease, so nobody else may be working on them.
+func (w *worker) claimPending(minIdle time.Duration) bool {
+	cfg := w.sub.cfg
+	start := "0-0"
+	for {
+		msgs, next, err := stream.Claim(w.ctx, w.sub.rdb, w.stream, cfg.ConsumerGroup, w.sub.member, minIdle, start, int64(cfg.ClaimBatchSize))
+		if err != nil {
+			if w.ctx.Err() == nil {
+				w.sub.logger.Error("Could not claim pending entries", err, watermill.LogFields{"partition": w.p})
+			}
+			return w.ctx.Err() == nil
+		}
+		if len(msgs) > 0 {
+			w.push(msgs, w.deliveryCounts(msgs))
+			if !w.drainQueue() {
+				return false
+			}
+		}
+		if next == "0-0" || next == "" || len(msgs) == 0 && next == start {
+			return true
+		}
+		start = next
+	}
+}
+
+// drainQueue dispatches everything queued (claimed entries go before new reads).
+func (w *worker) drainQueue() bool {
+	for {
+		e, ok := w.pop()
+		if !ok {
+			return true
+		}
+		if !w.dispatch(e) {
+			return false
+		}
+	}
+}
+
+func (w *worker) deliveryCounts(msgs []redis.XMessage) map[string]int64 {
+	counts, err := stream.DeliveryCounts(w.ctx, w.sub.rdb, w.stream, w.sub.cfg.ConsumerGroup,
+		msgs[0].ID, msgs[len(msgs)-1].ID, int64(len(msgs)))
+	if err != nil {
+		return nil
+	}
+	return counts
+}
+
+// dispatch hands e to a handler goroutine once the in-flight limits allow.
+func (w *worker) dispatch(e entry) bool {
+	select {
+	case w.sem <- struct{}{}:
+	case <-w.stop:
+		return false
+	}
+	if in := w.sub.inFlight; in != nil {
+		select {
+		case in <- struct{}{}:
+		case <-w.stop:
+			<-w.sem
+			return false
+		}
+	}
+	w.handlers.Add(1)
+	go func() {
+		defer w.handlers.Done()
+		defer w.release()
+		w.handle(e)
+	}()
+	return true
+}
+
+func (w *worker) release() {
+	if in := w.sub.inFlight; in != nil {
+		<-in
+	}
+	<-w.sem
+}
+
+type outcome int
+
+const (
+	acked outcome = iota
+	nacked
+	stopped
+)
+
+// handle delivers one entry until it is acked, or the worker stops. A nack delivers it again.
+func (w *worker) handle(e entry) {
+	msg, err := w.sub.cfg.Unmarshaler.Unmarshal(e.values)
+	if err != nil {
+		w.setAside(e, err)
+		return
+	}
+	for count := e.count; ; count++ {
+		switch w.deliver(msg, e.id, count) {
+		case acked:
+			w.sub.s.stats.acked.Add(1)
+			w.acks.add(e.id)
+			return
+		case nacked:
+			w.sub.s.stats.nacked.Add(1)
+		case stopped:
+			return
+		}
+	}
+}
+
+// deliver sends one copy of msg to the output channel and waits for its Ack or Nack.
+func (w *worker) deliver(msg *message.Message, id string, count int64) outcome {
+	m := msg.Copy()
+	ctx, cancel := context.WithCancel(w.msgCtx)
+	defer cancel()
+	m.SetContext(delivery{
+		topic: w.sub.topic, partition: w.p, streamID: id, count: count,
+		group: w.sub.cfg.ConsumerGroup, consumer: w.sub.member,
+	}.context(ctx))
+	select {
+	case w.sub.out <- m:
+		w.sub.s.stats.delivered.Add(1)
+	case <-w.stop:
+		return stopped
+	case <-w.msgCtx.Done():
+		return stopped
+	}
+	select {
+	case <-m.Acked():
+		return acked
+	case <-m.Nacked():
+		return nacked
+	case <-w.msgCtx.Done():
+		return stopped
+	}
+}
+
+// setAside acknowledges an entry that cannot be decoded, so it never blocks the partition;
+// it stays in the stream for inspection.
+func (w *worker) setAside(e entry, cause error) {
+	w.sub.s.stats.malformed.Add(1)
+	w.sub.logger.Error("Malformed stream entry set aside (acked, kept in the stream)", cause,
+		watermill.LogFields{"partition": w.p, "stream_id": e.id, "stream": w.stream})
+	w.acks.add(e.id)
+}
+
+// shutdown stops the worker. Graceful: wait up to CloseTimeout for in-flight messages,
+// flush acks and release the lease. Otherwise (lease lost, crash): cancel in-flight messages
+// and keep everything pending for the next owner.
+func (w *worker) shutdown(graceful bool) {
+	w.beginStop()
+	w.shutOnce.Do(func() { w.doShutdown(graceful) })
+}
+
+func (w *worker) doShutdown(graceful bool) {
+	sub := w.sub
+	w.fetch.remove(w)
+	<-w.runDone
+	if !graceful {
+		w.cancelMsgs()
+	}
+	w.drainHandlers()
+	w.acks.close()
+	if graceful {
+		ctx, cancel := sub.bgCtx()
+		w.acks.flush(ctx)
+		if _, err := sub.leases.Release(ctx, w.leaseKey); err != nil {
+			sub.logger.Error("Could not release lease", err, watermill.LogFields{"partition": w.p})
+		}
+		cancel()
+	}
+	sub.mu.Lock()
+	if sub.workers[w.p] == w {
+		delete(sub.workers, w.p)
+	}
+	sub.mu.Unlock()
+	sub.logger.Debug("Partition released", watermill.LogFields{"partition": w.p, "graceful": graceful})
+	sub.workerWG.Done()
+}
+
+// drainHandlers waits up to CloseTimeout for in-flight messages, then cancels them.
+func (w *worker) drainHandlers() {
+	done := make(chan struct{})
+	go func() {
+		w.handlers.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(w.sub.cfg.CloseTimeout)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		w.sub.logger.Info("In-flight messages not acked within CloseTimeout; they stay pending", watermill.LogFields{"partition": w.p})
+	}
+	w.cancelMsgs()
+	<-done
+}
