@@ -82,80 +82,99 @@ func (f *fetcher) remove(w *worker) {
 
 func (f *fetcher) poke() { signal(f.wake) }
 
-// ready lists the streams whose workers want more entries.
-func (f *fetcher) ready() []string {
+// ready lists the streams whose workers want more entries, and whether another worker is
+// still busy with entries it holds.
+func (f *fetcher) ready() (streams []string, busy bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var streams []string
 	for s, w := range f.workers {
-		if !w.isStopping() && w.needsMore() {
+		switch {
+		case w.isStopping():
+		case w.needsMore():
 			streams = append(streams, s)
+		default:
+			busy = true
 		}
 	}
-	return streams
+	return streams, busy
 }
 
+// loop reads while any worker wants entries. When every worker is idle it blocks in Redis
+// for up to BlockTime. While some worker is still busy it must not: a blocked read would hold
+// back that worker's next batch, so it polls the idle partitions without blocking and then
+// waits for a worker to ask or BlockTime to pass.
 func (f *fetcher) loop() {
 	defer close(f.done)
 	ctx, cancel := f.sub.loopCtx()
 	defer cancel()
-	backoff := newBackoff(50*time.Millisecond, 2*time.Second)
+	retry := newBackoff(50*time.Millisecond, 2*time.Second)
 	for {
-		streams := f.ready()
+		streams, busy := f.ready()
 		if len(streams) == 0 {
-			select {
-			case <-f.wake:
-				continue
-			case <-f.quit:
-				return
-			}
-		}
-		if err := f.read(ctx, streams); err != nil {
-			f.sub.logger.Error("Read failed, retrying", err, watermill.LogFields{"retry_in": backoff.peek()})
-			if !f.pause(backoff.next()) {
+			if !f.idle(0) {
 				return
 			}
 			continue
 		}
-		backoff.reset()
-		select {
-		case <-f.quit:
+		block := f.sub.cfg.BlockTime
+		if busy {
+			block = -1
+		}
+		got, err := f.read(ctx, streams, block)
+		if err != nil {
+			f.sub.logger.Error("Read failed, retrying", err, watermill.LogFields{"retry_in": retry.peek()})
+			if !f.idle(retry.next()) {
+				return
+			}
+			continue
+		}
+		retry.reset()
+		if busy && !got && !f.idle(f.sub.cfg.BlockTime) {
 			return
-		default:
 		}
 	}
 }
 
-func (f *fetcher) read(ctx context.Context, streams []string) error {
+// idle waits for a worker to ask for entries, or d (0: no time limit); false means quit.
+func (f *fetcher) idle(d time.Duration) bool {
+	var timeout <-chan time.Time
+	if d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		timeout = t.C
+	}
+	select {
+	case <-f.wake:
+		return true
+	case <-timeout:
+		return true
+	case <-f.quit:
+		return false
+	}
+}
+
+// read reads streams once (block < 0: without BLOCK) and queues what came back; got
+// reports whether anything did.
+func (f *fetcher) read(ctx context.Context, streams []string, block time.Duration) (got bool, err error) {
 	f.readMu.Lock()
 	defer f.readMu.Unlock()
 	cfg := f.sub.cfg
-	res, err := stream.Read(ctx, f.sub.rdb, cfg.ConsumerGroup, f.sub.member, streams, int64(cfg.BatchCount), cfg.BlockTime)
+	res, err := stream.Read(ctx, f.sub.rdb, cfg.ConsumerGroup, f.sub.member, streams, int64(cfg.BatchCount), block)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil
+			return false, nil
 		}
-		return err
+		return false, err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, xs := range res {
 		if w, ok := f.workers[xs.Stream]; ok && len(xs.Messages) > 0 {
 			w.push(xs.Messages, nil)
+			got = true
 		}
 	}
-	return nil
-}
-
-func (f *fetcher) pause(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-f.quit:
-		return false
-	}
+	return got, nil
 }
 
 // backoff doubles a wait from min to max.

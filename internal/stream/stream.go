@@ -41,7 +41,8 @@ func CreateGroups(ctx context.Context, rdb redis.UniversalClient, streams []stri
 }
 
 // Read reads up to count new entries per stream for consumer, blocking up to block when
-// none is there. No entries is not an error: it returns nil.
+// none is there (block < 0: no BLOCK, return at once). No entries is not an error: it
+// returns nil.
 func Read(ctx context.Context, rdb redis.UniversalClient, group, consumer string, streams []string, count int64, block time.Duration) ([]redis.XStream, error) {
 	args := make([]string, 0, 2*len(streams))
 	args = append(args, streams...)
