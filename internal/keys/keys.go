@@ -39,7 +39,6 @@ func New(streamPrefix, controlPrefix string) Space {
 // Tag is the hash tag shared by all keys of partition p of topic t.
 func Tag(t string, p int) string { return "{" + t + ":p:" + strconv.Itoa(p) + "}" }
 
-
 // PartitionStream is the stream of partition p of topic t.
 func (s Space) PartitionStream(t string, p int) string { return s.Stream + ":" + Tag(t, p) }
 

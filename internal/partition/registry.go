@@ -3,8 +3,8 @@
 package partition
 
 import (
-	_ "embed"
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"strconv"
