@@ -1,0 +1,41 @@
+GO        ?= go
+PKGS      ?= ./...
+TIMEOUT   ?= 15m
+
+.PHONY: test test-race test-short bench lint fmt vet demo fuzz
+
+## test: vet, then every test with the race detector against real redis-servers the tests start
+test: vet
+	$(GO) test -race -count=1 -timeout $(TIMEOUT) $(PKGS)
+
+## test-race: same as test (every run is -race)
+test-race: test
+
+## test-short: fast unit tests only (skips the universal suite's long variants)
+test-short:
+	$(GO) test -race -short -count=1 $(PKGS)
+
+## vet: go vet
+vet:
+	$(GO) vet $(PKGS)
+
+## bench: Go benchmarks of the hot paths
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+## fuzz: fuzz the stream-entry decoder for 30s
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzUnmarshal -fuzztime 30s .
+
+## lint: golangci-lint with the linters listed in .golangci.yml
+lint:
+	@command -v golangci-lint >/dev/null 2>&1 || { echo "golangci-lint not found: go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@latest"; exit 1; }
+	golangci-lint run $(PKGS)
+
+## fmt: gofmt every file
+fmt:
+	gofmt -w .
+
+## demo: the partitioned-topic demo on an embedded Redis (or $REDIS_URL)
+demo:
+	$(GO) run ./cmd/streamq demo

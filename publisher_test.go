@@ -1,0 +1,160 @@
+package streamq
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill"
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/partition"
+)
+
+func TestPublishRegistersTopicOnFirstWrite(t *testing.T) {
+	_, client := startRedis(t)
+	ctx := context.Background()
+	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 3})
+	require.NoError(t, pub.Publish("orders", message.NewMessage(watermill.NewUUID(), []byte("x"))))
+
+	space := keys.New("", "")
+	topics, err := client.SMembers(ctx, space.Registry()).Result()
+	require.NoError(t, err)
+	assert.Equal(t, []string{"orders"}, topics)
+	count, err := client.HGet(ctx, space.Meta("orders"), "partitionCount").Result()
+	require.NoError(t, err)
+	assert.Equal(t, "3", count)
+	parts, err := client.SMembers(ctx, space.Partitions("orders")).Result()
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"stream:topic:{orders:p:0}", "stream:topic:{orders:p:1}", "stream:topic:{orders:p:2}"}, parts)
+
+	// An existing topic keeps its count whatever another publisher's default says.
+	other := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 9})
+	require.NoError(t, other.Publish("orders", message.NewMessage(watermill.NewUUID(), []byte("y"))))
+	count, _ = client.HGet(ctx, space.Meta("orders"), "partitionCount").Result()
+	assert.Equal(t, "3", count)
+}
+
+func TestPublishRoutesByKeyAndForcedPartition(t *testing.T) {
+	_, client := startRedis(t)
+	ctx := context.Background()
+	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 8})
+	space := keys.New("", "")
+
+	var msgs []*message.Message
+	for i := 0; i < 50; i++ {
+		m := message.NewMessage(watermill.NewUUID(), []byte("k"))
+		m.Metadata.Set(PartitionKeyMetadata, "customer-42")
+		msgs = append(msgs, m)
+	}
+	require.NoError(t, pub.Publish("keyed", msgs...))
+	want := partition.KafkaPartition([]byte("customer-42"), 8)
+	for p := 0; p < 8; p++ {
+		n, err := client.XLen(ctx, space.PartitionStream("keyed", p)).Result()
+		require.NoError(t, err)
+		if p == want {
+			assert.Equal(t, int64(50), n, "every message of one key on partition %d", p)
+		} else {
+			assert.Zero(t, n, "partition %d", p)
+		}
+	}
+
+	forced := message.NewMessage(watermill.NewUUID(), []byte("f"))
+	forced.Metadata.Set(ForcePartitionMetadata, "5")
+	require.NoError(t, pub.Publish("forced", forced))
+	n, err := client.XLen(ctx, space.PartitionStream("forced", 5)).Result()
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), n)
+
+	bad := message.NewMessage(watermill.NewUUID(), []byte("f"))
+	bad.Metadata.Set(ForcePartitionMetadata, "8")
+	err = pub.Publish("forced", bad)
+	assert.ErrorIs(t, err, ErrPartitionOutOfRange)
+	var pe *PartitionError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "forced", pe.Topic)
+}
+
+func TestPublishRejectsBadTopicAndHonoursContext(t *testing.T) {
+	_, client := startRedis(t)
+	pub := newTestPublisher(t, PublisherConfig{Client: client})
+	for _, topic := range []string{"", "a{b}", "with space", "ctl\x01"} {
+		assert.ErrorIs(t, pub.Publish(topic, message.NewMessage("1", nil)), ErrInvalidName, "topic %q", topic)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	m := message.NewMessage(watermill.NewUUID(), []byte("x"))
+	m.SetContext(ctx)
+	assert.ErrorIs(t, pub.Publish("ctx", m), context.Canceled)
+
+	// Two messages with different contexts: cancelling one cancels the round trip.
+	ok := message.NewMessage(watermill.NewUUID(), []byte("x"))
+	assert.ErrorIs(t, pub.Publish("ctx", ok, m), context.Canceled)
+}
+
+func TestMaxLenExactAndApproximate(t *testing.T) {
+	_, client := startRedis(t)
+	ctx := context.Background()
+	space := keys.New("", "")
+	exact := newTestPublisher(t, PublisherConfig{Client: client, MaxLen: 5, ExactMaxLen: true})
+	approx := newTestPublisher(t, PublisherConfig{Client: client, MaxLen: 5})
+	for i := 0; i < 20; i++ {
+		require.NoError(t, exact.Publish("exact", message.NewMessage(watermill.NewUUID(), []byte("x"))))
+	}
+	n, err := client.XLen(ctx, space.PartitionStream("exact", 0)).Result()
+	require.NoError(t, err)
+	assert.Equal(t, int64(5), n)
+
+	for i := 0; i < 1000; i++ {
+		require.NoError(t, approx.Publish("approx", message.NewMessage(watermill.NewUUID(), []byte("x"))))
+	}
+	n, err = client.XLen(ctx, space.PartitionStream("approx", 0)).Result()
+	require.NoError(t, err)
+	// MAXLEN ~ trims whole radix-tree nodes (stream-node-max-entries, 100 by default), so
+	// the length stays within MaxLen + 100.
+	assert.LessOrEqual(t, n, int64(5+100))
+	assert.GreaterOrEqual(t, n, int64(5))
+}
+
+func TestGrownTopicPickedUpByRunningPublisherAndSubscriber(t *testing.T) {
+	_, client := startRedis(t)
+	ctx := context.Background()
+	topic := "growing"
+	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 2, PartitionRefreshInterval: 100 * time.Millisecond})
+	cfg := fastSub(client, "g")
+	cfg.PartitionRefreshInterval = 100 * time.Millisecond
+	sub := newTestSubscriber(t, cfg)
+	require.NoError(t, pub.Publish(topic, message.NewMessage(watermill.NewUUID(), []byte("before"))))
+	ch, err := sub.Subscribe(ctx, topic)
+	require.NoError(t, err)
+	rec := newRecorder()
+	consume(ch, rec)
+	rec.waitUnique(t, 1, 10*time.Second)
+
+	_, err = partition.NewRegistry(client, keys.New("", "")).Grow(ctx, topic, 6)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		m := message.NewMessage(watermill.NewUUID(), []byte("probe"))
+		m.Metadata.Set(ForcePartitionMetadata, "5")
+		return pub.Publish(topic, m) == nil
+	}, 5*time.Second, 50*time.Millisecond, "publisher never saw the new partitions")
+
+	for i := 0; i < 60; i++ {
+		m := message.NewMessage(watermill.NewUUID(), []byte("after"))
+		m.Metadata.Set(PartitionKeyMetadata, fmt.Sprintf("k%d", i))
+		m.Metadata.Set("seq", strconv.Itoa(i))
+		require.NoError(t, pub.Publish(topic, m))
+	}
+	rec.waitUnique(t, 61, 15*time.Second)
+	parts := map[int]bool{}
+	for _, r := range rec.snapshot() {
+		parts[r.partition] = true
+	}
+	assert.True(t, parts[5], "subscriber consumes a partition added while it ran: %v", parts)
+	assert.Greater(t, len(parts), 2)
+}
