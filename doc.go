@@ -1,0 +1,38 @@
+// Package streamq is a Watermill Pub/Sub on Redis Streams with Kafka-style partitioned
+// topics.
+//
+// A topic is P Redis streams ("partitions"). The Publisher routes each message by its
+// partition key (metadata "partition_key" by default) with the same murmur2 hash Kafka's
+// default partitioner uses, so one key always lands on one partition and keeps its order.
+// The Subscriber joins a consumer group: every partition is leased to exactly one live
+// member of the group at a time, members share the partitions fairly (max - min <= 1) and
+// stickily (a join moves only the partitions the newcomer needs), and each owned partition
+// is delivered in stream order, one message at a time until it is acked.
+//
+// A member that leaves hands its partitions over gracefully: it stops fetching, waits for
+// in-flight messages, flushes acks and releases its leases. A member that crashes loses its
+// leases after LeaseTTL; the new owner claims the partition's pending entries at once, so
+// nothing that was published is lost (at-least-once). Acks are fenced by the lease: a member
+// that lost a partition cannot ack on it any more.
+//
+// Every key of one partition shares the hash tag {topic:p:N}, so the same code runs on a
+// single Redis, Sentinel or a Redis Cluster through redis.UniversalClient.
+//
+// Quick start:
+//
+//	client := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
+//	pub, err := streamq.NewPublisher(streamq.PublisherConfig{
+//		Client:                client,
+//		DefaultPartitionCount: 8,
+//	}, logger)
+//	sub, err := streamq.NewSubscriber(streamq.SubscriberConfig{
+//		Client:        client,
+//		ConsumerGroup: "payments",
+//	}, logger)
+//	router.AddConsumerHandler("payments", "orders", sub, func(msg *message.Message) error {
+//		p, _ := streamq.PartitionFromCtx(msg.Context())
+//		...
+//	})
+//
+// Neither Close closes the Redis client passed in.
+package streamq
