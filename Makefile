@@ -4,9 +4,11 @@ TIMEOUT   ?= 15m
 
 .PHONY: test test-race test-short bench lint fmt vet demo fuzz
 
-## test: vet, then every test with the race detector against real redis-servers the tests start
+## test: vet, then every test with the race detector against real redis-servers the tests
+## start, then Watermill's TestReconnect (its harness has a data race: see pubsub_reconnect_test.go)
 test: vet
 	$(GO) test -race -count=1 -timeout $(TIMEOUT) $(PKGS)
+	$(GO) test -count=1 -timeout $(TIMEOUT) -run 'TestPubSubReconnect' .
 
 ## test-race: same as test (every run is -race)
 test-race: test

@@ -18,6 +18,8 @@ var (
 	ErrInvalidName = keys.ErrInvalidName
 	// ErrPartitionOutOfRange reports an x-force-partition-id outside the topic's partitions.
 	ErrPartitionOutOfRange = errors.New("partition out of range")
+	// ErrReservedMetadata reports a message whose metadata uses a key the marshaler reserves.
+	ErrReservedMetadata = errors.New("reserved metadata key")
 	// ErrMalformedEntry reports a stream entry that cannot be decoded into a message.
 	ErrMalformedEntry = errors.New("malformed stream entry")
 	// ErrLeaseLost reports that this member no longer owns a partition's lease: another member

@@ -34,7 +34,9 @@ type recorder struct {
 	got  chan struct{}
 }
 
-func newRecorder() *recorder { return &recorder{seen: map[string]bool{}, got: make(chan struct{}, 1<<16)} }
+func newRecorder() *recorder {
+	return &recorder{seen: map[string]bool{}, got: make(chan struct{}, 1<<16)}
+}
 
 func (r *recorder) add(msg *message.Message) {
 	ctx := msg.Context()

@@ -2,6 +2,7 @@ package streamq
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/vmihailenco/msgpack/v5"
@@ -37,7 +38,7 @@ var (
 // Marshal implements Marshaler.
 func (DefaultMarshaler) Marshal(_ string, msg *message.Message) (map[string]any, error) {
 	if msg.Metadata.Get(UUIDField) != "" {
-		return nil, fmt.Errorf("metadata key %q is reserved for the message UUID", UUIDField)
+		return nil, fmt.Errorf("%w: %q holds the message UUID", ErrReservedMetadata, UUIDField)
 	}
 	var md []byte
 	if len(msg.Metadata) > 0 {
@@ -69,8 +70,25 @@ func (DefaultMarshaler) Unmarshal(values map[string]any) (*message.Message, erro
 	if md == "" {
 		return msg, nil
 	}
-	if err := msgpack.Unmarshal([]byte(md), &msg.Metadata); err != nil {
+	if err := decodeMetadata(md, &msg.Metadata); err != nil {
 		return nil, fmt.Errorf("%w: metadata of message %s: %w", ErrMalformedEntry, uuid, err)
 	}
 	return msg, nil
+}
+
+// decodeMetadata decodes one msgpack map of strings filling all of md; msgpack nil reads as
+// empty metadata.
+func decodeMetadata(md string, into *message.Metadata) error {
+	r := strings.NewReader(md)
+	dec := msgpack.NewDecoder(r)
+	if err := dec.Decode(into); err != nil {
+		return err
+	}
+	if r.Len() > 0 {
+		return fmt.Errorf("%d bytes after the metadata map", r.Len())
+	}
+	if *into == nil {
+		*into = message.Metadata{}
+	}
+	return nil
 }

@@ -102,7 +102,10 @@ func (p *Publisher) appendArgs(topic string, n int, msgs []*message.Message) ([]
 func (p *Publisher) route(topic string, n int, msg *message.Message) (int, error) {
 	if forced := msg.Metadata.Get(ForcePartitionMetadata); forced != "" {
 		part, err := strconv.Atoi(forced)
-		if err != nil || part < 0 || part >= n {
+		if err != nil {
+			part = -1
+		}
+		if part < 0 || part >= n {
 			return 0, &PartitionError{Topic: topic, Partition: part, Err: fmt.Errorf(
 				"%w: %s=%q, topic has %d partitions", ErrPartitionOutOfRange, ForcePartitionMetadata, forced, n)}
 		}

@@ -48,5 +48,3 @@ func newPubSub(t *testing.T, client redis.UniversalClient, partitions int, keyFr
 func TestPubSubOnePartition(t *testing.T) { universal(t, 1, false, false) }
 
 func TestPubSubEightPartitionsKeyedByPayload(t *testing.T) { universal(t, 8, true, false) }
-
-func TestPubSubReconnect(t *testing.T) { universal(t, 4, true, true) }

@@ -32,12 +32,14 @@ func Assign(n int, members []Member, current []string) []string {
 			count[pr.member]++
 		}
 	}
-	fillPass(pairs, members, owners, count)
+	fillPass(pairs, members, current, owners, count)
 	return owners
 }
 
-// quotas gives every member floor(n/k), and ceil(n/k) to n%k of them: those holding the most
-// today, ties broken by name. MaxLeased caps each quota.
+// quotas water-fills n partitions over the members: a member that can take fewer than an
+// even share (MaxLeased, or fewer eligible partitions) gets what it can take, and the rest
+// is shared evenly by the others, floor or ceil, the ceil going to members holding the
+// most today, ties broken by name.
 func quotas(n int, members []Member, current []string) []int {
 	k := len(members)
 	held := make([]int, k)
@@ -50,24 +52,51 @@ func quotas(n int, members []Member, current []string) []int {
 			held[i]++
 		}
 	}
-	order := make([]int, k)
-	for i := range order {
-		order[i] = i
+	limit := make([]int, k)
+	for i, m := range members {
+		for p := 0; p < n; p++ {
+			if m.Eligible(p) {
+				limit[i]++
+			}
+		}
+		if m.MaxLeased > 0 && m.MaxLeased < limit[i] {
+			limit[i] = m.MaxLeased
+		}
 	}
-	sort.SliceStable(order, func(a, b int) bool {
-		if held[order[a]] != held[order[b]] {
-			return held[order[a]] > held[order[b]]
-		}
-		return members[order[a]].Name < members[order[b]].Name
-	})
 	quota := make([]int, k)
-	for rank, i := range order {
-		quota[i] = n / k
-		if rank < n%k {
-			quota[i]++
+	active := make([]int, 0, k)
+	for i := range members {
+		active = append(active, i)
+	}
+	remaining := n
+	for changed := true; changed && len(active) > 0; {
+		changed = false
+		share := remaining / len(active)
+		kept := active[:0]
+		for _, i := range active {
+			if limit[i] <= share {
+				quota[i] = limit[i]
+				remaining -= limit[i]
+				changed = true
+			} else {
+				kept = append(kept, i)
+			}
 		}
-		if c := members[i].MaxLeased; c > 0 && quota[i] > c {
-			quota[i] = c
+		active = kept
+	}
+	if len(active) == 0 {
+		return quota
+	}
+	sort.SliceStable(active, func(a, b int) bool {
+		if held[active[a]] != held[active[b]] {
+			return held[active[a]] > held[active[b]]
+		}
+		return members[active[a]].Name < members[active[b]].Name
+	})
+	for rank, i := range active {
+		quota[i] = remaining / len(active)
+		if rank < remaining%len(active) {
+			quota[i]++
 		}
 	}
 	return quota
@@ -121,7 +150,20 @@ func rankPairs(n int, members []Member) []pair {
 
 // fillPass gives partitions the fair pass could not place to any eligible member under its
 // cap, least loaded first.
-func fillPass(pairs []pair, members []Member, owners []string, count []int) {
+func fillPass(pairs []pair, members []Member, current, owners []string, count []int) {
+	idx := make(map[string]int, len(members))
+	for i, m := range members {
+		idx[m.Name] = i
+	}
+	for p, o := range current {
+		if p >= len(owners) || owners[p] != "" {
+			continue
+		}
+		if i, ok := idx[o]; ok && members[i].Eligible(p) && underCap(members[i], count[i]) {
+			owners[p] = o
+			count[i]++
+		}
+	}
 	for {
 		best := -1
 		for i, pr := range pairs {

@@ -1,0 +1,388 @@
+package streamq
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/partition"
+)
+
+// unusedClient is a client that is never connected: constructors must not touch Redis.
+func unusedClient(t *testing.T) *redis.Client {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func TestSubscriberConfigRejects(t *testing.T) {
+	client := unusedClient(t)
+	cfg := func(edit func(*SubscriberConfig)) SubscriberConfig {
+		c := SubscriberConfig{Client: client}
+		edit(&c)
+		return c
+	}
+	invalid := []error{ErrInvalidConfig}
+	badName := []error{ErrInvalidConfig, ErrInvalidName}
+	tests := []struct {
+		name  string
+		input SubscriberConfig
+		want  []error
+	}{
+		{name: "nil client", input: SubscriberConfig{}, want: invalid},
+		{name: "nil client with fields", input: cfg(func(c *SubscriberConfig) { c.Client = nil; c.ConsumerGroup = "g" }), want: invalid},
+		{name: "negative DefaultPartitionCount", input: cfg(func(c *SubscriberConfig) { c.DefaultPartitionCount = -1 }), want: invalid},
+		{name: "negative BatchCount", input: cfg(func(c *SubscriberConfig) { c.BatchCount = -1 }), want: invalid},
+		{name: "negative ClaimBatchSize", input: cfg(func(c *SubscriberConfig) { c.ClaimBatchSize = -5 }), want: invalid},
+		{name: "negative MaxInFlightPerPartition", input: cfg(func(c *SubscriberConfig) { c.MaxInFlightPerPartition = -1 }), want: invalid},
+		{name: "negative MaxLeasedPartitions", input: cfg(func(c *SubscriberConfig) { c.MaxLeasedPartitions = -1 }), want: invalid},
+		{name: "negative MaxInFlight", input: cfg(func(c *SubscriberConfig) { c.MaxInFlight = -1 }), want: invalid},
+		{name: "negative AckBatchSize", input: cfg(func(c *SubscriberConfig) { c.AckBatchSize = -1 }), want: invalid},
+		{name: "negative BlockTime", input: cfg(func(c *SubscriberConfig) { c.BlockTime = -time.Millisecond }), want: invalid},
+		{name: "negative LeaseTTL", input: cfg(func(c *SubscriberConfig) { c.LeaseTTL = -time.Second }), want: invalid},
+		{name: "negative RenewInterval", input: cfg(func(c *SubscriberConfig) { c.RenewInterval = -time.Second }), want: invalid},
+		{name: "negative RebalanceInterval", input: cfg(func(c *SubscriberConfig) { c.RebalanceInterval = -time.Second }), want: invalid},
+		{name: "negative PendingScanInterval", input: cfg(func(c *SubscriberConfig) { c.PendingScanInterval = -time.Second }), want: invalid},
+		{name: "negative ClaimIdle", input: cfg(func(c *SubscriberConfig) { c.ClaimIdle = -time.Second }), want: invalid},
+		{name: "negative AckFlushInterval", input: cfg(func(c *SubscriberConfig) { c.AckFlushInterval = -time.Millisecond }), want: invalid},
+		{name: "negative CloseTimeout", input: cfg(func(c *SubscriberConfig) { c.CloseTimeout = -time.Second }), want: invalid},
+		{name: "negative PartitionRefreshInterval", input: cfg(func(c *SubscriberConfig) { c.PartitionRefreshInterval = -time.Second }), want: invalid},
+		{name: "group with open brace", input: cfg(func(c *SubscriberConfig) { c.ConsumerGroup = "g{1" }), want: badName},
+		{name: "group with close brace", input: cfg(func(c *SubscriberConfig) { c.ConsumerGroup = "g}1" }), want: badName},
+		{name: "group with space", input: cfg(func(c *SubscriberConfig) { c.ConsumerGroup = "my group" }), want: badName},
+		{name: "group with tab", input: cfg(func(c *SubscriberConfig) { c.ConsumerGroup = "my\tgroup" }), want: badName},
+		{name: "group with control char", input: cfg(func(c *SubscriberConfig) { c.ConsumerGroup = "g\x01" }), want: badName},
+		{name: "group with DEL", input: cfg(func(c *SubscriberConfig) { c.ConsumerGroup = "g\x7f" }), want: badName},
+		{name: "consumer with braces", input: cfg(func(c *SubscriberConfig) { c.ConsumerName = "{c}" }), want: badName},
+		{name: "consumer with newline", input: cfg(func(c *SubscriberConfig) { c.ConsumerName = "c\n" }), want: badName},
+		{name: "consumer prefix with brace", input: cfg(func(c *SubscriberConfig) { c.ConsumerNamePrefix = "svc{" }), want: badName},
+		{name: "remainder equal to modulo", input: cfg(func(c *SubscriberConfig) { c.PartitionModulo, c.PartitionRemainder = 2, 2 }), want: invalid},
+		{name: "remainder above modulo", input: cfg(func(c *SubscriberConfig) { c.PartitionModulo, c.PartitionRemainder = 2, 5 }), want: invalid},
+		{name: "remainder without modulo", input: cfg(func(c *SubscriberConfig) { c.PartitionRemainder = 1 }), want: invalid},
+		{name: "negative modulo", input: cfg(func(c *SubscriberConfig) { c.PartitionModulo = -2 }), want: invalid},
+		{name: "negative remainder", input: cfg(func(c *SubscriberConfig) { c.PartitionModulo, c.PartitionRemainder = 2, -1 }), want: invalid},
+		{name: "LeaseTTL equal to RenewInterval", input: cfg(func(c *SubscriberConfig) { c.LeaseTTL, c.RenewInterval = time.Second, time.Second }), want: invalid},
+		{name: "LeaseTTL below default RenewInterval", input: cfg(func(c *SubscriberConfig) { c.LeaseTTL = time.Second }), want: invalid},
+		{name: "LeaseTTL equal to RebalanceInterval", input: cfg(func(c *SubscriberConfig) {
+			c.LeaseTTL, c.RenewInterval, c.RebalanceInterval = 5*time.Second, time.Second, 5*time.Second
+		}), want: invalid},
+		{name: "LeaseTTL below RebalanceInterval", input: cfg(func(c *SubscriberConfig) {
+			c.LeaseTTL, c.RenewInterval, c.RebalanceInterval = 5*time.Second, time.Second, 6*time.Second
+		}), want: invalid},
+		{name: "GroupStartID abc", input: cfg(func(c *SubscriberConfig) { c.GroupStartID = "abc" }), want: invalid},
+		{name: "GroupStartID half an id", input: cfg(func(c *SubscriberConfig) { c.GroupStartID = "1-" }), want: invalid},
+		{name: "GroupStartID negative", input: cfg(func(c *SubscriberConfig) { c.GroupStartID = "-1-0" }), want: invalid},
+		{name: "stream prefix with brace", input: cfg(func(c *SubscriberConfig) { c.StreamPrefix = "stream:{x}" }), want: badName},
+		{name: "control prefix with brace", input: cfg(func(c *SubscriberConfig) { c.ControlPrefix = "ctl{" }), want: badName},
+		{name: "prefix with space", input: cfg(func(c *SubscriberConfig) { c.StreamPrefix = "my prefix" }), want: badName},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sub, err := NewSubscriber(tt.input, nil)
+			require.Error(t, err)
+			assert.Nil(t, sub)
+			for _, want := range tt.want {
+				assert.ErrorIs(t, err, want)
+			}
+		})
+	}
+}
+
+func TestSubscriberConfigAccepts(t *testing.T) {
+	client := unusedClient(t)
+	tests := []struct {
+		name  string
+		input SubscriberConfig
+	}{
+		{name: "client only", input: SubscriberConfig{Client: client}},
+		{name: "start at new entries", input: SubscriberConfig{Client: client, GroupStartID: "$"}},
+		{name: "start at 0", input: SubscriberConfig{Client: client, GroupStartID: "0"}},
+		{name: "start at a stream id", input: SubscriberConfig{Client: client, GroupStartID: "1700000000000-3"}},
+		{name: "filter", input: SubscriberConfig{Client: client, PartitionModulo: 3, PartitionRemainder: 2}},
+		{name: "modulo only", input: SubscriberConfig{Client: client, PartitionModulo: 2}},
+		{name: "unicode names", input: SubscriberConfig{Client: client, ConsumerGroup: "группа", ConsumerName: "消费者-1"}},
+		{name: "custom prefixes", input: SubscriberConfig{Client: client, StreamPrefix: "s:x", ControlPrefix: "c:x"}},
+		{name: "short intervals", input: SubscriberConfig{
+			Client: client, LeaseTTL: 3 * time.Millisecond, RenewInterval: time.Millisecond, RebalanceInterval: 2 * time.Millisecond,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sub, err := NewSubscriber(tt.input, nil)
+			require.NoError(t, err)
+			require.NoError(t, sub.Close())
+		})
+	}
+}
+
+func TestSubscriberConfigDefaults(t *testing.T) {
+	client := unusedClient(t)
+	sub, err := NewSubscriber(SubscriberConfig{Client: client}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sub.Close() })
+	got := sub.config
+
+	assert.Equal(t, DefaultMarshaler{}, got.Unmarshaler)
+	assert.Equal(t, DefaultPartitionCount, got.DefaultPartitionCount)
+	assert.Equal(t, DefaultPartitionRefreshInterval, got.PartitionRefreshInterval)
+	assert.Equal(t, DefaultConsumerGroup, got.ConsumerGroup)
+	assert.Equal(t, DefaultConsumerNamePrefix, got.ConsumerNamePrefix)
+	assert.True(t, strings.HasPrefix(got.ConsumerName, DefaultConsumerNamePrefix), "consumer name %q", got.ConsumerName)
+	assert.Greater(t, len(got.ConsumerName), len(DefaultConsumerNamePrefix), "a random suffix follows the prefix")
+	assert.Equal(t, DefaultGroupStartID, got.GroupStartID)
+	assert.Equal(t, DefaultBatchCount, got.BatchCount)
+	assert.Equal(t, DefaultBlockTime, got.BlockTime)
+	assert.Equal(t, DefaultLeaseTTL, got.LeaseTTL)
+	assert.Equal(t, DefaultRenewInterval, got.RenewInterval)
+	assert.Equal(t, DefaultRebalanceInterval, got.RebalanceInterval)
+	assert.Equal(t, DefaultPendingScanInterval, got.PendingScanInterval)
+	assert.Equal(t, DefaultClaimIdle, got.ClaimIdle)
+	assert.Equal(t, DefaultClaimBatchSize, got.ClaimBatchSize)
+	assert.Equal(t, DefaultMaxInFlightPerPartition, got.MaxInFlightPerPartition)
+	assert.Equal(t, DefaultAckBatchSize, got.AckBatchSize)
+	assert.Equal(t, DefaultAckFlushInterval, got.AckFlushInterval)
+	assert.Equal(t, DefaultCloseTimeout, got.CloseTimeout)
+	assert.Zero(t, got.MaxLeasedPartitions, "0 means no cap")
+	assert.Zero(t, got.MaxInFlight, "0 means no cap")
+	assert.Zero(t, got.PartitionModulo, "0 means every partition")
+	assert.Equal(t, keys.Space{Stream: DefaultStreamPrefix, Control: DefaultControlPrefix}, sub.space)
+
+	// The documented relations between the defaults hold.
+	assert.Greater(t, DefaultLeaseTTL, DefaultRenewInterval)
+	assert.Greater(t, DefaultLeaseTTL, DefaultRebalanceInterval)
+
+	other, err := NewSubscriber(SubscriberConfig{Client: client}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = other.Close() })
+	assert.NotEqual(t, got.ConsumerName, other.config.ConsumerName, "generated names are unique")
+}
+
+func TestSubscriberConfigKeepsSetValues(t *testing.T) {
+	client := unusedClient(t)
+	tests := []struct {
+		name  string
+		input SubscriberConfig
+		want  func(t *testing.T, got SubscriberConfig)
+	}{
+		{
+			name:  "consumer name prefix",
+			input: SubscriberConfig{Client: client, ConsumerNamePrefix: "svc-"},
+			want: func(t *testing.T, got SubscriberConfig) {
+				assert.True(t, strings.HasPrefix(got.ConsumerName, "svc-"), got.ConsumerName)
+			},
+		},
+		{
+			name:  "explicit consumer name wins over the prefix",
+			input: SubscriberConfig{Client: client, ConsumerName: "worker-1", ConsumerNamePrefix: "svc-"},
+			want:  func(t *testing.T, got SubscriberConfig) { assert.Equal(t, "worker-1", got.ConsumerName) },
+		},
+		{
+			name:  "counts and durations",
+			input: SubscriberConfig{Client: client, BatchCount: 7, BlockTime: time.Second, MaxInFlightPerPartition: 4, GroupStartID: "$"},
+			want: func(t *testing.T, got SubscriberConfig) {
+				assert.Equal(t, 7, got.BatchCount)
+				assert.Equal(t, time.Second, got.BlockTime)
+				assert.Equal(t, 4, got.MaxInFlightPerPartition)
+				assert.Equal(t, "$", got.GroupStartID)
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sub, err := NewSubscriber(tt.input, nil)
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = sub.Close() })
+			tt.want(t, sub.config)
+		})
+	}
+}
+
+func TestPublisherConfigRejects(t *testing.T) {
+	client := unusedClient(t)
+	invalid := []error{ErrInvalidConfig}
+	badName := []error{ErrInvalidConfig, ErrInvalidName}
+	tests := []struct {
+		name  string
+		input PublisherConfig
+		want  []error
+	}{
+		{name: "nil client", input: PublisherConfig{}, want: invalid},
+		{name: "negative DefaultPartitionCount", input: PublisherConfig{Client: client, DefaultPartitionCount: -1}, want: invalid},
+		{name: "MaxLen -2", input: PublisherConfig{Client: client, MaxLen: -2}, want: invalid},
+		{name: "negative PartitionRefreshInterval", input: PublisherConfig{Client: client, PartitionRefreshInterval: -time.Second}, want: invalid},
+		{name: "stream prefix with brace", input: PublisherConfig{Client: client, StreamPrefix: "{s"}, want: badName},
+		{name: "control prefix with brace", input: PublisherConfig{Client: client, ControlPrefix: "c}"}, want: badName},
+		{name: "prefix with control char", input: PublisherConfig{Client: client, StreamPrefix: "s\x00"}, want: badName},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pub, err := NewPublisher(tt.input, nil)
+			require.Error(t, err)
+			assert.Nil(t, pub)
+			for _, want := range tt.want {
+				assert.ErrorIs(t, err, want)
+			}
+		})
+	}
+}
+
+func TestPublisherConfigDefaults(t *testing.T) {
+	client := unusedClient(t)
+	pub, err := NewPublisher(PublisherConfig{Client: client}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = pub.Close() })
+	got := pub.config
+
+	assert.Equal(t, DefaultMarshaler{}, got.Marshaler)
+	assert.Equal(t, DefaultPartitionCount, got.DefaultPartitionCount)
+	assert.Equal(t, HashPartitioner{}, got.Partitioner)
+	assert.NotNil(t, got.PartitionKey)
+	assert.Equal(t, DefaultMaxLen, got.MaxLen)
+	assert.False(t, got.ExactMaxLen)
+	assert.Equal(t, DefaultPartitionRefreshInterval, got.PartitionRefreshInterval)
+	assert.Equal(t, keys.Space{Stream: DefaultStreamPrefix, Control: DefaultControlPrefix}, pub.space)
+
+	uncapped, err := NewPublisher(PublisherConfig{Client: client, MaxLen: -1}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = uncapped.Close() })
+	assert.Equal(t, int64(-1), uncapped.config.MaxLen, "-1 disables the cap")
+	assert.Zero(t, uncapped.xaddArgs("s", nil).MaxLen)
+}
+
+func routeMsg(md message.Metadata) *message.Message {
+	msg := message.NewMessage("uuid", []byte("payload"))
+	for k, v := range md {
+		msg.Metadata.Set(k, v)
+	}
+	return msg
+}
+
+func TestRouteForcedPartition(t *testing.T) {
+	pub := newTestPublisher(t, PublisherConfig{Client: unusedClient(t)})
+	tests := []struct {
+		name  string
+		input string // x-force-partition-id
+		want  int
+	}{
+		{name: "3 of 8", input: "3", want: 3},
+		{name: "first", input: "0", want: 0},
+		{name: "last", input: "7", want: 7},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := pub.route("orders", 8, routeMsg(message.Metadata{
+				ForcePartitionMetadata: tt.input,
+				PartitionKeyMetadata:   "ignored-when-forced",
+			}))
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestRouteForcedPartitionOutOfRange(t *testing.T) {
+	pub := newTestPublisher(t, PublisherConfig{Client: unusedClient(t)})
+	tests := []struct {
+		name  string
+		input string
+		want  error
+	}{
+		{name: "equal to partition count", input: "8", want: ErrPartitionOutOfRange},
+		{name: "negative", input: "-1", want: ErrPartitionOutOfRange},
+		{name: "not a number", input: "abc", want: ErrPartitionOutOfRange},
+		{name: "float", input: "3.0", want: ErrPartitionOutOfRange},
+		{name: "leading space", input: " 3", want: ErrPartitionOutOfRange},
+		{name: "overflows int", input: "99999999999999999999999", want: ErrPartitionOutOfRange},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := pub.route("orders", 8, routeMsg(message.Metadata{ForcePartitionMetadata: tt.input}))
+			require.ErrorIs(t, err, tt.want)
+			var pe *PartitionError
+			require.ErrorAs(t, err, &pe)
+			assert.Equal(t, "orders", pe.Topic)
+		})
+	}
+}
+
+func TestRoutePartitionerOutOfRange(t *testing.T) {
+	tests := []struct {
+		name  string
+		input int // what the partitioner returns for 8 partitions
+		want  error
+	}{
+		{name: "partition count", input: 8, want: ErrPartitionOutOfRange},
+		{name: "far above", input: 1000, want: ErrPartitionOutOfRange},
+		{name: "negative", input: -1, want: ErrPartitionOutOfRange},
+		{name: "in range", input: 7, want: nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pub := newTestPublisher(t, PublisherConfig{
+				Client:      unusedClient(t),
+				Partitioner: PartitionerFunc(func(string, int) int { return tt.input }),
+			})
+			got, err := pub.route("orders", 8, routeMsg(nil))
+			if tt.want == nil {
+				require.NoError(t, err)
+				assert.Equal(t, tt.input, got)
+				return
+			}
+			require.ErrorIs(t, err, tt.want)
+			var pe *PartitionError
+			require.ErrorAs(t, err, &pe)
+			assert.Equal(t, tt.input, pe.Partition)
+			assert.Equal(t, "orders", pe.Topic)
+		})
+	}
+}
+
+func TestRoutePartitionKey(t *testing.T) {
+	pub := newTestPublisher(t, PublisherConfig{Client: unusedClient(t)})
+	tests := []struct {
+		name  string
+		input string // partition_key
+		n     int
+	}{
+		{name: "customer key over 8", input: "customer-42", n: 8},
+		{name: "unicode key over 12", input: "клиент-7", n: 12},
+		{name: "one partition", input: "k", n: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			want := partition.KafkaPartition([]byte(tt.input), tt.n)
+			for range 20 {
+				got, err := pub.route("orders", tt.n, routeMsg(message.Metadata{PartitionKeyMetadata: tt.input}))
+				require.NoError(t, err)
+				assert.Equal(t, want, got)
+			}
+		})
+	}
+
+	t.Run("different keys spread", func(t *testing.T) {
+		seen := map[int]bool{}
+		for i := range 100 {
+			got, err := pub.route("orders", 8, routeMsg(message.Metadata{PartitionKeyMetadata: "key-" + string(rune('a'+i%26)) + string(rune('a'+i/26))}))
+			require.NoError(t, err)
+			seen[got] = true
+		}
+		assert.Len(t, seen, 8)
+	})
+
+	t.Run("custom PartitionKey", func(t *testing.T) {
+		custom := newTestPublisher(t, PublisherConfig{
+			Client:       unusedClient(t),
+			PartitionKey: func(_ string, msg *message.Message) string { return string(msg.Payload) },
+		})
+		got, err := custom.route("orders", 8, routeMsg(message.Metadata{PartitionKeyMetadata: "not-this"}))
+		require.NoError(t, err)
+		assert.Equal(t, partition.KafkaPartition([]byte("payload"), 8), got)
+	})
+}

@@ -1,0 +1,274 @@
+package streamq
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/ThreeDotsLabs/watermill-redisstream/pkg/redisstream"
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// asRedisEntry converts XADD values the way a Redis round trip does: go-redis writes a
+// string or []byte as its bytes and nil as an empty bulk string, and XREAD returns every
+// value as a string.
+func asRedisEntry(t testing.TB, values map[string]any) map[string]any {
+	t.Helper()
+	out := make(map[string]any, len(values))
+	for k, v := range values {
+		switch v := v.(type) {
+		case string:
+			out[k] = v
+		case []byte:
+			out[k] = string(v)
+		case nil:
+			out[k] = ""
+		default:
+			t.Fatalf("field %q: unexpected value type %T", k, v)
+		}
+	}
+	return out
+}
+
+// assertSameMessage compares UUID, payload and metadata; a nil and an empty metadata map
+// are the same (an entry cannot tell them apart).
+func assertSameMessage(t testing.TB, want, got *message.Message) {
+	t.Helper()
+	assert.Equal(t, want.UUID, got.UUID)
+	assert.True(t, bytes.Equal(want.Payload, got.Payload), "payload %q, want %q", got.Payload, want.Payload)
+	if len(want.Metadata) == 0 {
+		assert.Empty(t, got.Metadata)
+	} else {
+		assert.Equal(t, want.Metadata, got.Metadata)
+	}
+}
+
+func allBytes() []byte {
+	b := make([]byte, 0, 256+4)
+	for i := range 256 {
+		b = append(b, byte(i))
+	}
+	return append(b, 0, 0, 0, 0)
+}
+
+func newMsg(uuid string, payload []byte, md message.Metadata) *message.Message {
+	msg := message.NewMessage(uuid, payload)
+	msg.Metadata = md
+	return msg
+}
+
+var marshalerCases = []struct {
+	name  string
+	input *message.Message
+}{
+	{name: "empty payload", input: newMsg("u-empty", []byte{}, message.Metadata{"k": "v"})},
+	{name: "nil payload", input: newMsg("u-nil-payload", nil, nil)},
+	{name: "all byte values and NULs", input: newMsg("u-binary", allBytes(), message.Metadata{"bin": "\x00\xff\x00"})},
+	{name: "only NULs", input: newMsg("u-nuls", []byte{0, 0, 0}, nil)},
+	{name: "nil metadata", input: newMsg("u-nil-md", []byte("hello"), nil)},
+	{name: "empty metadata", input: newMsg("u-empty-md", []byte("hello"), message.Metadata{})},
+	{name: "unicode and empty metadata values", input: newMsg("u-unicode", []byte("ünïcödé ✓"), message.Metadata{
+		"ключ":          "значение",
+		"emoji 🔑":       "🚀🚀",
+		"empty":         "",
+		"":              "empty key",
+		"partition_key": "用户-42",
+	})},
+	{name: "long metadata value", input: newMsg("u-long", []byte("x"), message.Metadata{"long": string(bytes.Repeat([]byte("ab"), 40_000))})},
+}
+
+func TestMarshalerRoundTrip(t *testing.T) {
+	for _, tt := range marshalerCases {
+		t.Run(tt.name, func(t *testing.T) {
+			values, err := DefaultMarshaler{}.Marshal("topic", tt.input)
+			require.NoError(t, err)
+			assert.ElementsMatch(t, []string{UUIDField, MetadataField, PayloadField}, keysOf(values))
+
+			got, err := DefaultMarshaler{}.Unmarshal(asRedisEntry(t, values))
+			require.NoError(t, err)
+			assertSameMessage(t, tt.input, got)
+			assert.NotPanics(t, func() { got.Metadata.Set("added", "later") }, "metadata must be a usable map")
+		})
+	}
+}
+
+func keysOf(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func TestMarshalerRejectsReservedMetadataKey(t *testing.T) {
+	msg := newMsg("u", []byte("p"), message.Metadata{UUIDField: "other-uuid"})
+	_, err := DefaultMarshaler{}.Marshal("topic", msg)
+	require.ErrorIs(t, err, ErrReservedMetadata)
+}
+
+func mustMsgpack(t testing.TB, v any) string {
+	t.Helper()
+	b, err := msgpack.Marshal(v)
+	require.NoError(t, err)
+	return string(b)
+}
+
+func TestUnmarshalRejectsMalformedEntries(t *testing.T) {
+	validMD := mustMsgpack(t, map[string]string{"k": "v"})
+	tests := []struct {
+		name  string
+		input map[string]any
+		want  error
+	}{
+		{name: "missing uuid", input: map[string]any{PayloadField: "p", MetadataField: validMD}, want: ErrMalformedEntry},
+		{name: "empty uuid", input: map[string]any{UUIDField: "", PayloadField: "p"}, want: ErrMalformedEntry},
+		{name: "uuid not a string", input: map[string]any{UUIDField: []byte("u"), PayloadField: "p"}, want: ErrMalformedEntry},
+		{name: "missing payload", input: map[string]any{UUIDField: "u", MetadataField: validMD}, want: ErrMalformedEntry},
+		{name: "no fields", input: map[string]any{}, want: ErrMalformedEntry},
+		{name: "nil map", input: nil, want: ErrMalformedEntry},
+		{name: "metadata not msgpack", input: map[string]any{UUIDField: "u", PayloadField: "p", MetadataField: "not msgpack"}, want: ErrMalformedEntry},
+		{name: "metadata msgpack array", input: map[string]any{UUIDField: "u", PayloadField: "p", MetadataField: mustMsgpack(t, []string{"k", "v"})}, want: ErrMalformedEntry},
+		{name: "metadata msgpack string", input: map[string]any{UUIDField: "u", PayloadField: "p", MetadataField: mustMsgpack(t, "k=v")}, want: ErrMalformedEntry},
+		{name: "metadata map of ints", input: map[string]any{UUIDField: "u", PayloadField: "p", MetadataField: mustMsgpack(t, map[string]int{"k": 1})}, want: ErrMalformedEntry},
+		{name: "metadata truncated", input: map[string]any{UUIDField: "u", PayloadField: "p", MetadataField: validMD[:len(validMD)-1]}, want: ErrMalformedEntry},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			msg, err := DefaultMarshaler{}.Unmarshal(tt.input)
+			require.ErrorIs(t, err, tt.want)
+			assert.Nil(t, msg)
+		})
+	}
+}
+
+// TestUnmarshalMsgpackNilMetadata: a metadata field holding msgpack nil (0xc0) must decode to
+// empty, usable metadata (a nil map would make msg.Metadata.Set panic in a handler).
+func TestUnmarshalMsgpackNilMetadata(t *testing.T) {
+	msg, err := DefaultMarshaler{}.Unmarshal(map[string]any{UUIDField: "u", PayloadField: "p", MetadataField: "\xc0"})
+	require.NoError(t, err)
+	assert.NotNil(t, msg.Metadata)
+	assert.NotPanics(t, func() { msg.Metadata.Set("k", "v") })
+}
+
+// The real watermill-redisstream marshaller (pkg/redisstream/marshaller.go, v1.4.5): entries
+// written by either side must be read by the other.
+func TestUnmarshalReadsWatermillRedisstreamEntries(t *testing.T) {
+	for _, tt := range marshalerCases {
+		t.Run(tt.name, func(t *testing.T) {
+			values, err := redisstream.DefaultMarshallerUnmarshaller{}.Marshal("topic", tt.input)
+			require.NoError(t, err)
+			got, err := DefaultMarshaler{}.Unmarshal(asRedisEntry(t, values))
+			require.NoError(t, err)
+			assertSameMessage(t, tt.input, got)
+		})
+	}
+}
+
+func TestMarshalerOutputReadByWatermillRedisstream(t *testing.T) {
+	for _, tt := range marshalerCases {
+		t.Run(tt.name, func(t *testing.T) {
+			values, err := DefaultMarshaler{}.Marshal("topic", tt.input)
+			require.NoError(t, err)
+			got, err := redisstream.DefaultMarshallerUnmarshaller{}.Unmarshal(asRedisEntry(t, values))
+			require.NoError(t, err)
+			assertSameMessage(t, tt.input, got)
+		})
+	}
+}
+
+func TestMarshalerSameFieldsAsWatermillRedisstream(t *testing.T) {
+	msg := newMsg("u", []byte("payload"), message.Metadata{"one": "1"})
+	ours, err := DefaultMarshaler{}.Marshal("topic", msg)
+	require.NoError(t, err)
+	theirs, err := redisstream.DefaultMarshallerUnmarshaller{}.Marshal("topic", msg)
+	require.NoError(t, err)
+	// One metadata key, so map order cannot differ: the entries are byte-identical.
+	assert.Equal(t, asRedisEntry(t, theirs), asRedisEntry(t, ours))
+	assert.Equal(t, redisstream.UUIDHeaderKey, UUIDField)
+}
+
+// FuzzUnmarshal feeds arbitrary entries to Unmarshal: it must never panic, must fail only
+// with ErrMalformedEntry, and whatever it accepts must survive Marshal and Unmarshal again.
+// fields is a bit set of the fields present: 1 uuid, 2 payload, 4 metadata.
+func FuzzUnmarshal(f *testing.F) {
+	valid, err := msgpack.Marshal(map[string]string{"k": "v", "partition_key": "42"})
+	require.NoError(f, err)
+	array, err := msgpack.Marshal([]string{"k", "v"})
+	require.NoError(f, err)
+	f.Add("uuid-1", "payload", string(valid), uint8(7))
+	f.Add("uuid-2", "", "", uint8(7))
+	f.Add("uuid-3", "\x00\xff\x00", "\x80", uint8(7))
+	f.Add("uuid-4", "p", "garbage \xff\xfe", uint8(7))
+	f.Add("uuid-5", "p", string(array), uint8(7))
+	f.Add("uuid-6", "p", "\xc0", uint8(7))
+	f.Add("uuid-7", "p", "\x81\xa1k", uint8(7))
+	f.Add("uuid-8", "p", "\x81\xb7_watermill_message_uuid\xa1x", uint8(7))
+	f.Add("", "p", "", uint8(7))
+	f.Add("uuid-9", "p", string(valid), uint8(1))
+	f.Add("uuid-10", "p", string(valid), uint8(6))
+	f.Add("uuid-11", "p", string(valid), uint8(3))
+	f.Add("uuid-12", "p", "", uint8(0))
+
+	f.Fuzz(func(t *testing.T, uuid, payload, metadata string, fields uint8) {
+		values := map[string]any{}
+		if fields&1 != 0 {
+			values[UUIDField] = uuid
+		}
+		if fields&2 != 0 {
+			values[PayloadField] = payload
+		}
+		if fields&4 != 0 {
+			values[MetadataField] = metadata
+		}
+		msg, err := DefaultMarshaler{}.Unmarshal(values)
+		if err != nil {
+			require.ErrorIs(t, err, ErrMalformedEntry)
+			require.Nil(t, msg)
+			return
+		}
+		require.Equal(t, uuid, msg.UUID)
+		require.Equal(t, payload, string(msg.Payload))
+
+		out, err := DefaultMarshaler{}.Marshal("topic", msg)
+		if msg.Metadata.Get(UUIDField) != "" {
+			// Accepted on read but reserved on write, as in watermill-redisstream.
+			require.ErrorIs(t, err, ErrReservedMetadata)
+			return
+		}
+		require.NoError(t, err)
+		back, err := DefaultMarshaler{}.Unmarshal(asRedisEntry(t, out))
+		require.NoError(t, err)
+		assertSameMessage(t, msg, back)
+	})
+}
+
+func benchMessage() *message.Message {
+	return newMsg("0d7b4a56-6e2f-4d0e-9a53-7f1c2b9e4a10", bytes.Repeat([]byte{0xab}, 64),
+		message.Metadata{"partition_key": "customer-1234", "trace_id": "4bf92f3577b34da6a3ce929d0e0e4736"})
+}
+
+func BenchmarkMarshal(b *testing.B) {
+	msg := benchMessage()
+	var m DefaultMarshaler
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := m.Marshal("topic", msg); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkUnmarshal(b *testing.B) {
+	values, err := DefaultMarshaler{}.Marshal("topic", benchMessage())
+	require.NoError(b, err)
+	entry := asRedisEntry(b, values)
+	var m DefaultMarshaler
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := m.Unmarshal(entry); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
