@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Runs Watermill's unmodified universal suite with a RestartServiceCommand (TestReconnect
+# restarts the test's redis-server twice under load), built without -race.
+#
+# Watermill v1.5.1's TestReconnect collects published messages in a goroutine with no
+# synchronisation (pubsub/tests/test_pubsub.go:1086, read at :1120). When the subscriber
+# delivers the last message before that goroutine appended it, the test reports
+# "received: 10000, sent: 9999 ... missing: [], extra [<id>]": nothing is lost, the harness
+# just read its list too early. Only that exact symptom is retried, once; any missing message
+# or other failure fails at once. TestReconnectUnderRace is the same scenario with the
+# harness fixed, run under -race by `make test`.
+set -uo pipefail
+GO=${GO:-go}
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+run() { "$GO" test -count=1 -timeout "${TIMEOUT:-15m}" -run '^TestPubSubReconnect$' . >"$log" 2>&1; }
+
+harness_race_only() {
+  grep -q 'missing: \[\], extra \[' "$log" &&
+    ! grep -E -- '--- FAIL' "$log" | grep -v -E 'TestPubSubReconnect(/TestReconnect(/[0-9a-f-]+)?)? ' | grep -q . &&
+    ! grep -q 'missing: \[[^]]' "$log"
+}
+
+for attempt in 1 2; do
+  if run; then
+    grep -E '^(ok|PASS)' "$log" | tail -1
+    echo "upstream TestReconnect: passed (attempt $attempt)"
+    exit 0
+  fi
+  if [ "$attempt" = 1 ] && harness_race_only; then
+    echo "upstream TestReconnect: the harness read its published list before the last append (known watermill v1.5.1 race; nothing missing); running once more"
+    continue
+  fi
+  grep -v -E '^(publishing message|cannot publish|error on publish|\[watermill\])' "$log" | tail -60
+  exit 1
+done
