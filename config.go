@@ -55,6 +55,11 @@ const (
 	DefaultCloseTimeout = 5 * time.Second
 	// DefaultGroupStartID makes a new group read a partition from its beginning.
 	DefaultGroupStartID = "0-0"
+	// DefaultRetryMoverInterval is the longest the mover of an owned partition waits before
+	// looking at its retry and delay sets (it wakes sooner for retries it scheduled itself).
+	DefaultRetryMoverInterval = time.Second
+	// DefaultRetryMoverBatch is the most due items one mover step appends.
+	DefaultRetryMoverBatch = 100
 )
 
 // ErrInvalidConfig wraps every configuration error returned by NewPublisher and NewSubscriber.
@@ -140,6 +145,19 @@ type SubscriberConfig struct {
 	Client redis.UniversalClient
 	// Unmarshaler turns stream entries into messages. Optional; default DefaultMarshaler.
 	Unmarshaler Unmarshaler
+	// Marshaler writes retries of nacked messages. Optional; default DefaultMarshaler.
+	// Dead letters are always written in DefaultMarshaler's format, so DLQ tools can read them.
+	Marshaler Marshaler
+	// RetryPolicy decides the retries of nacked messages. Optional; default
+	// DefaultRetryPolicy() (5 retries, 1 s doubling to 60 s). Then the message goes to the
+	// partition's dead-letter queue.
+	RetryPolicy RetryPolicy
+	// RetryMoverInterval is the longest an owned partition's mover waits before appending due
+	// retries and delayed messages. Optional; default DefaultRetryMoverInterval.
+	RetryMoverInterval time.Duration
+	// RetryMoverBatch is the most due items appended in one step. Optional; default
+	// DefaultRetryMoverBatch.
+	RetryMoverBatch int
 	// StreamPrefix prefixes stream keys. Optional; default DefaultStreamPrefix.
 	StreamPrefix string
 	// ControlPrefix prefixes control keys. Optional; default DefaultControlPrefix.
@@ -213,6 +231,14 @@ func (c *SubscriberConfig) setDefaults() {
 	if c.Unmarshaler == nil {
 		c.Unmarshaler = DefaultMarshaler{}
 	}
+	if c.Marshaler == nil {
+		c.Marshaler = DefaultMarshaler{}
+	}
+	if c.RetryPolicy == nil {
+		c.RetryPolicy = DefaultRetryPolicy()
+	}
+	setDefault(&c.RetryMoverInterval, DefaultRetryMoverInterval)
+	setDefault(&c.RetryMoverBatch, DefaultRetryMoverBatch)
 	setDefault(&c.DefaultPartitionCount, DefaultPartitionCount)
 	setDefault(&c.PartitionRefreshInterval, DefaultPartitionRefreshInterval)
 	setDefault(&c.ConsumerGroup, DefaultConsumerGroup)
@@ -252,6 +278,7 @@ func (c SubscriberConfig) Validate() error {
 		positive("ClaimBatchSize", c.ClaimBatchSize),
 		positive("MaxInFlightPerPartition", c.MaxInFlightPerPartition),
 		positive("AckBatchSize", c.AckBatchSize),
+		positive("RetryMoverBatch", c.RetryMoverBatch),
 		notNegative("MaxLeasedPartitions", c.MaxLeasedPartitions),
 		notNegative("MaxInFlight", c.MaxInFlight),
 		checkFilter(c.PartitionModulo, c.PartitionRemainder),
@@ -262,6 +289,7 @@ func (c SubscriberConfig) Validate() error {
 		"RebalanceInterval": c.RebalanceInterval, "PendingScanInterval": c.PendingScanInterval,
 		"ClaimIdle": c.ClaimIdle, "AckFlushInterval": c.AckFlushInterval,
 		"CloseTimeout": c.CloseTimeout, "PartitionRefreshInterval": c.PartitionRefreshInterval,
+		"RetryMoverInterval": c.RetryMoverInterval,
 	} {
 		errs = append(errs, durationPositive(name, d))
 	}

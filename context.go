@@ -11,6 +11,9 @@ const (
 	deliveryCountKey
 	groupKey
 	consumerKey
+	retryCountKey
+	originalIDKey
+	lastErrorKey
 )
 
 // TopicFromCtx returns the topic of a delivered message.
@@ -34,6 +37,17 @@ func ConsumerGroupFromCtx(ctx context.Context) (string, bool) { return get[strin
 // ConsumerFromCtx returns the consumer (member) name that received a message.
 func ConsumerFromCtx(ctx context.Context) (string, bool) { return get[string](ctx, consumerKey) }
 
+// RetryCountFromCtx returns how many times a delivered message has been retried (0 on its
+// first delivery).
+func RetryCountFromCtx(ctx context.Context) (int, bool) { return get[int](ctx, retryCountKey) }
+
+// OriginalIDFromCtx returns the stream id of the message's first entry: its own id unless it
+// is a retry or a replay.
+func OriginalIDFromCtx(ctx context.Context) (string, bool) { return get[string](ctx, originalIDKey) }
+
+// LastErrorFromCtx returns the reason of the message's last failure, when it was retried.
+func LastErrorFromCtx(ctx context.Context) (string, bool) { return get[string](ctx, lastErrorKey) }
+
 func get[T any](ctx context.Context, k ctxKey) (T, bool) {
 	v, ok := ctx.Value(k).(T)
 	return v, ok
@@ -41,7 +55,8 @@ func get[T any](ctx context.Context, k ctxKey) (T, bool) {
 
 type delivery struct {
 	topic, streamID, group, consumer string
-	partition                        int
+	originalID, lastError            string
+	partition, retries               int
 	count                            int64
 }
 
@@ -51,5 +66,10 @@ func (d delivery) context(parent context.Context) context.Context {
 	ctx = context.WithValue(ctx, streamIDKey, d.streamID)
 	ctx = context.WithValue(ctx, deliveryCountKey, d.count)
 	ctx = context.WithValue(ctx, groupKey, d.group)
+	ctx = context.WithValue(ctx, retryCountKey, d.retries)
+	ctx = context.WithValue(ctx, originalIDKey, d.originalID)
+	if d.lastError != "" {
+		ctx = context.WithValue(ctx, lastErrorKey, d.lastError)
+	}
 	return context.WithValue(ctx, consumerKey, d.consumer)
 }

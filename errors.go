@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/streamq-dev/streamq/internal/codec"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/stream"
 )
@@ -19,9 +20,9 @@ var (
 	// ErrPartitionOutOfRange reports an x-force-partition-id outside the topic's partitions.
 	ErrPartitionOutOfRange = errors.New("partition out of range")
 	// ErrReservedMetadata reports a message whose metadata uses a key the marshaler reserves.
-	ErrReservedMetadata = errors.New("reserved metadata key")
+	ErrReservedMetadata = codec.ErrReserved
 	// ErrMalformedEntry reports a stream entry that cannot be decoded into a message.
-	ErrMalformedEntry = errors.New("malformed stream entry")
+	ErrMalformedEntry = codec.ErrMalformed
 	// ErrLeaseLost reports that this member no longer owns a partition's lease: another member
 	// has taken the partition over and this one stopped delivering from it.
 	ErrLeaseLost = stream.ErrLeaseLost

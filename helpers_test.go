@@ -23,6 +23,8 @@ func fastSub(client redis.UniversalClient, group string) SubscriberConfig {
 		ClaimIdle:           3 * time.Second,
 		BlockTime:           50 * time.Millisecond,
 		CloseTimeout:        2 * time.Second,
+		RetryPolicy:         ExponentialBackoff{Attempts: -1}, // nacks retry at once, for ever
+		RetryMoverInterval:  100 * time.Millisecond,
 	}
 }
 

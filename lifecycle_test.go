@@ -93,7 +93,7 @@ func TestSubscribeContextCancelClosesOnlyThatSubscription(t *testing.T) {
 	require.NoError(t, sub.Close())
 }
 
-func TestMalformedEntrySkippedAndCounted(t *testing.T) {
+func TestMalformedEntryDeadLetteredAndCounted(t *testing.T) {
 	_, client := startRedis(t)
 	ctx := context.Background()
 	logger := watermill.NewCaptureLogger()
@@ -130,6 +130,12 @@ func TestMalformedEntrySkippedAndCounted(t *testing.T) {
 		t.Fatal("subscription stuck after malformed entries")
 	}
 	assert.Equal(t, int64(2), sub.Stats().Malformed)
+	dead, err := client.XRange(ctx, keys.New("", "").DLQ(topic, 0), "-", "+").Result()
+	require.NoError(t, err)
+	require.Len(t, dead, 2, "both bad entries are in the partition's DLQ")
+	assert.Contains(t, dead[0].Values["reason"], "malformed entry")
+	assert.Contains(t, dead[0].Values["raw"], "one field")
+	assert.Equal(t, "0", dead[0].Values["partitionId"])
 	logged := 0
 	for _, c := range logger.Captured()[watermill.ErrorLogLevel] {
 		if errors.Is(c.Err, ErrMalformedEntry) {

@@ -6,18 +6,22 @@ import (
 	"regexp"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
+	"github.com/ThreeDotsLabs/watermill/components/delay"
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/streamq-dev/streamq/internal/codec"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/partition"
+	"github.com/streamq-dev/streamq/internal/retry"
 )
 
 // ForcePartitionMetadata forces a message onto a partition (decimal index). An index outside
 // the topic's partitions is an ErrPartitionOutOfRange, never a silent modulo.
-const ForcePartitionMetadata = "x-force-partition-id"
+const ForcePartitionMetadata = codec.HeaderForcePartition
 
 var streamIDPattern = regexp.MustCompile(`^\d+-\d+$`)
 
@@ -63,7 +67,7 @@ func (p *Publisher) Publish(topic string, msgs ...*message.Message) error {
 	if p.closed {
 		return ErrPublisherClosed
 	}
-	if err := keys.ValidateName("topic", topic); err != nil {
+	if err := validateTopic(topic); err != nil {
 		return err
 	}
 	if len(msgs) == 0 {
@@ -75,15 +79,27 @@ func (p *Publisher) Publish(topic string, msgs ...*message.Message) error {
 	if err != nil {
 		return fmt.Errorf("publish to %q: %w", topic, err)
 	}
-	args, err := p.appendArgs(topic, n, msgs)
+	writes, err := p.appendArgs(topic, n, msgs)
 	if err != nil {
 		return err
 	}
-	return p.send(ctx, topic, args, msgs)
+	return p.send(ctx, topic, writes, msgs)
 }
 
-func (p *Publisher) appendArgs(topic string, n int, msgs []*message.Message) ([]*redis.XAddArgs, error) {
-	args := make([]*redis.XAddArgs, len(msgs))
+// write is one message's append, or its parking in the delay set when it is delayed.
+type write struct {
+	xadd *redis.XAddArgs
+	park *parked
+}
+
+type parked struct {
+	zset, items, id string
+	due             time.Time
+	item            retry.Item
+}
+
+func (p *Publisher) appendArgs(topic string, n int, msgs []*message.Message) ([]write, error) {
+	writes := make([]write, len(msgs))
 	for i, msg := range msgs {
 		part, err := p.route(topic, n, msg)
 		if err != nil {
@@ -93,9 +109,41 @@ func (p *Publisher) appendArgs(topic string, n int, msgs []*message.Message) ([]
 		if err != nil {
 			return nil, fmt.Errorf("marshal message %s: %w", msg.UUID, err)
 		}
-		args[i] = p.xaddArgs(p.space.PartitionStream(topic, part), values)
+		if due, ok := delayedUntil(msg); ok {
+			writes[i].park, err = p.parkArgs(topic, part, due, values)
+			if err != nil {
+				return nil, fmt.Errorf("delay message %s: %w", msg.UUID, err)
+			}
+			continue
+		}
+		writes[i].xadd = p.xaddArgs(p.space.PartitionStream(topic, part), values)
 	}
-	return args, nil
+	return writes, nil
+}
+
+func (p *Publisher) parkArgs(topic string, part int, due time.Time, values map[string]any) (*parked, error) {
+	item, err := retry.NewItem(topic, part, 0, -1, "", "", values)
+	if err != nil {
+		return nil, err
+	}
+	return &parked{zset: p.space.Delay(topic, part), items: p.space.DelayItems(topic, part),
+		id: watermill.NewUUID(), due: due, item: item}, nil
+}
+
+// delayedUntil reads Watermill's delay metadata (components/delay): the message is parked
+// when it is due later than now.
+func delayedUntil(msg *message.Message) (time.Time, bool) {
+	if v := msg.Metadata.Get(delay.DelayedUntilKey); v != "" {
+		if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+			return t, time.Until(t) > retry.DirectThreshold
+		}
+	}
+	if v := msg.Metadata.Get(delay.DelayedForKey); v != "" {
+		if d, err := time.ParseDuration(v); err == nil && d > retry.DirectThreshold {
+			return time.Now().Add(d), true
+		}
+	}
+	return time.Time{}, false
 }
 
 // route picks the partition: x-force-partition-id when set, else the partitioner.
@@ -128,17 +176,37 @@ func (p *Publisher) xaddArgs(stream string, values map[string]any) *redis.XAddAr
 	return a
 }
 
-func (p *Publisher) send(ctx context.Context, topic string, args []*redis.XAddArgs, msgs []*message.Message) error {
-	cmds := make([]*redis.StringCmd, len(args))
+func (p *Publisher) send(ctx context.Context, topic string, writes []write, msgs []*message.Message) error {
+	if err := p.loadScripts(ctx, writes); err != nil {
+		return err
+	}
+	cmds := make([]redis.Cmder, len(writes))
 	_, _ = p.config.Client.Pipelined(ctx, func(pipe redis.Pipeliner) error {
-		for i, a := range args {
-			cmds[i] = pipe.XAdd(ctx, a)
+		for i, w := range writes {
+			if w.park != nil {
+				cmds[i], _ = retry.ParkCmd(ctx, pipe, w.park.zset, w.park.items, w.park.id, w.park.due, w.park.item)
+				continue
+			}
+			cmds[i] = pipe.XAdd(ctx, w.xadd)
 		}
 		return nil
 	})
 	for i, c := range cmds {
 		if err := c.Err(); err != nil {
 			return fmt.Errorf("publish message %s to %q: %w", msgs[i].UUID, topic, err)
+		}
+	}
+	return nil
+}
+
+// loadScripts caches the delay script on the server before a pipeline uses it by SHA.
+func (p *Publisher) loadScripts(ctx context.Context, writes []write) error {
+	for _, w := range writes {
+		if w.park != nil {
+			if err := retry.LoadScripts(ctx, p.config.Client); err != nil {
+				return fmt.Errorf("publish: %w", err)
+			}
+			return nil
 		}
 	}
 	return nil

@@ -48,7 +48,7 @@ func (sub *subscription) rebalance(ctx context.Context) error {
 
 // refreshPartitions re-reads the partition count and creates the group on new partitions.
 func (sub *subscription) refreshPartitions(ctx context.Context) (int, error) {
-	n, _, err := sub.s.reg.Count(ctx, sub.topic)
+	n, _, err := sub.s.reg.Count(ctx, sub.view.topic)
 	if err != nil {
 		return 0, err
 	}
@@ -56,7 +56,7 @@ func (sub *subscription) refreshPartitions(ctx context.Context) (int, error) {
 	old := sub.parts
 	sub.mu.Unlock()
 	if n > old {
-		if err := sub.s.createGroups(ctx, sub.topic, old, n); err != nil {
+		if err := sub.s.createGroups(ctx, sub.view, old, n); err != nil {
 			return 0, err
 		}
 		if old > 0 {
@@ -75,7 +75,7 @@ func (sub *subscription) owners(ctx context.Context, n int, live []lease.Member)
 	cmds := make([]*redis.StringCmd, n)
 	_, err := sub.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i := range cmds {
-			cmds[i] = p.Get(ctx, sub.s.space.Lease(sub.topic, i, sub.cfg.ConsumerGroup))
+			cmds[i] = p.Get(ctx, sub.view.lease(i, sub.cfg.ConsumerGroup))
 		}
 		return nil
 	})
@@ -125,7 +125,7 @@ func (sub *subscription) take(ctx context.Context, mine []int, current []string)
 		if sub.hasWorker(p) || (current[p] != "" && current[p] != sub.member) {
 			continue
 		}
-		ok, err := sub.leases.Acquire(ctx, sub.s.space.Lease(sub.topic, p, sub.cfg.ConsumerGroup))
+		ok, err := sub.leases.Acquire(ctx, sub.view.lease(p, sub.cfg.ConsumerGroup))
 		if err != nil {
 			return err
 		}

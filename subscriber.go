@@ -63,17 +63,18 @@ func NewSubscriber(config SubscriberConfig, logger watermill.LoggerAdapter) (*Su
 // ctx is done or the Subscriber is closed. Subscribe is safe for concurrent use; several
 // subscriptions to one topic act as separate members of the group.
 func (s *Subscriber) Subscribe(ctx context.Context, topic string) (<-chan *message.Message, error) {
-	if err := keys.ValidateName("topic", topic); err != nil {
+	v, err := newView(s.space, topic)
+	if err != nil {
 		return nil, err
 	}
 	if err := s.add(); err != nil {
 		return nil, err
 	}
-	if _, err := s.initialize(ctx, topic); err != nil {
+	if _, err := s.initialize(ctx, v); err != nil {
 		s.wg.Done()
 		return nil, err
 	}
-	sub := s.newTrackedSubscription(ctx, topic)
+	sub := s.newTrackedSubscription(ctx, v)
 	go func() {
 		defer s.wg.Done()
 		sub.run()
@@ -86,28 +87,29 @@ func (s *Subscriber) Subscribe(ctx context.Context, topic string) (<-chan *messa
 // consumer group on every partition, so messages published before the first Subscribe are
 // kept for the group.
 func (s *Subscriber) SubscribeInitialize(topic string) error {
-	if err := keys.ValidateName("topic", topic); err != nil {
+	v, err := newView(s.space, topic)
+	if err != nil {
 		return err
 	}
-	_, err := s.initialize(context.Background(), topic)
+	_, err = s.initialize(context.Background(), v)
 	return err
 }
 
-func (s *Subscriber) initialize(ctx context.Context, topic string) (int, error) {
-	n, err := s.reg.Register(ctx, topic, s.config.DefaultPartitionCount)
+func (s *Subscriber) initialize(ctx context.Context, v view) (int, error) {
+	n, err := s.reg.Register(ctx, v.topic, s.config.DefaultPartitionCount)
 	if err != nil {
 		return 0, err
 	}
-	return n, s.createGroups(ctx, topic, 0, n)
+	return n, s.createGroups(ctx, v, 0, n)
 }
 
-func (s *Subscriber) createGroups(ctx context.Context, topic string, from, to int) error {
+func (s *Subscriber) createGroups(ctx context.Context, v view, from, to int) error {
 	streams := make([]string, 0, to-from)
 	for p := from; p < to; p++ {
-		streams = append(streams, s.space.PartitionStream(topic, p))
+		streams = append(streams, v.stream(p))
 	}
 	if err := stream.CreateGroups(ctx, s.config.Client, streams, s.config.ConsumerGroup, s.config.GroupStartID); err != nil {
-		return fmt.Errorf("subscribe to %q: %w", topic, err)
+		return fmt.Errorf("subscribe to %q: %w", v.name, err)
 	}
 	return nil
 }
@@ -139,10 +141,10 @@ func (s *Subscriber) memberName(topic string) string {
 	return name
 }
 
-func (s *Subscriber) newTrackedSubscription(ctx context.Context, topic string) *subscription {
+func (s *Subscriber) newTrackedSubscription(ctx context.Context, v view) *subscription {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sub := newSubscription(ctx, s, topic, s.memberName(topic))
+	sub := newSubscription(ctx, s, v, s.memberName(v.name))
 	s.subs[sub] = struct{}{}
 	return sub
 }
@@ -186,20 +188,21 @@ func (s *Subscriber) crash() {
 
 // SubscriberStats are counters of one Subscriber since it was created.
 type SubscriberStats struct {
-	Delivered, Acked, Nacked, Malformed, LeasesLost int64
+	Delivered, Acked, Nacked, Malformed, DeadLettered, LeasesLost int64
 }
 
 type counters struct {
-	delivered, acked, nacked, malformed, leasesLost atomic.Int64
+	delivered, acked, nacked, malformed, deadLettered, leasesLost atomic.Int64
 }
 
 // Stats returns the Subscriber's counters. Safe for concurrent use.
 func (s *Subscriber) Stats() SubscriberStats {
 	return SubscriberStats{
-		Delivered:  s.stats.delivered.Load(),
-		Acked:      s.stats.acked.Load(),
-		Nacked:     s.stats.nacked.Load(),
-		Malformed:  s.stats.malformed.Load(),
-		LeasesLost: s.stats.leasesLost.Load(),
+		Delivered:    s.stats.delivered.Load(),
+		Acked:        s.stats.acked.Load(),
+		Nacked:       s.stats.nacked.Load(),
+		Malformed:    s.stats.malformed.Load(),
+		DeadLettered: s.stats.deadLettered.Load(),
+		LeasesLost:   s.stats.leasesLost.Load(),
 	}
 }

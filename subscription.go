@@ -25,7 +25,8 @@ type subscription struct {
 	cfg     *SubscriberConfig
 	rdb     redis.UniversalClient
 	logger  watermill.LoggerAdapter
-	topic   string
+	topic   string // as subscribed
+	view    view
 	member  string
 	leases  *lease.Leases
 	members *lease.Membership
@@ -45,8 +46,10 @@ type subscription struct {
 	workerWG sync.WaitGroup
 }
 
-func newSubscription(ctx context.Context, s *Subscriber, topic, member string) *subscription {
+func newSubscription(ctx context.Context, s *Subscriber, v view, member string) *subscription {
 	cfg := &s.config
+	topic := v.name
+	membersKey, capsKey := v.members(cfg.ConsumerGroup)
 	self := lease.Member{Name: member, Modulo: cfg.PartitionModulo, Remainder: cfg.PartitionRemainder, MaxLeased: cfg.MaxLeasedPartitions}
 	sub := &subscription{
 		s:        s,
@@ -54,9 +57,10 @@ func newSubscription(ctx context.Context, s *Subscriber, topic, member string) *
 		rdb:      cfg.Client,
 		logger:   s.logger.With(watermill.LogFields{"topic": topic, "consumer": member}),
 		topic:    topic,
+		view:     v,
 		member:   member,
 		leases:   lease.New(cfg.Client, member+"#"+watermill.NewShortUUID(), cfg.LeaseTTL),
-		members:  lease.NewMembership(cfg.Client, s.space.Members(topic, cfg.ConsumerGroup), s.space.MemberCaps(topic, cfg.ConsumerGroup), self, cfg.LeaseTTL),
+		members:  lease.NewMembership(cfg.Client, membersKey, capsKey, self, cfg.LeaseTTL),
 		out:      make(chan *message.Message),
 		ctx:      ctx,
 		stopping: make(chan struct{}),

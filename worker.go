@@ -22,6 +22,7 @@ type worker struct {
 	leaseKey string
 	fetch    *fetcher
 	acks     *acker
+	mover    *mover
 
 	mu        sync.Mutex
 	queue     []entry
@@ -53,8 +54,8 @@ func (sub *subscription) startWorker(p int) {
 	w := &worker{
 		sub:       sub,
 		p:         p,
-		stream:    sub.s.space.PartitionStream(sub.topic, p),
-		leaseKey:  sub.s.space.Lease(sub.topic, p, sub.cfg.ConsumerGroup),
+		stream:    sub.view.stream(p),
+		leaseKey:  sub.view.lease(p, sub.cfg.ConsumerGroup),
 		known:     map[string]struct{}{},
 		renewedAt: time.Now(),
 		notify:    make(chan struct{}, 1),
@@ -65,6 +66,7 @@ func (sub *subscription) startWorker(p int) {
 	w.ctx, w.cancelCtx = context.WithCancel(context.WithoutCancel(sub.ctx))
 	w.msgCtx, w.cancelMsgs = context.WithCancel(sub.ctx)
 	w.acks = newAcker(w)
+	w.mover = newMover(w)
 	w.fetch = sub.fetcherFor(p)
 	sub.mu.Lock()
 	sub.workers[p] = w
@@ -72,6 +74,7 @@ func (sub *subscription) startWorker(p int) {
 	sub.mu.Unlock()
 	sub.logger.Debug("Partition acquired", watermill.LogFields{"partition": p})
 	go w.acks.loop()
+	go w.mover.loop()
 	go w.run()
 }
 
@@ -285,21 +288,29 @@ const (
 	stopped
 )
 
-// handle delivers one entry until it is acked, or the worker stops. A nack delivers it again.
+// handle delivers one entry until it is acked, retried, dead-lettered, or the worker stops.
 func (w *worker) handle(e entry) {
 	msg, err := w.sub.cfg.Unmarshaler.Unmarshal(e.values)
 	if err != nil {
-		w.setAside(e, err)
+		w.poison(e, err)
+		return
+	}
+	if g := msg.Metadata.Get(RetryGroupMetadata); g != "" && g != w.sub.cfg.ConsumerGroup && !w.sub.view.dlq {
+		w.acks.add(e.id) // another group's retry
 		return
 	}
 	for count := e.count; ; count++ {
-		switch w.deliver(msg, e.id, count) {
+		m, out := w.deliver(msg, e.id, count)
+		switch out {
 		case acked:
 			w.sub.s.stats.acked.Add(1)
-			w.acks.add(e.id)
+			w.onAck(m, e)
 			return
 		case nacked:
 			w.sub.s.stats.nacked.Add(1)
+			if w.onNack(msg, m, e) {
+				return
+			}
 		case stopped:
 			return
 		}
@@ -307,39 +318,32 @@ func (w *worker) handle(e entry) {
 }
 
 // deliver sends one copy of msg to the output channel and waits for its Ack or Nack.
-func (w *worker) deliver(msg *message.Message, id string, count int64) outcome {
+func (w *worker) deliver(msg *message.Message, id string, count int64) (*message.Message, outcome) {
 	m := msg.Copy()
 	ctx, cancel := context.WithCancel(w.msgCtx)
 	defer cancel()
 	m.SetContext(delivery{
 		topic: w.sub.topic, partition: w.p, streamID: id, count: count,
 		group: w.sub.cfg.ConsumerGroup, consumer: w.sub.member,
+		retries: retryCount(msg.Metadata), originalID: firstNonEmpty(msg.Metadata.Get(OriginalIDMetadata), id),
+		lastError: msg.Metadata.Get(LastErrorMetadata),
 	}.context(ctx))
 	select {
 	case w.sub.out <- m:
 		w.sub.s.stats.delivered.Add(1)
 	case <-w.stop:
-		return stopped
+		return m, stopped
 	case <-w.msgCtx.Done():
-		return stopped
+		return m, stopped
 	}
 	select {
 	case <-m.Acked():
-		return acked
+		return m, acked
 	case <-m.Nacked():
-		return nacked
+		return m, nacked
 	case <-w.msgCtx.Done():
-		return stopped
+		return m, stopped
 	}
-}
-
-// setAside acknowledges an entry that cannot be decoded, so it never blocks the partition;
-// it stays in the stream for inspection.
-func (w *worker) setAside(e entry, cause error) {
-	w.sub.s.stats.malformed.Add(1)
-	w.sub.logger.Error("Malformed stream entry set aside (acked, kept in the stream)", cause,
-		watermill.LogFields{"partition": w.p, "stream_id": e.id, "stream": w.stream})
-	w.acks.add(e.id)
 }
 
 // shutdown stops the worker. Graceful: wait up to CloseTimeout for in-flight messages,
@@ -358,6 +362,7 @@ func (w *worker) doShutdown(graceful bool) {
 		w.cancelMsgs()
 	}
 	w.drainHandlers()
+	w.mover.close()
 	w.acks.close()
 	if graceful {
 		ctx, cancel := sub.bgCtx()

@@ -55,6 +55,20 @@ func (s Space) Retry(t string, p int, g string) string {
 	return s.Control + ":retry:" + Tag(t, p) + ":" + g
 }
 
+// RetryItems is the hash of retry items beside Retry.
+func (s Space) RetryItems(t string, p int, g string) string { return s.Retry(t, p, g) + ":items" }
+
+// DelayItems is the hash of delayed items beside Delay.
+func (s Space) DelayItems(t string, p int) string { return s.Delay(t, p) + ":items" }
+
+// DLQLease is the lease key of partition p's DLQ when group g consumes it as a topic.
+func (s Space) DLQLease(t string, p int, g string) string {
+	return s.Control + ":dlqlease:" + Tag(t, p) + ":" + g
+}
+
+// DLQMembers is the membership zset of group g consuming the DLQ of topic t.
+func (s Space) DLQMembers(t, g string) string { return s.Control + ":dlqmembers:{" + t + "}:" + g }
+
 // Delay is the publish-time delay zset of partition p.
 func (s Space) Delay(t string, p int) string { return s.Control + ":delay:" + Tag(t, p) }
 

@@ -1,0 +1,74 @@
+// Package codec is the default stream-entry format of streamq, shared with
+// watermill-redisstream: "_watermill_message_uuid", "metadata" (a msgpack map of strings,
+// absent or empty when there is none) and "payload" (raw bytes).
+package codec
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// Field names of the default format.
+const (
+	UUIDField     = "_watermill_message_uuid"
+	MetadataField = "metadata"
+	PayloadField  = "payload"
+)
+
+// ErrMalformed reports an entry that is not in the default format.
+var ErrMalformed = errors.New("malformed stream entry")
+
+// ErrReserved reports metadata using a key the format reserves.
+var ErrReserved = errors.New("reserved metadata key")
+
+// Encode returns the stream fields of a message.
+func Encode(uuid string, md map[string]string, payload []byte) (map[string]any, error) {
+	if _, ok := md[UUIDField]; ok && md[UUIDField] != "" {
+		return nil, fmt.Errorf("%w: %q holds the message UUID", ErrReserved, UUIDField)
+	}
+	var raw []byte
+	if len(md) > 0 {
+		var err error
+		if raw, err = msgpack.Marshal(md); err != nil {
+			return nil, fmt.Errorf("marshal metadata of message %s: %w", uuid, err)
+		}
+	}
+	return map[string]any{UUIDField: uuid, MetadataField: raw, PayloadField: payload}, nil
+}
+
+// Decode reads a message's UUID, metadata (never nil) and payload from stream fields as Redis
+// returns them (strings).
+func Decode(values map[string]any) (uuid string, md map[string]string, payload string, err error) {
+	uuid, ok := values[UUIDField].(string)
+	if !ok || uuid == "" {
+		return "", nil, "", fmt.Errorf("%w: no %s field", ErrMalformed, UUIDField)
+	}
+	payload, ok = values[PayloadField].(string)
+	if !ok {
+		return "", nil, "", fmt.Errorf("%w: message %s has no %s field", ErrMalformed, uuid, PayloadField)
+	}
+	md = map[string]string{}
+	if raw, _ := values[MetadataField].(string); raw != "" {
+		if err := decodeMetadata(raw, &md); err != nil {
+			return "", nil, "", fmt.Errorf("%w: metadata of message %s: %w", ErrMalformed, uuid, err)
+		}
+	}
+	return uuid, md, payload, nil
+}
+
+func decodeMetadata(raw string, into *map[string]string) error {
+	r := strings.NewReader(raw)
+	if err := msgpack.NewDecoder(r).Decode(into); err != nil {
+		return err
+	}
+	if r.Len() > 0 {
+		return fmt.Errorf("%d bytes after the metadata map", r.Len())
+	}
+	if *into == nil {
+		*into = map[string]string{}
+	}
+	return nil
+}

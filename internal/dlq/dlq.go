@@ -1,0 +1,140 @@
+// Package dlq writes, reads, replays and deletes dead letters. Each partition has its own DLQ
+// stream in the partition's hash slot, so a dead letter is written in the same script that
+// acks the original, and replayed in the same script that appends it back.
+package dlq
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Fields of a DLQ entry besides the Watermill message fields (the seed's names).
+const (
+	FieldOriginalTopic     = "originalTopic"
+	FieldTimestamp         = "timestamp"
+	FieldFailedAt          = "failedAt"
+	FieldRetryCount        = "retryCount"
+	FieldPartitionID       = "partitionId"
+	FieldHeaders           = "headers"
+	FieldOriginalMessageID = "originalMessageId"
+	FieldMaxRetries        = "maxRetries"
+	FieldReason            = "reason"
+	FieldGroup             = "group"
+	FieldOriginalStreamID  = "originalStreamId"
+	FieldRaw               = "raw"
+)
+
+// ErrLeaseLost is returned when the caller's lease token no longer owns the partition.
+var ErrLeaseLost = errors.New("partition lease lost")
+
+var (
+	//go:embed lua/deadletter.lua
+	deadletterSrc string
+	//go:embed lua/replay.lua
+	replaySrc string
+
+	deadletterScript = redis.NewScript(deadletterSrc)
+	replayScript     = redis.NewScript(replaySrc)
+)
+
+// Record is one dead letter as the seed describes it.
+type Record struct {
+	OriginalTopic     string
+	Partition         int
+	OriginalMessageID string // first stream id of the message
+	OriginalStreamID  string // stream id of the failed delivery
+	RetryCount        int
+	MaxRetries        int
+	Timestamp         time.Time // when the message was first published, when known
+	FailedAt          time.Time
+	Reason            string
+	Group             string
+	Headers           string         // JSON of the message metadata
+	Message           map[string]any // the message's stream fields (uuid, metadata, payload)
+	Raw               string         // JSON of an undecodable entry's fields
+}
+
+// Fields returns the DLQ entry's field, value pairs.
+func (r Record) Fields() []any {
+	out := []any{
+		FieldOriginalTopic, r.OriginalTopic,
+		FieldPartitionID, strconv.Itoa(r.Partition),
+		FieldOriginalMessageID, r.OriginalMessageID,
+		FieldOriginalStreamID, r.OriginalStreamID,
+		FieldRetryCount, strconv.Itoa(r.RetryCount),
+		FieldMaxRetries, strconv.Itoa(r.MaxRetries),
+		FieldTimestamp, strconv.FormatInt(r.Timestamp.UnixMilli(), 10),
+		FieldFailedAt, strconv.FormatInt(r.FailedAt.UnixMilli(), 10),
+		FieldReason, r.Reason,
+		FieldGroup, r.Group,
+		FieldHeaders, r.Headers,
+	}
+	if r.Raw != "" {
+		out = append(out, FieldRaw, r.Raw)
+	}
+	for k, v := range r.Message {
+		out = append(out, k, v)
+	}
+	return out
+}
+
+// Fence is the lease a fenced step checks.
+type Fence struct{ Key, Token string }
+
+// Add writes r to dlqStream and acks id of stream for group, in one fenced script.
+func Add(ctx context.Context, rdb redis.Scripter, f Fence, stream, dlqStream, group, id string, r Record) (string, error) {
+	args := append([]any{f.Token, group, id}, r.Fields()...)
+	res, err := deadletterScript.Run(ctx, rdb, []string{f.Key, stream, dlqStream}, args...).Result()
+	if err != nil {
+		return "", fmt.Errorf("dead-letter %s of %s: %w", id, stream, err)
+	}
+	if n, ok := res.(int64); ok && n < 0 {
+		return "", fmt.Errorf("dead-letter %s of %s: %w", id, stream, ErrLeaseLost)
+	}
+	dlqID, _ := res.(string)
+	return dlqID, nil
+}
+
+// ReplayArgs describes one replay.
+type ReplayArgs struct {
+	DLQStream, Stream string
+	ID                string // DLQ entry id
+	Delete            bool   // XDEL the DLQ entry after appending
+	Fence             *Fence // set when a group consuming the DLQ replays: ack it fenced
+	Group             string // that group
+	Fields            []any  // the entry to append
+}
+
+// ErrNotFound reports a DLQ entry id that does not exist.
+var ErrNotFound = errors.New("dead letter not found")
+
+// Replay appends a.Fields to a.Stream (and acks or deletes the DLQ entry) in one script.
+func Replay(ctx context.Context, rdb redis.Scripter, a ReplayArgs) (string, error) {
+	fenceKey, token := a.DLQStream, ""
+	if a.Fence != nil {
+		fenceKey, token = a.Fence.Key, a.Fence.Token
+	}
+	del := "0"
+	if a.Delete {
+		del = "1"
+	}
+	args := append([]any{a.ID, del, token, a.Group}, a.Fields...)
+	res, err := replayScript.Run(ctx, rdb, []string{a.DLQStream, a.Stream, fenceKey}, args...).Result()
+	if err != nil {
+		return "", fmt.Errorf("replay %s of %s: %w", a.ID, a.DLQStream, err)
+	}
+	switch n, _ := res.(int64); {
+	case res == int64(0):
+		return "", fmt.Errorf("replay %s of %s: %w", a.ID, a.DLQStream, ErrNotFound)
+	case n < 0:
+		return "", fmt.Errorf("replay %s of %s: %w", a.ID, a.DLQStream, ErrLeaseLost)
+	}
+	id, _ := res.(string)
+	return id, nil
+}

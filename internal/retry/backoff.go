@@ -1,0 +1,50 @@
+// Package retry holds the retry machinery of streamq: backoff arithmetic, the Lua steps that
+// requeue a nacked entry or park it in a group's retry set (each acking the original in the
+// same script), and the mover that appends due items back to their partition.
+package retry
+
+import (
+	"math/rand/v2"
+	"time"
+)
+
+// Exponential returns base * 2^(attempt-1) capped at max, without overflow: attempt <= 0
+// reads as 1, and a cap below base gives base. jitter in [0, 1] spreads the result down by up
+// to that fraction (0: none).
+func Exponential(base, max time.Duration, attempt int, jitter float64) time.Duration {
+	if base <= 0 {
+		return 0
+	}
+	if max < base {
+		max = base
+	}
+	if attempt < 1 {
+		attempt = 1
+	}
+	d := base
+	for i := 1; i < attempt && d < max; i++ {
+		if d > max/2 {
+			d = max
+			break
+		}
+		d *= 2
+	}
+	d = min(d, max)
+	if jitter > 0 {
+		d -= time.Duration(rand.Float64() * min(jitter, 1) * float64(d))
+	}
+	return d
+}
+
+// Cap is the effective number of retries: the smaller of the message's and the policy's, a
+// negative value meaning unlimited on either side.
+func Cap(message, policy int) int {
+	switch {
+	case message < 0:
+		return policy
+	case policy < 0:
+		return message
+	default:
+		return min(message, policy)
+	}
+}

@@ -1,0 +1,14 @@
+-- requeue.lua: append a retry of an entry to its partition and ack the original, atomically.
+-- KEYS[1] lease key of the partition for the group (fence)
+-- KEYS[2] partition stream
+-- ARGV[1] owner token
+-- ARGV[2] consumer group
+-- ARGV[3] id of the entry being retried
+-- ARGV[4..] field, value pairs of the retry entry
+-- returns the new entry id, or -1 when the caller no longer holds the lease
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return -1
+end
+local id = redis.call('XADD', KEYS[2], '*', unpack(ARGV, 4))
+redis.call('XACK', KEYS[2], ARGV[2], ARGV[3])
+return id

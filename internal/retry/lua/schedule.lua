@@ -1,0 +1,20 @@
+-- schedule.lua: park a retry in the group's retry set until due, and ack the original,
+-- atomically.
+-- KEYS[1] lease key of the partition for the group (fence)
+-- KEYS[2] partition stream
+-- KEYS[3] retry zset of the group (streaming:mq:retry:{T:p:I}:G): item id -> due ms
+-- KEYS[4] retry items hash beside it: item id -> msgpack item
+-- ARGV[1] owner token
+-- ARGV[2] consumer group
+-- ARGV[3] id of the entry being retried
+-- ARGV[4] item id
+-- ARGV[5] due time, unix ms
+-- ARGV[6] msgpack item
+-- returns 1, or -1 when the caller no longer holds the lease
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return -1
+end
+redis.call('HSET', KEYS[4], ARGV[4], ARGV[6])
+redis.call('ZADD', KEYS[3], ARGV[5], ARGV[4])
+redis.call('XACK', KEYS[2], ARGV[2], ARGV[3])
+return 1

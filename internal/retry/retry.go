@@ -1,0 +1,166 @@
+package retry
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// DirectThreshold is the longest backoff that re-adds a retry to the partition at once
+// instead of parking it in the retry set.
+const DirectThreshold = 50 * time.Millisecond
+
+// ErrLeaseLost is returned when the caller's lease token no longer owns the partition.
+var ErrLeaseLost = errors.New("partition lease lost")
+
+var (
+	//go:embed lua/requeue.lua
+	requeueSrc string
+	//go:embed lua/schedule.lua
+	scheduleSrc string
+	//go:embed lua/park.lua
+	parkSrc string
+	//go:embed lua/move.lua
+	moveSrc string
+
+	requeueScript  = redis.NewScript(requeueSrc)
+	scheduleScript = redis.NewScript(scheduleSrc)
+	parkScript     = redis.NewScript(parkSrc)
+	moveScript     = redis.NewScript(moveSrc)
+)
+
+// Fence is the lease a fenced step checks: the lease key and the caller's token.
+type Fence struct{ Key, Token string }
+
+// Requeue appends fields as a new entry of stream and acks id for group, in one script.
+func Requeue(ctx context.Context, rdb redis.Scripter, f Fence, stream, group, id string, fields []string) (string, error) {
+	args := make([]any, 0, 3+len(fields))
+	args = append(args, f.Token, group, id)
+	for _, s := range fields {
+		args = append(args, s)
+	}
+	res, err := requeueScript.Run(ctx, rdb, []string{f.Key, stream}, args...).Result()
+	if err != nil {
+		return "", fmt.Errorf("requeue %s on %s: %w", id, stream, err)
+	}
+	if n, ok := res.(int64); ok && n < 0 {
+		return "", fmt.Errorf("requeue %s on %s: %w", id, stream, ErrLeaseLost)
+	}
+	newID, _ := res.(string)
+	return newID, nil
+}
+
+// Schedule parks item in the group's retry set until due and acks id, in one script.
+func Schedule(ctx context.Context, rdb redis.Scripter, f Fence, stream, zset, items, group, id, itemID string, due time.Time, item Item) error {
+	blob, err := item.Encode()
+	if err != nil {
+		return err
+	}
+	n, err := scheduleScript.Run(ctx, rdb, []string{f.Key, stream, zset, items},
+		f.Token, group, id, itemID, due.UnixMilli(), blob).Int()
+	if err != nil {
+		return fmt.Errorf("schedule retry of %s on %s: %w", id, stream, err)
+	}
+	if n < 0 {
+		return fmt.Errorf("schedule retry of %s on %s: %w", id, stream, ErrLeaseLost)
+	}
+	return nil
+}
+
+// ParkCmd queues, on pipe, parking item in a delay set until due.
+func ParkCmd(ctx context.Context, pipe redis.Pipeliner, zset, items, itemID string, due time.Time, item Item) (*redis.Cmd, error) {
+	blob, err := item.Encode()
+	if err != nil {
+		return nil, err
+	}
+	return parkScript.EvalSha(ctx, pipe, []string{zset, items}, itemID, due.UnixMilli(), blob), nil
+}
+
+// LoadScripts loads the scripts used inside pipelines (EVALSHA needs them cached).
+func LoadScripts(ctx context.Context, rdb redis.Scripter) error {
+	if err := parkScript.Load(ctx, rdb).Err(); err != nil {
+		return fmt.Errorf("load park script: %w", err)
+	}
+	return nil
+}
+
+// IsNoScript reports whether err says a script was not cached (NOSCRIPT).
+func IsNoScript(err error) bool { return redis.HasErrorPrefix(err, "NOSCRIPT") }
+
+// Moved is what one move round did.
+type Moved struct {
+	Moved, Dropped int
+	NextDue        time.Time // zero when the set is empty
+	HandedBack     []Handed  // items for another partition, still in the set
+}
+
+// Handed is an item the mover could not append to its own partition.
+type Handed struct {
+	ID   string
+	Item Item
+	Err  error // set when the blob could not be decoded
+}
+
+// Set names a retry or delay set of one partition and where its items go.
+type Set struct {
+	ZSet, Items, Stream string
+	Partition           int
+	MaxLen              int64
+	Approx              bool
+}
+
+// Move appends up to limit due items of set to its stream, fenced by f.
+func Move(ctx context.Context, rdb redis.Scripter, f Fence, set Set, limit int) (Moved, error) {
+	approx := "0"
+	if set.Approx {
+		approx = "1"
+	}
+	res, err := moveScript.Run(ctx, rdb, []string{f.Key, set.ZSet, set.Items, set.Stream},
+		f.Token, set.Partition, limit, set.MaxLen, approx).Result()
+	if err != nil {
+		return Moved{}, fmt.Errorf("move due items of %s: %w", set.ZSet, err)
+	}
+	return parseMoved(res, set.ZSet)
+}
+
+func parseMoved(res any, zset string) (Moved, error) {
+	if n, ok := res.(int64); ok && n < 0 {
+		return Moved{}, fmt.Errorf("move due items of %s: %w", zset, ErrLeaseLost)
+	}
+	arr, ok := res.([]any)
+	if !ok || len(arr) != 4 {
+		return Moved{}, fmt.Errorf("move due items of %s: unexpected reply %v", zset, res)
+	}
+	m := Moved{}
+	moved, _ := arr[0].(int64)
+	dropped, _ := arr[1].(int64)
+	m.Moved, m.Dropped = int(moved), int(dropped)
+	if next, _ := arr[2].(int64); next >= 0 {
+		m.NextDue = time.UnixMilli(next)
+	}
+	back, _ := arr[3].([]any)
+	for i := 0; i+1 < len(back); i += 2 {
+		id, _ := back[i].(string)
+		blob, _ := back[i+1].(string)
+		it, err := DecodeItem(blob)
+		m.HandedBack = append(m.HandedBack, Handed{ID: id, Item: it, Err: err})
+	}
+	return m, nil
+}
+
+// Forget removes item id from a set (after it was appended elsewhere).
+func Forget(ctx context.Context, rdb redis.UniversalClient, set Set, id string) error {
+	_, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.ZRem(ctx, set.ZSet, id)
+		p.HDel(ctx, set.Items, id)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("forget item %s of %s: %w", id, set.ZSet, err)
+	}
+	return nil
+}

@@ -1,0 +1,141 @@
+package streamq
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill/message"
+
+	"github.com/streamq-dev/streamq/internal/codec"
+	"github.com/streamq-dev/streamq/internal/retry"
+)
+
+// Metadata streamq writes on retried and dead-lettered messages, and reads from handlers.
+const (
+	// RetryCountMetadata is how many times the message was retried (absent on first delivery).
+	RetryCountMetadata = codec.HeaderRetryCount
+	// OriginalIDMetadata is the stream id of the message's first entry.
+	OriginalIDMetadata = codec.HeaderOriginalID
+	// MaxRetriesMetadata caps the retries of one message (min with the RetryPolicy's).
+	MaxRetriesMetadata = codec.HeaderMaxRetries
+	// LastErrorMetadata is the reason of the last failure (see FailureMiddleware).
+	LastErrorMetadata = codec.HeaderLastError
+	// RetryGroupMetadata marks a retry entry: only this consumer group delivers it.
+	RetryGroupMetadata = codec.HeaderRetryGroup
+	// DeadLetterMetadata asks for the message to go to the DLQ when nacked (see DeadLetter).
+	DeadLetterMetadata = codec.HeaderDeadLetter
+	// ReplayMetadata asks for a message consumed from a DLQ topic to be replayed to its
+	// original partition when acked (see Replay).
+	ReplayMetadata = codec.HeaderReplay
+	// ReplayedFromMetadata is set on a replayed message: the DLQ entry id it came from.
+	ReplayedFromMetadata = codec.HeaderReplayedFrom
+)
+
+// Defaults of the built-in retry policy.
+const (
+	DefaultRetryBase    = time.Second
+	DefaultRetryMax     = 60 * time.Second
+	DefaultRetryAttempt = 5
+)
+
+// RetryPolicy decides how often and how late a nacked message is retried.
+type RetryPolicy interface {
+	// MaxAttempts is how many retries a message gets before it is dead-lettered; negative
+	// means retry for ever.
+	MaxAttempts() int
+	// NextBackoff is the wait before retry number attempt (1 for the first retry).
+	NextBackoff(attempt int) time.Duration
+}
+
+// ExponentialBackoff is the built-in RetryPolicy: Base * 2^(attempt-1), capped at Max
+// (saturating, never overflowing), with optional Jitter.
+type ExponentialBackoff struct {
+	// Base is the first backoff. Zero retries at once.
+	Base time.Duration
+	// Max caps the backoff; below Base it is Base.
+	Max time.Duration
+	// Attempts is the number of retries; negative retries for ever.
+	Attempts int
+	// Jitter in [0, 1] lowers each backoff by a random fraction up to it. 0: none.
+	Jitter float64
+}
+
+// DefaultRetryPolicy retries 5 times, after 1 s, 2 s, 4 s, 8 s and 16 s (capped at 60 s).
+func DefaultRetryPolicy() ExponentialBackoff {
+	return ExponentialBackoff{Base: DefaultRetryBase, Max: DefaultRetryMax, Attempts: DefaultRetryAttempt}
+}
+
+// MaxAttempts implements RetryPolicy.
+func (e ExponentialBackoff) MaxAttempts() int { return e.Attempts }
+
+// NextBackoff implements RetryPolicy.
+func (e ExponentialBackoff) NextBackoff(attempt int) time.Duration {
+	return retry.Exponential(e.Base, e.Max, attempt, e.Jitter)
+}
+
+// ErrDeadLettered wraps the error returned by DeadLetter, so a handler can return it and the
+// Router nacks the message straight into the DLQ.
+var ErrDeadLettered = errors.New("dead-lettered")
+
+// DeadLetter marks msg to go to the dead-letter queue when it is nacked, skipping any retries
+// left, with reason recorded. It returns an error wrapping ErrDeadLettered and reason, to be
+// returned from a Router handler:
+//
+//	if !valid(order) {
+//		return streamq.DeadLetter(msg, fmt.Errorf("invalid order %q", order.ID))
+//	}
+//
+// Under middleware.Retry, exclude it with ShouldRetry: !errors.Is(err, streamq.ErrDeadLettered).
+func DeadLetter(msg *message.Message, reason error) error {
+	text := "dead-lettered by handler"
+	if reason != nil {
+		text = reason.Error()
+	}
+	msg.Metadata.Set(DeadLetterMetadata, text)
+	return fmt.Errorf("%w: %w", ErrDeadLettered, reason)
+}
+
+// Replay marks msg, consumed from a DLQTopic, to be appended back to its original partition
+// when it is acked (the seed's RETRY result). The DLQ entry stays in the DLQ.
+func Replay(msg *message.Message) { msg.Metadata.Set(ReplayMetadata, "true") }
+
+// FailureMiddleware records a failing handler's error in the message (LastErrorMetadata), so
+// the retry and the dead letter carry the reason, and dead-letters at once the errors for
+// which terminal returns true (nil: none). Put it outside middleware.Retry, so it sees the
+// error that is left after the in-process retries.
+func FailureMiddleware(terminal func(error) bool) message.HandlerMiddleware {
+	return func(h message.HandlerFunc) message.HandlerFunc {
+		return func(msg *message.Message) ([]*message.Message, error) {
+			out, err := h(msg)
+			if err != nil {
+				msg.Metadata.Set(LastErrorMetadata, err.Error())
+				if terminal != nil && terminal(err) && msg.Metadata.Get(DeadLetterMetadata) == "" {
+					msg.Metadata.Set(DeadLetterMetadata, err.Error())
+				}
+			}
+			return out, err
+		}
+	}
+}
+
+// retryCount reads RetryCountMetadata; missing or bad reads as 0.
+func retryCount(md message.Metadata) int {
+	n, err := strconv.Atoi(md.Get(RetryCountMetadata))
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
+}
+
+// maxRetries is the effective retry cap of a message: min(x-max-retries, policy).
+func maxRetries(md message.Metadata, policy RetryPolicy) int {
+	msgCap := -1
+	if v := md.Get(MaxRetriesMetadata); v != "" {
+		if n, err := strconv.Atoi(v); err == nil {
+			msgCap = n
+		}
+	}
+	return retry.Cap(msgCap, policy.MaxAttempts())
+}
