@@ -231,7 +231,9 @@ func (w *worker) pause(d time.Duration) bool {
 	}
 }
 
-func (w *worker) fence() retry.Fence { return retry.Fence{Key: w.leaseKey, Token: w.sub.leases.Token()} }
+func (w *worker) fence() retry.Fence {
+	return retry.Fence{Key: w.leaseKey, Token: w.sub.leases.Token()}
+}
 
 // stepCtx bounds one Redis step of a handler goroutine; it outlives the worker's stop so a
 // retry decided during a drain still lands.

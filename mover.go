@@ -137,4 +137,3 @@ func (sub *subscription) partitions() int {
 	defer sub.mu.Unlock()
 	return max(sub.parts, 1)
 }
-
