@@ -1,0 +1,86 @@
+// Package admin operates streamq topics, consumer groups and dead-letter queues: the
+// operations Watermill does not model. It is a thin layer over the same internals the
+// Publisher and Subscriber use, so it reads and writes exactly their keys.
+//
+// Every method takes a context, is safe for concurrent use, and reports an unknown topic with
+// ErrTopicNotFound rather than an empty result.
+package admin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/partition"
+)
+
+var (
+	// ErrTopicNotFound reports a topic that is not registered.
+	ErrTopicNotFound = errors.New("topic not found")
+	// ErrEntryNotFound reports a stream or DLQ entry id that does not exist.
+	ErrEntryNotFound = errors.New("entry not found")
+	// ErrInvalidArgument reports a bad argument (partition out of range, bad id).
+	ErrInvalidArgument = errors.New("invalid argument")
+)
+
+// Options configures an Admin. Zero values mean the library defaults.
+type Options struct {
+	// StreamPrefix and ControlPrefix must match the Publisher's and Subscriber's.
+	StreamPrefix, ControlPrefix string
+}
+
+// Admin runs operations on one Redis (single node, Sentinel or Cluster).
+type Admin struct {
+	rdb   redis.UniversalClient
+	space keys.Space
+	reg   *partition.Registry
+}
+
+// New returns an Admin over client. It never closes client.
+func New(client redis.UniversalClient, opts Options) (*Admin, error) {
+	if client == nil {
+		return nil, fmt.Errorf("%w: client is required", ErrInvalidArgument)
+	}
+	space := keys.New(opts.StreamPrefix, opts.ControlPrefix)
+	return &Admin{rdb: client, space: space, reg: partition.NewRegistry(client, space)}, nil
+}
+
+// ListTopics returns the registered topics.
+func (a *Admin) ListTopics(ctx context.Context) ([]string, error) {
+	topics, err := a.rdb.SMembers(ctx, a.space.Registry()).Result()
+	if err != nil {
+		return nil, fmt.Errorf("list topics: %w", err)
+	}
+	return topics, nil
+}
+
+// partitions returns a registered topic's partition count, or ErrTopicNotFound.
+func (a *Admin) partitions(ctx context.Context, topic string) (int, error) {
+	if err := keys.ValidateName("topic", topic); err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+	}
+	n, exists, err := a.reg.Count(ctx, topic)
+	if err != nil {
+		return 0, err
+	}
+	if !exists {
+		ok, err := a.rdb.SIsMember(ctx, a.space.Registry(), topic).Result()
+		if err != nil {
+			return 0, fmt.Errorf("read registry: %w", err)
+		}
+		if !ok {
+			return 0, fmt.Errorf("%w: %q", ErrTopicNotFound, topic)
+		}
+	}
+	return n, nil
+}
+
+func (a *Admin) checkPartition(topic string, p, n int) error {
+	if p < 0 || p >= n {
+		return fmt.Errorf("%w: partition %d of %q (it has %d)", ErrInvalidArgument, p, topic, n)
+	}
+	return nil
+}
