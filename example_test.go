@@ -1,0 +1,86 @@
+package streamq_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill"
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/streamq-dev/streamq"
+)
+
+// A keyed publish to a partitioned topic, consumed in order by one group member. The example
+// runs on an embedded miniredis; use any Redis, Sentinel or Cluster client instead.
+func Example() {
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer client.Close()
+
+	pub, err := streamq.NewPublisher(streamq.PublisherConfig{Client: client, DefaultPartitionCount: 8}, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer pub.Close()
+	sub, err := streamq.NewSubscriber(streamq.SubscriberConfig{
+		Client:        client,
+		ConsumerGroup: "payments",
+		BlockTime:     10 * time.Millisecond,
+	}, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer sub.Close()
+
+	messages, err := sub.Subscribe(context.Background(), "orders")
+	if err != nil {
+		panic(err)
+	}
+	for i := 1; i <= 3; i++ {
+		msg := message.NewMessage(watermill.NewUUID(), []byte(fmt.Sprintf("order %d", i)))
+		msg.Metadata.Set(streamq.PartitionKeyMetadata, "customer-42")
+		if err := pub.Publish("orders", msg); err != nil {
+			panic(err)
+		}
+	}
+	for i := 0; i < 3; i++ {
+		msg := <-messages
+		partition, _ := streamq.PartitionFromCtx(msg.Context())
+		fmt.Printf("%s from partition %d\n", msg.Payload, partition)
+		msg.Ack()
+	}
+	// Output:
+	// order 1 from partition 0
+	// order 2 from partition 0
+	// order 3 from partition 0
+}
+
+// A handler result mapped to streamq's retry and dead-letter handling.
+func ExampleDeadLetter() {
+	handler := func(msg *message.Message) error {
+		if len(msg.Payload) == 0 {
+			// No retry can fix an empty order: straight to the partition's DLQ.
+			return streamq.DeadLetter(msg, fmt.Errorf("empty order"))
+		}
+		return nil // Ack. Any other error: retried with backoff, then dead-lettered.
+	}
+	msg := message.NewMessage(watermill.NewUUID(), nil)
+	fmt.Println(handler(msg))
+	fmt.Println(msg.Metadata.Get(streamq.DeadLetterMetadata))
+	// Output:
+	// dead-lettered: empty order
+	// empty order
+}
+
+// The dead letters of a topic are a topic of their own.
+func ExampleDLQTopic() {
+	fmt.Println(streamq.DLQTopic("orders"))
+	// Output: orders:dlq
+}
