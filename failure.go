@@ -18,13 +18,14 @@ import (
 	"github.com/streamq-dev/streamq/internal/retry"
 )
 
-// onAck acks e, or on a DLQ topic replays it first when the handler asked for it.
-func (w *worker) onAck(m *message.Message, e entry) {
+// onAck acks e, or on a DLQ topic replays it first when the handler asked for it. It returns
+// false when the entry should be delivered again (the replay could not be written).
+func (w *worker) onAck(m *message.Message, e entry) bool {
 	if w.sub.view.dlq && m.Metadata.Get(ReplayMetadata) != "" {
-		w.replay(e)
-		return
+		return w.replay(e)
 	}
 	w.acks.add(e.id)
+	return true
 }
 
 // onNack decides what a nack means: dead letter (asked for, or retries exhausted) or a retry
@@ -34,7 +35,7 @@ func (w *worker) onNack(delivered, m *message.Message, e entry) bool {
 	policy := w.sub.cfg.RetryPolicy
 	retries := retryCount(m.Metadata)
 	if w.sub.view.dlq {
-		return !w.pause(policy.NextBackoff(retries + 1))
+		return w.pause(policy.NextBackoff(retries + 1))
 	}
 	reason := failureReason(m)
 	if asked := m.Metadata.Get(DeadLetterMetadata); asked != "" {
@@ -135,6 +136,7 @@ func (w *worker) deadLetter(m *message.Message, e entry, reason string, retries 
 	headers, _ := json.Marshal(map[string]string(md))
 	rec := w.record(e, reason, retries, maxRetries(m.Metadata, w.sub.cfg.RetryPolicy))
 	rec.OriginalMessageID = firstNonEmpty(m.Metadata.Get(OriginalIDMetadata), e.id)
+	rec.Timestamp = idTime(rec.OriginalMessageID)
 	rec.Headers, rec.Message = string(headers), fields
 	return w.writeDeadLetter(e, rec)
 }
@@ -179,7 +181,7 @@ func (w *worker) writeDeadLetter(e entry, rec dlq.Record) bool {
 }
 
 // replay appends a DLQ entry back to its partition and acks it for this DLQ group.
-func (w *worker) replay(e entry) {
+func (w *worker) replay(e entry) bool {
 	ctx, cancel := w.stepCtx()
 	defer cancel()
 	fields, err := dlq.ReplayFields(e.values, e.id)
@@ -192,11 +194,9 @@ func (w *worker) replay(e entry) {
 	}
 	if errors.Is(err, dlq.ErrNotFound) {
 		w.acks.add(e.id) // deleted from the DLQ meanwhile: nothing to replay
-		return
+		return true
 	}
-	if !w.settled(err, "replay", e) {
-		w.acks.add(e.id)
-	}
+	return w.settled(err, "replay", e)
 }
 
 // settled reports whether a fenced step took effect. A lost lease stops the worker; another
@@ -212,7 +212,7 @@ func (w *worker) settled(err error, step string, e entry) bool {
 	default:
 		w.sub.logger.Error("Could not "+step+" message; it is delivered again", err,
 			watermill.LogFields{"partition": w.p, "stream_id": e.id})
-		return !w.pause(time.Second)
+		return w.pause(time.Second)
 	}
 }
 

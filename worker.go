@@ -304,8 +304,9 @@ func (w *worker) handle(e entry) {
 		switch out {
 		case acked:
 			w.sub.s.stats.acked.Add(1)
-			w.onAck(m, e)
-			return
+			if w.onAck(m, e) {
+				return
+			}
 		case nacked:
 			w.sub.s.stats.nacked.Add(1)
 			if w.onNack(msg, m, e) {

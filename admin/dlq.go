@@ -124,7 +124,7 @@ func (a *Admin) dlqMessage(ctx context.Context, topic string, partition int, id 
 	}
 	msgs, err := a.rdb.XRange(ctx, a.space.DLQ(topic, partition), id, id).Result()
 	if err != nil {
-		if redis.HasErrorPrefix(err, "ERR Invalid stream ID") {
+		if redis.HasErrorPrefix(err, "Invalid stream ID") {
 			return redis.XMessage{}, fmt.Errorf("%w: %q is not a stream id", ErrInvalidArgument, id)
 		}
 		return redis.XMessage{}, fmt.Errorf("read dead letter %s: %w", id, err)
@@ -170,12 +170,19 @@ func (a *Admin) replay(ctx context.Context, topic string, partition int, m redis
 	return id, err
 }
 
-// ReplayAll replays up to limit dead letters of topic (oldest first per partition) for
-// which keep returns true (nil: all), and returns how many it replayed.
+// DefaultReplayLimit bounds ReplayAll when it is given no limit.
+const DefaultReplayLimit = 1000
+
+// ReplayAll replays up to limit dead letters of topic (limit <= 0: DefaultReplayLimit),
+// oldest first per partition, for which keep returns true (nil: all), and returns how many
+// it replayed.
 func (a *Admin) ReplayAll(ctx context.Context, topic string, limit int, keep func(DeadLetter) bool, opts ReplayOptions) (int, error) {
 	n, err := a.partitions(ctx, topic)
 	if err != nil {
 		return 0, err
+	}
+	if limit <= 0 {
+		limit = DefaultReplayLimit
 	}
 	done := 0
 	for p := 0; p < n && done < limit; p++ {
@@ -223,7 +230,7 @@ func (a *Admin) DeleteDeadLetter(ctx context.Context, topic string, partition in
 	}
 	c, err := a.rdb.XDel(ctx, a.space.DLQ(topic, partition), id).Result()
 	if err != nil {
-		if redis.HasErrorPrefix(err, "ERR Invalid stream ID") {
+		if redis.HasErrorPrefix(err, "Invalid stream ID") {
 			return false, nil
 		}
 		return false, fmt.Errorf("delete dead letter %s: %w", id, err)
@@ -231,19 +238,22 @@ func (a *Admin) DeleteDeadLetter(ctx context.Context, topic string, partition in
 	return c > 0, nil
 }
 
-// ClearDLQ deletes every dead letter of topic and returns how many there were.
+// ClearDLQ deletes every dead letter of topic and returns how many it deleted. The DLQ
+// streams and the consumer groups reading them as a DLQTopic stay.
 func (a *Admin) ClearDLQ(ctx context.Context, topic string) (int64, error) {
-	size, err := a.DLQSize(ctx, topic)
+	n, err := a.partitions(ctx, topic)
 	if err != nil {
 		return 0, err
 	}
-	n, _ := a.partitions(ctx, topic)
+	var removed int64
 	for p := 0; p < n; p++ {
-		if err := a.rdb.Del(ctx, a.space.DLQ(topic, p)).Err(); err != nil {
-			return 0, fmt.Errorf("clear DLQ of %q partition %d: %w", topic, p, err)
+		c, err := a.rdb.XTrimMaxLen(ctx, a.space.DLQ(topic, p), 0).Result()
+		if err != nil {
+			return removed, fmt.Errorf("clear DLQ of %q partition %d: %w", topic, p, err)
 		}
+		removed += c
 	}
-	return size, nil
+	return removed, nil
 }
 
 func toDeadLetter(topic string, p int, m redis.XMessage) DeadLetter {

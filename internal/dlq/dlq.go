@@ -51,7 +51,7 @@ type Record struct {
 	OriginalStreamID  string // stream id of the failed delivery
 	RetryCount        int
 	MaxRetries        int
-	Timestamp         time.Time // when the message was first published, when known
+	Timestamp         time.Time // when the message was first published (its original id's time)
 	FailedAt          time.Time
 	Reason            string
 	Group             string
