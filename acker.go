@@ -16,7 +16,7 @@ import (
 type acker struct {
 	w    *worker
 	mu   sync.Mutex
-	ids  []string
+	ids  []stream.Acked
 	kick chan struct{} // cap 1: the first id arrived
 	full chan struct{} // cap 1: a batch is full
 	quit chan struct{}
@@ -33,9 +33,20 @@ func newAcker(w *worker) *acker {
 	}
 }
 
-func (a *acker) add(id string) {
+// add queues the ack of entry id; ref is its offloaded payload's reference ("" when none).
+func (a *acker) add(id, ref string) {
+	w := a.w
+	e := stream.Acked{ID: id, Ref: ref}
+	if w.sub.view.dlq {
+		e.Ref = ""
+	} else {
+		e.AckSet = w.sub.view.space.Acks(w.sub.view.topic, w.p, id)
+		if ref != "" {
+			e.PayloadKey = w.sub.view.space.Payload(w.sub.view.topic, w.p, ref)
+		}
+	}
 	a.mu.Lock()
-	a.ids = append(a.ids, id)
+	a.ids = append(a.ids, e)
 	n := len(a.ids)
 	a.mu.Unlock()
 	if n == 1 {
@@ -53,7 +64,7 @@ func signal(ch chan struct{}) {
 	}
 }
 
-func (a *acker) take() []string {
+func (a *acker) take() []stream.Acked {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	ids := a.ids
@@ -61,7 +72,7 @@ func (a *acker) take() []string {
 	return ids
 }
 
-func (a *acker) putBack(ids []string) {
+func (a *acker) putBack(ids []stream.Acked) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.ids = append(ids, a.ids...)
@@ -102,11 +113,19 @@ func (a *acker) flush(ctx context.Context) {
 		return
 	}
 	w := a.w
-	err := stream.Ack(ctx, w.sub.rdb, w.leaseKey, w.stream, w.sub.leases.Token(), w.sub.cfg.ConsumerGroup, ids)
+	policy := string(w.sub.cfg.AckDeletePolicy)
+	if w.sub.view.dlq {
+		policy = string(AckDeleteNone)
+	}
+	keys := stream.AckKeys{
+		Lease: w.leaseKey, Stream: w.stream, Commit: w.sub.view.commit(w.p),
+		PayloadIndex: w.sub.view.space.PayloadIndex(w.sub.view.topic, w.p),
+	}
+	err := stream.Ack(ctx, w.sub.rdb, keys, w.sub.leases.Token(), w.sub.cfg.ConsumerGroup, policy, w.sub.cfg.AckSetTTL, ids)
 	switch {
 	case err == nil:
-		for _, id := range ids {
-			w.forget(id)
+		for _, e := range ids {
+			w.forget(e.ID)
 		}
 	case errors.Is(err, stream.ErrLeaseLost):
 		w.sub.loseLease(w, err)

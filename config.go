@@ -62,6 +62,30 @@ const (
 	DefaultRetryMoverBatch = 100
 )
 
+// AckDeletePolicy says what happens to a stream entry once it is acked.
+type AckDeletePolicy string
+
+// Ack-delete policies (the seed's ackDeletePolicy).
+const (
+	// AckDeleteNone only acks (XACK): entries stay until retention trims them.
+	AckDeleteNone AckDeletePolicy = "none"
+	// AckDeleteImmediate deletes the entry once this group acks it (XACK then XDEL): for
+	// topics read by a single group.
+	AckDeleteImmediate AckDeletePolicy = "immediate"
+	// AckDeleteAllGroups deletes the entry once every group registered on the stream, live or
+	// not, has acked it.
+	AckDeleteAllGroups AckDeletePolicy = "all-groups-ack"
+)
+
+// DefaultAckSetTTL bounds how long the set of groups that acked an entry is kept.
+const DefaultAckSetTTL = 24 * time.Hour
+
+// DefaultPayloadThreshold is the payload size above which the Publisher offloads it (64 KiB).
+const DefaultPayloadThreshold = 64 * 1024
+
+// DefaultTrimInterval is how often the lease holders of a partition apply time retention.
+const DefaultTrimInterval = time.Minute
+
 // ErrInvalidConfig wraps every configuration error returned by NewPublisher and NewSubscriber.
 var ErrInvalidConfig = errors.New("invalid config")
 
@@ -95,6 +119,14 @@ type PublisherConfig struct {
 	// PartitionRefreshInterval is how often a known topic's partition count is re-read, so a
 	// grown topic is picked up. Optional; default DefaultPartitionRefreshInterval.
 	PartitionRefreshInterval time.Duration
+	// PayloadThreshold: payloads larger than this many bytes are stored in their own key in
+	// the partition's slot and the entry refers to it. Optional; default
+	// DefaultPayloadThreshold (64 KiB); -1 disables offloading.
+	PayloadThreshold int
+	// Retention caps the lifetime of offloaded payloads (a TTL), matching the subscribers'
+	// Retention (the seed's retentionMs). Optional; default 0: payloads live until every
+	// group acked their entry, or the entry is gone.
+	Retention time.Duration
 }
 
 func (c *PublisherConfig) setDefaults() {
@@ -116,6 +148,9 @@ func (c *PublisherConfig) setDefaults() {
 	if c.PartitionRefreshInterval == 0 {
 		c.PartitionRefreshInterval = DefaultPartitionRefreshInterval
 	}
+	if c.PayloadThreshold == 0 {
+		c.PayloadThreshold = DefaultPayloadThreshold
+	}
 }
 
 // Validate reports the first invalid field, wrapped in ErrInvalidConfig.
@@ -128,6 +163,12 @@ func (c PublisherConfig) Validate() error {
 	}
 	if c.MaxLen < -1 {
 		errs = append(errs, fmt.Errorf("MaxLen must be > 0, 0 (default) or -1 (off), got %d", c.MaxLen))
+	}
+	if c.PayloadThreshold < -1 {
+		errs = append(errs, fmt.Errorf("PayloadThreshold must be > 0, 0 (default) or -1 (off), got %d", c.PayloadThreshold))
+	}
+	if c.Retention < 0 {
+		errs = append(errs, fmt.Errorf("Retention must not be negative, got %s", c.Retention))
 	}
 	return wrapConfig(errs)
 }
@@ -225,6 +266,27 @@ type SubscriberConfig struct {
 	// CloseTimeout bounds how long Close and a partition handover wait for in-flight messages
 	// to be acked or nacked. Optional; default DefaultCloseTimeout.
 	CloseTimeout time.Duration
+	// AckDeletePolicy: what an ack does to the entry. Optional; default AckDeleteNone.
+	AckDeletePolicy AckDeletePolicy
+	// AckSetTTL bounds how long the set of groups that acked an entry is kept (used by
+	// AckDeleteAllGroups and offloaded payloads). Optional; default DefaultAckSetTTL.
+	AckSetTTL time.Duration
+	// Retention removes entries older than this from owned partitions every TrimInterval
+	// (XTRIM MINID; the seed's retentionMs). Optional; default 0: off (MaxLen on the
+	// Publisher still applies).
+	Retention time.Duration
+	// SafeRetention never trims an entry some registered group has not acked yet: time
+	// retention stops below the oldest pending entry and the last delivered entry of every
+	// group. Optional; default false.
+	SafeRetention bool
+	// DLQRetention removes dead letters older than this. Optional; default 0: off.
+	DLQRetention time.Duration
+	// DLQRetentionMaxLen keeps at most this many dead letters per partition. Optional;
+	// default 0: off.
+	DLQRetentionMaxLen int64
+	// TrimInterval is how often the lease holders apply Retention, DLQ retention and remove
+	// orphaned payloads. Optional; default DefaultTrimInterval.
+	TrimInterval time.Duration
 }
 
 func (c *SubscriberConfig) setDefaults() {
@@ -238,6 +300,9 @@ func (c *SubscriberConfig) setDefaults() {
 		c.RetryPolicy = DefaultRetryPolicy()
 	}
 	setDefault(&c.RetryMoverInterval, DefaultRetryMoverInterval)
+	setDefault(&c.AckDeletePolicy, AckDeleteNone)
+	setDefault(&c.AckSetTTL, DefaultAckSetTTL)
+	setDefault(&c.TrimInterval, DefaultTrimInterval)
 	setDefault(&c.RetryMoverBatch, DefaultRetryMoverBatch)
 	setDefault(&c.DefaultPartitionCount, DefaultPartitionCount)
 	setDefault(&c.PartitionRefreshInterval, DefaultPartitionRefreshInterval)
@@ -283,13 +348,16 @@ func (c SubscriberConfig) Validate() error {
 		notNegative("MaxInFlight", c.MaxInFlight),
 		checkFilter(c.PartitionModulo, c.PartitionRemainder),
 		checkGroupStart(c.GroupStartID),
+		checkAckDeletePolicy(c.AckDeletePolicy),
+		checkRetention(c.Retention, c.DLQRetention, c.DLQRetentionMaxLen),
 	}
 	for name, d := range map[string]time.Duration{
 		"BlockTime": c.BlockTime, "LeaseTTL": c.LeaseTTL, "RenewInterval": c.RenewInterval,
 		"RebalanceInterval": c.RebalanceInterval, "PendingScanInterval": c.PendingScanInterval,
 		"ClaimIdle": c.ClaimIdle, "AckFlushInterval": c.AckFlushInterval,
 		"CloseTimeout": c.CloseTimeout, "PartitionRefreshInterval": c.PartitionRefreshInterval,
-		"RetryMoverInterval": c.RetryMoverInterval,
+		"RetryMoverInterval": c.RetryMoverInterval, "AckSetTTL": c.AckSetTTL,
+		"TrimInterval": c.TrimInterval,
 	} {
 		errs = append(errs, durationPositive(name, d))
 	}
@@ -353,6 +421,21 @@ func checkGroupStart(id string) error {
 		return nil
 	}
 	return fmt.Errorf("GroupStartID must be \"0-0\", \"$\" or a stream id, got %q", id)
+}
+
+func checkAckDeletePolicy(p AckDeletePolicy) error {
+	switch p {
+	case AckDeleteNone, AckDeleteImmediate, AckDeleteAllGroups:
+		return nil
+	}
+	return fmt.Errorf("AckDeletePolicy must be %q, %q or %q, got %q", AckDeleteNone, AckDeleteImmediate, AckDeleteAllGroups, p)
+}
+
+func checkRetention(retention, dlqRetention time.Duration, dlqMaxLen int64) error {
+	if retention < 0 || dlqRetention < 0 || dlqMaxLen < 0 {
+		return fmt.Errorf("Retention, DLQRetention and DLQRetentionMaxLen must not be negative, got %s, %s, %d", retention, dlqRetention, dlqMaxLen)
+	}
+	return nil
 }
 
 func checkLeaseTimes(ttl, renew, rebalance time.Duration) error {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/streamq-dev/streamq/internal/codec"
 	"github.com/streamq-dev/streamq/internal/dlq"
+	"github.com/streamq-dev/streamq/internal/payload"
 	"github.com/streamq-dev/streamq/internal/retry"
 )
 
@@ -24,7 +25,7 @@ func (w *worker) onAck(m *message.Message, e entry) bool {
 	if w.sub.view.dlq && m.Metadata.Get(ReplayMetadata) != "" {
 		return w.replay(e)
 	}
-	w.acks.add(e.id)
+	w.acks.add(e.id, payload.Ref(e.values))
 	return true
 }
 
@@ -154,7 +155,7 @@ func (w *worker) poison(e entry, cause error) {
 	rec.OriginalMessageID, rec.Raw, rec.Headers, rec.Message = e.id, string(raw), "{}", fields
 	if w.sub.view.dlq {
 		w.sub.logger.Info("Malformed entry in a DLQ acked and left in place", watermill.LogFields{"stream_id": e.id})
-		w.acks.add(e.id)
+		w.acks.add(e.id, "")
 		return
 	}
 	w.writeDeadLetter(e, rec)
@@ -193,7 +194,7 @@ func (w *worker) replay(e entry) bool {
 		})
 	}
 	if errors.Is(err, dlq.ErrNotFound) {
-		w.acks.add(e.id) // deleted from the DLQ meanwhile: nothing to replay
+		w.acks.add(e.id, "") // deleted from the DLQ meanwhile: nothing to replay
 		return true
 	}
 	return w.settled(err, "replay", e)
@@ -204,7 +205,9 @@ func (w *worker) replay(e entry) bool {
 func (w *worker) settled(err error, step string, e entry) bool {
 	switch {
 	case err == nil:
-		w.forget(e.id)
+		// The script acked the entry; the ack batch adds the policy, payload and frontier
+		// bookkeeping (its XACK is then a no-op).
+		w.acks.add(e.id, payload.Ref(e.values))
 		return true
 	case errors.Is(err, retry.ErrLeaseLost), errors.Is(err, dlq.ErrLeaseLost):
 		w.sub.loseLease(w, err)

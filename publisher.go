@@ -16,6 +16,7 @@ import (
 	"github.com/streamq-dev/streamq/internal/codec"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/partition"
+	"github.com/streamq-dev/streamq/internal/payload"
 	"github.com/streamq-dev/streamq/internal/retry"
 )
 
@@ -88,8 +89,9 @@ func (p *Publisher) Publish(topic string, msgs ...*message.Message) error {
 
 // write is one message's append, or its parking in the delay set when it is delayed.
 type write struct {
-	xadd *redis.XAddArgs
-	park *parked
+	xadd    *redis.XAddArgs
+	park    *parked
+	offload *payload.Offload
 }
 
 type parked struct {
@@ -105,11 +107,18 @@ func (p *Publisher) appendArgs(topic string, n int, msgs []*message.Message) ([]
 		if err != nil {
 			return nil, err
 		}
+		due, delayed := delayedUntil(msg)
+		if !delayed && p.offloads(msg) {
+			if writes[i].offload, err = p.offloadArgs(topic, part, msg); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		values, err := p.config.Marshaler.Marshal(topic, msg)
 		if err != nil {
 			return nil, fmt.Errorf("marshal message %s: %w", msg.UUID, err)
 		}
-		if due, ok := delayedUntil(msg); ok {
+		if delayed {
 			writes[i].park, err = p.parkArgs(topic, part, due, values)
 			if err != nil {
 				return nil, fmt.Errorf("delay message %s: %w", msg.UUID, err)
@@ -119,6 +128,34 @@ func (p *Publisher) appendArgs(topic string, n int, msgs []*message.Message) ([]
 		writes[i].xadd = p.xaddArgs(p.space.PartitionStream(topic, part), values)
 	}
 	return writes, nil
+}
+
+func (p *Publisher) offloads(msg *message.Message) bool {
+	return p.config.PayloadThreshold > 0 && len(msg.Payload) > p.config.PayloadThreshold
+}
+
+// offloadArgs stores the payload under its own key and the entry without it, pointing there.
+func (p *Publisher) offloadArgs(topic string, part int, msg *message.Message) (*payload.Offload, error) {
+	light := msg.Copy()
+	light.Payload = nil
+	values, err := p.config.Marshaler.Marshal(topic, light)
+	if err != nil {
+		return nil, fmt.Errorf("marshal message %s: %w", msg.UUID, err)
+	}
+	ref := watermill.NewUUID()
+	fields := payload.RefFields(ref, len(msg.Payload))
+	for k, v := range values {
+		fields = append(fields, k, v)
+	}
+	o := &payload.Offload{
+		PayloadKey: p.space.Payload(topic, part, ref), Stream: p.space.PartitionStream(topic, part),
+		Index: p.space.PayloadIndex(topic, part), Ref: ref, Payload: msg.Payload, TTL: p.config.Retention,
+		Fields: fields,
+	}
+	if p.config.MaxLen > 0 {
+		o.MaxLen, o.Approx = p.config.MaxLen, !p.config.ExactMaxLen
+	}
+	return o, nil
 }
 
 func (p *Publisher) parkArgs(topic string, part int, due time.Time, values map[string]any) (*parked, error) {
@@ -183,8 +220,12 @@ func (p *Publisher) send(ctx context.Context, topic string, writes []write, msgs
 	cmds := make([]redis.Cmder, len(writes))
 	_, _ = p.config.Client.Pipelined(ctx, func(pipe redis.Pipeliner) error {
 		for i, w := range writes {
-			if w.park != nil {
+			switch {
+			case w.park != nil:
 				cmds[i], _ = retry.ParkCmd(ctx, pipe, w.park.zset, w.park.items, w.park.id, w.park.due, w.park.item)
+				continue
+			case w.offload != nil:
+				cmds[i] = payload.Cmd(ctx, pipe, *w.offload)
 				continue
 			}
 			cmds[i] = pipe.XAdd(ctx, w.xadd)
@@ -199,14 +240,22 @@ func (p *Publisher) send(ctx context.Context, topic string, writes []write, msgs
 	return nil
 }
 
-// loadScripts caches the delay script on the server before a pipeline uses it by SHA.
+// loadScripts caches the delay and offload scripts on the server before a pipeline uses
+// them by SHA (only for batches that hold such writes).
 func (p *Publisher) loadScripts(ctx context.Context, writes []write) error {
+	var park, offload bool
 	for _, w := range writes {
-		if w.park != nil {
-			if err := retry.LoadScripts(ctx, p.config.Client); err != nil {
-				return fmt.Errorf("publish: %w", err)
-			}
-			return nil
+		park = park || w.park != nil
+		offload = offload || w.offload != nil
+	}
+	if park {
+		if err := retry.LoadScripts(ctx, p.config.Client); err != nil {
+			return fmt.Errorf("publish: %w", err)
+		}
+	}
+	if offload {
+		if err := payload.Load(ctx, p.config.Client); err != nil {
+			return fmt.Errorf("publish: %w", err)
 		}
 	}
 	return nil

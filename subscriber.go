@@ -188,21 +188,22 @@ func (s *Subscriber) crash() {
 
 // SubscriberStats are counters of one Subscriber since it was created.
 type SubscriberStats struct {
-	Delivered, Acked, Nacked, Malformed, DeadLettered, LeasesLost int64
+	Delivered, Acked, Nacked, Malformed, DeadLettered, PayloadMissing, LeasesLost int64
 }
 
 type counters struct {
-	delivered, acked, nacked, malformed, deadLettered, leasesLost atomic.Int64
+	delivered, acked, nacked, malformed, deadLettered, payloadMissing, leasesLost atomic.Int64
 }
 
 // Stats returns the Subscriber's counters. Safe for concurrent use.
 func (s *Subscriber) Stats() SubscriberStats {
 	return SubscriberStats{
-		Delivered:    s.stats.delivered.Load(),
-		Acked:        s.stats.acked.Load(),
-		Nacked:       s.stats.nacked.Load(),
-		Malformed:    s.stats.malformed.Load(),
-		DeadLettered: s.stats.deadLettered.Load(),
-		LeasesLost:   s.stats.leasesLost.Load(),
+		Delivered:      s.stats.delivered.Load(),
+		Acked:          s.stats.acked.Load(),
+		Nacked:         s.stats.nacked.Load(),
+		Malformed:      s.stats.malformed.Load(),
+		DeadLettered:   s.stats.deadLettered.Load(),
+		PayloadMissing: s.stats.payloadMissing.Load(),
+		LeasesLost:     s.stats.leasesLost.Load(),
 	}
 }

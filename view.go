@@ -49,6 +49,14 @@ func (v view) lease(p int, group string) string {
 	return v.space.Lease(v.topic, p, group)
 }
 
+// commit is the commit-frontier hash of partition p's stream in this view.
+func (v view) commit(p int) string {
+	if v.dlq {
+		return v.space.Commit(v.topic, p) + ":dlq"
+	}
+	return v.space.Commit(v.topic, p)
+}
+
 func (v view) members(group string) (string, string) {
 	if v.dlq {
 		m := v.space.DLQMembers(v.topic, group)

@@ -290,13 +290,16 @@ const (
 
 // handle delivers one entry until it is acked, retried, dead-lettered, or the worker stops.
 func (w *worker) handle(e entry) {
+	if !w.loadPayload(&e) {
+		return
+	}
 	msg, err := w.sub.cfg.Unmarshaler.Unmarshal(e.values)
 	if err != nil {
 		w.poison(e, err)
 		return
 	}
 	if g := msg.Metadata.Get(RetryGroupMetadata); g != "" && g != w.sub.cfg.ConsumerGroup && !w.sub.view.dlq {
-		w.acks.add(e.id) // another group's retry
+		w.acks.add(e.id, "") // another group's retry
 		return
 	}
 	for count := e.count; ; count++ {

@@ -75,6 +75,17 @@ func (s Space) Delay(t string, p int) string { return s.Control + ":delay:" + Ta
 // Commit is the commit-frontier hash of partition p.
 func (s Space) Commit(t string, p int) string { return s.Control + ":commit:" + Tag(t, p) }
 
+// Acks is the set of groups that acked entry id of partition p (all-groups-ack, payloads).
+func (s Space) Acks(t string, p int, id string) string { return s.Control + ":acks:" + Tag(t, p) + ":" + id }
+
+// Payload is the key of an offloaded payload of partition p.
+func (s Space) Payload(t string, p int, ref string) string {
+	return s.Control + ":payload:" + Tag(t, p) + ":" + ref
+}
+
+// PayloadIndex is the zset of partition p's offloaded payloads: "id|ref" -> entry ms.
+func (s Space) PayloadIndex(t string, p int) string { return s.Control + ":payloadidx:" + Tag(t, p) }
+
 // Registry is the global set of topics.
 func (s Space) Registry() string { return s.Control + ":topics:registry" }
 

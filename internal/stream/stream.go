@@ -90,20 +90,38 @@ func DeliveryCounts(ctx context.Context, rdb redis.UniversalClient, stream, grou
 	return out, nil
 }
 
-// Ack acknowledges ids on stream for group if token still holds leaseKey. It returns
-// ErrLeaseLost when it does not.
-func Ack(ctx context.Context, rdb redis.UniversalClient, leaseKey, stream, token, group string, ids []string) error {
-	args := make([]any, 0, 2+len(ids))
-	args = append(args, token, group)
-	for _, id := range ids {
-		args = append(args, id)
+// AckKeys are the keys of one ack batch.
+type AckKeys struct {
+	Lease, Stream, Commit, PayloadIndex string
+}
+
+// Acked is one entry to acknowledge: its id, and where its offloaded payload is (if any).
+type Acked struct {
+	ID, Ref, AckSet, PayloadKey string
+}
+
+// Ack acknowledges entries for group with the policy ("none", "immediate", "all-groups-ack")
+// in one script, if token still holds the lease: see lua/ack.lua. It returns ErrLeaseLost
+// when the token does not.
+func Ack(ctx context.Context, rdb redis.Scripter, k AckKeys, token, group, policy string, ackSetTTL time.Duration, entries []Acked) error {
+	keys := make([]string, 0, 4+2*len(entries))
+	keys = append(keys, k.Lease, k.Stream, k.Commit, k.PayloadIndex)
+	args := make([]any, 0, 4+2*len(entries))
+	args = append(args, token, group, policy, ackSetTTL.Milliseconds())
+	for _, e := range entries {
+		payloadKey := e.PayloadKey
+		if e.Ref == "" {
+			payloadKey = k.Stream
+		}
+		keys = append(keys, e.AckSet, payloadKey)
+		args = append(args, e.ID, e.Ref)
 	}
-	n, err := ackScript.Run(ctx, rdb, []string{leaseKey, stream}, args...).Int()
+	n, err := ackScript.Run(ctx, rdb, keys, args...).Int()
 	if err != nil {
-		return fmt.Errorf("ack %d entries on %s: %w", len(ids), stream, err)
+		return fmt.Errorf("ack %d entries on %s: %w", len(entries), k.Stream, err)
 	}
 	if n < 0 {
-		return fmt.Errorf("ack on %s: %w", stream, ErrLeaseLost)
+		return fmt.Errorf("ack on %s: %w", k.Stream, ErrLeaseLost)
 	}
 	return nil
 }

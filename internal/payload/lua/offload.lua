@@ -1,0 +1,26 @@
+-- offload.lua: store a large payload in its own key and append the entry that refers to it.
+-- KEYS[1] payload key (streaming:mq:payload:{T:p:I}:REF)
+-- KEYS[2] partition stream
+-- KEYS[3] payload index zset of the partition: "id|ref" -> entry ms
+-- ARGV[1] payload bytes
+-- ARGV[2] payload TTL ms (0: none)
+-- ARGV[3] ref
+-- ARGV[4] MAXLEN (0: none), ARGV[5] "1" for approximate trimming
+-- ARGV[6..] field, value pairs of the entry (carrying x-payload-hash-ref)
+-- returns the entry id
+if tonumber(ARGV[2]) > 0 then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+else
+  redis.call('SET', KEYS[1], ARGV[1])
+end
+local id
+if tonumber(ARGV[4]) > 0 then
+  local op = '='
+  if ARGV[5] == '1' then op = '~' end
+  id = redis.call('XADD', KEYS[2], 'MAXLEN', op, ARGV[4], '*', unpack(ARGV, 6))
+else
+  id = redis.call('XADD', KEYS[2], '*', unpack(ARGV, 6))
+end
+local ms = tonumber(string.match(id, '^(%d+)-'))
+redis.call('ZADD', KEYS[3], ms, id .. '|' .. ARGV[3])
+return id

@@ -1,0 +1,93 @@
+// Package payload offloads large payloads to their own key in the partition's hash slot. The
+// stream entry keeps a reference; readers load it back transparently. A payload is deleted
+// when every registered group has acked its entry (see the ack script), or by the housekeeper
+// once its entry is gone (trimmed or deleted), or by its TTL when retention is set.
+package payload
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Stream fields of an entry whose payload is offloaded (the seed's header names).
+const (
+	FieldRef          = "x-payload-hash-ref"
+	FieldStorageType  = "x-payload-storage-type"
+	FieldOriginalSize = "x-payload-original-size"
+	StorageString     = "string"
+)
+
+// DefaultThreshold is the payload size above which payloads are offloaded (the seed's 64 KiB).
+const DefaultThreshold = 64 * 1024
+
+// ErrMissing reports an entry whose offloaded payload is gone.
+var ErrMissing = errors.New("offloaded payload missing")
+
+var (
+	//go:embed lua/offload.lua
+	offloadSrc    string
+	offloadScript = redis.NewScript(offloadSrc)
+)
+
+// Offload describes one offloaded append.
+type Offload struct {
+	PayloadKey, Stream, Index, Ref string
+	Payload                        []byte
+	TTL                            time.Duration
+	MaxLen                         int64
+	Approx                         bool
+	Fields                         []any // entry fields, including the reference fields
+}
+
+// RefFields returns the fields that point an entry at its offloaded payload.
+func RefFields(ref string, size int) []any {
+	return []any{FieldRef, ref, FieldStorageType, StorageString, FieldOriginalSize, strconv.Itoa(size)}
+}
+
+// Cmd queues the offloaded append on pipe (the script must be loaded: Load).
+func Cmd(ctx context.Context, pipe redis.Pipeliner, o Offload) *redis.Cmd {
+	approx := "0"
+	if o.Approx {
+		approx = "1"
+	}
+	args := append([]any{o.Payload, o.TTL.Milliseconds(), o.Ref, o.MaxLen, approx}, o.Fields...)
+	return offloadScript.EvalSha(ctx, pipe, []string{o.PayloadKey, o.Stream, o.Index}, args...)
+}
+
+// Load caches the offload script on the server.
+func Load(ctx context.Context, rdb redis.Scripter) error {
+	if err := offloadScript.Load(ctx, rdb).Err(); err != nil {
+		return fmt.Errorf("load offload script: %w", err)
+	}
+	return nil
+}
+
+// Ref returns the payload reference of entry values, or "".
+func Ref(values map[string]any) string {
+	ref, _ := values[FieldRef].(string)
+	return ref
+}
+
+// Get loads an offloaded payload; ErrMissing when the key is gone.
+func Get(ctx context.Context, rdb redis.Cmdable, key string) (string, error) {
+	v, err := rdb.Get(ctx, key).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", fmt.Errorf("%w: %s", ErrMissing, key)
+	}
+	if err != nil {
+		return "", fmt.Errorf("load payload %s: %w", key, err)
+	}
+	return v, nil
+}
+
+// IndexMember splits a payload index member "id|ref".
+func IndexMember(member string) (id, ref string, ok bool) {
+	return strings.Cut(member, "|")
+}

@@ -1,0 +1,127 @@
+package retry
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+func TestRetryCap(t *testing.T) {
+	tests := []struct {
+		name            string
+		message, policy int
+		want            int
+	}{
+		{"message unlimited: policy", -1, 3, 3},
+		{"message below policy", 2, 5, 2},
+		{"policy below message", 5, 2, 2},
+		{"both unlimited", -1, -1, -1},
+		{"message zero: no retries", 0, 5, 0},
+		{"policy unlimited: message", 4, -1, 4},
+		{"policy zero", 4, 0, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, Cap(tc.message, tc.policy))
+		})
+	}
+}
+
+func TestRetryExponential(t *testing.T) {
+	const ms = time.Millisecond
+	tests := []struct {
+		name      string
+		base, max time.Duration
+		attempt   int
+		want      time.Duration
+	}{
+		{"first", 100 * ms, 800 * ms, 1, 100 * ms},
+		{"doubles", 100 * ms, 800 * ms, 3, 400 * ms},
+		{"capped", 100 * ms, 800 * ms, 5, 800 * ms},
+		{"zero base", 0, time.Second, 4, 0},
+		{"negative base", -ms, time.Second, 4, 0},
+		{"attempt zero", 100 * ms, 800 * ms, 0, 100 * ms},
+		{"max below base", 100 * ms, 10 * ms, 9, 100 * ms},
+		{"attempt MaxInt", 100 * ms, 800 * ms, math.MaxInt, 800 * ms},
+		{"max MaxInt64, attempt MaxInt", time.Nanosecond, math.MaxInt64, math.MaxInt, math.MaxInt64},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, Exponential(tc.base, tc.max, tc.attempt, 0))
+		})
+	}
+}
+
+func TestRetryItemEncodeDecodeRoundTrip(t *testing.T) {
+	fields := map[string]any{
+		"_watermill_message_uuid": "u-1",
+		"metadata":                []byte("\x81\xa1k\xa1v"),
+		"payload":                 "hello",
+		"n":                       int64(7),
+		"empty":                   nil,
+	}
+	item, err := NewItem("orders", 3, 2, 5, "1700000000000-0", "payments", fields)
+	require.NoError(t, err)
+	assert.Equal(t, "orders", item.Topic)
+	assert.Equal(t, "3", item.PartitionID)
+	assert.Equal(t, "2", item.RetryCount)
+	assert.Equal(t, "5", item.MaxRetries)
+	assert.Len(t, item.Fields, 2*len(fields))
+
+	blob, err := item.Encode()
+	require.NoError(t, err)
+	back, err := DecodeItem(blob)
+	require.NoError(t, err)
+	assert.Equal(t, item, back)
+	assert.Equal(t, map[string]any{
+		"_watermill_message_uuid": "u-1",
+		"metadata":                "\x81\xa1k\xa1v",
+		"payload":                 "hello",
+		"n":                       "7",
+		"empty":                   "",
+	}, back.Values())
+
+	// The blob is a msgpack map with the seed's field names, as move.lua reads it.
+	var raw map[string]any
+	require.NoError(t, msgpack.Unmarshal([]byte(blob), &raw))
+	for _, k := range []string{"topic", "partitionId", "retryCount", "maxRetries", "originalMessageId", "group", "fields"} {
+		assert.Contains(t, raw, k)
+	}
+}
+
+func TestRetryItemDecodeRejectsGarbage(t *testing.T) {
+	for _, blob := range []string{"", "\xc1", "not msgpack", "\x92\x01\x02"} {
+		_, err := DecodeItem(blob)
+		assert.Error(t, err, "%q", blob)
+	}
+}
+
+func TestRetryNewItemRejectsUnsupportedValue(t *testing.T) {
+	_, err := NewItem("t", 0, 1, 1, "", "g", map[string]any{"f": 1.5})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `"f"`)
+}
+
+func TestRetryItemPartition(t *testing.T) {
+	tests := []struct {
+		id   string
+		want int
+	}{
+		{"abc", 0},
+		{"-3", 0},
+		{"4", 4},
+		{"0", 0},
+		{"", 0},
+		{"1.5", 0},
+		{"99999999999999999999999", 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.id, func(t *testing.T) {
+			assert.Equal(t, tc.want, Item{PartitionID: tc.id}.Partition())
+		})
+	}
+}
