@@ -23,6 +23,7 @@ type worker struct {
 	fetch    *fetcher
 	acks     *acker
 	mover    *mover
+	keeper   *housekeeper
 
 	mu        sync.Mutex
 	queue     []entry
@@ -67,6 +68,7 @@ func (sub *subscription) startWorker(p int) {
 	w.msgCtx, w.cancelMsgs = context.WithCancel(sub.ctx)
 	w.acks = newAcker(w)
 	w.mover = newMover(w)
+	w.keeper = newHousekeeper(w)
 	w.fetch = sub.fetcherFor(p)
 	sub.mu.Lock()
 	sub.workers[p] = w
@@ -75,6 +77,7 @@ func (sub *subscription) startWorker(p int) {
 	sub.logger.Debug("Partition acquired", watermill.LogFields{"partition": p})
 	go w.acks.loop()
 	go w.mover.loop()
+	go w.keeper.loop()
 	go w.run()
 }
 
@@ -367,6 +370,7 @@ func (w *worker) doShutdown(graceful bool) {
 	}
 	w.drainHandlers()
 	w.mover.close()
+	w.keeper.close()
 	w.acks.close()
 	if graceful {
 		ctx, cancel := sub.bgCtx()

@@ -76,7 +76,9 @@ func (s Space) Delay(t string, p int) string { return s.Control + ":delay:" + Ta
 func (s Space) Commit(t string, p int) string { return s.Control + ":commit:" + Tag(t, p) }
 
 // Acks is the set of groups that acked entry id of partition p (all-groups-ack, payloads).
-func (s Space) Acks(t string, p int, id string) string { return s.Control + ":acks:" + Tag(t, p) + ":" + id }
+func (s Space) Acks(t string, p int, id string) string {
+	return s.Control + ":acks:" + Tag(t, p) + ":" + id
+}
 
 // Payload is the key of an offloaded payload of partition p.
 func (s Space) Payload(t string, p int, ref string) string {

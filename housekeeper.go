@@ -1,0 +1,80 @@
+package streamq
+
+import (
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill"
+
+	"github.com/streamq-dev/streamq/internal/retention"
+)
+
+// orphanGrace is how old an offloaded payload must be before the housekeeper checks whether
+// its entry still exists (the entry is appended in the same script, so this only skips work).
+const orphanGrace = time.Minute
+
+// housekeeper applies retention to an owned partition every TrimInterval, starting at once:
+// time retention of the partition (bounded by SafeRetention), DLQ retention by age and
+// length, and removal of offloaded payloads whose entry is gone.
+type housekeeper struct {
+	w    *worker
+	quit chan struct{}
+	done chan struct{}
+}
+
+func newHousekeeper(w *worker) *housekeeper {
+	return &housekeeper{w: w, quit: make(chan struct{}), done: make(chan struct{})}
+}
+
+func (h *housekeeper) close() {
+	close(h.quit)
+	<-h.done
+}
+
+func (h *housekeeper) loop() {
+	defer close(h.done)
+	if h.w.sub.view.dlq {
+		return
+	}
+	for {
+		h.step()
+		t := time.NewTimer(h.w.sub.cfg.TrimInterval)
+		select {
+		case <-t.C:
+		case <-h.quit:
+			t.Stop()
+			return
+		}
+	}
+}
+
+func (h *housekeeper) step() {
+	w, cfg := h.w, h.w.sub.cfg
+	sp, t := w.sub.view.space, w.sub.view.topic
+	dlqKey := sp.DLQ(t, w.p)
+	now := time.Now()
+	if cfg.Retention > 0 {
+		h.report(retention.TrimOlder(w.ctx, w.sub.rdb, w.stream, now.Add(-cfg.Retention), cfg.SafeRetention))("trim by age")
+	}
+	if cfg.DLQRetention > 0 {
+		h.report(retention.TrimOlder(w.ctx, w.sub.rdb, dlqKey, now.Add(-cfg.DLQRetention), false))("trim DLQ by age")
+	}
+	if cfg.DLQRetentionMaxLen > 0 {
+		h.report(retention.TrimLen(w.ctx, w.sub.rdb, dlqKey, cfg.DLQRetentionMaxLen))("trim DLQ by length")
+	}
+	payloadKey := func(ref string) string { return sp.Payload(t, w.p, ref) }
+	n, err := retention.SweepOrphans(w.ctx, w.sub.rdb, w.stream, sp.PayloadIndex(t, w.p), payloadKey, now.Add(-orphanGrace), 500)
+	h.report(int64(n), err)("remove orphaned payloads")
+}
+
+// report logs the outcome of one retention step.
+func (h *housekeeper) report(n int64, err error) func(step string) {
+	return func(step string) {
+		w := h.w
+		switch {
+		case err != nil && w.ctx.Err() == nil:
+			w.sub.logger.Error("Retention step failed", err, watermill.LogFields{"partition": w.p, "step": step})
+		case n > 0:
+			w.sub.logger.Debug("Retention", watermill.LogFields{"partition": w.p, "step": step, "removed": n})
+		}
+	}
+}

@@ -1,0 +1,146 @@
+// Package retention trims partitions and DLQs by age and length, optionally never past what
+// a registered group still needs, and removes offloaded payloads whose entry is gone.
+package retention
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/streamq-dev/streamq/internal/payload"
+)
+
+// MinID is the stream id of time t: entries below it are older than t.
+func MinID(t time.Time) string { return strconv.FormatInt(t.UnixMilli(), 10) + "-0" }
+
+// Less compares two stream ids.
+func Less(a, b string) bool {
+	am, as := split(a)
+	bm, bs := split(b)
+	return am < bm || (am == bm && as < bs)
+}
+
+func split(id string) (uint64, uint64) {
+	ms, seq, _ := strings.Cut(id, "-")
+	m, _ := strconv.ParseUint(ms, 10, 64)
+	s, _ := strconv.ParseUint(seq, 10, 64)
+	return m, s
+}
+
+// next is the smallest id after id.
+func next(id string) string {
+	m, s := split(id)
+	return strconv.FormatUint(m, 10) + "-" + strconv.FormatUint(s+1, 10)
+}
+
+// SafeBound is the lowest id a registered group of stream still needs: the oldest pending
+// entry of every group and the entry after every group's last delivered one. "" when the
+// stream has no group.
+func SafeBound(ctx context.Context, rdb redis.UniversalClient, stream string) (string, error) {
+	groups, err := rdb.XInfoGroups(ctx, stream).Result()
+	if err != nil {
+		if redis.HasErrorPrefix(err, "no such key") {
+			return "", nil
+		}
+		return "", fmt.Errorf("groups of %s: %w", stream, err)
+	}
+	bound := ""
+	for _, g := range groups {
+		b := next(g.LastDeliveredID)
+		if g.Pending > 0 {
+			p, err := rdb.XPending(ctx, stream, g.Name).Result()
+			if err != nil {
+				return "", fmt.Errorf("pending of %s group %s: %w", stream, g.Name, err)
+			}
+			if p.Lower != "" && Less(p.Lower, b) {
+				b = p.Lower
+			}
+		}
+		if bound == "" || Less(b, bound) {
+			bound = b
+		}
+	}
+	return bound, nil
+}
+
+// TrimOlder removes entries of stream older than cutoff (exact XTRIM MINID). With safe, it
+// stops at SafeBound. It returns how many entries it removed.
+func TrimOlder(ctx context.Context, rdb redis.UniversalClient, stream string, cutoff time.Time, safe bool) (int64, error) {
+	minID := MinID(cutoff)
+	if safe {
+		b, err := SafeBound(ctx, rdb, stream)
+		if err != nil {
+			return 0, err
+		}
+		if b != "" && Less(b, minID) {
+			minID = b
+		}
+	}
+	n, err := rdb.XTrimMinID(ctx, stream, minID).Result()
+	if err != nil {
+		return 0, fmt.Errorf("trim %s below %s: %w", stream, minID, err)
+	}
+	return n, nil
+}
+
+// TrimLen keeps at most maxLen entries of stream (exact), returning how many it removed.
+func TrimLen(ctx context.Context, rdb redis.UniversalClient, stream string, maxLen int64) (int64, error) {
+	n, err := rdb.XTrimMaxLen(ctx, stream, maxLen).Result()
+	if err != nil {
+		return 0, fmt.Errorf("trim %s to %d: %w", stream, maxLen, err)
+	}
+	return n, nil
+}
+
+// SweepOrphans deletes up to limit offloaded payloads of a partition whose entry no longer
+// exists (trimmed or deleted), among those indexed before olderThan. key maps a ref to its
+// payload key. It returns how many it deleted.
+func SweepOrphans(ctx context.Context, rdb redis.UniversalClient, stream, index string, key func(ref string) string, olderThan time.Time, limit int64) (int, error) {
+	members, err := rdb.ZRangeByScore(ctx, index, &redis.ZRangeBy{
+		Min: "-inf", Max: strconv.FormatInt(olderThan.UnixMilli(), 10), Count: limit,
+	}).Result()
+	if err != nil || len(members) == 0 {
+		return 0, err
+	}
+	gone, err := missingEntries(ctx, rdb, stream, members)
+	if err != nil {
+		return 0, err
+	}
+	for _, m := range gone {
+		_, ref, _ := payload.IndexMember(m)
+		if _, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.Del(ctx, key(ref))
+			p.ZRem(ctx, index, m)
+			return nil
+		}); err != nil {
+			return 0, fmt.Errorf("delete orphaned payload %s: %w", ref, err)
+		}
+	}
+	return len(gone), nil
+}
+
+func missingEntries(ctx context.Context, rdb redis.UniversalClient, stream string, members []string) ([]string, error) {
+	cmds := make([]*redis.XMessageSliceCmd, len(members))
+	_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, m := range members {
+			id, _, _ := payload.IndexMember(m)
+			cmds[i] = p.XRange(ctx, stream, id, id)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("check entries of %s: %w", stream, err)
+	}
+	var gone []string
+	for i, c := range cmds {
+		if c.Err() == nil && len(c.Val()) == 0 {
+			gone = append(gone, members[i])
+		}
+	}
+	return gone, nil
+}
