@@ -127,6 +127,8 @@ type PublisherConfig struct {
 	// Retention (the seed's retentionMs). Optional; default 0: payloads live until every
 	// group acked their entry, or the entry is gone.
 	Retention time.Duration
+	// Metrics receives the Produced counter. Optional; default NoopMetrics.
+	Metrics MetricsCollector
 }
 
 func (c *PublisherConfig) setDefaults() {
@@ -150,6 +152,9 @@ func (c *PublisherConfig) setDefaults() {
 	}
 	if c.PayloadThreshold == 0 {
 		c.PayloadThreshold = DefaultPayloadThreshold
+	}
+	if c.Metrics == nil {
+		c.Metrics = NoopMetrics{}
 	}
 }
 
@@ -287,6 +292,8 @@ type SubscriberConfig struct {
 	// TrimInterval is how often the lease holders apply Retention, DLQ retention and remove
 	// orphaned payloads. Optional; default DefaultTrimInterval.
 	TrimInterval time.Duration
+	// Metrics receives consumption metrics. Optional; default NoopMetrics.
+	Metrics MetricsCollector
 }
 
 func (c *SubscriberConfig) setDefaults() {
@@ -298,6 +305,9 @@ func (c *SubscriberConfig) setDefaults() {
 	}
 	if c.RetryPolicy == nil {
 		c.RetryPolicy = DefaultRetryPolicy()
+	}
+	if c.Metrics == nil {
+		c.Metrics = NoopMetrics{}
 	}
 	setDefault(&c.RetryMoverInterval, DefaultRetryMoverInterval)
 	setDefault(&c.AckDeletePolicy, AckDeleteNone)

@@ -95,6 +95,9 @@ func (w *worker) retry(m *message.Message, e entry, attempt int, reason string, 
 	} else {
 		err = w.schedule(ctx, next, e, attempt, fields, time.Now().Add(backoff))
 	}
+	if err == nil {
+		w.sub.cfg.Metrics.Retried(w.labels())
+	}
 	return w.settled(err, "retry", e)
 }
 
@@ -176,6 +179,7 @@ func (w *worker) writeDeadLetter(e entry, rec dlq.Record) bool {
 		w.sub.cfg.ConsumerGroup, e.id, rec)
 	if err == nil {
 		w.sub.s.stats.deadLettered.Add(1)
+		w.sub.cfg.Metrics.DeadLettered(w.labels())
 		w.sub.logger.Info("Message dead-lettered", watermill.LogFields{"partition": w.p, "stream_id": e.id, "reason": rec.Reason})
 	}
 	return w.settled(err, "dead-letter", e)

@@ -53,28 +53,29 @@ func (h *housekeeper) step() {
 	dlqKey := sp.DLQ(t, w.p)
 	now := time.Now()
 	if cfg.Retention > 0 {
-		h.report(retention.TrimOlder(w.ctx, w.sub.rdb, w.stream, now.Add(-cfg.Retention), cfg.SafeRetention))("trim by age")
+		h.report(retention.TrimOlder(w.ctx, w.sub.rdb, w.stream, now.Add(-cfg.Retention), cfg.SafeRetention))("age")
 	}
 	if cfg.DLQRetention > 0 {
-		h.report(retention.TrimOlder(w.ctx, w.sub.rdb, dlqKey, now.Add(-cfg.DLQRetention), false))("trim DLQ by age")
+		h.report(retention.TrimOlder(w.ctx, w.sub.rdb, dlqKey, now.Add(-cfg.DLQRetention), false))("dlq-age")
 	}
 	if cfg.DLQRetentionMaxLen > 0 {
-		h.report(retention.TrimLen(w.ctx, w.sub.rdb, dlqKey, cfg.DLQRetentionMaxLen))("trim DLQ by length")
+		h.report(retention.TrimLen(w.ctx, w.sub.rdb, dlqKey, cfg.DLQRetentionMaxLen))("dlq-length")
 	}
 	payloadKey := func(ref string) string { return sp.Payload(t, w.p, ref) }
 	n, err := retention.SweepOrphans(w.ctx, w.sub.rdb, w.stream, sp.PayloadIndex(t, w.p), payloadKey, now.Add(-orphanGrace), 500)
-	h.report(int64(n), err)("remove orphaned payloads")
+	h.report(int64(n), err)("orphaned-payloads")
 }
 
-// report logs the outcome of one retention step.
-func (h *housekeeper) report(n int64, err error) func(step string) {
-	return func(step string) {
+// report logs and counts the outcome of one retention step.
+func (h *housekeeper) report(n int64, err error) func(kind string) {
+	return func(kind string) {
 		w := h.w
 		switch {
 		case err != nil && w.ctx.Err() == nil:
-			w.sub.logger.Error("Retention step failed", err, watermill.LogFields{"partition": w.p, "step": step})
+			w.sub.logger.Error("Retention step failed", err, watermill.LogFields{"partition": w.p, "step": kind})
 		case n > 0:
-			w.sub.logger.Debug("Retention", watermill.LogFields{"partition": w.p, "step": step, "removed": n})
+			w.sub.cfg.Metrics.Trimmed(w.labels(), kind, n)
+			w.sub.logger.Debug("Retention", watermill.LogFields{"partition": w.p, "step": kind, "removed": n})
 		}
 	}
 }

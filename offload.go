@@ -50,6 +50,7 @@ func (w *worker) loadPayload(e *entry) bool {
 // payloadMissing dead-letters an entry whose payload is gone, flagged for operators.
 func (w *worker) payloadMissing(e entry, ref string) {
 	w.sub.s.stats.payloadMissing.Add(1)
+	w.sub.cfg.Metrics.PayloadMissing(w.labels())
 	reason := "offloaded payload missing: " + ref
 	uuid, md, _, err := codec.Decode(e.values)
 	if err != nil {

@@ -89,9 +89,10 @@ func (p *Publisher) Publish(topic string, msgs ...*message.Message) error {
 
 // write is one message's append, or its parking in the delay set when it is delayed.
 type write struct {
-	xadd    *redis.XAddArgs
-	park    *parked
-	offload *payload.Offload
+	partition int
+	xadd      *redis.XAddArgs
+	park      *parked
+	offload   *payload.Offload
 }
 
 type parked struct {
@@ -107,6 +108,7 @@ func (p *Publisher) appendArgs(topic string, n int, msgs []*message.Message) ([]
 		if err != nil {
 			return nil, err
 		}
+		writes[i].partition = part
 		due, delayed := delayedUntil(msg)
 		if !delayed && p.offloads(msg) {
 			if writes[i].offload, err = p.offloadArgs(topic, part, msg); err != nil {
@@ -236,6 +238,9 @@ func (p *Publisher) send(ctx context.Context, topic string, writes []write, msgs
 		if err := c.Err(); err != nil {
 			return fmt.Errorf("publish message %s to %q: %w", msgs[i].UUID, topic, err)
 		}
+	}
+	for _, w := range writes {
+		p.config.Metrics.Produced(topic, w.partition)
 	}
 	return nil
 }

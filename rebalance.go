@@ -43,7 +43,9 @@ func (sub *subscription) rebalance(ctx context.Context) error {
 	}
 	mine := lease.Owned(lease.Assign(n, live, current), sub.member)
 	sub.handOver(mine)
-	return sub.take(ctx, mine, current)
+	err = sub.take(ctx, mine, current)
+	sub.reportPartitions(n)
+	return err
 }
 
 // refreshPartitions re-reads the partition count and creates the group on new partitions.

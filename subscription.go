@@ -3,6 +3,7 @@ package streamq
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
@@ -32,11 +33,12 @@ type subscription struct {
 	members *lease.Membership
 	out     chan *message.Message
 
-	ctx      context.Context // the Subscribe context: values for message contexts
-	stopping chan struct{}   // closed when shutdown starts
-	stopOnce sync.Once
-	crashed  bool
-	inFlight chan struct{} // MaxInFlight semaphore, nil when unbounded
+	ctx       context.Context // the Subscribe context: values for message contexts
+	stopping  chan struct{}   // closed when shutdown starts
+	stopOnce  sync.Once
+	crashed   bool
+	inFlight  chan struct{} // MaxInFlight semaphore, nil when unbounded
+	inFlightN atomic.Int64  // unacked messages, for the InFlight gauge
 
 	mu       sync.Mutex
 	parts    int
@@ -136,6 +138,29 @@ func (sub *subscription) leave() {
 	if err := sub.members.Leave(ctx); err != nil {
 		sub.logger.Error("Could not leave the group", err, nil)
 	}
+}
+
+// labels are the subscription's metric labels (Partition -1: all).
+func (sub *subscription) labels() Labels {
+	return Labels{Topic: sub.topic, Partition: -1, Group: sub.cfg.ConsumerGroup, Consumer: sub.member}
+}
+
+// reportPartitions updates the partition gauges after a rebalance round.
+func (sub *subscription) reportPartitions(n int) {
+	eligible := 0
+	self := lease.Member{Modulo: sub.cfg.PartitionModulo, Remainder: sub.cfg.PartitionRemainder}
+	for p := 0; p < n; p++ {
+		if self.Eligible(p) {
+			eligible++
+		}
+	}
+	sub.mu.Lock()
+	leased := len(sub.workers)
+	sub.mu.Unlock()
+	m, l := sub.cfg.Metrics, sub.labels()
+	m.EligiblePartitions(l, eligible)
+	m.LeasedPartitions(l, leased)
+	m.MaxLeasedPartitions(l, sub.cfg.MaxLeasedPartitions)
 }
 
 // wait blocks for d or until the subscription stops; false means it stopped.

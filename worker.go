@@ -45,6 +45,11 @@ type worker struct {
 	handlers   sync.WaitGroup
 }
 
+// labels are the metric labels of this partition.
+func (w *worker) labels() Labels {
+	return Labels{Topic: w.sub.topic, Partition: w.p, Group: w.sub.cfg.ConsumerGroup, Consumer: w.sub.member}
+}
+
 type entry struct {
 	id     string
 	values map[string]any
@@ -256,8 +261,10 @@ func (w *worker) deliveryCounts(msgs []redis.XMessage) map[string]int64 {
 func (w *worker) dispatch(e entry) bool {
 	select {
 	case w.sem <- struct{}{}:
-	case <-w.stop:
-		return false
+	default:
+		if !w.waitSlot() {
+			return false
+		}
 	}
 	if in := w.sub.inFlight; in != nil {
 		select {
@@ -268,6 +275,7 @@ func (w *worker) dispatch(e entry) bool {
 		}
 	}
 	w.handlers.Add(1)
+	w.sub.cfg.Metrics.InFlight(w.sub.labels(), int(w.sub.inFlightN.Add(1)))
 	go func() {
 		defer w.handlers.Done()
 		defer w.release()
@@ -276,7 +284,20 @@ func (w *worker) dispatch(e entry) bool {
 	return true
 }
 
+// waitSlot waits for a free in-flight slot of the partition, recording the wait.
+func (w *worker) waitSlot() bool {
+	start := time.Now()
+	select {
+	case w.sem <- struct{}{}:
+		w.sub.cfg.Metrics.BackpressureWait(w.labels(), time.Since(start))
+		return true
+	case <-w.stop:
+		return false
+	}
+}
+
 func (w *worker) release() {
+	w.sub.cfg.Metrics.InFlight(w.sub.labels(), int(w.sub.inFlightN.Add(-1)))
 	if in := w.sub.inFlight; in != nil {
 		<-in
 	}
@@ -310,6 +331,7 @@ func (w *worker) handle(e entry) {
 		switch out {
 		case acked:
 			w.sub.s.stats.acked.Add(1)
+			w.sub.cfg.Metrics.Acked(w.labels())
 			if w.onAck(m, e) {
 				return
 			}
@@ -338,15 +360,19 @@ func (w *worker) deliver(msg *message.Message, id string, count int64) (*message
 	select {
 	case w.sub.out <- m:
 		w.sub.s.stats.delivered.Add(1)
+		w.sub.cfg.Metrics.Consumed(w.labels())
 	case <-w.stop:
 		return m, stopped
 	case <-w.msgCtx.Done():
 		return m, stopped
 	}
+	start := time.Now()
 	select {
 	case <-m.Acked():
+		w.sub.cfg.Metrics.HandleLatency(w.labels(), time.Since(start))
 		return m, acked
 	case <-m.Nacked():
+		w.sub.cfg.Metrics.HandleLatency(w.labels(), time.Since(start))
 		return m, nacked
 	case <-w.msgCtx.Done():
 		return m, stopped

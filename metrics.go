@@ -1,0 +1,73 @@
+package streamq
+
+import "time"
+
+// Labels identify where a metric comes from.
+type Labels struct {
+	Topic     string
+	Partition int
+	Group     string
+	Consumer  string
+}
+
+// MetricsCollector receives streamq's metrics (the seed's MqMetricsCollector). Calls happen on
+// the hot path, from many goroutines: implementations must be safe for concurrent use and
+// cheap. The default is NoopMetrics; package metrics/prometheus implements it with
+// client_golang.
+type MetricsCollector interface {
+	// Produced counts messages appended (or parked with a delay) by a Publisher.
+	Produced(topic string, partition int)
+	// Consumed counts messages handed to a handler (every delivery).
+	Consumed(l Labels)
+	// Acked counts messages acked by a handler.
+	Acked(l Labels)
+	// Retried counts nacked messages scheduled for a retry.
+	Retried(l Labels)
+	// DeadLettered counts messages written to the DLQ (exhausted, asked for, poison).
+	DeadLettered(l Labels)
+	// PayloadMissing counts entries whose offloaded payload was gone.
+	PayloadMissing(l Labels)
+	// DLQDeleted and DLQCleared count dead letters removed by admin.
+	DLQDeleted(topic string, n int)
+	DLQCleared(topic string, n int)
+
+	// InFlight is the number of unacked messages of a subscription.
+	InFlight(l Labels, n int)
+	// EligiblePartitions is how many partitions this member may lease (after its filter);
+	// LeasedPartitions how many it holds; MaxLeasedPartitions its cap (0: none).
+	EligiblePartitions(l Labels, n int)
+	LeasedPartitions(l Labels, n int)
+	MaxLeasedPartitions(l Labels, n int)
+
+	// HandleLatency is the time from handing a message over to its Ack or Nack.
+	HandleLatency(l Labels, d time.Duration)
+	// BackpressureWait is the time a fetched message waited for an in-flight slot.
+	BackpressureWait(l Labels, d time.Duration)
+	// DLQReplay is the time of one replay of a dead letter.
+	DLQReplay(topic string, d time.Duration)
+	// Trimmed counts entries removed by retention; kind is "age", "dlq-age", "dlq-length" or
+	// "orphaned-payloads".
+	Trimmed(l Labels, kind string, n int64)
+}
+
+// NoopMetrics discards every metric.
+type NoopMetrics struct{}
+
+var _ MetricsCollector = NoopMetrics{}
+
+func (NoopMetrics) Produced(string, int)                   {}
+func (NoopMetrics) Consumed(Labels)                        {}
+func (NoopMetrics) Acked(Labels)                           {}
+func (NoopMetrics) Retried(Labels)                         {}
+func (NoopMetrics) DeadLettered(Labels)                    {}
+func (NoopMetrics) PayloadMissing(Labels)                  {}
+func (NoopMetrics) DLQDeleted(string, int)                 {}
+func (NoopMetrics) DLQCleared(string, int)                 {}
+func (NoopMetrics) InFlight(Labels, int)                   {}
+func (NoopMetrics) EligiblePartitions(Labels, int)         {}
+func (NoopMetrics) LeasedPartitions(Labels, int)           {}
+func (NoopMetrics) MaxLeasedPartitions(Labels, int)        {}
+func (NoopMetrics) HandleLatency(Labels, time.Duration)    {}
+func (NoopMetrics) BackpressureWait(Labels, time.Duration) {}
+func (NoopMetrics) DLQReplay(string, time.Duration)        {}
+func (NoopMetrics) Trimmed(Labels, string, int64)          {}
