@@ -61,10 +61,10 @@ func failureReason(m *message.Message) string {
 }
 
 // delayOnErrorBackoff returns the delay middleware.DelayOnError wrote into the message during
-// this delivery (it rewrites _watermill_delayed_until), or -1.
-func delayOnErrorBackoff(delivered, m *message.Message) time.Duration {
-	until := m.Metadata.Get(delay.DelayedUntilKey)
-	if until == "" || until == delivered.Metadata.Get(delay.DelayedUntilKey) {
+// this delivery, or -1. Delivery removes _watermill_delayed_until from the handler's copy, so
+// finding it again means the middleware set it now.
+func delayOnErrorBackoff(_, m *message.Message) time.Duration {
+	if m.Metadata.Get(delay.DelayedUntilKey) == "" {
 		return -1
 	}
 	d, err := time.ParseDuration(m.Metadata.Get(delay.DelayedForKey))

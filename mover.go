@@ -67,10 +67,7 @@ func (m *mover) step() time.Duration {
 	next := time.Now().Add(maxWait)
 	for _, set := range []retry.Set{m.w.retrySet(), m.w.delaySet()} {
 		due, ok := m.moveSet(set)
-		if !ok {
-			return maxWait
-		}
-		if !due.IsZero() && due.Before(next) {
+		if ok && !due.IsZero() && due.Before(next) {
 			next = due
 		}
 	}
@@ -113,18 +110,14 @@ func (m *mover) moveSet(set retry.Set) (time.Time, bool) {
 func (m *mover) handBack(set retry.Set, items []retry.Handed) {
 	w := m.w
 	for _, h := range items {
-		if h.Err == nil {
-			p := h.Item.Partition()
-			if p >= w.sub.partitions() {
-				p = 0
-			}
-			stream := w.sub.view.space.PartitionStream(w.sub.view.topic, p)
-			if err := w.sub.rdb.XAdd(w.ctx, &redis.XAddArgs{Stream: stream, Values: h.Item.Values()}).Err(); err != nil {
-				w.sub.logger.Error("Could not move retry item to its partition", err, watermill.LogFields{"item": h.ID})
-				continue
-			}
-		} else {
-			w.sub.logger.Error("Dropped undecodable retry item", h.Err, watermill.LogFields{"item": h.ID})
+		p := h.Partition
+		if p >= w.sub.partitions() {
+			p = 0
+		}
+		stream := w.sub.view.space.PartitionStream(w.sub.view.topic, p)
+		if err := w.sub.rdb.XAdd(w.ctx, &redis.XAddArgs{Stream: stream, Values: h.Values}).Err(); err != nil {
+			w.sub.logger.Error("Could not move retry item to its partition", err, watermill.LogFields{"item": h.ID})
+			continue
 		}
 		if err := retry.Forget(w.ctx, w.sub.rdb, set, h.ID); err != nil {
 			w.sub.logger.Error("Could not remove moved retry item", err, watermill.LogFields{"item": h.ID})

@@ -170,19 +170,23 @@ func (p *Publisher) parkArgs(topic string, part int, due time.Time, values map[s
 }
 
 // delayedUntil reads Watermill's delay metadata (components/delay): the message is parked
-// when it is due later than now.
+// when it is due later than now. components/delay writes "until" in whole seconds, so the
+// later of "until" and now + "for" is used: never early.
 func delayedUntil(msg *message.Message) (time.Time, bool) {
+	var due time.Time
 	if v := msg.Metadata.Get(delay.DelayedUntilKey); v != "" {
 		if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
-			return t, time.Until(t) > retry.DirectThreshold
+			due = t
 		}
 	}
 	if v := msg.Metadata.Get(delay.DelayedForKey); v != "" {
-		if d, err := time.ParseDuration(v); err == nil && d > retry.DirectThreshold {
-			return time.Now().Add(d), true
+		if d, err := time.ParseDuration(v); err == nil {
+			if t := time.Now().Add(d); t.After(due) {
+				due = t
+			}
 		}
 	}
-	return time.Time{}, false
+	return due, !due.IsZero() && time.Until(due) > retry.DirectThreshold
 }
 
 // route picks the partition: x-force-partition-id when set, else the partitioner.

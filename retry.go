@@ -89,11 +89,11 @@ var ErrDeadLettered = errors.New("dead-lettered")
 //
 // Under middleware.Retry, exclude it with ShouldRetry: !errors.Is(err, streamq.ErrDeadLettered).
 func DeadLetter(msg *message.Message, reason error) error {
-	text := "dead-lettered by handler"
-	if reason != nil {
-		text = reason.Error()
+	if reason == nil {
+		msg.Metadata.Set(DeadLetterMetadata, "dead-lettered by handler")
+		return ErrDeadLettered
 	}
-	msg.Metadata.Set(DeadLetterMetadata, text)
+	msg.Metadata.Set(DeadLetterMetadata, reason.Error())
 	return fmt.Errorf("%w: %w", ErrDeadLettered, reason)
 }
 

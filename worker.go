@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
+	"github.com/ThreeDotsLabs/watermill/components/delay"
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/redis/go-redis/v9"
 
@@ -349,6 +350,9 @@ func (w *worker) handle(e entry) {
 // deliver sends one copy of msg to the output channel and waits for its Ack or Nack.
 func (w *worker) deliver(msg *message.Message, id string, count int64) (*message.Message, outcome) {
 	m := msg.Copy()
+	// Whatever "delayed until" the message carries is history; a new one after a Nack means
+	// middleware.DelayOnError just asked for a delay (see delayOnErrorBackoff).
+	delete(m.Metadata, delay.DelayedUntilKey)
 	ctx, cancel := context.WithCancel(w.msgCtx)
 	defer cancel()
 	m.SetContext(delivery{

@@ -98,11 +98,12 @@ type Moved struct {
 	HandedBack     []Handed  // items for another partition, still in the set
 }
 
-// Handed is an item the mover could not append to its own partition.
+// Handed is an item the mover could not append to its own partition: it belongs to
+// Partition (the seed's reading of its partitionId: anything bad is 0).
 type Handed struct {
-	ID   string
-	Item Item
-	Err  error // set when the blob could not be decoded
+	ID        string
+	Partition int
+	Values    map[string]any
 }
 
 // Set names a retry or delay set of one partition and where its items go.
@@ -143,13 +144,23 @@ func parseMoved(res any, zset string) (Moved, error) {
 		m.NextDue = time.UnixMilli(next)
 	}
 	back, _ := arr[3].([]any)
-	for i := 0; i+1 < len(back); i += 2 {
+	for i := 0; i+2 < len(back); i += 3 {
 		id, _ := back[i].(string)
-		blob, _ := back[i+1].(string)
-		it, err := DecodeItem(blob)
-		m.HandedBack = append(m.HandedBack, Handed{ID: id, Item: it, Err: err})
+		p, _ := back[i+1].(int64)
+		fields, _ := back[i+2].([]any)
+		m.HandedBack = append(m.HandedBack, Handed{ID: id, Partition: int(p), Values: pairs(fields)})
 	}
 	return m, nil
+}
+
+// pairs turns a flat field, value list into a map.
+func pairs(flat []any) map[string]any {
+	out := make(map[string]any, len(flat)/2)
+	for i := 0; i+1 < len(flat); i += 2 {
+		k, _ := flat[i].(string)
+		out[k] = flat[i+1]
+	}
+	return out
 }
 
 // Forget removes item id from a set (after it was appended elsewhere).
