@@ -83,6 +83,13 @@ const DefaultAckSetTTL = 24 * time.Hour
 // DefaultPayloadThreshold is the payload size above which the Publisher offloads it (64 KiB).
 const DefaultPayloadThreshold = 64 * 1024
 
+// Publisher pipelining defaults.
+const (
+	DefaultMaxPipelineSize = 1000
+	DefaultFlushers        = 2
+	DefaultQueueSize       = 4096
+)
+
 // DefaultTrimInterval is how often the lease holders of a partition apply time retention.
 const DefaultTrimInterval = time.Minute
 
@@ -129,6 +136,15 @@ type PublisherConfig struct {
 	Retention time.Duration
 	// Metrics receives the Produced counter. Optional; default NoopMetrics.
 	Metrics MetricsCollector
+	// MaxPipelineSize caps the writes of concurrent Publish calls sent in one pipeline (one
+	// call is never split). Optional; default DefaultMaxPipelineSize.
+	MaxPipelineSize int
+	// Flushers is how many pipelines may be in flight at once. Optional; default
+	// DefaultFlushers.
+	Flushers int
+	// QueueSize bounds the Publish calls waiting for a pipeline; callers beyond it wait.
+	// Optional; default DefaultQueueSize.
+	QueueSize int
 }
 
 func (c *PublisherConfig) setDefaults() {
@@ -156,6 +172,9 @@ func (c *PublisherConfig) setDefaults() {
 	if c.Metrics == nil {
 		c.Metrics = NoopMetrics{}
 	}
+	setDefault(&c.MaxPipelineSize, DefaultMaxPipelineSize)
+	setDefault(&c.Flushers, DefaultFlushers)
+	setDefault(&c.QueueSize, DefaultQueueSize)
 }
 
 // Validate reports the first invalid field, wrapped in ErrInvalidConfig.
@@ -165,6 +184,9 @@ func (c PublisherConfig) Validate() error {
 		checkPrefixes(c.StreamPrefix, c.ControlPrefix),
 		positive("DefaultPartitionCount", c.DefaultPartitionCount),
 		durationPositive("PartitionRefreshInterval", c.PartitionRefreshInterval),
+		positive("MaxPipelineSize", c.MaxPipelineSize),
+		positive("Flushers", c.Flushers),
+		positive("QueueSize", c.QueueSize),
 	}
 	if c.MaxLen < -1 {
 		errs = append(errs, fmt.Errorf("MaxLen must be > 0, 0 (default) or -1 (off), got %d", c.MaxLen))

@@ -16,9 +16,10 @@ const orphanGrace = time.Minute
 // time retention of the partition (bounded by SafeRetention), DLQ retention by age and
 // length, and removal of offloaded payloads whose entry is gone.
 type housekeeper struct {
-	w    *worker
-	quit chan struct{}
-	done chan struct{}
+	w      *worker
+	cursor int64 // where the orphan sweep goes on
+	quit   chan struct{}
+	done   chan struct{}
 }
 
 func newHousekeeper(w *worker) *housekeeper {
@@ -62,7 +63,8 @@ func (h *housekeeper) step() {
 		h.report(retention.TrimLen(w.ctx, w.sub.rdb, dlqKey, cfg.DLQRetentionMaxLen))("dlq-length")
 	}
 	payloadKey := func(ref string) string { return sp.Payload(t, w.p, ref) }
-	n, err := retention.SweepOrphans(w.ctx, w.sub.rdb, w.stream, sp.PayloadIndex(t, w.p), payloadKey, now.Add(-orphanGrace), 500)
+	n, next, err := retention.SweepOrphans(w.ctx, w.sub.rdb, w.stream, sp.PayloadIndex(t, w.p), payloadKey, now.Add(-orphanGrace), h.cursor, 500)
+	h.cursor = next
 	h.report(int64(n), err)("orphaned-payloads")
 }
 

@@ -32,6 +32,7 @@ type Publisher struct {
 	logger watermill.LoggerAdapter
 	space  keys.Space
 	topics *partition.Cache
+	batch  *batcher
 
 	mu     sync.RWMutex
 	closed bool
@@ -55,13 +56,15 @@ func NewPublisher(config PublisherConfig, logger watermill.LoggerAdapter) (*Publ
 		logger: logger,
 		space:  space,
 		topics: partition.NewCache(reg, config.DefaultPartitionCount, config.PartitionRefreshInterval, nil),
+		batch:  newBatcher(config.Client, config.Flushers, config.MaxPipelineSize, config.QueueSize),
 	}, nil
 }
 
 // Publish appends msgs to topic in one round trip, each to the partition its key maps to.
-// The first publish to a topic registers it. It returns when Redis has confirmed every
-// message, or the first error. The round trip is cancelled when any message's context is
-// done. Publish is safe for concurrent use.
+// Concurrent calls share round trips: their writes are coalesced into one pipeline. The first
+// publish to a topic registers it. It returns when Redis has confirmed every message, or the
+// first error. It stops waiting when any message's context is done (the messages may then
+// still be written). Publish is safe for concurrent use.
 func (p *Publisher) Publish(topic string, msgs ...*message.Message) error {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
@@ -223,21 +226,10 @@ func (p *Publisher) send(ctx context.Context, topic string, writes []write, msgs
 	if err := p.loadScripts(ctx, writes); err != nil {
 		return err
 	}
-	cmds := make([]redis.Cmder, len(writes))
-	_, _ = p.config.Client.Pipelined(ctx, func(pipe redis.Pipeliner) error {
-		for i, w := range writes {
-			switch {
-			case w.park != nil:
-				cmds[i], _ = retry.ParkCmd(ctx, pipe, w.park.zset, w.park.items, w.park.id, w.park.due, w.park.item)
-				continue
-			case w.offload != nil:
-				cmds[i] = payload.Cmd(ctx, pipe, *w.offload)
-				continue
-			}
-			cmds[i] = pipe.XAdd(ctx, w.xadd)
-		}
-		return nil
-	})
+	cmds, err := p.batch.submit(ctx, writes)
+	if err != nil {
+		return fmt.Errorf("publish to %q: %w", topic, err)
+	}
 	for i, c := range cmds {
 		if err := c.Err(); err != nil {
 			return fmt.Errorf("publish message %s to %q: %w", msgs[i].UUID, topic, err)
@@ -275,7 +267,11 @@ func (p *Publisher) loadScripts(ctx context.Context, writes []write) error {
 func (p *Publisher) Close() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.closed {
+		return nil
+	}
 	p.closed = true
+	p.batch.close()
 	return nil
 }
 

@@ -45,7 +45,8 @@ func (a *Admin) DeleteTopic(ctx context.Context, topic string) (Deleted, error) 
 // topicKeys scans every node for keys carrying the topic's hash tags ({T} or {T:p:N}).
 func (a *Admin) topicKeys(ctx context.Context, topic string) ([]string, error) {
 	pattern := "*{" + globEscape(topic) + "[:}]*"
-	tag := regexp.MustCompile(`\{` + regexp.QuoteMeta(topic) + `(:p:\d+)?\}`)
+	topicTag := "{" + topic + "}"
+	partTag := regexp.MustCompile(`^\{` + regexp.QuoteMeta(topic) + `:p:\d+\}`)
 	var (
 		mu  sync.Mutex
 		out []string
@@ -54,7 +55,7 @@ func (a *Admin) topicKeys(ctx context.Context, topic string) ([]string, error) {
 		iter := c.Scan(ctx, 0, pattern, 1000).Iterator()
 		for iter.Next(ctx) {
 			k := iter.Val()
-			if owned(k, tag, a.space) {
+			if owned(k, topicTag, partTag, a.space) {
 				mu.Lock()
 				out = append(out, k)
 				mu.Unlock()
@@ -77,14 +78,32 @@ func (a *Admin) topicKeys(ctx context.Context, topic string) ([]string, error) {
 	return out, nil
 }
 
-// owned reports whether k is one of streamq's keys whose first hash tag is the topic's.
-func owned(k string, tag *regexp.Regexp, space keys.Space) bool {
-	if !strings.HasPrefix(k, space.Stream+":") && !strings.HasPrefix(k, space.Control+":") {
+// topicKinds are the control keys scoped to a topic ({T}); every other control key of a
+// topic, and every stream key, is scoped to a partition ({T:p:N}). Checking the tag by kind
+// keeps topic "a:p:1" and partition 1 of topic "a" (both tagged {a:p:1}) apart.
+var topicKinds = map[string]bool{"topic": true, "members": true, "dlqmembers": true}
+
+// owned reports whether k is one of the topic's keys.
+func owned(k, topicTag string, partTag *regexp.Regexp, space keys.Space) bool {
+	open := strings.IndexByte(k, '{')
+	if open < 0 {
 		return false
 	}
-	open := strings.IndexByte(k, '{')
-	loc := tag.FindStringIndex(k)
-	return loc != nil && loc[0] == open
+	tag := k[open:]
+	switch {
+	case strings.HasPrefix(k, space.Stream+":{"):
+		return open == len(space.Stream)+1 && partTag.MatchString(tag)
+	case strings.HasPrefix(k, space.Control+":"):
+		kind := k[len(space.Control)+1 : open]
+		if !strings.HasSuffix(kind, ":") || strings.Count(kind, ":") != 1 {
+			return false
+		}
+		if topicKinds[strings.TrimSuffix(kind, ":")] {
+			return strings.HasPrefix(tag, topicTag)
+		}
+		return partTag.MatchString(tag)
+	}
+	return false
 }
 
 func globEscape(s string) string {

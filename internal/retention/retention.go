@@ -97,16 +97,34 @@ func TrimLen(ctx context.Context, rdb redis.UniversalClient, stream string, maxL
 	return n, nil
 }
 
-// SweepOrphans deletes up to limit offloaded payloads of a partition whose entry no longer
-// exists (trimmed or deleted), among those indexed before olderThan. key maps a ref to its
-// payload key. It returns how many it deleted.
-func SweepOrphans(ctx context.Context, rdb redis.UniversalClient, stream, index string, key func(ref string) string, olderThan time.Time, limit int64) (int, error) {
-	members, err := rdb.ZRangeByScore(ctx, index, &redis.ZRangeBy{
-		Min: "-inf", Max: strconv.FormatInt(olderThan.UnixMilli(), 10), Count: limit,
-	}).Result()
-	if err != nil || len(members) == 0 {
-		return 0, err
+// SweepOrphans deletes offloaded payloads of a partition whose entry no longer exists
+// (trimmed or deleted). It checks up to limit index members indexed before olderThan,
+// starting after cursor (0 the first time), and returns how many it deleted and the cursor
+// for the next round (0 once it has gone through the whole index).
+func SweepOrphans(ctx context.Context, rdb redis.UniversalClient, stream, index string, key func(ref string) string, olderThan time.Time, cursor int64, limit int64) (int, int64, error) {
+	min := "-inf"
+	if cursor > 0 {
+		min = "(" + strconv.FormatInt(cursor, 10)
 	}
+	res, err := rdb.ZRangeByScoreWithScores(ctx, index, &redis.ZRangeBy{
+		Min: min, Max: strconv.FormatInt(olderThan.UnixMilli(), 10), Count: limit,
+	}).Result()
+	if err != nil || len(res) == 0 {
+		return 0, 0, err
+	}
+	next := int64(0)
+	if int64(len(res)) == limit {
+		next = int64(res[len(res)-1].Score)
+	}
+	members := make([]string, len(res))
+	for i, z := range res {
+		members[i], _ = z.Member.(string)
+	}
+	n, err := sweep(ctx, rdb, stream, index, key, members)
+	return n, next, err
+}
+
+func sweep(ctx context.Context, rdb redis.UniversalClient, stream, index string, key func(ref string) string, members []string) (int, error) {
 	gone, err := missingEntries(ctx, rdb, stream, members)
 	if err != nil {
 		return 0, err

@@ -1,0 +1,119 @@
+package streamq
+
+import (
+	"context"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/streamq-dev/streamq/internal/payload"
+	"github.com/streamq-dev/streamq/internal/retry"
+)
+
+// batcher coalesces concurrent Publish calls into pipelines. Flushers take whatever is
+// queued (up to MaxPipelineSize writes, never splitting one call) and send it in one round
+// trip, so an idle publisher adds no latency and a busy one sends many messages per trip.
+// Each caller gets the results of its own writes.
+type batcher struct {
+	rdb     redis.UniversalClient
+	maxSize int
+	queue   chan *request
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+}
+
+// request is one Publish call's writes and, once done is closed, their commands.
+type request struct {
+	writes []write
+	cmds   []redis.Cmder
+	done   chan struct{}
+}
+
+func newBatcher(rdb redis.UniversalClient, flushers, maxSize, queue int) *batcher {
+	ctx, cancel := context.WithCancel(context.Background())
+	b := &batcher{rdb: rdb, maxSize: maxSize, queue: make(chan *request, queue), ctx: ctx, cancel: cancel}
+	b.wg.Add(flushers)
+	for i := 0; i < flushers; i++ {
+		go b.loop()
+	}
+	return b
+}
+
+// submit queues writes and waits for their round trip, or for ctx. When ctx ends first the
+// writes may still be sent.
+func (b *batcher) submit(ctx context.Context, writes []write) ([]redis.Cmder, error) {
+	req := &request{writes: writes, done: make(chan struct{})}
+	select {
+	case b.queue <- req:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select {
+	case <-req.done:
+		return req.cmds, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// close stops the flushers once the queue is empty. No submit may run any more.
+func (b *batcher) close() {
+	close(b.queue)
+	b.wg.Wait()
+	b.cancel()
+}
+
+func (b *batcher) loop() {
+	defer b.wg.Done()
+	for req := range b.queue {
+		b.flush(b.gather(req))
+	}
+}
+
+// gather takes first and whatever else is queued, up to maxSize writes.
+func (b *batcher) gather(first *request) []*request {
+	reqs, n := []*request{first}, len(first.writes)
+	for n < b.maxSize {
+		select {
+		case r, ok := <-b.queue:
+			if !ok {
+				return reqs
+			}
+			reqs = append(reqs, r)
+			n += len(r.writes)
+		default:
+			return reqs
+		}
+	}
+	return reqs
+}
+
+func (b *batcher) flush(reqs []*request) {
+	ctx := b.ctx
+	_, _ = b.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+		for _, r := range reqs {
+			r.cmds = make([]redis.Cmder, len(r.writes))
+			for i, w := range r.writes {
+				r.cmds[i] = w.queue(ctx, pipe)
+			}
+		}
+		return nil
+	})
+	for _, r := range reqs {
+		close(r.done)
+	}
+}
+
+// queue adds the write's command to pipe.
+func (w write) queue(ctx context.Context, pipe redis.Pipeliner) redis.Cmder {
+	switch {
+	case w.park != nil:
+		cmd, _ := retry.ParkCmd(ctx, pipe, w.park.zset, w.park.items, w.park.id, w.park.due, w.park.item)
+		return cmd
+	case w.offload != nil:
+		return payload.Cmd(ctx, pipe, *w.offload)
+	default:
+		return pipe.XAdd(ctx, w.xadd)
+	}
+}

@@ -1,0 +1,89 @@
+package streamq
+
+import (
+	"context"
+	"strconv"
+	"testing"
+
+	"github.com/ThreeDotsLabs/watermill"
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/redis/go-redis/v9"
+)
+
+// BenchmarkPublishParallel: 64 goroutines per core-ish publishing one 64-byte message per
+// Publish call, as a Watermill app does; coalescing turns them into pipelines.
+func BenchmarkPublishParallel(b *testing.B) {
+	_, client := startRedis(b)
+	pub := newTestPublisher(b, PublisherConfig{Client: client, DefaultPartitionCount: 8, MaxLen: -1})
+	payload := make([]byte, 64)
+	b.SetParallelism(32)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := pub.Publish("bench", message.NewMessage(watermill.NewUUID(), payload)); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msg/s")
+}
+
+// BenchmarkConsume: handle a backlog of 64-byte messages through one subscription, acking
+// each, with 1 and 8 partitions.
+func BenchmarkConsume(b *testing.B) {
+	for _, parts := range []int{1, 8} {
+		b.Run(strconv.Itoa(parts)+"-partitions", func(b *testing.B) {
+			_, client := startRedis(b)
+			topic := "consume"
+			pub := newTestPublisher(b, PublisherConfig{Client: client, DefaultPartitionCount: parts, MaxLen: -1})
+			payload := make([]byte, 64)
+			for sent := 0; sent < b.N; {
+				n := min(500, b.N-sent)
+				msgs := make([]*message.Message, n)
+				for i := range msgs {
+					msgs[i] = message.NewMessage(watermill.NewUUID(), payload)
+				}
+				if err := pub.Publish(topic, msgs...); err != nil {
+					b.Fatal(err)
+				}
+				sent += n
+			}
+			cfg := SubscriberConfig{Client: client, ConsumerGroup: "bench", DefaultPartitionCount: parts}
+			sub := newTestSubscriber(b, cfg)
+			b.ReportAllocs()
+			b.ResetTimer()
+			ch, err := sub.Subscribe(context.Background(), topic)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for i := 0; i < b.N; i++ {
+				(<-ch).Ack()
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msg/s")
+		})
+	}
+}
+
+// BenchmarkCeilingPipelinedXAdd is go-redis alone: 100 XADDs of 64 bytes per round trip, the
+// ceiling BenchmarkPublishParallel is compared with (ratios within one run).
+func BenchmarkCeilingPipelinedXAdd(b *testing.B) {
+	_, client := startRedis(b)
+	ctx := context.Background()
+	payload := make([]byte, 64)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for sent := 0; sent < b.N; sent += 100 {
+		pipe := client.Pipeline()
+		for i := 0; i < min(100, b.N-sent); i++ {
+			pipe.XAdd(ctx, &redis.XAddArgs{Stream: "ceiling", Values: map[string]any{
+				UUIDField: watermill.NewUUID(), MetadataField: "", PayloadField: payload}})
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msg/s")
+}
