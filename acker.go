@@ -36,14 +36,13 @@ func newAcker(w *worker) *acker {
 // add queues the ack of entry id; ref is its offloaded payload's reference ("" when none).
 func (a *acker) add(id, ref string) {
 	w := a.w
-	e := stream.Acked{ID: id, Ref: ref}
-	if w.sub.view.dlq {
-		e.Ref = ""
-	} else {
+	e := stream.Acked{ID: id}
+	// Ack sets and payload keys are only named when the script will touch them.
+	if !w.sub.view.dlq && (ref != "" || w.sub.cfg.AckDeletePolicy == AckDeleteAllGroups) {
 		e.AckSet = w.sub.view.space.Acks(w.sub.view.topic, w.p, id)
-		if ref != "" {
-			e.PayloadKey = w.sub.view.space.Payload(w.sub.view.topic, w.p, ref)
-		}
+	}
+	if !w.sub.view.dlq && ref != "" {
+		e.Ref, e.PayloadKey = ref, w.sub.view.space.Payload(w.sub.view.topic, w.p, ref)
 	}
 	a.mu.Lock()
 	a.ids = append(a.ids, e)

@@ -2,55 +2,73 @@ package streamq
 
 import "context"
 
-type ctxKey int
+type ctxKey struct{}
 
-const (
-	topicKey ctxKey = iota
-	partitionKey
-	streamIDKey
-	deliveryCountKey
-	groupKey
-	consumerKey
-	retryCountKey
-	originalIDKey
-	lastErrorKey
-)
+// deliveryKey holds one *delivery per delivered message: one context value, not nine.
+var deliveryKey ctxKey
 
 // TopicFromCtx returns the topic of a delivered message.
-func TopicFromCtx(ctx context.Context) (string, bool) { return get[string](ctx, topicKey) }
+func TopicFromCtx(ctx context.Context) (string, bool) {
+	d, ok := fromCtx(ctx)
+	return d.topic, ok
+}
 
 // PartitionFromCtx returns the partition a delivered message was read from.
-func PartitionFromCtx(ctx context.Context) (int, bool) { return get[int](ctx, partitionKey) }
+func PartitionFromCtx(ctx context.Context) (int, bool) {
+	d, ok := fromCtx(ctx)
+	return d.partition, ok
+}
 
 // StreamIDFromCtx returns the Redis stream id of a delivered message.
-func StreamIDFromCtx(ctx context.Context) (string, bool) { return get[string](ctx, streamIDKey) }
+func StreamIDFromCtx(ctx context.Context) (string, bool) {
+	d, ok := fromCtx(ctx)
+	return d.streamID, ok
+}
 
 // DeliveryCountFromCtx returns how many times this entry has been delivered to the group,
 // this delivery included (1 on first delivery).
 func DeliveryCountFromCtx(ctx context.Context) (int64, bool) {
-	return get[int64](ctx, deliveryCountKey)
+	d, ok := fromCtx(ctx)
+	return d.count, ok
 }
 
 // ConsumerGroupFromCtx returns the consumer group a message was delivered to.
-func ConsumerGroupFromCtx(ctx context.Context) (string, bool) { return get[string](ctx, groupKey) }
+func ConsumerGroupFromCtx(ctx context.Context) (string, bool) {
+	d, ok := fromCtx(ctx)
+	return d.group, ok
+}
 
 // ConsumerFromCtx returns the consumer (member) name that received a message.
-func ConsumerFromCtx(ctx context.Context) (string, bool) { return get[string](ctx, consumerKey) }
+func ConsumerFromCtx(ctx context.Context) (string, bool) {
+	d, ok := fromCtx(ctx)
+	return d.consumer, ok
+}
 
 // RetryCountFromCtx returns how many times a delivered message has been retried (0 on its
 // first delivery).
-func RetryCountFromCtx(ctx context.Context) (int, bool) { return get[int](ctx, retryCountKey) }
+func RetryCountFromCtx(ctx context.Context) (int, bool) {
+	d, ok := fromCtx(ctx)
+	return d.retries, ok
+}
 
 // OriginalIDFromCtx returns the stream id of the message's first entry: its own id unless it
 // is a retry or a replay.
-func OriginalIDFromCtx(ctx context.Context) (string, bool) { return get[string](ctx, originalIDKey) }
+func OriginalIDFromCtx(ctx context.Context) (string, bool) {
+	d, ok := fromCtx(ctx)
+	return d.originalID, ok
+}
 
 // LastErrorFromCtx returns the reason of the message's last failure, when it was retried.
-func LastErrorFromCtx(ctx context.Context) (string, bool) { return get[string](ctx, lastErrorKey) }
+func LastErrorFromCtx(ctx context.Context) (string, bool) {
+	d, ok := fromCtx(ctx)
+	return d.lastError, ok && d.lastError != ""
+}
 
-func get[T any](ctx context.Context, k ctxKey) (T, bool) {
-	v, ok := ctx.Value(k).(T)
-	return v, ok
+func fromCtx(ctx context.Context) (*delivery, bool) {
+	if d, ok := ctx.Value(deliveryKey).(*delivery); ok {
+		return d, true
+	}
+	return &delivery{}, false
 }
 
 type delivery struct {
@@ -60,16 +78,6 @@ type delivery struct {
 	count                            int64
 }
 
-func (d delivery) context(parent context.Context) context.Context {
-	ctx := context.WithValue(parent, topicKey, d.topic)
-	ctx = context.WithValue(ctx, partitionKey, d.partition)
-	ctx = context.WithValue(ctx, streamIDKey, d.streamID)
-	ctx = context.WithValue(ctx, deliveryCountKey, d.count)
-	ctx = context.WithValue(ctx, groupKey, d.group)
-	ctx = context.WithValue(ctx, retryCountKey, d.retries)
-	ctx = context.WithValue(ctx, originalIDKey, d.originalID)
-	if d.lastError != "" {
-		ctx = context.WithValue(ctx, lastErrorKey, d.lastError)
-	}
-	return context.WithValue(ctx, consumerKey, d.consumer)
+func (d *delivery) context(parent context.Context) context.Context {
+	return context.WithValue(parent, deliveryKey, d)
 }

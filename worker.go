@@ -162,18 +162,32 @@ func (w *worker) next(scan *time.Timer) (entry, bool) {
 	}
 }
 
+// pop takes the next queued entry. When the queue falls to the low-water mark (half a batch)
+// it asks the fetcher for the next batch, so it arrives while this one is handled.
 func (w *worker) pop() (entry, bool) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	if len(w.queue) == 0 {
 		w.wantMore = true
+		w.mu.Unlock()
 		return entry{}, false
 	}
 	e := w.queue[0]
 	w.queue[0] = entry{}
 	w.queue = w.queue[1:]
+	refill := !w.wantMore && len(w.queue) <= w.lowWater()
+	if refill {
+		w.wantMore = true
+	}
+	w.mu.Unlock()
+	if refill {
+		w.fetch.poke()
+	}
 	return e, true
 }
+
+// lowWater is the queue length at which the next batch is fetched: prefetch stays bounded
+// by 1.5 batches per partition.
+func (w *worker) lowWater() int { return w.sub.cfg.BatchCount / 2 }
 
 // push queues entries read or claimed for this partition, skipping ids already held.
 func (w *worker) push(msgs []redis.XMessage, counts map[string]int64) {
@@ -189,7 +203,7 @@ func (w *worker) push(msgs []redis.XMessage, counts map[string]int64) {
 		}
 		w.queue = append(w.queue, entry{id: m.ID, values: m.Values, count: c})
 	}
-	w.wantMore = len(w.queue) == 0
+	w.wantMore = len(w.queue) <= w.lowWater()
 	w.mu.Unlock()
 	select {
 	case w.notify <- struct{}{}:
@@ -327,40 +341,45 @@ func (w *worker) handle(e entry) {
 		w.acks.add(e.id, "") // another group's retry
 		return
 	}
+	next := msg
 	for count := e.count; ; count++ {
-		m, out := w.deliver(msg, e.id, count)
-		switch out {
-		case acked:
-			w.sub.s.stats.acked.Add(1)
-			w.sub.cfg.Metrics.Acked(w.labels())
-			if w.onAck(m, e) {
-				return
-			}
-		case nacked:
-			w.sub.s.stats.nacked.Add(1)
-			if w.onNack(msg, m, e) {
-				return
-			}
-		case stopped:
+		m, out := w.deliver(next, e.id, count)
+		if w.settle(m, e, out) {
 			return
 		}
+		next = m.Copy() // a redelivery needs a fresh message: Ack and Nack are one-shot
 	}
 }
 
-// deliver sends one copy of msg to the output channel and waits for its Ack or Nack.
-func (w *worker) deliver(msg *message.Message, id string, count int64) (*message.Message, outcome) {
-	m := msg.Copy()
+// settle acts on one delivery's outcome; false means deliver the entry again.
+func (w *worker) settle(m *message.Message, e entry, out outcome) bool {
+	switch out {
+	case acked:
+		w.sub.s.stats.acked.Add(1)
+		w.sub.cfg.Metrics.Acked(w.labels())
+		return w.onAck(m, e)
+	case nacked:
+		w.sub.s.stats.nacked.Add(1)
+		return w.onNack(m, m, e)
+	default:
+		return true
+	}
+}
+
+// deliver sends m to the output channel and waits for its Ack or Nack.
+func (w *worker) deliver(m *message.Message, id string, count int64) (*message.Message, outcome) {
+	msg := m
 	// Whatever "delayed until" the message carries is history; a new one after a Nack means
 	// middleware.DelayOnError just asked for a delay (see delayOnErrorBackoff).
 	delete(m.Metadata, delay.DelayedUntilKey)
 	ctx, cancel := context.WithCancel(w.msgCtx)
 	defer cancel()
-	m.SetContext(delivery{
+	m.SetContext((&delivery{
 		topic: w.sub.topic, partition: w.p, streamID: id, count: count,
 		group: w.sub.cfg.ConsumerGroup, consumer: w.sub.member,
 		retries: retryCount(msg.Metadata), originalID: firstNonEmpty(msg.Metadata.Get(OriginalIDMetadata), id),
 		lastError: msg.Metadata.Get(LastErrorMetadata),
-	}.context(ctx))
+	}).context(ctx))
 	select {
 	case w.sub.out <- m:
 		w.sub.s.stats.delivered.Add(1)

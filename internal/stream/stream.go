@@ -109,11 +109,15 @@ func Ack(ctx context.Context, rdb redis.Scripter, k AckKeys, token, group, polic
 	args := make([]any, 0, 4+2*len(entries))
 	args = append(args, token, group, policy, ackSetTTL.Milliseconds())
 	for _, e := range entries {
-		payloadKey := e.PayloadKey
+		// Unused per-entry keys are the stream key: same slot, never touched.
+		ackSet, payloadKey := e.AckSet, e.PayloadKey
+		if ackSet == "" {
+			ackSet = k.Stream
+		}
 		if e.Ref == "" {
 			payloadKey = k.Stream
 		}
-		keys = append(keys, e.AckSet, payloadKey)
+		keys = append(keys, ackSet, payloadKey)
 		args = append(args, e.ID, e.Ref)
 	}
 	n, err := ackScript.Run(ctx, rdb, keys, args...).Int()

@@ -1,0 +1,236 @@
+package admin_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/streamq-dev/streamq"
+	"github.com/streamq-dev/streamq/admin"
+)
+
+// TestQueueInfoAndLag publishes 30 messages round-robin over 4 partitions (8, 8, 7, 7) and
+// consumes 10 of them by hand (8 of partition 0, 2 of partition 1): the lag is what is left.
+func TestQueueInfoAndLag(t *testing.T) {
+	e := newOpEnv(t)
+	const topic, n = "orders", 4
+	e.create(topic, n)
+	e.publishRoundRobin(topic, 30, n)
+	require.NoError(t, e.client.XAdd(e.ctx, &redis.XAddArgs{Stream: e.space.DLQ(topic, 2), Values: []string{"raw", "1"}}).Err())
+
+	info, err := e.adm.QueueInfo(e.ctx, topic)
+	require.NoError(t, err)
+	ids := make([][]string, n)
+	for p := range n {
+		ids[p] = e.ids(topic, p)
+	}
+	assert.Equal(t, int64(30), info.Length)
+	assert.Equal(t, n, info.Partitions)
+	assert.Equal(t, int64(1), info.DLQLength)
+	assert.Equal(t, minFirst(ids), info.FirstID)
+	assert.Equal(t, maxLast(ids), info.LastID)
+	for p, pi := range info.PerPartition {
+		assert.Equal(t, p, pi.Partition)
+		assert.Equal(t, e.space.PartitionStream(topic, p), pi.Stream)
+		assert.Equal(t, int64(len(ids[p])), pi.Length)
+		assert.Equal(t, ids[p][0], pi.FirstID)
+		assert.Equal(t, ids[p][len(ids[p])-1], pi.LastID)
+	}
+	assert.Equal(t, []int64{8, 8, 7, 7}, lengths(info))
+
+	// Group "idle" exists everywhere and read nothing; "g" read 8 + 2.
+	for p := range n {
+		e.createGroup(topic, p, "idle", "0-0")
+		e.createGroup(topic, p, "g", "0-0")
+	}
+	require.Len(t, e.readGroup(topic, 0, "g", "c1", 8), 8)
+	require.Len(t, e.readGroup(topic, 1, "g", "c2", 2), 2)
+
+	groups, err := e.adm.ConsumerGroups(e.ctx, topic)
+	require.NoError(t, err)
+	assert.Equal(t, []admin.GroupInfo{
+		{Name: "g", Consumers: 2, Pending: 10, Lag: 20},
+		{Name: "idle", Consumers: 0, Pending: 0, Lag: 30},
+	}, groups)
+
+	info, err = e.adm.QueueInfo(e.ctx, topic)
+	require.NoError(t, err)
+	assert.Equal(t, 2, info.Groups)
+
+	st, err := e.adm.GroupStats(e.ctx, topic, "g")
+	require.NoError(t, err)
+	assert.Equal(t, int64(20), st.Lag)
+	assert.Equal(t, int64(10), st.Pending)
+	assert.Empty(t, st.Members)
+	require.Len(t, st.Partitions, n)
+	want := []struct {
+		lag, pending, read int64
+		delivered          string
+	}{
+		{0, 8, 8, ids[0][7]},
+		{6, 2, 2, ids[1][1]},
+		{7, 0, 0, "0-0"},
+		{7, 0, 0, "0-0"},
+	}
+	var maxLag time.Duration
+	for p, ps := range st.Partitions {
+		w := want[p]
+		assert.Equal(t, p, ps.Partition)
+		assert.Equal(t, w.lag, ps.Lag, "partition %d", p)
+		assert.True(t, ps.LagExact)
+		assert.Equal(t, w.pending, ps.Pending)
+		assert.Equal(t, w.read, ps.EntriesRead)
+		assert.Equal(t, w.delivered, ps.LastDeliveredID)
+		assert.Empty(t, ps.LeaseOwner)
+		assert.Zero(t, ps.LeaseTTL)
+		assert.Empty(t, ps.CommitFrontier)
+		last := idMillis(t, ids[p][len(ids[p])-1])
+		from := idMillis(t, ids[p][0]) // at 0-0 the lag runs from the oldest entry
+		if w.delivered != "0-0" {
+			from = idMillis(t, w.delivered)
+		}
+		assert.Equal(t, last.Sub(from), ps.TimeLag, "partition %d", p)
+		maxLag = max(maxLag, ps.TimeLag)
+	}
+	assert.Zero(t, st.Partitions[0].TimeLag, "caught up")
+	assert.Equal(t, maxLag, st.TimeLag)
+
+	idle, err := e.adm.GroupStats(e.ctx, topic, "idle")
+	require.NoError(t, err)
+	for p, ps := range idle.Partitions {
+		assert.Equal(t, int64(len(ids[p])), ps.Lag, "nothing consumed: lag is the length")
+	}
+}
+
+// TestLagUnknownIsCounted deletes an entry after the group's position: Redis 7 then reports
+// the lag as unknown and it is counted with XRANGE.
+func TestLagUnknownIsCounted(t *testing.T) {
+	e := newOpEnv(t)
+	const topic = "holes"
+	e.create(topic, 1)
+	var ids []string
+	for i := range 6 {
+		ids = append(ids, e.xadd(topic, 0, "*", "u"+string(rune('a'+i))))
+	}
+	e.createGroup(topic, 0, "g", "0-0")
+	require.Len(t, e.readGroup(topic, 0, "g", "c", 2), 2)
+	require.NoError(t, e.client.XDel(e.ctx, e.space.PartitionStream(topic, 0), ids[3]).Err())
+	raw, err := e.client.XInfoGroups(e.ctx, e.space.PartitionStream(topic, 0)).Result()
+	require.NoError(t, err)
+	require.Equal(t, int64(-1), raw[0].Lag, "Redis reports the lag unknown")
+
+	st, err := e.adm.GroupStats(e.ctx, topic, "g")
+	require.NoError(t, err)
+	assert.Equal(t, int64(3), st.Partitions[0].Lag)
+	assert.True(t, st.Partitions[0].LagExact)
+	groups, err := e.adm.ConsumerGroups(e.ctx, topic)
+	require.NoError(t, err)
+	assert.Equal(t, []admin.GroupInfo{{Name: "g", Consumers: 1, Pending: 2, Lag: 3}}, groups)
+}
+
+// TestGroupStatsLiveSubscriber runs a real Subscriber: it holds every lease and is a live
+// member; once it closed (acks flushed, leases released) the commit frontier is each
+// partition's last id.
+func TestGroupStatsLiveSubscriber(t *testing.T) {
+	e := newOpEnv(t)
+	const topic, n, group = "live", 4, "workers"
+	e.create(topic, n)
+	e.publishRoundRobin(topic, 12, n)
+	cfg := opSub(e, group)
+	sub, err := streamq.NewSubscriber(cfg, watermill.NopLogger{})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(e.ctx)
+	defer cancel()
+	ch, err := sub.Subscribe(ctx, topic)
+	require.NoError(t, err)
+	seen := map[int]bool{}
+	for range 12 {
+		select {
+		case m := <-ch:
+			p, _ := streamq.PartitionFromCtx(m.Context())
+			seen[p] = true
+			m.Ack()
+		case <-time.After(15 * time.Second):
+			t.Fatal("messages not delivered")
+		}
+	}
+	require.Len(t, seen, n, "the one member owns every partition")
+
+	st, err := e.adm.GroupStats(e.ctx, topic, group)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"alpha"}, st.Members)
+	require.Len(t, st.Partitions, n)
+	for _, ps := range st.Partitions {
+		assert.Equal(t, "alpha", ps.LeaseOwner, "partition %d", ps.Partition)
+		assert.Greater(t, ps.LeaseTTL, time.Duration(0))
+		assert.LessOrEqual(t, ps.LeaseTTL, cfg.LeaseTTL)
+		assert.Equal(t, 1, ps.Consumers)
+		assert.Zero(t, ps.Lag)
+	}
+
+	require.NoError(t, sub.Close())
+	frontier, err := e.adm.CommitFrontier(e.ctx, topic, group)
+	require.NoError(t, err)
+	st, err = e.adm.GroupStats(e.ctx, topic, group)
+	require.NoError(t, err)
+	assert.Empty(t, st.Members, "left the group")
+	assert.Zero(t, st.Pending)
+	for p := range n {
+		ids := e.ids(topic, p)
+		assert.Equal(t, ids[len(ids)-1], frontier[p], "partition %d", p)
+		assert.Equal(t, frontier[p], st.Partitions[p].CommitFrontier)
+		assert.Empty(t, st.Partitions[p].LeaseOwner, "released")
+	}
+}
+
+func opSub(e *opEnv, group string) streamq.SubscriberConfig {
+	return streamq.SubscriberConfig{
+		Client:            e.client,
+		ConsumerGroup:     group,
+		ConsumerName:      "alpha",
+		LeaseTTL:          5 * time.Second,
+		RenewInterval:     time.Second,
+		RebalanceInterval: 100 * time.Millisecond,
+		BlockTime:         50 * time.Millisecond,
+		CloseTimeout:      5 * time.Second,
+	}
+}
+
+func lengths(info admin.QueueInfo) []int64 {
+	out := make([]int64, len(info.PerPartition))
+	for i, p := range info.PerPartition {
+		out[i] = p.Length
+	}
+	return out
+}
+
+func minFirst(ids [][]string) string {
+	best := ""
+	for _, p := range ids {
+		if len(p) > 0 && (best == "" || idBefore(p[0], best)) {
+			best = p[0]
+		}
+	}
+	return best
+}
+
+func maxLast(ids [][]string) string {
+	best := ""
+	for _, p := range ids {
+		if len(p) > 0 && (best == "" || idBefore(best, p[len(p)-1])) {
+			best = p[len(p)-1]
+		}
+	}
+	return best
+}
+
+func idBefore(a, b string) bool {
+	am, as, _ := cutID(a)
+	bm, bs, _ := cutID(b)
+	return am < bm || (am == bm && as < bs)
+}
