@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/lease"
 )
 
 // received is what a test consumer saw: one row per delivery.
@@ -121,7 +122,7 @@ func leaseOwners(t *testing.T, client redis.UniversalClient, topic, group string
 			continue
 		}
 		require.NoError(t, err)
-		out[p] = tokenMember(v)
+		out[p] = lease.TokenMember(v)
 	}
 	return out
 }

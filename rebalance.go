@@ -90,18 +90,13 @@ func (sub *subscription) owners(ctx context.Context, n int, live []lease.Member)
 	}
 	out := make([]string, n)
 	for i, c := range cmds {
-		if name := tokenMember(c.Val()); alive[name] {
+		if name := lease.TokenMember(c.Val()); alive[name] {
 			out[i] = name
 		}
 	}
 	return out, nil
 }
 
-// tokenMember extracts the member name from a lease token "member#nonce".
-func tokenMember(token string) string {
-	if i := strings.LastIndexByte(token, '#'); i >= 0 {
-		return token[:i]
-	}
 	return token
 }
 
