@@ -2,7 +2,6 @@ package streamq
 
 import (
 	"context"
-	"strings"
 
 	"github.com/ThreeDotsLabs/watermill"
 	"github.com/redis/go-redis/v9"
@@ -95,9 +94,6 @@ func (sub *subscription) owners(ctx context.Context, n int, live []lease.Member)
 		}
 	}
 	return out, nil
-}
-
-	return token
 }
 
 // handOver gracefully stops the workers of partitions no longer assigned to this member.
