@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -30,13 +31,31 @@ var (
 type Options struct {
 	// StreamPrefix and ControlPrefix must match the Publisher's and Subscriber's.
 	StreamPrefix, ControlPrefix string
+	// Metrics receives the DLQ operations' metrics. Optional; default none. Any
+	// streamq.MetricsCollector (such as metrics/prometheus.Collector) fits.
+	Metrics DLQMetrics
 }
+
+// DLQMetrics receives the metrics of admin's DLQ operations (a subset of
+// streamq.MetricsCollector).
+type DLQMetrics interface {
+	DLQDeleted(topic string, n int)
+	DLQCleared(topic string, n int)
+	DLQReplay(topic string, d time.Duration)
+}
+
+type noMetrics struct{}
+
+func (noMetrics) DLQDeleted(string, int)          {}
+func (noMetrics) DLQCleared(string, int)          {}
+func (noMetrics) DLQReplay(string, time.Duration) {}
 
 // Admin runs operations on one Redis (single node, Sentinel or Cluster).
 type Admin struct {
-	rdb   redis.UniversalClient
-	space keys.Space
-	reg   *partition.Registry
+	metrics DLQMetrics
+	rdb     redis.UniversalClient
+	space   keys.Space
+	reg     *partition.Registry
 }
 
 // New returns an Admin over client. It never closes client.
@@ -45,7 +64,10 @@ func New(client redis.UniversalClient, opts Options) (*Admin, error) {
 		return nil, fmt.Errorf("%w: client is required", ErrInvalidArgument)
 	}
 	space := keys.New(opts.StreamPrefix, opts.ControlPrefix)
-	return &Admin{rdb: client, space: space, reg: partition.NewRegistry(client, space)}, nil
+	if opts.Metrics == nil {
+		opts.Metrics = noMetrics{}
+	}
+	return &Admin{rdb: client, space: space, reg: partition.NewRegistry(client, space), metrics: opts.Metrics}, nil
 }
 
 // ListTopics returns the registered topics.

@@ -152,6 +152,7 @@ func (a *Admin) ReplayDeadLetter(ctx context.Context, topic string, partition in
 }
 
 func (a *Admin) replay(ctx context.Context, topic string, partition int, m redis.XMessage, opts ReplayOptions) (string, error) {
+	defer func(start time.Time) { a.metrics.DLQReplay(topic, time.Since(start)) }(time.Now())
 	fields, err := dlq.ReplayFields(m.Values, m.ID)
 	if err != nil {
 		return "", err
@@ -235,6 +236,9 @@ func (a *Admin) DeleteDeadLetter(ctx context.Context, topic string, partition in
 		}
 		return false, fmt.Errorf("delete dead letter %s: %w", id, err)
 	}
+	if c > 0 {
+		a.metrics.DLQDeleted(topic, int(c))
+	}
 	return c > 0, nil
 }
 
@@ -253,6 +257,7 @@ func (a *Admin) ClearDLQ(ctx context.Context, topic string) (int64, error) {
 		}
 		removed += c
 	}
+	a.metrics.DLQCleared(topic, int(removed))
 	return removed, nil
 }
 
