@@ -120,7 +120,7 @@ func (a *acker) flush(ctx context.Context) {
 		Lease: w.leaseKey, Stream: w.stream, Commit: w.sub.view.commit(w.p),
 		PayloadIndex: w.sub.view.space.PayloadIndex(w.sub.view.topic, w.p),
 	}
-	err := stream.Ack(ctx, w.sub.rdb, keys, w.sub.leases.Token(), w.sub.cfg.ConsumerGroup, policy, w.sub.cfg.AckSetTTL, ids)
+	err := stream.Ack(ctx, w.sub.rdb, keys, w.token, w.sub.cfg.ConsumerGroup, policy, w.sub.cfg.AckSetTTL, ids)
 	switch {
 	case err == nil:
 		for _, e := range ids {

@@ -167,7 +167,7 @@ func newFrontierFixture(t *testing.T) *frontierFixture {
 	require.NoError(t, err)
 	require.Len(t, read[0].Messages, len(f.ids))
 	leaseKey := space.Lease(f.topic, 0, "g")
-	ok, err := lease.New(client, f.token, time.Minute).Acquire(ctx, leaseKey)
+	ok, err := lease.New(client, "owner", "n", time.Minute).Acquire(ctx, leaseKey, f.token)
 	require.NoError(t, err)
 	require.True(t, ok)
 	f.keys = stream.AckKeys{Lease: leaseKey, Stream: str, Commit: space.Commit(f.topic, 0), PayloadIndex: space.PayloadIndex(f.topic, 0)}

@@ -239,7 +239,7 @@ func (w *worker) pause(d time.Duration) bool {
 }
 
 func (w *worker) fence() retry.Fence {
-	return retry.Fence{Key: w.leaseKey, Token: w.sub.leases.Token()}
+	return retry.Fence{Key: w.leaseKey, Token: w.token}
 }
 
 // stepCtx bounds one Redis step of a handler goroutine; it outlives the worker's stop so a

@@ -118,12 +118,13 @@ func (sub *subscription) take(ctx context.Context, mine []int, current []string)
 		if sub.hasWorker(p) || (current[p] != "" && current[p] != sub.member) {
 			continue
 		}
-		ok, err := sub.leases.Acquire(ctx, sub.view.lease(p, sub.cfg.ConsumerGroup))
+		token := sub.leases.NextToken()
+		ok, err := sub.leases.Acquire(ctx, sub.view.lease(p, sub.cfg.ConsumerGroup), token)
 		if err != nil {
 			return err
 		}
 		if ok {
-			sub.startWorker(p)
+			sub.startWorker(p, token)
 		}
 	}
 	return nil

@@ -15,7 +15,7 @@ func (sub *subscription) renewLoop() {
 	defer cancel()
 	for sub.wait(sub.cfg.RenewInterval) {
 		for _, w := range sub.activeWorkers() {
-			ok, err := sub.leases.Renew(ctx, w.leaseKey)
+			ok, err := sub.leases.Renew(ctx, w.leaseKey, w.token)
 			switch {
 			case err == nil && ok:
 				w.renewed(time.Now())

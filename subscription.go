@@ -61,7 +61,7 @@ func newSubscription(ctx context.Context, s *Subscriber, v view, member string) 
 		topic:    topic,
 		view:     v,
 		member:   member,
-		leases:   lease.New(cfg.Client, member+"#"+watermill.NewShortUUID(), cfg.LeaseTTL),
+		leases:   lease.New(cfg.Client, member, watermill.NewShortUUID(), cfg.LeaseTTL),
 		members:  lease.NewMembership(cfg.Client, membersKey, capsKey, self, cfg.LeaseTTL),
 		out:      make(chan *message.Message),
 		ctx:      ctx,

@@ -21,6 +21,7 @@ type worker struct {
 	p        int
 	stream   string
 	leaseKey string
+	token    string // owner token of this acquisition: the fence of every script
 	fetch    *fetcher
 	acks     *acker
 	mover    *mover
@@ -57,8 +58,9 @@ type entry struct {
 	count  int64
 }
 
-func (sub *subscription) startWorker(p int) {
+func (sub *subscription) startWorker(p int, token string) {
 	w := &worker{
+		token:     token,
 		sub:       sub,
 		p:         p,
 		stream:    sub.view.stream(p),
@@ -424,7 +426,7 @@ func (w *worker) doShutdown(graceful bool) {
 	if graceful {
 		ctx, cancel := sub.bgCtx()
 		w.acks.flush(ctx)
-		if _, err := sub.leases.Release(ctx, w.leaseKey); err != nil {
+		if _, err := sub.leases.Release(ctx, w.leaseKey, w.token); err != nil {
 			sub.logger.Error("Could not release lease", err, watermill.LogFields{"partition": w.p})
 		}
 		cancel()

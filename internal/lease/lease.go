@@ -6,6 +6,8 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -24,39 +26,44 @@ var (
 	releaseScript = redis.NewScript(releaseSrc)
 )
 
-// Leases takes, renews and releases lease keys with one owner token.
+// Leases takes, renews and releases lease keys for one member. Every acquisition gets its own
+// owner token, "member#nonce.epoch": the epoch grows with each acquisition, so a worker that
+// lost a partition can never pass a fence, even after its member took the partition back.
 type Leases struct {
-	rdb   redis.UniversalClient
-	token string
-	ttl   time.Duration
+	rdb    redis.UniversalClient
+	prefix string // member#nonce.
+	ttl    time.Duration
+	epoch  atomic.Uint64
 }
 
-// New returns Leases that act for token with the given TTL.
-func New(rdb redis.UniversalClient, token string, ttl time.Duration) *Leases {
-	return &Leases{rdb: rdb, token: token, ttl: ttl}
+// New returns Leases for member with the given TTL.
+func New(rdb redis.UniversalClient, member, nonce string, ttl time.Duration) *Leases {
+	return &Leases{rdb: rdb, prefix: member + "#" + nonce + ".", ttl: ttl}
 }
 
-// Token is the owner token written into lease keys.
-func (l *Leases) Token() string { return l.token }
-
-// Acquire takes the lease at key (or extends it when already held) and reports whether the
-// caller holds it.
-func (l *Leases) Acquire(ctx context.Context, key string) (bool, error) {
-	return l.run(ctx, acquireScript, key, l.ttl.Milliseconds())
+// NextToken returns a fresh owner token for one acquisition.
+func (l *Leases) NextToken() string {
+	return l.prefix + strconv.FormatUint(l.epoch.Add(1), 10)
 }
 
-// Renew extends the lease at key; false means the caller no longer owns it.
-func (l *Leases) Renew(ctx context.Context, key string) (bool, error) {
-	return l.run(ctx, renewScript, key, l.ttl.Milliseconds())
+// Acquire takes the lease at key with token (or extends it when token already holds it)
+// and reports whether token holds it.
+func (l *Leases) Acquire(ctx context.Context, key, token string) (bool, error) {
+	return l.run(ctx, acquireScript, key, token, l.ttl.Milliseconds())
 }
 
-// Release deletes the lease at key if the caller owns it.
-func (l *Leases) Release(ctx context.Context, key string) (bool, error) {
-	return l.run(ctx, releaseScript, key)
+// Renew extends the lease at key; false means token no longer owns it.
+func (l *Leases) Renew(ctx context.Context, key, token string) (bool, error) {
+	return l.run(ctx, renewScript, key, token, l.ttl.Milliseconds())
 }
 
-func (l *Leases) run(ctx context.Context, s *redis.Script, key string, args ...any) (bool, error) {
-	n, err := s.Run(ctx, l.rdb, []string{key}, append([]any{l.token}, args...)...).Int()
+// Release deletes the lease at key if token owns it.
+func (l *Leases) Release(ctx context.Context, key, token string) (bool, error) {
+	return l.run(ctx, releaseScript, key, token)
+}
+
+func (l *Leases) run(ctx context.Context, s *redis.Script, key, token string, args ...any) (bool, error) {
+	n, err := s.Run(ctx, l.rdb, []string{key}, append([]any{token}, args...)...).Int()
 	if err != nil {
 		return false, fmt.Errorf("lease %s: %w", key, err)
 	}
