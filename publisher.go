@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
@@ -33,6 +34,9 @@ type Publisher struct {
 	space  keys.Space
 	topics *partition.Cache
 	batch  *batcher
+
+	// Scripts used by SHA inside pipelines are loaded once; NOSCRIPT reloads them.
+	parkLoaded, offloadLoaded atomic.Bool
 
 	mu     sync.RWMutex
 	closed bool
@@ -223,11 +227,14 @@ func (p *Publisher) xaddArgs(stream string, values map[string]any) *redis.XAddAr
 }
 
 func (p *Publisher) send(ctx context.Context, topic string, writes []write, msgs []*message.Message) error {
-	if err := p.loadScripts(ctx, writes); err != nil {
+	if err := p.loadScripts(ctx, writes, false); err != nil {
 		return err
 	}
 	cmds, err := p.batch.submit(ctx, writes)
 	if err != nil {
+		return fmt.Errorf("publish to %q: %w", topic, err)
+	}
+	if cmds, err = p.retryNoScript(ctx, writes, cmds); err != nil {
 		return fmt.Errorf("publish to %q: %w", topic, err)
 	}
 	for i, c := range cmds {
@@ -241,23 +248,55 @@ func (p *Publisher) send(ctx context.Context, topic string, writes []write, msgs
 	return nil
 }
 
+// retryNoScript sends again, once, the script writes a server refused with NOSCRIPT (a
+// restarted or failed-over node has an empty script cache), after loading the scripts there.
+// Plain appends that succeeded are not sent again.
+func (p *Publisher) retryNoScript(ctx context.Context, writes []write, cmds []redis.Cmder) ([]redis.Cmder, error) {
+	var idx []int
+	for i, c := range cmds {
+		if retry.IsNoScript(c.Err()) {
+			idx = append(idx, i)
+		}
+	}
+	if len(idx) == 0 {
+		return cmds, nil
+	}
+	again := make([]write, len(idx))
+	for j, i := range idx {
+		again[j] = writes[i]
+	}
+	if err := p.loadScripts(ctx, again, true); err != nil {
+		return nil, err
+	}
+	res, err := p.batch.submit(ctx, again)
+	if err != nil {
+		return nil, err
+	}
+	for j, i := range idx {
+		cmds[i] = res[j]
+	}
+	return cmds, nil
+}
+
 // loadScripts caches the delay and offload scripts on the server before a pipeline uses
 // them by SHA (only for batches that hold such writes).
-func (p *Publisher) loadScripts(ctx context.Context, writes []write) error {
+func (p *Publisher) loadScripts(ctx context.Context, writes []write, force bool) error {
 	var park, offload bool
 	for _, w := range writes {
 		park = park || w.park != nil
 		offload = offload || w.offload != nil
 	}
-	if park {
+	if park && (force || !p.parkLoaded.Load()) {
 		if err := retry.LoadScripts(ctx, p.config.Client); err != nil {
 			return fmt.Errorf("publish: %w", err)
 		}
+		p.parkLoaded.Store(true)
 	}
-	if offload {
+	if offload && (force || !p.offloadLoaded.Load()) {
 		if err := payload.Load(ctx, p.config.Client); err != nil {
 			return fmt.Errorf("publish: %w", err)
 		}
+		p.offloadLoaded.Store(true)
 	}
 	return nil
 }
