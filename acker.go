@@ -19,8 +19,9 @@ type acker struct {
 	ids  []stream.Acked
 	kick chan struct{} // cap 1: the first id arrived
 	full chan struct{} // cap 1: a batch is full
-	quit chan struct{}
-	done chan struct{}
+	quit  chan struct{}
+	done  chan struct{}
+	retry *backoff // grows while flushes fail, so a Redis outage is no hot loop
 }
 
 func newAcker(w *worker) *acker {
@@ -28,8 +29,9 @@ func newAcker(w *worker) *acker {
 		w:    w,
 		kick: make(chan struct{}, 1),
 		full: make(chan struct{}, 1),
-		quit: make(chan struct{}),
-		done: make(chan struct{}),
+		quit:  make(chan struct{}),
+		done:  make(chan struct{}),
+		retry: newBackoff(0, 2*time.Second),
 	}
 }
 
@@ -86,7 +88,11 @@ func (a *acker) loop() {
 		case <-a.quit:
 			return
 		}
-		t := time.NewTimer(a.w.sub.cfg.AckFlushInterval)
+		wait := a.retry.peek()
+		if wait == 0 {
+			wait = a.w.sub.cfg.AckFlushInterval
+		}
+		t := time.NewTimer(wait)
 		select {
 		case <-t.C:
 		case <-a.full:
@@ -95,7 +101,11 @@ func (a *acker) loop() {
 			return
 		}
 		t.Stop()
-		a.flush(a.w.ctx)
+		if a.flush(a.w.ctx) {
+			a.retry.reset()
+		} else {
+			a.retry.next()
+		}
 	}
 }
 
@@ -105,11 +115,12 @@ func (a *acker) close() {
 	<-a.done
 }
 
-// flush acks the waiting ids with the partition's lease token as fence.
-func (a *acker) flush(ctx context.Context) {
+// flush acks the waiting ids with the partition's lease token as fence; false when Redis
+// failed and the ids wait for the next try.
+func (a *acker) flush(ctx context.Context) bool {
 	ids := a.take()
 	if len(ids) == 0 {
-		return
+		return true
 	}
 	w := a.w
 	policy := string(w.sub.cfg.AckDeletePolicy)
@@ -134,5 +145,7 @@ func (a *acker) flush(ctx context.Context) {
 			w.sub.logger.Error("Could not flush acks, will retry", err, watermill.LogFields{"partition": w.p, "count": len(ids)})
 			signal(a.kick)
 		}
+		return false
 	}
+	return true
 }

@@ -177,7 +177,7 @@ func (f *fetcher) read(ctx context.Context, streams []string, block time.Duratio
 	return got, nil
 }
 
-// backoff doubles a wait from min to max.
+// backoff doubles a wait from min to max (from 10 ms when min is 0).
 type backoff struct{ min, max, cur time.Duration }
 
 func newBackoff(min, max time.Duration) *backoff { return &backoff{min: min, max: max, cur: min} }
@@ -186,7 +186,7 @@ func (b *backoff) peek() time.Duration { return b.cur }
 
 func (b *backoff) next() time.Duration {
 	d := b.cur
-	b.cur = min(2*b.cur, b.max)
+	b.cur = min(max(2*b.cur, 10*time.Millisecond), b.max)
 	return d
 }
 
