@@ -4,25 +4,21 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"net/url"
-	"os"
-	"os/signal"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
+	"github.com/spf13/cobra"
 
 	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
@@ -37,8 +33,13 @@ var memberNames = []string{"member-a", "member-b"}
 
 // DemoConfig configures Demo. Zero fields take the defaults of the demo flags.
 type DemoConfig struct {
-	// RedisURL is a redis:// or rediss:// URL; "" starts an embedded miniredis.
+	// RedisURL is a redis:// or rediss:// URL (or several comma-separated, for a Cluster);
+	// "" starts an embedded miniredis.
 	RedisURL string
+	// Cluster connects to RedisURL as a Redis Cluster.
+	Cluster bool
+	// StreamPrefix and ControlPrefix are the key prefixes ("": the library's defaults).
+	StreamPrefix, ControlPrefix string
 	// Topic is the topic name; on a real Redis a random suffix is added so reruns don't mix.
 	Topic string
 	// Group is the consumer group of the two members.
@@ -129,64 +130,54 @@ type DemoResult struct {
 	Elapsed       time.Duration
 }
 
-// demoFlags returns the flag set of "streamq demo", bound to a DemoConfig.
-func demoFlags(output io.Writer) (*flag.FlagSet, *DemoConfig) {
+// demoCmd is "streamq demo": the demo as a cobra command. It uses the global --redis-url
+// (else $REDIS_URL) and --cluster; with neither URL it starts an embedded miniredis.
+func demoCmd(a *app) *cobra.Command {
 	cfg := &DemoConfig{}
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(output)
-	fs.StringVar(&cfg.RedisURL, "redis-url", "", "Redis URL, redis:// or rediss:// (default $REDIS_URL; when neither is set, an embedded miniredis)")
-	fs.StringVar(&cfg.Topic, "topic", "orders", "topic name (a random suffix is added on a real Redis)")
-	fs.StringVar(&cfg.Group, "group", "demo", "consumer group of the two members")
-	fs.IntVar(&cfg.Partitions, "partitions", 4, "partitions of the topic")
-	fs.IntVar(&cfg.Messages, "messages", 40, "messages to publish")
-	fs.IntVar(&cfg.Keys, "keys", 8, "distinct partition keys (customer-1..customer-N)")
-	fs.DurationVar(&cfg.Timeout, "timeout", 30*time.Second, "give up when the demo has not finished after this long")
-	fs.BoolVar(&cfg.Keep, "keep", false, "leave the demo topic's keys in a real Redis (deleted by default)")
-	fs.BoolVar(&cfg.Verbose, "verbose", false, "also print streamq's and Watermill's info and debug logs to stderr")
-	fs.Usage = func() {
-		w := fs.Output()
-		fmt.Fprint(w, "Usage: streamq demo [flags]\n\n"+
-			"Publishes keyed messages to a partitioned topic and consumes them with two members of\n"+
-			"one consumer group, each through its own Watermill router, then checks that every key\n"+
-			"was handled by one member, in publish order.\n\nFlags:\n")
-		fs.PrintDefaults()
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Run two consumer-group members on a partitioned topic and show who handles what",
+		Long: `Publishes keyed messages to a partitioned topic and consumes them with two members of
+one consumer group, each through its own Watermill router, then checks that every key
+was handled by one member, in publish order.
+
+Without --redis-url and $REDIS_URL it runs on an embedded miniredis; on a real Redis the
+topic gets a random suffix and its keys are deleted afterwards (unless --keep).`,
+		GroupID: groupOther,
+		Args:    argsExactly(),
+		RunE: a.runE(func(cmd *cobra.Command, _ []string) error {
+			cfg.RedisURL = a.url("")
+			cfg.Cluster = a.cluster
+			cfg.StreamPrefix, cfg.ControlPrefix = a.streamPrefix, a.controlPrefix
+			return runDemo(cmd.Context(), cfg, a.stdout, a.stderr)
+		}),
 	}
-	return fs, cfg
+	f := cmd.Flags()
+	f.StringVar(&cfg.Topic, "topic", "orders", "topic name (a random suffix is added on a real Redis)")
+	f.StringVar(&cfg.Group, "group", "demo", "consumer group of the two members")
+	f.IntVar(&cfg.Partitions, "partitions", 4, "partitions of the topic")
+	f.IntVar(&cfg.Messages, "messages", 40, "messages to publish")
+	f.IntVar(&cfg.Keys, "keys", 8, "distinct partition keys (customer-1..customer-N)")
+	f.DurationVar(&cfg.Timeout, "timeout", 30*time.Second, "give up when the demo has not finished after this long")
+	f.BoolVar(&cfg.Keep, "keep", false, "leave the demo topic's keys in a real Redis (deleted by default)")
+	f.BoolVar(&cfg.Verbose, "verbose", false, "also print streamq's and Watermill's info and debug logs to stderr")
+	return cmd
 }
 
-// runDemo is the "demo" subcommand.
-func runDemo(args []string, stdout, stderr io.Writer) int {
-	fs, cfg := demoFlags(stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "streamq demo: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return 2
-	}
-	if cfg.RedisURL == "" {
-		cfg.RedisURL = os.Getenv("REDIS_URL")
-	}
+// runDemo validates cfg (a usage error when invalid) and runs the demo, logging to stderr.
+func runDemo(ctx context.Context, cfg *DemoConfig, stdout, stderr io.Writer) error {
 	cfg.Log = stderr
 	if !cfg.Verbose {
 		// go-redis logs every failed dial itself; the demo reports the error once.
 		redis.SetLogger(quietRedisLogger{})
 	}
 	if err := cfg.validate(); err != nil {
-		fmt.Fprintf(stderr, "streamq demo: %v\n", err)
-		return 2
+		return &usageError{err: err}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	if _, err := Demo(ctx, *cfg, stdout); err != nil {
-		fmt.Fprintf(stderr, "streamq demo: error: %v\n", err)
-		return 1
+		return fmt.Errorf("error: %w", err)
 	}
-	return 0
+	return nil
 }
 
 // Demo runs the demo, writing what happens to out. It returns the result, and an error when
@@ -204,7 +195,7 @@ func Demo(ctx context.Context, cfg DemoConfig, out io.Writer) (*DemoResult, erro
 	defer func() { d.res.Elapsed = time.Since(start) }()
 	d.printf("streamq demo: Kafka-style partitioned topics on Redis Streams, with Watermill\n\n")
 
-	rc, err := connect(ctx, cfg.RedisURL)
+	rc, err := connect(ctx, cfg.RedisURL, cfg.Cluster)
 	if err != nil {
 		return d.res, err
 	}
@@ -285,6 +276,7 @@ func (d *demo) run(ctx context.Context) error {
 	cfg := d.cfg
 	pub, err := streamq.NewPublisher(streamq.PublisherConfig{
 		Client: d.client, DefaultPartitionCount: cfg.Partitions,
+		StreamPrefix: cfg.StreamPrefix, ControlPrefix: cfg.ControlPrefix,
 	}, d.logger)
 	if err != nil {
 		return fmt.Errorf("create publisher: %w", err)
@@ -331,6 +323,8 @@ func (d *demo) run(ctx context.Context) error {
 func (d *demo) subscriberConfig(name string) streamq.SubscriberConfig {
 	return streamq.SubscriberConfig{
 		Client:                d.client,
+		StreamPrefix:          d.cfg.StreamPrefix,
+		ControlPrefix:         d.cfg.ControlPrefix,
 		DefaultPartitionCount: d.cfg.Partitions,
 		ConsumerGroup:         d.cfg.Group,
 		ConsumerName:          name,
@@ -413,7 +407,7 @@ func (d *demo) stopMembers() error {
 // members hold a fair share each. It returns each member's partitions.
 func (d *demo) waitForLeases(ctx context.Context) (map[string][]int, error) {
 	const limit = 15 * time.Second
-	space := keys.New("", "")
+	space := keys.New(d.cfg.StreamPrefix, d.cfg.ControlPrefix)
 	n := d.cfg.Partitions
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
@@ -685,7 +679,7 @@ func yesNo(b bool) string {
 
 // deleteKeys removes the demo topic's keys from a real Redis.
 func (d *demo) deleteKeys() {
-	space := keys.New("", "")
+	space := keys.New(d.cfg.StreamPrefix, d.cfg.ControlPrefix)
 	t, g := d.topic, d.cfg.Group
 	del := []string{space.Meta(t), space.Partitions(t), space.Members(t, g), space.MemberCaps(t, g)}
 	for p := 0; p < d.cfg.Partitions; p++ {
@@ -710,7 +704,7 @@ func (d *demo) deleteKeys() {
 
 // redisConn is the Redis the demo talks to.
 type redisConn struct {
-	client   *redis.Client
+	client   redis.UniversalClient
 	addr     string // host:port
 	display  string // URL without password
 	embedded bool
@@ -724,8 +718,9 @@ func (r *redisConn) close() {
 	}
 }
 
-// connect connects to rawURL, or starts an embedded miniredis when it is empty.
-func connect(ctx context.Context, rawURL string) (*redisConn, error) {
+// connect connects to rawURL (a Cluster when cluster is set or rawURL lists several
+// addresses, see dial), or starts an embedded miniredis when it is empty.
+func connect(ctx context.Context, rawURL string, cluster bool) (*redisConn, error) {
 	if rawURL == "" {
 		mr, err := miniredis.Run()
 		if err != nil {
@@ -734,22 +729,11 @@ func connect(ctx context.Context, rawURL string) (*redisConn, error) {
 		c := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 		return &redisConn{client: c, addr: mr.Addr(), display: "redis://" + mr.Addr(), embedded: true, mini: mr}, nil
 	}
-	display := "(unparseable URL)"
-	if u, err := url.Parse(rawURL); err == nil {
-		display = u.Redacted()
-	}
-	opts, err := redis.ParseURL(rawURL)
+	c, err := dial(ctx, rawURL, cluster)
 	if err != nil {
-		return nil, fmt.Errorf("invalid Redis URL %s: %w", display, err)
+		return nil, err
 	}
-	c := redis.NewClient(opts)
-	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if err := c.Ping(pctx).Err(); err != nil {
-		_ = c.Close()
-		return nil, fmt.Errorf("cannot reach Redis at %s: %w", display, err)
-	}
-	return &redisConn{client: c, addr: opts.Addr, display: display}, nil
+	return &redisConn{client: c.client, addr: c.addr, display: c.display}, nil
 }
 
 // demoLogger writes errors always and info/debug logs only when verbose, counting errors.
@@ -785,8 +769,3 @@ func (l *demoLogger) Trace(string, watermill.LogFields) {}
 func (l *demoLogger) With(fields watermill.LogFields) watermill.LoggerAdapter {
 	return &demoLogger{inner: l.inner.With(fields), verbose: l.verbose, errors: l.errors}
 }
-
-// quietRedisLogger drops go-redis's own log lines.
-type quietRedisLogger struct{}
-
-func (quietRedisLogger) Printf(context.Context, string, ...any) {}

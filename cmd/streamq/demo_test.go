@@ -138,7 +138,7 @@ func TestCLI(t *testing.T) {
 		{"help unknown", []string{"help", "nope"}, 2, `unknown command "nope"`},
 		{"unknown", []string{"nope"}, 2, `unknown command "nope"`},
 		{"demo -h", []string{"demo", "-h"}, 0, "Usage: streamq demo"},
-		{"bad flag", []string{"demo", "--bogus"}, 2, "flag provided but not defined"},
+		{"bad flag", []string{"demo", "--bogus"}, 2, "unknown flag: --bogus"},
 		{"bad value", []string{"demo", "--messages", "0"}, 2, "--messages must be at least 1"},
 		{"extra arg", []string{"demo", "extra"}, 2, `unexpected argument "extra"`},
 		{"demo", []string{"demo", "--messages", "8", "--keys", "3", "--partitions", "2"}, 0, "per-key order kept: yes"},

@@ -1,89 +1,77 @@
-// Command streamq is the command-line tool of streamq, Kafka-style partitioned topics on
-// Redis Streams for Watermill.
+// Command streamq operates streamq topics, consumer groups and dead-letter queues on Redis
+// (single node or Cluster), follows topics live, and runs a self-contained demo.
 //
-//	streamq demo [flags]   run a self-contained demo (embedded Redis unless REDIS_URL is set)
-//	streamq help [command] show usage
+//	streamq topics                      list topics
+//	streamq info TOPIC                  length, ids, groups and DLQ per partition
+//	streamq stats TOPIC GROUP           pending, lag, leases and frontier of a group
+//	streamq dlq list TOPIC              dead letters
+//	streamq tail TOPIC                  follow new entries live
+//	streamq demo                        the demo (embedded Redis unless REDIS_URL is set)
+//	streamq --help                      every command, flag and exit code
+//
+// Tables are the default output, --json prints a stable JSON shape for scripts. The exit
+// codes are documented in exitcodes.go and in "streamq --help".
 package main
 
 import (
-	"flag"
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strings"
+	"os/signal"
+	"syscall"
 )
-
-// command is one subcommand. run gets the arguments after the subcommand name and returns
-// the process exit code.
-type command struct {
-	name    string
-	summary string
-	run     func(args []string, stdout, stderr io.Writer) int
-	// flags returns the subcommand's flag set, for "streamq help NAME".
-	flags func(stderr io.Writer) *flag.FlagSet
-}
-
-func commands() []command {
-	return []command{
-		{
-			name:    "demo",
-			summary: "run two consumer-group members on a partitioned topic and show who handles what",
-			run:     runDemo,
-			flags:   func(w io.Writer) *flag.FlagSet { fs, _ := demoFlags(w); return fs },
-		},
-	}
-}
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// run dispatches to a subcommand and returns the exit code: 2 for usage errors.
+// run executes the command line args and returns the process exit code. Interrupts
+// (SIGINT, SIGTERM) cancel the command's context; a second one kills the process.
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		usage(stderr)
-		return 2
-	}
-	name := args[0]
-	switch name {
-	case "help", "-h", "-help", "--help":
-		return help(args[1:], stdout, stderr)
-	}
-	for _, c := range commands() {
-		if c.name == name {
-			return c.run(args[1:], stdout, stderr)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		select {
+		case <-sigs:
+			signal.Stop(sigs) // a second Ctrl-C terminates at once
+			cancel(errInterrupted)
+		case <-ctx.Done():
 		}
-	}
-	fmt.Fprintf(stderr, "streamq: unknown command %q\n\n", name)
-	usage(stderr)
-	return 2
-}
+	}()
 
-func help(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		usage(stdout)
-		return 0
+	a := newApp(stdout, stderr, os.Stdin)
+	defer a.close()
+	root := newRootCmd(a)
+	if args == nil {
+		args = []string{} // nil would make cobra read os.Args
 	}
-	for _, c := range commands() {
-		if c.name == args[0] {
-			fs := c.flags(stdout)
-			fs.SetOutput(stdout)
-			fs.Usage()
-			return 0
-		}
+	root.SetArgs(args)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		return exitOK
 	}
-	fmt.Fprintf(stderr, "streamq: unknown command %q\n\n", args[0])
-	usage(stderr)
-	return 2
-}
-
-func usage(w io.Writer) {
-	var b strings.Builder
-	b.WriteString("streamq: Kafka-style partitioned topics on Redis Streams, for Watermill.\n\n")
-	b.WriteString("Usage:\n  streamq <command> [flags]\n\nCommands:\n")
-	for _, c := range commands() {
-		fmt.Fprintf(&b, "  %-8s %s\n", c.name, c.summary)
+	var silent *silentError
+	if errors.As(err, &silent) {
+		return silent.code
 	}
-	fmt.Fprintf(&b, "  %-8s %s\n", "help", "show this help, or a command's flags: streamq help demo")
-	fmt.Fprint(w, b.String())
+	if interrupted(ctx) {
+		fmt.Fprintf(stderr, "%s: interrupted: %v\n", cmd.CommandPath(), err)
+		return exitInterrupted
+	}
+	if !a.ran {
+		// Cobra rejected the command line before the command ran: unknown command or flag,
+		// bad flag value, wrong arguments, a required flag missing.
+		err = &usageError{err: err}
+	}
+	fmt.Fprintf(stderr, "%s: %v\n", cmd.CommandPath(), err)
+	var usage *usageError
+	if errors.As(err, &usage) && !usage.noHint {
+		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
+	}
+	return exitCode(err)
 }

@@ -1,0 +1,457 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/streamq-dev/streamq/admin"
+)
+
+// deadLetterView is one dead letter in JSON: admin.DeadLetter.
+type deadLetterView struct {
+	Topic             string            `json:"topic"`
+	Partition         int               `json:"partition"`
+	ID                string            `json:"id"` // the DLQ entry's id
+	UUID              string            `json:"uuid"`
+	Payload           string            `json:"payload"`
+	PayloadEncoding   string            `json:"payloadEncoding"` // "utf8" or "base64"
+	Metadata          map[string]string `json:"metadata"`
+	Reason            string            `json:"reason"`
+	Group             string            `json:"group"`
+	RetryCount        int               `json:"retryCount"`
+	MaxRetries        int               `json:"maxRetries"`
+	OriginalMessageID string            `json:"originalMessageId"`
+	OriginalStreamID  string            `json:"originalStreamId"`
+	Timestamp         jsonTime          `json:"timestamp"`
+	FailedAt          jsonTime          `json:"failedAt"`
+	Raw               string            `json:"raw"` // JSON fields of an undecodable entry
+}
+
+func newDeadLetterView(d admin.DeadLetter) deadLetterView {
+	payload, enc := payloadText(d.Payload)
+	return deadLetterView{
+		Topic: d.Topic, Partition: d.Partition, ID: d.ID, UUID: d.UUID, Payload: payload, PayloadEncoding: enc,
+		Metadata: nonNilMap(d.Metadata), Reason: d.Reason, Group: d.Group, RetryCount: d.RetryCount,
+		MaxRetries: d.MaxRetries, OriginalMessageID: d.OriginalMessageID, OriginalStreamID: d.OriginalStreamID,
+		Timestamp: jsonTime(d.Timestamp), FailedAt: jsonTime(d.FailedAt), Raw: d.Raw,
+	}
+}
+
+func dlqCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "dlq",
+		Short: "Inspect, replay and clear dead-letter queues",
+		Long: `Each partition of a topic has a dead-letter queue: messages that failed all their
+retries, or were dead-lettered at once. These commands list, replay (append back to the
+original partition) and delete them.`,
+		GroupID: groupDLQ,
+		RunE:    a.parentRunE,
+	}
+	cmd.AddCommand(dlqListCmd(a), dlqTopicsCmd(a), dlqSizeCmd(a), dlqShowCmd(a),
+		dlqReplayCmd(a), dlqReplayAllCmd(a), dlqDeleteCmd(a), dlqClearCmd(a))
+	return cmd
+}
+
+func dlqListCmd(a *app) *cobra.Command {
+	var limit int
+	cmd := &cobra.Command{
+		Use:               "list TOPIC",
+		Short:             "List a topic's dead letters, oldest failure first",
+		Args:              argsExactly("TOPIC"),
+		ValidArgsFunction: a.completeArgs(argTopic),
+		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+			if limit < 1 {
+				return usageErrorf("--limit must be at least 1, got %d", limit)
+			}
+			ctx := cmd.Context()
+			adm, err := a.admin(ctx)
+			if err != nil {
+				return err
+			}
+			dead, err := adm.DLQEntries(ctx, args[0], limit)
+			if err != nil {
+				return err
+			}
+			if a.json {
+				views := []deadLetterView{}
+				for _, d := range dead {
+					views = append(views, newDeadLetterView(d))
+				}
+				return printJSON(a.stdout, views)
+			}
+			if len(dead) == 0 {
+				fmt.Fprintf(a.stdout, "topic %q has no dead letters\n", args[0])
+				return nil
+			}
+			t := newTable(a.stdout, "PARTITION", "ID", "FAILED AT", "GROUP", "RETRIES", "REASON", "PAYLOAD")
+			for _, d := range dead {
+				t.row(d.Partition, d.ID, tableTime(d.FailedAt), orDash(d.Group), d.RetryCount,
+					orDash(truncate(d.Reason, previewLen)), payloadPreview(d.Payload))
+			}
+			return t.flush()
+		}),
+	}
+	cmd.Flags().IntVarP(&limit, "limit", "n", 100, "most dead letters to list")
+	a.addJSONFlag(cmd)
+	return cmd
+}
+
+// dlqSizeView is one topic of "dlq topics --json" and the result of "dlq size --json".
+type dlqSizeView struct {
+	Topic string `json:"topic"`
+	Size  int64  `json:"size"`
+}
+
+func dlqTopicsCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "topics",
+		Short: "List the topics that have dead letters, with their DLQ size",
+		Args:  argsExactly(),
+		RunE: a.runE(func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			adm, err := a.admin(ctx)
+			if err != nil {
+				return err
+			}
+			topics, err := adm.DLQTopics(ctx)
+			if err != nil {
+				return err
+			}
+			views := []dlqSizeView{}
+			for _, topic := range topics {
+				n, err := adm.DLQSize(ctx, topic)
+				if err != nil {
+					return err
+				}
+				views = append(views, dlqSizeView{Topic: topic, Size: n})
+			}
+			if a.json {
+				return printJSON(a.stdout, views)
+			}
+			if len(views) == 0 {
+				fmt.Fprintln(a.stdout, "no topic has dead letters")
+				return nil
+			}
+			t := newTable(a.stdout, "TOPIC", "DEAD LETTERS")
+			for _, v := range views {
+				t.row(v.Topic, v.Size)
+			}
+			return t.flush()
+		}),
+	}
+	a.addJSONFlag(cmd)
+	return cmd
+}
+
+func dlqSizeCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:               "size TOPIC",
+		Short:             "Print how many dead letters a topic has, over all partitions",
+		Args:              argsExactly("TOPIC"),
+		ValidArgsFunction: a.completeArgs(argTopic),
+		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			adm, err := a.admin(ctx)
+			if err != nil {
+				return err
+			}
+			n, err := adm.DLQSize(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			if a.json {
+				return printJSON(a.stdout, dlqSizeView{Topic: args[0], Size: n})
+			}
+			fmt.Fprintln(a.stdout, n)
+			return nil
+		}),
+	}
+	a.addJSONFlag(cmd)
+	return cmd
+}
+
+func dlqShowCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:               "show TOPIC PARTITION ID",
+		Short:             "Show one dead letter with its whole payload",
+		Args:              argsExactly("TOPIC", "PARTITION", "ID"),
+		ValidArgsFunction: a.completeArgs(argTopic),
+		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+			p, err := parsePartition(args[1])
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			adm, err := a.admin(ctx)
+			if err != nil {
+				return err
+			}
+			d, err := adm.DLQEntry(ctx, args[0], p, args[2])
+			if err != nil {
+				return err
+			}
+			v := newDeadLetterView(d)
+			if a.json {
+				return printJSON(a.stdout, v)
+			}
+			t := newTable(a.stdout)
+			t.row("topic", v.Topic)
+			t.row("partition", v.Partition)
+			t.row("id", v.ID)
+			t.row("uuid", orDash(v.UUID))
+			t.row("reason", orDash(v.Reason))
+			t.row("group", orDash(v.Group))
+			t.row("retries", fmt.Sprintf("%d of %d", v.RetryCount, v.MaxRetries))
+			t.row("original message id", orDash(v.OriginalMessageID))
+			t.row("original stream id", orDash(v.OriginalStreamID))
+			t.row("published", tableTime(d.Timestamp))
+			t.row("failed at", tableTime(d.FailedAt))
+			t.row("metadata", metadataPreview(v.Metadata))
+			if v.Raw != "" {
+				t.row("raw", v.Raw)
+			}
+			t.row("payload encoding", v.PayloadEncoding)
+			if err := t.flush(); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "payload:\n%s\n", v.Payload)
+			return nil
+		}),
+	}
+	a.addJSONFlag(cmd)
+	return cmd
+}
+
+// replayView is "dlq replay --json".
+type replayView struct {
+	Topic     string `json:"topic"`
+	Partition int    `json:"partition"`
+	ID        string `json:"id"`    // the dead letter's id
+	NewID     string `json:"newId"` // the id of the entry appended to the partition
+	Deleted   bool   `json:"deleted"`
+}
+
+func dlqReplayCmd(a *app) *cobra.Command {
+	var del bool
+	cmd := &cobra.Command{
+		Use:   "replay TOPIC PARTITION ID",
+		Short: "Append one dead letter back to its partition",
+		Long: `Appends the dead letter back to its original partition (retry count reset), so the
+consumer groups get it again. The dead letter stays in the DLQ unless --delete is given.`,
+		Args:              argsExactly("TOPIC", "PARTITION", "ID"),
+		ValidArgsFunction: a.completeArgs(argTopic),
+		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+			p, err := parsePartition(args[1])
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			adm, err := a.admin(ctx)
+			if err != nil {
+				return err
+			}
+			newID, err := adm.ReplayDeadLetter(ctx, args[0], p, args[2], admin.ReplayOptions{Delete: del})
+			if err != nil {
+				return err
+			}
+			if a.json {
+				return printJSON(a.stdout, replayView{Topic: args[0], Partition: p, ID: args[2], NewID: newID, Deleted: del})
+			}
+			kept := "kept in the DLQ"
+			if del {
+				kept = "deleted from the DLQ"
+			}
+			fmt.Fprintf(a.stdout, "replayed dead letter %s to partition %d of %q as %s (%s)\n", args[2], p, args[0], newID, kept)
+			return nil
+		}),
+	}
+	cmd.Flags().BoolVar(&del, "delete", false, "delete the dead letter once replayed")
+	a.addJSONFlag(cmd)
+	return cmd
+}
+
+// replayAllView is "dlq replay-all --json".
+type replayAllView struct {
+	Topic    string `json:"topic"`
+	Replayed int    `json:"replayed"`
+	Deleted  bool   `json:"deleted"`
+}
+
+func dlqReplayAllCmd(a *app) *cobra.Command {
+	var (
+		limit          int
+		reasonContains string
+		group          string
+		del            bool
+	)
+	cmd := &cobra.Command{
+		Use:   "replay-all TOPIC",
+		Short: "Append many dead letters back to their partitions",
+		Long: `Replays up to --limit dead letters of the topic, oldest first per partition, optionally
+only those whose reason contains a string or that failed in one consumer group. With
+--delete the replayed dead letters are removed from the DLQ (asks for confirmation). Shows a
+progress bar on a terminal.`,
+		Example: `  streamq dlq replay-all orders --group payments --reason-contains timeout
+  streamq dlq replay-all orders --delete --yes`,
+		Args:              argsExactly("TOPIC"),
+		ValidArgsFunction: a.completeArgs(argTopic),
+		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+			if limit < 1 {
+				return usageErrorf("--limit must be at least 1, got %d", limit)
+			}
+			topic := args[0]
+			ctx := cmd.Context()
+			adm, err := a.admin(ctx)
+			if err != nil {
+				return err
+			}
+			size, err := adm.DLQSize(ctx, topic)
+			if err != nil {
+				return err
+			}
+			if del {
+				what := fmt.Sprintf("replay up to %d of the %s of topic %q%s and delete them from the DLQ",
+					limit, plural(size, "dead letter", "dead letters"), topic, filterText(reasonContains, group))
+				if err := a.confirm(ctx, what); err != nil {
+					return err
+				}
+			}
+			bar := a.startProgress("replaying", "dead letters", min(size, int64(limit)))
+			keep := func(d admin.DeadLetter) bool {
+				ok := (group == "" || d.Group == group) && strings.Contains(d.Reason, reasonContains)
+				if ok {
+					bar.add(1)
+				}
+				return ok
+			}
+			n, err := adm.ReplayAll(ctx, topic, limit, keep, admin.ReplayOptions{Delete: del})
+			bar.done()
+			if err != nil {
+				return fmt.Errorf("%w (%s replayed before the error)", err, plural(int64(n), "dead letter was", "dead letters were"))
+			}
+			if a.json {
+				return printJSON(a.stdout, replayAllView{Topic: topic, Replayed: n, Deleted: del})
+			}
+			fmt.Fprintf(a.stdout, "replayed %s of topic %q\n", plural(int64(n), "dead letter", "dead letters"), topic)
+			return nil
+		}),
+	}
+	f := cmd.Flags()
+	f.IntVarP(&limit, "limit", "n", admin.DefaultReplayLimit, "most dead letters to replay")
+	f.StringVar(&reasonContains, "reason-contains", "", "only dead letters whose reason contains this")
+	f.StringVar(&group, "group", "", "only dead letters that failed in this consumer group")
+	f.BoolVar(&del, "delete", false, "delete the dead letters once replayed")
+	a.addYesFlag(cmd)
+	a.addJSONFlag(cmd)
+	return cmd
+}
+
+func filterText(reason, group string) string {
+	var parts []string
+	if group != "" {
+		parts = append(parts, fmt.Sprintf("of group %q", group))
+	}
+	if reason != "" {
+		parts = append(parts, fmt.Sprintf("with a reason containing %q", reason))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (only those " + strings.Join(parts, " and ") + ")"
+}
+
+// dlqDeleteView is "dlq delete --json".
+type dlqDeleteView struct {
+	Topic     string `json:"topic"`
+	Partition int    `json:"partition"`
+	ID        string `json:"id"`
+	Deleted   bool   `json:"deleted"`
+}
+
+func dlqDeleteCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:               "delete TOPIC PARTITION ID",
+		Short:             "Delete one dead letter",
+		Args:              argsExactly("TOPIC", "PARTITION", "ID"),
+		ValidArgsFunction: a.completeArgs(argTopic),
+		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+			topic, id := args[0], args[2]
+			p, err := parsePartition(args[1])
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			adm, err := a.admin(ctx)
+			if err != nil {
+				return err
+			}
+			if _, err := adm.DLQEntry(ctx, topic, p, id); err != nil {
+				return err
+			}
+			if err := a.confirm(ctx, fmt.Sprintf("delete dead letter %s of topic %q partition %d", id, topic, p)); err != nil {
+				return err
+			}
+			ok, err := adm.DeleteDeadLetter(ctx, topic, p, id)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return &notFoundError{msg: fmt.Sprintf("dead letter %s of %q partition %d not found", id, topic, p)}
+			}
+			if a.json {
+				return printJSON(a.stdout, dlqDeleteView{Topic: topic, Partition: p, ID: id, Deleted: true})
+			}
+			fmt.Fprintf(a.stdout, "deleted dead letter %s of topic %q partition %d\n", id, topic, p)
+			return nil
+		}),
+	}
+	a.addYesFlag(cmd)
+	a.addJSONFlag(cmd)
+	return cmd
+}
+
+// dlqClearView is "dlq clear --json".
+type dlqClearView struct {
+	Topic   string `json:"topic"`
+	Removed int64  `json:"removed"`
+}
+
+func dlqClearCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "clear TOPIC",
+		Short: "Delete every dead letter of a topic",
+		Long: `Deletes every dead letter of the topic, on all partitions. The DLQ streams and consumer
+groups reading them stay.`,
+		Args:              argsExactly("TOPIC"),
+		ValidArgsFunction: a.completeArgs(argTopic),
+		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+			topic := args[0]
+			ctx := cmd.Context()
+			adm, err := a.admin(ctx)
+			if err != nil {
+				return err
+			}
+			size, err := adm.DLQSize(ctx, topic)
+			if err != nil {
+				return err
+			}
+			if err := a.confirm(ctx, fmt.Sprintf("delete all %s of topic %q", plural(size, "dead letter", "dead letters"), topic)); err != nil {
+				return err
+			}
+			n, err := adm.ClearDLQ(ctx, topic)
+			if err != nil {
+				return err
+			}
+			if a.json {
+				return printJSON(a.stdout, dlqClearView{Topic: topic, Removed: n})
+			}
+			fmt.Fprintf(a.stdout, "deleted %s of topic %q\n", plural(n, "dead letter", "dead letters"), topic)
+			return nil
+		}),
+	}
+	a.addYesFlag(cmd)
+	a.addJSONFlag(cmd)
+	return cmd
+}

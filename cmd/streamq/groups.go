@@ -1,0 +1,267 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/streamq-dev/streamq/admin"
+)
+
+// groupView is one group of "groups --json": admin.GroupInfo.
+type groupView struct {
+	Name      string `json:"name"`
+	Consumers int    `json:"consumers"`
+	Pending   int64  `json:"pending"`
+	Lag       int64  `json:"lag"`
+	// LagUnknown: some partition's lag was too large to count exactly; Lag is a lower bound.
+	LagUnknown bool `json:"lagUnknown"`
+}
+
+func groupsCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:               "groups TOPIC",
+		Short:             "List a topic's consumer groups with consumers, pending and lag",
+		GroupID:           groupGroups,
+		Args:              argsExactly("TOPIC"),
+		ValidArgsFunction: a.completeArgs(argTopic),
+		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			adm, err := a.admin(ctx)
+			if err != nil {
+				return err
+			}
+			groups, err := adm.ConsumerGroups(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			views := []groupView{}
+			for _, g := range groups {
+				views = append(views, groupView{Name: g.Name, Consumers: g.Consumers, Pending: g.Pending, Lag: g.Lag, LagUnknown: g.LagUnknown})
+			}
+			if a.json {
+				return printJSON(a.stdout, views)
+			}
+			if len(views) == 0 {
+				fmt.Fprintf(a.stdout, "topic %q has no consumer groups\n", args[0])
+				return nil
+			}
+			t := newTable(a.stdout, "GROUP", "CONSUMERS", "PENDING", "LAG")
+			for _, g := range views {
+				t.row(g.Name, g.Consumers, g.Pending, lagText(g.Lag, !g.LagUnknown))
+			}
+			return t.flush()
+		}),
+	}
+	a.addJSONFlag(cmd)
+	return cmd
+}
+
+// lagText shows a lag, with "+" when it is a lower bound.
+func lagText(n int64, exact bool) string {
+	s := strconv.FormatInt(n, 10)
+	if !exact {
+		s += "+"
+	}
+	return s
+}
+
+// statsView is "stats --json": admin.GroupStats.
+type statsView struct {
+	Topic      string               `json:"topic"`
+	Group      string               `json:"group"`
+	Members    []string             `json:"members"` // live members, sorted
+	Pending    int64                `json:"pending"`
+	Lag        int64                `json:"lag"`
+	TimeLagMs  int64                `json:"timeLagMs"` // the largest of the partitions'
+	Partitions []partitionStatsView `json:"partitions"`
+}
+
+// partitionStatsView is admin.PartitionGroupStats.
+type partitionStatsView struct {
+	Partition       int    `json:"partition"`
+	Pending         int64  `json:"pending"`
+	Lag             int64  `json:"lag"`
+	LagExact        bool   `json:"lagExact"`
+	LastDeliveredID string `json:"lastDeliveredId"`
+	EntriesRead     int64  `json:"entriesRead"`
+	Consumers       int    `json:"consumers"`
+	LeaseOwner      string `json:"leaseOwner"` // "" when the partition is not leased
+	LeaseTTLMs      int64  `json:"leaseTtlMs"`
+	TimeLagMs       int64  `json:"timeLagMs"`
+	CommitFrontier  string `json:"commitFrontier"` // "" when the group acked nothing there
+}
+
+func newStatsView(s admin.GroupStats) statsView {
+	v := statsView{
+		Topic: s.Topic, Group: s.Group, Members: nonNil(s.Members), Pending: s.Pending, Lag: s.Lag,
+		TimeLagMs: ms(s.TimeLag), Partitions: []partitionStatsView{},
+	}
+	for _, p := range s.Partitions {
+		v.Partitions = append(v.Partitions, partitionStatsView{
+			Partition: p.Partition, Pending: p.Pending, Lag: p.Lag, LagExact: p.LagExact,
+			LastDeliveredID: p.LastDeliveredID, EntriesRead: p.EntriesRead, Consumers: p.Consumers,
+			LeaseOwner: p.LeaseOwner, LeaseTTLMs: ms(p.LeaseTTL), TimeLagMs: ms(p.TimeLag),
+			CommitFrontier: p.CommitFrontier,
+		})
+	}
+	return v
+}
+
+func statsCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "stats TOPIC GROUP",
+		Short: "Show a group's pending, lag, lease owners, time lag and frontier per partition",
+		Long: `Shows one consumer group of a topic, per partition: pending entries (delivered, not
+acked), lag (entries not yet delivered; "+" marks a lower bound), the member holding the
+partition's lease and what is left of it, the time lag (newest entry's time minus the
+group's position) and the commit frontier (highest acked id), then the totals.`,
+		GroupID:           groupGroups,
+		Args:              argsExactly("TOPIC", "GROUP"),
+		ValidArgsFunction: a.completeArgs(argTopic, argGroup),
+		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			adm, err := a.admin(ctx)
+			if err != nil {
+				return err
+			}
+			s, err := adm.GroupStats(ctx, args[0], args[1])
+			if err != nil {
+				return err
+			}
+			v := newStatsView(s)
+			if a.json {
+				return printJSON(a.stdout, v)
+			}
+			members := "none live"
+			if len(v.Members) > 0 {
+				members = strings.Join(v.Members, ", ")
+			}
+			fmt.Fprintf(a.stdout, "group %q on topic %q\nmembers: %s\n\n", v.Group, v.Topic, members)
+			t := newTable(a.stdout, "PARTITION", "PENDING", "LAG", "LEASE OWNER", "LEASE TTL", "TIME LAG", "LAST DELIVERED", "FRONTIER")
+			exact := true
+			for _, p := range s.Partitions {
+				exact = exact && p.LagExact
+				t.row(p.Partition, p.Pending, lagText(p.Lag, p.LagExact), orDash(p.LeaseOwner), human(p.LeaseTTL),
+					human(p.TimeLag), p.LastDeliveredID, orDash(p.CommitFrontier))
+			}
+			t.row("TOTAL", v.Pending, lagText(v.Lag, exact), "", "", human(s.TimeLag), "", "")
+			return t.flush()
+		}),
+	}
+	a.addJSONFlag(cmd)
+	return cmd
+}
+
+// lagView is "lag --json".
+type lagView struct {
+	Topic      string             `json:"topic"`
+	Group      string             `json:"group"`
+	Lag        int64              `json:"lag"`      // summed over partitions
+	LagExact   bool               `json:"lagExact"` // false: some partition's lag is a lower bound
+	Partitions []partitionLagView `json:"partitions"`
+}
+
+type partitionLagView struct {
+	Partition int   `json:"partition"`
+	Lag       int64 `json:"lag"`
+	LagExact  bool  `json:"lagExact"`
+}
+
+func lagCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "lag TOPIC GROUP",
+		Short: "Show a group's lag (entries not yet delivered) per partition and in total",
+		Long: `Shows how many entries of each partition the group has not been delivered yet, and the
+total. "+" marks a lower bound (a lag Redis reports unknown and too large to count). The exit
+code is 0 whatever the lag.`,
+		GroupID:           groupGroups,
+		Args:              argsExactly("TOPIC", "GROUP"),
+		ValidArgsFunction: a.completeArgs(argTopic, argGroup),
+		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			adm, err := a.admin(ctx)
+			if err != nil {
+				return err
+			}
+			s, err := adm.GroupStats(ctx, args[0], args[1])
+			if err != nil {
+				return err
+			}
+			v := lagView{Topic: s.Topic, Group: s.Group, Lag: s.Lag, LagExact: true, Partitions: []partitionLagView{}}
+			for _, p := range s.Partitions {
+				v.LagExact = v.LagExact && p.LagExact
+				v.Partitions = append(v.Partitions, partitionLagView{Partition: p.Partition, Lag: p.Lag, LagExact: p.LagExact})
+			}
+			if a.json {
+				return printJSON(a.stdout, v)
+			}
+			t := newTable(a.stdout, "PARTITION", "LAG")
+			for _, p := range v.Partitions {
+				t.row(p.Partition, lagText(p.Lag, p.LagExact))
+			}
+			t.row("TOTAL", lagText(v.Lag, v.LagExact))
+			return t.flush()
+		}),
+	}
+	a.addJSONFlag(cmd)
+	return cmd
+}
+
+// frontierView is "frontier --json": admin.CommitFrontier as a list.
+type frontierView struct {
+	Topic string `json:"topic"`
+	Group string `json:"group"`
+	// Partitions lists the partitions where the group acked something, in order.
+	Partitions []partitionFrontierView `json:"partitions"`
+}
+
+type partitionFrontierView struct {
+	Partition      int    `json:"partition"`
+	CommitFrontier string `json:"commitFrontier"`
+}
+
+func frontierCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "frontier TOPIC GROUP",
+		Short: "Show a group's commit frontier (highest acked id) per partition",
+		Long: `Shows, per partition, the highest stream id the group has acked (the commit frontier,
+which only moves forward). Partitions where the group acked nothing yet are not listed.`,
+		GroupID:           groupGroups,
+		Args:              argsExactly("TOPIC", "GROUP"),
+		ValidArgsFunction: a.completeArgs(argTopic, argGroup),
+		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			adm, err := a.admin(ctx)
+			if err != nil {
+				return err
+			}
+			f, err := adm.CommitFrontier(ctx, args[0], args[1])
+			if err != nil {
+				return err
+			}
+			v := frontierView{Topic: args[0], Group: args[1], Partitions: []partitionFrontierView{}}
+			for p, id := range f {
+				v.Partitions = append(v.Partitions, partitionFrontierView{Partition: p, CommitFrontier: id})
+			}
+			sort.Slice(v.Partitions, func(i, j int) bool { return v.Partitions[i].Partition < v.Partitions[j].Partition })
+			if a.json {
+				return printJSON(a.stdout, v)
+			}
+			if len(v.Partitions) == 0 {
+				fmt.Fprintf(a.stdout, "group %q has acked nothing on topic %q yet\n", v.Group, v.Topic)
+				return nil
+			}
+			t := newTable(a.stdout, "PARTITION", "FRONTIER")
+			for _, p := range v.Partitions {
+				t.row(p.Partition, p.CommitFrontier)
+			}
+			return t.flush()
+		}),
+	}
+	a.addJSONFlag(cmd)
+	return cmd
+}

@@ -1,0 +1,359 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/spf13/cobra"
+
+	"github.com/streamq-dev/streamq/admin"
+)
+
+// defaultRedisURL is used by every command but demo when neither --redis-url nor REDIS_URL
+// is set.
+const defaultRedisURL = "redis://127.0.0.1:6379"
+
+// pingTimeout bounds the connection check before a command runs.
+const pingTimeout = 5 * time.Second
+
+// app is the state shared by the commands of one invocation: the global flags, the output
+// streams and the Redis connection, opened on first use.
+type app struct {
+	stdout, stderr io.Writer
+	stdin          *os.File
+
+	// Global flags.
+	redisURL      string
+	cluster       bool
+	streamPrefix  string
+	controlPrefix string
+
+	// Flags shared by several commands (only one command runs per invocation).
+	json bool
+	yes  bool
+
+	// ran is set when a command's own code started: errors before it are cobra's command-line
+	// errors, reported with the usage exit code.
+	ran bool
+
+	conn *conn
+	adm  *admin.Admin
+}
+
+func newApp(stdout, stderr io.Writer, stdin *os.File) *app {
+	return &app{stdout: stdout, stderr: stderr, stdin: stdin}
+}
+
+// close closes the Redis connection, if one was opened.
+func (a *app) close() {
+	if a.conn != nil {
+		_ = a.conn.client.Close()
+	}
+}
+
+// runE wraps a command's code: it marks the command as started (see app.ran).
+func (a *app) runE(fn func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		a.ran = true
+		return fn(cmd, args)
+	}
+}
+
+// url is the Redis URL of the command: --redis-url, else $REDIS_URL, else fallback.
+func (a *app) url(fallback string) string {
+	if a.redisURL != "" {
+		return a.redisURL
+	}
+	if env := os.Getenv("REDIS_URL"); env != "" {
+		return env
+	}
+	return fallback
+}
+
+// admin connects to Redis (once) and returns an Admin over it.
+func (a *app) admin(ctx context.Context) (*admin.Admin, error) {
+	if a.adm != nil {
+		return a.adm, nil
+	}
+	redis.SetLogger(quietRedisLogger{}) // failures are reported once, by the command
+	c, err := dial(ctx, a.url(defaultRedisURL), a.cluster)
+	if err != nil {
+		return nil, err
+	}
+	adm, err := admin.New(c.client, admin.Options{StreamPrefix: a.streamPrefix, ControlPrefix: a.controlPrefix})
+	if err != nil {
+		_ = c.client.Close()
+		return nil, err
+	}
+	a.conn, a.adm = c, adm
+	return adm, nil
+}
+
+// conn is an open, checked Redis connection.
+type conn struct {
+	client  redis.UniversalClient
+	addr    string // host:port of the (first) address
+	display string // the URL(s) without passwords
+	cluster bool
+}
+
+// dial connects to raw, a redis:// or rediss:// URL (user:password@ for ACLs; host:port
+// alone means redis://host:port), and checks the connection with PING. Several
+// comma-separated URLs or addresses, or cluster, make a Cluster client: the first URL gives
+// the credentials, TLS and options (redis.ParseClusterURL), the others add seed addresses.
+func dial(ctx context.Context, raw string, cluster bool) (*conn, error) {
+	var parts []string
+	for p := range strings.SplitSeq(raw, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			if !strings.Contains(p, "://") {
+				p = "redis://" + p
+			}
+			parts = append(parts, p)
+		}
+	}
+	if len(parts) == 0 {
+		return nil, usageErrorf("empty Redis URL")
+	}
+	c := &conn{display: redactURLs(parts), cluster: cluster || len(parts) > 1}
+	if c.cluster {
+		opts, err := clusterOptions(parts)
+		if err != nil {
+			return nil, usageErrorf("invalid Redis URL %s: %v", c.display, err)
+		}
+		c.client, c.addr = redis.NewClusterClient(opts), opts.Addrs[0]
+	} else {
+		opts, err := redis.ParseURL(parts[0])
+		if err != nil {
+			return nil, usageErrorf("invalid Redis URL %s: %v", c.display, err)
+		}
+		c.client, c.addr = redis.NewClient(opts), opts.Addr
+	}
+	pctx, cancel := context.WithTimeout(ctx, pingTimeout)
+	defer cancel()
+	if err := c.client.Ping(pctx).Err(); err != nil {
+		_ = c.client.Close()
+		return nil, fmt.Errorf("cannot reach Redis at %s: %w", c.display, err)
+	}
+	return c, nil
+}
+
+// clusterOptions parses the first URL with redis.ParseClusterURL and adds the host:port of
+// the others as seed addresses.
+func clusterOptions(urls []string) (*redis.ClusterOptions, error) {
+	opts, err := redis.ParseClusterURL(urls[0])
+	if err != nil {
+		return nil, err
+	}
+	for _, raw := range urls[1:] {
+		u, err := url.Parse(raw)
+		if err != nil {
+			return nil, err
+		}
+		if u.Scheme != "redis" && u.Scheme != "rediss" {
+			return nil, fmt.Errorf("invalid URL scheme %q", u.Scheme)
+		}
+		host, port := u.Hostname(), u.Port()
+		if host == "" {
+			return nil, fmt.Errorf("no host in %s", u.Redacted())
+		}
+		if port == "" {
+			port = "6379"
+		}
+		opts.Addrs = append(opts.Addrs, net.JoinHostPort(host, port))
+	}
+	return opts, nil
+}
+
+// redactURLs joins urls with their passwords masked.
+func redactURLs(urls []string) string {
+	out := make([]string, len(urls))
+	for i, raw := range urls {
+		if u, err := url.Parse(raw); err == nil {
+			out[i] = u.Redacted()
+		} else {
+			out[i] = "(unparseable URL)"
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+// quietRedisLogger drops go-redis's own log lines.
+type quietRedisLogger struct{}
+
+func (quietRedisLogger) Printf(context.Context, string, ...any) {}
+
+// Command groups of "streamq --help".
+const (
+	groupTopics = "topics"
+	groupGroups = "groups"
+	groupData   = "data"
+	groupDLQ    = "dlq"
+	groupOther  = "other"
+)
+
+// newRootCmd builds the command tree.
+func newRootCmd(a *app) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "streamq",
+		Short: "Operate streamq topics, consumer groups and dead-letter queues on Redis",
+		Long: `streamq operates Kafka-style partitioned topics on Redis Streams (the streamq Watermill
+Pub/Sub): topics, consumer groups, offsets, dead letters, and a live tail.
+
+Redis: --redis-url, else $REDIS_URL, else ` + defaultRedisURL + ` (the demo uses an embedded
+Redis instead). redis:// or rediss:// (TLS), with user:password@ for ACLs. For a Redis
+Cluster give several comma-separated addresses or pass --cluster.
+
+Output: tables for people; --json prints a stable JSON shape for scripts. Destructive
+commands ask for confirmation on a terminal; --yes confirms, and without a terminal they
+refuse unless --yes is given.
+
+` + exitCodesHelp,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		RunE:          a.parentRunE,
+	}
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	root.SetIn(a.stdin)
+	root.SetUsageTemplate(usageTemplate)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err: err} })
+	root.SetHelpCommand(helpCmd(a))
+
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.redisURL, "redis-url", "",
+		"Redis URL, redis:// or rediss:// (TLS), user:password@ for ACLs; comma-separated\n"+
+			"addresses for a Cluster (default $REDIS_URL, else "+defaultRedisURL+";\n"+
+			"the demo uses an embedded Redis instead)")
+	pf.BoolVar(&a.cluster, "cluster", false, "connect to a Redis Cluster (implied by several comma-separated addresses)")
+	pf.StringVar(&a.streamPrefix, "prefix-stream", "", "key prefix of the partition and DLQ streams (default \"stream:topic\"); must match the publishers'")
+	pf.StringVar(&a.controlPrefix, "prefix-control", "", "key prefix of the control keys (default \"streaming:mq\"); must match the publishers'")
+
+	root.AddGroup(
+		&cobra.Group{ID: groupTopics, Title: "Topic Commands:"},
+		&cobra.Group{ID: groupGroups, Title: "Consumer Group Commands:"},
+		&cobra.Group{ID: groupData, Title: "Entry Commands:"},
+		&cobra.Group{ID: groupDLQ, Title: "Dead-Letter Commands:"},
+		&cobra.Group{ID: groupOther, Title: "Other Commands:"},
+	)
+	root.SetHelpCommandGroupID(groupOther)
+	root.SetCompletionCommandGroupID(groupOther)
+	root.AddCommand(
+		topicsCmd(a), createTopicCmd(a), infoCmd(a), partitionsCmd(a), trimCmd(a), deleteTopicCmd(a),
+		groupsCmd(a), statsCmd(a), lagCmd(a), pendingCmd(a), frontierCmd(a), resetOffsetCmd(a), deleteGroupCmd(a),
+		recentCmd(a), rangeCmd(a), tailCmd(a),
+		dlqCmd(a),
+		demoCmd(a),
+	)
+	return root
+}
+
+// parentRunE runs a command that only groups subcommands (streamq, streamq dlq, streamq
+// partitions) when no subcommand was given: usage on stderr and the usage exit code, or an
+// unknown-command error.
+func (a *app) parentRunE(cmd *cobra.Command, args []string) error {
+	a.ran = true
+	if len(args) > 0 {
+		return usageErrorf("unknown command %q for %q", args[0], cmd.CommandPath())
+	}
+	cmd.SetOut(a.stderr)
+	_ = cmd.Usage()
+	return &silentError{code: exitUsage}
+}
+
+// helpCmd replaces cobra's help command so that "help nope" is a usage error.
+func helpCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		ValidArgsFunction: func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			cmd, _, err := c.Root().Find(args)
+			if err != nil {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			var out []cobra.Completion
+			for _, sub := range cmd.Commands() {
+				if sub.IsAvailableCommand() && strings.HasPrefix(sub.Name(), toComplete) {
+					out = append(out, cobra.CompletionWithDesc(sub.Name(), sub.Short))
+				}
+			}
+			return out, cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: a.runE(func(c *cobra.Command, args []string) error {
+			cmd, _, err := c.Root().Find(args)
+			if err != nil || cmd == nil {
+				return usageErrorf("unknown command %q", strings.Join(args, " "))
+			}
+			cmd.InitDefaultHelpFlag()
+			return cmd.Help()
+		}),
+	}
+}
+
+// usageTemplate is cobra's default with "Usage: streamq CMD [flags]" on one line, and
+// "Usage: streamq CMD [command]" for commands that group subcommands.
+const usageTemplate = `Usage:{{if .HasAvailableSubCommands}} {{.CommandPath}} [command]{{else if .Runnable}} {{.UseLine}}{{end}}{{if gt (len .Aliases) 0}}
+
+Aliases:
+  {{.NameAndAliases}}{{end}}{{if .HasExample}}
+
+Examples:
+{{.Example}}{{end}}{{if .HasAvailableSubCommands}}{{$cmds := .Commands}}{{if eq (len .Groups) 0}}
+
+Commands:{{range $cmds}}{{if (or .IsAvailableCommand (eq .Name "help"))}}
+  {{rpad .Name .NamePadding }} {{.Short}}{{end}}{{end}}{{else}}{{range $group := .Groups}}
+
+{{.Title}}{{range $cmds}}{{if (and (eq .GroupID $group.ID) (or .IsAvailableCommand (eq .Name "help")))}}
+  {{rpad .Name .NamePadding }} {{.Short}}{{end}}{{end}}{{end}}{{if not .AllChildCommandsHaveGroup}}
+
+Additional Commands:{{range $cmds}}{{if (and (eq .GroupID "") (or .IsAvailableCommand (eq .Name "help")))}}
+  {{rpad .Name .NamePadding }} {{.Short}}{{end}}{{end}}{{end}}{{end}}{{end}}{{if .HasAvailableLocalFlags}}
+
+Flags:
+{{.LocalFlags.FlagUsages | trimTrailingWhitespaces}}{{end}}{{if .HasAvailableInheritedFlags}}
+
+Global Flags:
+{{.InheritedFlags.FlagUsages | trimTrailingWhitespaces}}{{end}}{{if .HasAvailableSubCommands}}
+
+Use "{{.CommandPath}} [command] --help" for more information about a command.{{end}}
+`
+
+// addJSONFlag adds --json to cmd.
+func (a *app) addJSONFlag(cmd *cobra.Command) {
+	cmd.Flags().BoolVar(&a.json, "json", false, "print JSON instead of a table")
+}
+
+// addYesFlag adds --yes to a destructive cmd.
+func (a *app) addYesFlag(cmd *cobra.Command) {
+	cmd.Flags().BoolVarP(&a.yes, "yes", "y", false, "do not ask for confirmation (required when stdin is not a terminal)")
+}
+
+// argsExactly requires exactly the named positional arguments, naming the first missing or
+// unexpected one.
+func argsExactly(names ...string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		switch {
+		case len(args) > len(names):
+			return usageErrorf("unexpected argument %q", args[len(names)])
+		case len(args) < len(names):
+			return usageErrorf("missing argument %s (expects %s)", names[len(args)], strings.Join(names, " "))
+		}
+		return nil
+	}
+}
+
+// parsePartition reads a PARTITION argument.
+func parsePartition(s string) (int, error) {
+	p, err := strconv.Atoi(s)
+	if err != nil || p < 0 {
+		return 0, usageErrorf("PARTITION must be a partition number (0, 1, ...), got %q", s)
+	}
+	return p, nil
+}
