@@ -26,9 +26,16 @@ vet:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
-## fuzz: fuzz the stream-entry decoder for 30s
+## fuzz: fuzz every decoder of stored data for FUZZTIME each (stream entries, retry items,
+## DLQ entries, member capabilities, topic meta)
+FUZZTIME ?= 30s
+FUZZ_TARGETS = .:FuzzUnmarshal ./internal/retry:FuzzDecodeItem ./internal/dlq:FuzzReplayFields \
+	./internal/lease:FuzzParseMemberAndAssign ./internal/partition:FuzzParseCount
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzUnmarshal -fuzztime 30s .
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		echo "fuzz $${t#*:} ($${t%%:*}) for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) $${t%%:*}; \
+	done
 
 ## lint: golangci-lint with the linters listed in .golangci.yml
 lint:

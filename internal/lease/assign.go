@@ -19,6 +19,7 @@ import (
 // a last pass, to any eligible member under its cap.
 func Assign(n int, members []Member, current []string) []string {
 	owners := make([]string, n)
+	members = named(members)
 	if n == 0 || len(members) == 0 {
 		return owners
 	}
@@ -206,6 +207,18 @@ func Owned(owners []string, name string) []int {
 	for p, o := range owners {
 		if o == name {
 			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// named drops members without a name: "" means "no owner" here, so such a member (only
+// possible through hand-written membership data) could never be counted as holding anything.
+func named(members []Member) []Member {
+	out := members[:0:0]
+	for _, m := range members {
+		if m.Name != "" {
+			out = append(out, m)
 		}
 	}
 	return out
