@@ -99,6 +99,10 @@ func (f *fetcher) ready() (streams []string, busy bool) {
 	return streams, busy
 }
 
+// busyPoll is how often idle partitions are polled while another partition is busy: new
+// entries there wait at most this long (plus a round trip).
+const busyPoll = 2 * time.Millisecond
+
 // loop reads while any worker wants entries. When every worker is idle it blocks in Redis
 // for up to BlockTime. While some worker is still busy it must not: a blocked read would hold
 // back that worker's next batch, so it polls the idle partitions without blocking and then
@@ -129,7 +133,7 @@ func (f *fetcher) loop() {
 			continue
 		}
 		retry.reset()
-		if busy && !got && !f.idle(f.sub.cfg.BlockTime) {
+		if busy && !got && !f.idle(min(f.sub.cfg.BlockTime, busyPoll)) {
 			return
 		}
 	}

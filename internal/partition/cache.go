@@ -3,8 +3,13 @@ package partition
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
+
+// RefreshRetry is how long a Cache goes on with a topic's known partition count after
+// re-reading it failed, before it reads again.
+const RefreshRetry = time.Second
 
 // Cache remembers each topic's partition count and re-reads it after refresh has passed, so a
 // topic grown by an operator is picked up by running publishers and subscribers.
@@ -14,14 +19,14 @@ type Cache struct {
 	refresh time.Duration
 	now     func() time.Time
 
-	mu     sync.Mutex
+	mu     sync.RWMutex
 	topics map[string]*cached
 }
 
 type cached struct {
-	mu       sync.Mutex
-	n        int
-	loadedAt time.Time
+	mu       sync.Mutex // serialises loads
+	n        atomic.Int64
+	loadedAt atomic.Int64 // unix nanoseconds
 }
 
 // NewCache returns a Cache that registers unknown topics with defaultCount partitions.
@@ -33,30 +38,51 @@ func NewCache(reg *Registry, defaultCount int, refresh time.Duration, now func()
 }
 
 func (c *Cache) entry(topic string) *cached {
+	c.mu.RLock()
+	e, ok := c.topics[topic]
+	c.mu.RUnlock()
+	if ok {
+		return e
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.topics[topic]
-	if !ok {
+	if e, ok = c.topics[topic]; !ok {
 		e = &cached{}
 		c.topics[topic] = e
 	}
 	return e
 }
 
+func (c *Cache) fresh(e *cached) (int, bool) {
+	n := int(e.n.Load())
+	return n, n > 0 && c.now().UnixNano()-e.loadedAt.Load() < int64(c.refresh)
+}
+
 // Partitions returns topic's partition count, registering the topic on first use. Only the
 // first call per topic and one call per refresh period talk to Redis.
 func (c *Cache) Partitions(ctx context.Context, topic string) (int, error) {
 	e := c.entry(topic)
+	if n, ok := c.fresh(e); ok {
+		return n, nil // the hot path: no lock
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.n > 0 && c.now().Sub(e.loadedAt) < c.refresh {
-		return e.n, nil
+	if n, ok := c.fresh(e); ok {
+		return n, nil
 	}
-	n, err := c.load(ctx, topic, e.n == 0)
+	n, err := c.load(ctx, topic, e.n.Load() == 0)
 	if err != nil {
+		if known := int(e.n.Load()); known > 0 {
+			// The re-read failed (the master of the topic's slot is failing over, Redis is
+			// restarting): go on with the count we know, and read again after a short delay
+			// rather than on every call.
+			e.loadedAt.Store(c.now().Add(min(c.refresh, RefreshRetry) - c.refresh).UnixNano())
+			return known, nil
+		}
 		return 0, err
 	}
-	e.n, e.loadedAt = n, c.now()
+	e.loadedAt.Store(c.now().UnixNano())
+	e.n.Store(int64(n))
 	return n, nil
 }
 
