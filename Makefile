@@ -2,7 +2,7 @@ GO        ?= go
 PKGS      ?= ./...
 TIMEOUT   ?= 15m
 
-.PHONY: test test-race test-short bench lint fmt vet demo fuzz
+.PHONY: test test-race test-short bench bench-go lint fmt vet demo fuzz
 
 ## test: vet, then every test with the race detector against real redis-servers the tests
 ## start, then Watermill's unmodified TestReconnect without -race (its harness has a data
@@ -22,8 +22,13 @@ test-short:
 vet:
 	$(GO) vet $(PKGS)
 
-## bench: Go benchmarks of the hot paths
+## bench: the side-by-side benchmark program (bench/, its own module) against a redis-server
+## it starts: streamq 1 and 8 partitions, watermill-redisstream, go-redis alone; BENCHFLAGS=--quick
 bench:
+	cd bench && $(GO) run . $(BENCHFLAGS)
+
+## bench-go: Go benchmarks of the hot paths
+bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
 ## fuzz: fuzz every decoder of stored data for FUZZTIME each (stream entries, retry items,

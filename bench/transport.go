@@ -1,0 +1,354 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/ThreeDotsLabs/watermill"
+	"github.com/ThreeDotsLabs/watermill-redisstream/pkg/redisstream"
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/streamq-dev/streamq"
+)
+
+type kind int
+
+const (
+	kindStreamq kind = iota
+	kindRedisstream
+	kindGoRedis
+)
+
+// Reference transports of the ratio columns.
+const (
+	refRedisstream = "redisstream"
+	refGoRedis     = "go-redis"
+)
+
+// consumerGroup is the group every consumer of the benchmark uses.
+const consumerGroup = "bench"
+
+type transport struct {
+	Name       string
+	kind       kind
+	partitions int
+}
+
+var allTransports = []transport{
+	{Name: "streamq-1p", kind: kindStreamq, partitions: 1},
+	{Name: "streamq-8p", kind: kindStreamq, partitions: 8},
+	{Name: refRedisstream, kind: kindRedisstream},
+	{Name: refGoRedis, kind: kindGoRedis},
+}
+
+// sender publishes: one call of send is one Publish call (streamq, redisstream) or one
+// pipelined round trip of XADDs (go-redis).
+type sender interface {
+	send(ctx context.Context, payloads [][]byte) error
+	close()
+}
+
+// goRedisFields are the stream entry fields the go-redis ceiling writes: the same three
+// fields the Watermill adapters write (message UUID, empty metadata, payload).
+func goRedisFields(payload []byte) []any {
+	return []any{redisstream.UUIDHeaderKey, watermill.NewUUID(), "metadata", "", "payload", payload}
+}
+
+func (e *env) newSender(tr transport, topic string) (sender, error) {
+	switch tr.kind {
+	case kindStreamq:
+		c := e.client()
+		pub, err := streamq.NewPublisher(streamq.PublisherConfig{
+			Client:                c,
+			DefaultPartitionCount: tr.partitions,
+			MaxLen:                -1,
+		}, e.logger)
+		if err != nil {
+			_ = c.Close()
+			return nil, err
+		}
+		return &streamqSender{pub: pub, c: c, topic: topic}, nil
+	case kindRedisstream:
+		c := e.client()
+		pub, err := redisstream.NewPublisher(redisstream.PublisherConfig{Client: c}, e.logger)
+		if err != nil {
+			_ = c.Close()
+			return nil, err
+		}
+		return &redisstreamSender{pub: pub, topic: topic}, nil
+	default:
+		return &goRedisSender{c: e.client(), stream: topic}, nil
+	}
+}
+
+func newMessages(payloads [][]byte) []*message.Message {
+	msgs := make([]*message.Message, len(payloads))
+	for i, p := range payloads {
+		msgs[i] = message.NewMessage(watermill.NewUUID(), p)
+	}
+	return msgs
+}
+
+type streamqSender struct {
+	pub   *streamq.Publisher
+	c     *redis.Client
+	topic string
+}
+
+func (s *streamqSender) send(_ context.Context, payloads [][]byte) error {
+	return s.pub.Publish(s.topic, newMessages(payloads)...)
+}
+
+func (s *streamqSender) close() {
+	_ = s.pub.Close()
+	_ = s.c.Close()
+}
+
+type redisstreamSender struct {
+	pub   *redisstream.Publisher
+	topic string
+}
+
+func (s *redisstreamSender) send(_ context.Context, payloads [][]byte) error {
+	return s.pub.Publish(s.topic, newMessages(payloads)...)
+}
+
+func (s *redisstreamSender) close() { _ = s.pub.Close() } // closes its client
+
+type goRedisSender struct {
+	c      *redis.Client
+	stream string
+}
+
+func (s *goRedisSender) send(ctx context.Context, payloads [][]byte) error {
+	if len(payloads) == 1 {
+		return s.c.XAdd(ctx, &redis.XAddArgs{Stream: s.stream, Values: goRedisFields(payloads[0])}).Err()
+	}
+	cmds, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, pl := range payloads {
+			p.XAdd(ctx, &redis.XAddArgs{Stream: s.stream, Values: goRedisFields(pl)})
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, c := range cmds {
+		if err := c.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *goRedisSender) close() { _ = s.c.Close() }
+
+// prefill writes n messages of payload to topic in the stream entry format tr's subscriber
+// reads: streamq through its Publisher, 500 messages per Publish call (partition streams and
+// topic registry); redisstream and go-redis with pipelined XADDs of the same three fields
+// (redisstream's own marshaller for redisstream). 8 writers run at once.
+func (e *env) prefill(ctx context.Context, tr transport, topic string, n int, payload []byte) error {
+	const batch, writers = 500, 8
+	var write func(ctx context.Context, count int) error
+	switch tr.kind {
+	case kindStreamq:
+		s, err := e.newSender(tr, topic)
+		if err != nil {
+			return err
+		}
+		defer s.close()
+		payloads := make([][]byte, batch)
+		for i := range payloads {
+			payloads[i] = payload
+		}
+		write = func(ctx context.Context, count int) error { return s.send(ctx, payloads[:count]) }
+	default:
+		c := e.client()
+		defer c.Close()
+		var marshal redisstream.DefaultMarshallerUnmarshaller
+		write = func(ctx context.Context, count int) error {
+			cmds, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+				for i := 0; i < count; i++ {
+					var values any
+					if tr.kind == kindRedisstream {
+						v, err := marshal.Marshal(topic, message.NewMessage(watermill.NewUUID(), payload))
+						if err != nil {
+							return err
+						}
+						values = v
+					} else {
+						values = goRedisFields(payload)
+					}
+					p.XAdd(ctx, &redis.XAddArgs{Stream: topic, Values: values})
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			for _, c := range cmds {
+				if err := c.Err(); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				end := next.Add(batch)
+				start := end - batch
+				if start >= int64(n) {
+					return
+				}
+				if err := write(ctx, int(min(end, int64(n))-start)); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return fmt.Errorf("prefill %s: %w", tr.Name, err)
+	}
+	return ctx.Err()
+}
+
+// consumer consumes a topic and calls handle with each message's payload (read only).
+type consumer interface {
+	// stop stops consuming and returns how long that took.
+	stop() time.Duration
+}
+
+func (e *env) startConsumer(ctx context.Context, tr transport, topic string, handle func(payload []byte)) (consumer, error) {
+	if tr.kind == kindGoRedis {
+		return e.startGoRedisConsumer(ctx, topic, handle)
+	}
+	c := e.client()
+	var sub message.Subscriber
+	var err error
+	if tr.kind == kindStreamq {
+		sub, err = streamq.NewSubscriber(streamq.SubscriberConfig{
+			Client:                c,
+			ConsumerGroup:         consumerGroup,
+			BatchCount:            e.cfg.batchCount,
+			DefaultPartitionCount: tr.partitions,
+		}, e.logger)
+	} else {
+		sub, err = redisstream.NewSubscriber(redisstream.SubscriberConfig{
+			Client:        c,
+			ConsumerGroup: consumerGroup,
+		}, e.logger)
+	}
+	if err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	router, err := message.NewRouter(message.RouterConfig{}, e.logger)
+	if err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	router.AddConsumerHandler("bench", topic, sub, func(msg *message.Message) error {
+		handle(msg.Payload)
+		return nil
+	})
+	rc := &routerConsumer{router: router, client: c, runErr: make(chan error, 1)}
+	go func() { rc.runErr <- router.Run(ctx) }()
+	select {
+	case <-router.Running():
+	case err := <-rc.runErr:
+		_ = c.Close()
+		return nil, fmt.Errorf("router: %v", err)
+	case <-ctx.Done():
+		rc.stop()
+		return nil, ctx.Err()
+	}
+	return rc, nil
+}
+
+type routerConsumer struct {
+	router *message.Router
+	client *redis.Client
+	runErr chan error
+}
+
+func (r *routerConsumer) stop() time.Duration {
+	start := time.Now()
+	_ = r.router.Close() // closes the subscriber
+	d := time.Since(start)
+	_ = r.client.Close() // redisstream closed it already: the error is expected
+	return d
+}
+
+// goRedisConsumer is the ceiling: XREADGROUP COUNT batch, then one XACK for the batch.
+type goRedisConsumer struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	client *redis.Client
+}
+
+func (e *env) startGoRedisConsumer(ctx context.Context, stream string, handle func([]byte)) (consumer, error) {
+	c := e.client()
+	if err := c.XGroupCreateMkStream(ctx, stream, consumerGroup, "0").Err(); err != nil && !strings.HasPrefix(err.Error(), "BUSYGROUP") {
+		_ = c.Close()
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	g := &goRedisConsumer{cancel: cancel, done: make(chan struct{}), client: c}
+	count := int64(e.cfg.batchCount)
+	go func() {
+		defer close(g.done)
+		ids := make([]string, 0, count)
+		for ctx.Err() == nil {
+			res, err := c.XReadGroup(ctx, &redis.XReadGroupArgs{
+				Group: consumerGroup, Consumer: "ceiling", Streams: []string{stream, ">"},
+				Count: count, Block: 100 * time.Millisecond,
+			}).Result()
+			if err != nil {
+				if !errors.Is(err, redis.Nil) && ctx.Err() == nil {
+					e.logger.Error("go-redis XREADGROUP", err, nil)
+					time.Sleep(50 * time.Millisecond)
+				}
+				continue
+			}
+			for _, xs := range res {
+				ids = ids[:0]
+				for _, m := range xs.Messages {
+					p, _ := m.Values["payload"].(string)
+					handle(unsafe.Slice(unsafe.StringData(p), len(p)))
+					ids = append(ids, m.ID)
+				}
+				if len(ids) > 0 {
+					if err := c.XAck(ctx, stream, consumerGroup, ids...).Err(); err != nil && ctx.Err() == nil {
+						e.logger.Error("go-redis XACK", err, nil)
+					}
+				}
+			}
+		}
+	}()
+	return g, nil
+}
+
+func (g *goRedisConsumer) stop() time.Duration {
+	start := time.Now()
+	g.cancel()
+	<-g.done
+	_ = g.client.Close()
+	return time.Since(start)
+}

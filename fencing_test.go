@@ -1,0 +1,167 @@
+package streamq
+
+import (
+	"context"
+	"io"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// gateProxy forwards TCP connections to target; while closed, no byte passes in either
+// direction, as if the client process were stopped (SIGSTOP) or cut off.
+type gateProxy struct {
+	l      net.Listener
+	target string
+	mu     sync.Mutex
+	open   chan struct{} // closed while traffic flows
+	conns  []net.Conn
+}
+
+func newGateProxy(t *testing.T, target string) *gateProxy {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	p := &gateProxy{l: l, target: target, open: make(chan struct{})}
+	close(p.open)
+	go p.serve()
+	t.Cleanup(p.close)
+	return p
+}
+
+func (p *gateProxy) addr() string { return p.l.Addr().String() }
+
+func (p *gateProxy) serve() {
+	for {
+		c, err := p.l.Accept()
+		if err != nil {
+			return
+		}
+		s, err := net.Dial("tcp", p.target)
+		if err != nil {
+			_ = c.Close()
+			continue
+		}
+		p.mu.Lock()
+		p.conns = append(p.conns, c, s)
+		p.mu.Unlock()
+		go p.pipe(c, s)
+		go p.pipe(s, c)
+	}
+}
+
+func (p *gateProxy) pipe(dst, src net.Conn) {
+	buf := make([]byte, 32*1024)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			<-p.gate()
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			if err != io.EOF {
+				_ = dst.Close()
+			}
+			return
+		}
+	}
+}
+
+func (p *gateProxy) gate() chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.open
+}
+
+func (p *gateProxy) pause() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.open = make(chan struct{})
+}
+
+func (p *gateProxy) resume() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	select {
+	case <-p.open:
+	default:
+		close(p.open)
+	}
+}
+
+func (p *gateProxy) close() {
+	p.resume()
+	_ = p.l.Close()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		_ = c.Close()
+	}
+}
+
+// TestStaleOwnerIsFencedAfterAPause: owner a is cut off (as by SIGSTOP) with a message in its
+// handler for longer than the lease TTL. b takes the partition over and handles the message;
+// when a comes back its ack is refused by the fence and it delivers nothing more.
+func TestStaleOwnerIsFencedAfterAPause(t *testing.T) {
+	srv, direct := startRedis(t)
+	proxy := newGateProxy(t, srv.Addr())
+	viaProxy := redis.NewClient(&redis.Options{Addr: proxy.addr(), ReadTimeout: 500 * time.Millisecond,
+		WriteTimeout: 500 * time.Millisecond, MaxRetries: -1})
+	defer viaProxy.Close()
+	topic := "fenced-owner"
+	ttl := func(c *SubscriberConfig) { c.LeaseTTL = 1500 * time.Millisecond }
+
+	subA, chA := subscribeMember(t, viaProxy, topic, "g", "a", 1, ttl)
+	waitOwners(t, direct, topic, "g", 1, balanced(map[string]int{"a": 1}))
+	_, chB := subscribeMember(t, direct, topic, "g", "b", 1, ttl)
+	pub := newTestPublisher(t, PublisherConfig{Client: direct})
+	publishKeyed(t, pub, topic, 0, 1, 1)
+
+	held := <-chA // a's handler holds it, unacked
+	proxy.pause()
+	var fromB *received
+	select {
+	case m := <-chB:
+		r := received{}
+		r.count, _ = DeliveryCountFromCtx(m.Context())
+		r.member, _ = ConsumerFromCtx(m.Context())
+		fromB = &r
+		assert.Equal(t, held.UUID, m.UUID, "b takes over the message a was holding")
+		m.Ack()
+	case <-time.After(15 * time.Second):
+		t.Fatal("b never took the partition over")
+	}
+	assert.GreaterOrEqual(t, fromB.count, int64(2))
+	require.Eventually(t, func() bool { return subA.Stats().LeasesLost >= 1 }, 10*time.Second, 20*time.Millisecond,
+		"a noticed it lost its lease")
+
+	proxy.resume()
+	held.Ack() // too late: a's worker stopped, and any ack it sends fails the fence
+	publishKeyed(t, pub, topic, 1, 3, 1)
+	for i := 0; i < 2; i++ {
+		select {
+		case m := <-chB:
+			m.Ack()
+		case <-time.After(10 * time.Second):
+			t.Fatal("b stopped receiving")
+		}
+	}
+	select {
+	case m, ok := <-chA:
+		if ok {
+			t.Fatalf("stale owner a delivered %s after losing the partition", m.UUID)
+		}
+	case <-time.After(500 * time.Millisecond):
+	}
+	assert.Equal(t, []string{"b"}, leaseOwners(t, direct, topic, "g", 1))
+	require.Eventually(t, func() bool {
+		p, err := direct.XPending(context.Background(), "stream:topic:{"+topic+":p:0}", "g").Result()
+		return err == nil && p.Count == 0
+	}, 5*time.Second, 20*time.Millisecond, "b acked everything; nothing is left pending for a")
+}
