@@ -149,6 +149,9 @@ func (w *worker) next(scan *time.Timer) (entry, bool) {
 			scan.Reset(w.sub.cfg.PendingScanInterval)
 		default:
 		}
+		if w.isStopping() {
+			return entry{}, false
+		}
 		if e, ok := w.pop(); ok {
 			return e, true
 		}
@@ -293,12 +296,23 @@ func (w *worker) dispatch(e entry) bool {
 	}
 	w.handlers.Add(1)
 	w.sub.cfg.Metrics.InFlight(w.sub.labels(), int(w.sub.inFlightN.Add(1)))
-	go func() {
-		defer w.handlers.Done()
-		defer w.release()
-		w.handle(e)
-	}()
+	if w.ordered() {
+		// One message at a time: handle it on the worker's goroutine, no hand-off.
+		w.handleSlot(e)
+		return true
+	}
+	go w.handleSlot(e)
 	return true
+}
+
+// ordered reports whether the partition delivers one message at a time with no
+// subscription-wide cap, so the worker goroutine can handle it itself.
+func (w *worker) ordered() bool { return cap(w.sem) == 1 && w.sub.inFlight == nil }
+
+func (w *worker) handleSlot(e entry) {
+	defer w.handlers.Done()
+	defer w.release()
+	w.handle(e)
 }
 
 // waitSlot waits for a free in-flight slot of the partition, recording the wait.
@@ -370,6 +384,12 @@ func (w *worker) settle(m *message.Message, e entry, out outcome) bool {
 
 // deliver sends m to the output channel and waits for its Ack or Nack.
 func (w *worker) deliver(m *message.Message, id string, count int64) (*message.Message, outcome) {
+	// Once stopping, never hand out another entry: a select below would pick a ready output
+	// channel at random over the stop signal, and an entry handed out after a skipped one
+	// would break the partition's order for the next owner.
+	if w.isStopping() || w.msgCtx.Err() != nil {
+		return m, stopped
+	}
 	msg := m
 	// Whatever "delayed until" the message carries is history; a new one after a Nack means
 	// middleware.DelayOnError just asked for a delay (see delayOnErrorBackoff).
@@ -415,7 +435,6 @@ func (w *worker) shutdown(graceful bool) {
 func (w *worker) doShutdown(graceful bool) {
 	sub := w.sub
 	w.fetch.remove(w)
-	<-w.runDone
 	if !graceful {
 		w.cancelMsgs()
 	}
@@ -440,10 +459,12 @@ func (w *worker) doShutdown(graceful bool) {
 	sub.workerWG.Done()
 }
 
-// drainHandlers waits up to CloseTimeout for in-flight messages, then cancels them.
+// drainHandlers waits up to CloseTimeout for the run loop and in-flight messages (an
+// ordered partition handles its message on the run loop), then cancels them.
 func (w *worker) drainHandlers() {
 	done := make(chan struct{})
 	go func() {
+		<-w.runDone
 		w.handlers.Wait()
 		close(done)
 	}()
