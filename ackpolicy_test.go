@@ -24,6 +24,11 @@ import (
 
 func TestAckPolicyDeletesEntries(t *testing.T) {
 	t.Parallel()
+	onBackends(t, testAckPolicyDeletesEntries)
+}
+
+func testAckPolicyDeletesEntries(t *testing.T, client redis.UniversalClient) {
+	t.Parallel()
 	const ackSetTTL = 30 * time.Second
 	cases := []struct {
 		name   string
@@ -42,10 +47,9 @@ func TestAckPolicyDeletesEntries(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			_, client := startRedis(t)
 			ctx := context.Background()
 			space := keys.New("", "")
-			topic := "policy"
+			topic := "policy-" + tc.name
 			str := space.PartitionStream(topic, 0)
 			cfg := func(group string) SubscriberConfig {
 				c := fastSub(client, group)
@@ -97,7 +101,11 @@ func TestAckPolicyDeletesEntries(t *testing.T) {
 
 func TestCommitFrontierFollowsAcksPerGroup(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
+	onBackends(t, testCommitFrontierFollowsAcksPerGroup)
+}
+
+func testCommitFrontierFollowsAcksPerGroup(t *testing.T, client redis.UniversalClient) {
+	t.Parallel()
 	ctx := context.Background()
 	space := keys.New("", "")
 	topic := "frontier"

@@ -21,7 +21,10 @@ import (
 // older version might have: a bad partition reads as 0 (the seed's rule), unusable items are
 // dropped, and neither stops the mover.
 func TestMoverSkipsBadItemsAndKeepsRunning(t *testing.T) {
-	_, client := startRedis(t)
+	onBackends(t, testMoverSkipsBadItemsAndKeepsRunning)
+}
+
+func testMoverSkipsBadItemsAndKeepsRunning(t *testing.T, client redis.UniversalClient) {
 	const topic, group, partitions = "mover", "g", 2
 	_, ch := subscribeMember(t, client, topic, group, "m", partitions, nil)
 	waitOwners(t, client, topic, group, partitions, balanced(map[string]int{"m": partitions}))
@@ -207,7 +210,10 @@ func rtWaitEmpty(t *testing.T, client redis.UniversalClient, zset, items string)
 // partition's delay set and reach every group when due, not before; short delays are appended
 // at once.
 func TestDelayedPublish(t *testing.T) {
-	_, client := startRedis(t)
+	onBackends(t, testDelayedPublish)
+}
+
+func testDelayedPublish(t *testing.T, client redis.UniversalClient) {
 	ctx := context.Background()
 	const topic, partitions = "delayed", 4
 	log := &rtLog{}

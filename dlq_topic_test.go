@@ -109,15 +109,22 @@ func deadLetterHandler(ch <-chan *message.Message, replays *deliveryLog) {
 	}()
 }
 
-// scanKeys lists the keys matching pattern.
+// scanKeys lists the keys matching pattern (on every master of a cluster).
 func scanKeys(t *testing.T, client redis.UniversalClient, pattern string) []string {
 	t.Helper()
-	var out []string
-	iter := client.Scan(context.Background(), 0, pattern, 100).Iterator()
-	for iter.Next(context.Background()) {
-		out = append(out, iter.Val())
-	}
-	require.NoError(t, iter.Err())
+	var (
+		mu  sync.Mutex
+		out []string
+	)
+	forEachMaster(t, client, func(ctx context.Context, node *redis.Client) error {
+		iter := node.Scan(ctx, 0, pattern, 100).Iterator()
+		for iter.Next(ctx) {
+			mu.Lock()
+			out = append(out, iter.Val())
+			mu.Unlock()
+		}
+		return iter.Err()
+	})
 	return out
 }
 
@@ -130,7 +137,11 @@ func pendingCount(t *testing.T, client redis.UniversalClient, stream, group stri
 
 func TestDLQTopicDeliversAndReplays(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
+	onBackends(t, testDLQTopicDeliversAndReplays)
+}
+
+func testDLQTopicDeliversAndReplays(t *testing.T, client redis.UniversalClient) {
+	t.Parallel()
 	space := keys.New("", "")
 	const topic, partitions = "orders", 4
 	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: partitions})
@@ -283,7 +294,11 @@ func TestDLQTopicNamesReserved(t *testing.T) {
 
 func TestDLQTopicPoisonEntry(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
+	onBackends(t, testDLQTopicPoisonEntry)
+}
+
+func testDLQTopicPoisonEntry(t *testing.T, client redis.UniversalClient) {
+	t.Parallel()
 	space := keys.New("", "")
 	const topic, partitions = "raw", 2
 	ctx := context.Background()
@@ -384,7 +399,8 @@ func TestDLQTopicWriteFailureRedelivers(t *testing.T) {
 		}
 	}()
 	require.NoError(t, pub.Publish(topic, forced("w", 0)))
-	seenLog.waitLen(t, 1, 10*time.Second)
+	// A second delivery only happens because the first dead-letter write failed.
+	seenLog.waitLen(t, 2, 10*time.Second)
 	require.NoError(t, client.Del(ctx, space.DLQ(topic, 0)).Err())
 
 	waitDLQLen(t, client, topic, 1, 1)

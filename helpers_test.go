@@ -1,6 +1,7 @@
 package streamq
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -56,4 +57,47 @@ func startRedis(t testing.TB) (*redistest.Server, *redis.Client) {
 	t.Helper()
 	srv := redistest.Start(t)
 	return srv, srv.Client(t)
+}
+
+// backend is a Redis deployment a test can run against.
+type backend struct {
+	name  string
+	start func(t testing.TB) redis.UniversalClient // a Redis of the test's own, and a client
+}
+
+var (
+	// singleNode is one redis-server.
+	singleNode = backend{"single", func(t testing.TB) redis.UniversalClient {
+		return redistest.Start(t).Client(t)
+	}}
+	// threeMasters is a Redis Cluster of 3 masters without replicas.
+	threeMasters = backend{"cluster", func(t testing.TB) redis.UniversalClient {
+		return redistest.StartCluster(t, 3, 0).Client(t)
+	}}
+)
+
+// onBackends runs test once on a single redis-server and once on a 3-master Redis Cluster,
+// as the subtests "single" and "cluster", each with a Redis of its own: the same test
+// function proves the same behaviour on both.
+func onBackends(t *testing.T, test func(t *testing.T, client redis.UniversalClient)) {
+	t.Helper()
+	for _, b := range []backend{singleNode, threeMasters} {
+		t.Run(b.name, func(t *testing.T) { test(t, b.start(t)) })
+	}
+}
+
+// forEachMaster calls fn with a client of every master of a cluster client, or with the
+// client itself when it is a single node: for commands that only see one node's keys (SCAN,
+// SCRIPT FLUSH, INFO).
+func forEachMaster(t testing.TB, client redis.UniversalClient, fn func(ctx context.Context, node *redis.Client) error) {
+	t.Helper()
+	ctx := context.Background()
+	switch c := client.(type) {
+	case *redis.ClusterClient:
+		require.NoError(t, c.ForEachMaster(ctx, fn))
+	case *redis.Client:
+		require.NoError(t, fn(ctx, c))
+	default:
+		t.Fatalf("unsupported client %T", client)
+	}
 }

@@ -147,7 +147,11 @@ func offloadedRef(t testing.TB, entry redis.XMessage, size int) string {
 
 func TestPayloadOffloadedAndDeletedAfterAck(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
+	onBackends(t, testPayloadOffloadedAndDeletedAfterAck)
+}
+
+func testPayloadOffloadedAndDeletedAfterAck(t *testing.T, client redis.UniversalClient) {
+	t.Parallel()
 	ctx := context.Background()
 	space := keys.New("", "")
 	topic := "big"
@@ -193,7 +197,11 @@ func TestPayloadOffloadedAndDeletedAfterAck(t *testing.T) {
 
 func TestPayloadKeptUntilEveryGroupAcked(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
+	onBackends(t, testPayloadKeptUntilEveryGroupAcked)
+}
+
+func testPayloadKeptUntilEveryGroupAcked(t *testing.T, client redis.UniversalClient) {
+	t.Parallel()
 	ctx := context.Background()
 	space := keys.New("", "")
 	topic := "big-two-groups"
@@ -233,7 +241,11 @@ func TestPayloadKeptUntilEveryGroupAcked(t *testing.T) {
 
 func TestPayloadThreshold(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
+	onBackends(t, testPayloadThreshold)
+}
+
+func testPayloadThreshold(t *testing.T, client redis.UniversalClient) {
+	t.Parallel()
 	ctx := context.Background()
 	space := keys.New("", "")
 	cases := []struct {
@@ -275,7 +287,11 @@ func TestPayloadThreshold(t *testing.T) {
 
 func TestPayloadRetentionSetsTTL(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
+	onBackends(t, testPayloadRetentionSetsTTL)
+}
+
+func testPayloadRetentionSetsTTL(t *testing.T, client redis.UniversalClient) {
+	t.Parallel()
 	ctx := context.Background()
 	space := keys.New("", "")
 	topic := "big-ttl"
@@ -290,7 +306,11 @@ func TestPayloadRetentionSetsTTL(t *testing.T) {
 
 func TestPayloadMissingGoesToDLQ(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
+	onBackends(t, testPayloadMissingGoesToDLQ)
+}
+
+func testPayloadMissingGoesToDLQ(t *testing.T, client redis.UniversalClient) {
+	t.Parallel()
 	ctx := context.Background()
 	space := keys.New("", "")
 	topic := "big-missing"

@@ -12,7 +12,16 @@ import (
 // universal runs Watermill's universal Pub/Sub suite against a redis-server of its own.
 func universal(t *testing.T, partitions int, keyFromPayload, restart bool) {
 	srv, client := startRedis(t)
-	features := tests.Features{
+	features := universalFeatures()
+	if restart {
+		features.RestartServiceCommand = srv.RestartCommand()
+	}
+	runUniversal(t, client, features, partitions, keyFromPayload)
+}
+
+// universalFeatures are the guarantees streamq claims in the universal suite.
+func universalFeatures() tests.Features {
+	return tests.Features{
 		ConsumerGroups:                      true,
 		ExactlyOnceDelivery:                 false,
 		GuaranteedOrder:                     true,
@@ -20,9 +29,9 @@ func universal(t *testing.T, partitions int, keyFromPayload, restart bool) {
 		Persistent:                          true,
 		NewSubscriberReceivesOldMessages:    false,
 	}
-	if restart {
-		features.RestartServiceCommand = srv.RestartCommand()
-	}
+}
+
+func runUniversal(t *testing.T, client redis.UniversalClient, features tests.Features, partitions int, keyFromPayload bool) {
 	constructor := func(t *testing.T, group string) (message.Publisher, message.Subscriber) {
 		return newPubSub(t, client, partitions, keyFromPayload, group)
 	}
@@ -48,3 +57,12 @@ func newPubSub(t *testing.T, client redis.UniversalClient, partitions int, keyFr
 func TestPubSubOnePartition(t *testing.T) { universal(t, 1, false, false) }
 
 func TestPubSubEightPartitionsKeyedByPayload(t *testing.T) { universal(t, 8, true, false) }
+
+// TestPubSubCluster runs the universal suite (8 partitions keyed by payload, guaranteed order)
+// on a Redis Cluster of 3 masters, where the partitions of every topic spread over the masters
+// and each owned partition is read by its own blocking XREADGROUP. Watermill's TestReconnect
+// skips here (no RestartServiceCommand), so its harness race (see pubsub_reconnect_test.go)
+// cannot fire; failover is covered by TestClusterFailover.
+func TestPubSubCluster(t *testing.T) {
+	runUniversal(t, threeMasters.start(t), universalFeatures(), 8, true)
+}

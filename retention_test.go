@@ -54,7 +54,11 @@ func ackAll(ch <-chan *message.Message) {
 
 func TestMaxLenTrimsOnPublish(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
+	onBackends(t, testMaxLenTrimsOnPublish)
+}
+
+func testMaxLenTrimsOnPublish(t *testing.T, client redis.UniversalClient) {
+	t.Parallel()
 	space := keys.New("", "")
 	cases := []struct {
 		name    string
@@ -88,7 +92,11 @@ func TestMaxLenTrimsOnPublish(t *testing.T) {
 
 func TestRetentionTrimsByAge(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
+	onBackends(t, testRetentionTrimsByAge)
+}
+
+func testRetentionTrimsByAge(t *testing.T, client redis.UniversalClient) {
+	t.Parallel()
 	ctx := context.Background()
 	space := keys.New("", "")
 	topic := "aged"
@@ -121,7 +129,11 @@ func TestRetentionTrimsByAge(t *testing.T) {
 
 func TestSafeRetentionWaitsForEveryGroup(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
+	onBackends(t, testSafeRetentionWaitsForEveryGroup)
+}
+
+func testSafeRetentionWaitsForEveryGroup(t *testing.T, client redis.UniversalClient) {
+	t.Parallel()
 	ctx := context.Background()
 	space := keys.New("", "")
 	topic := "safe"
@@ -167,7 +179,11 @@ func deadLetterAll(ch <-chan *message.Message) {
 
 func TestDLQRetentionByLength(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
+	onBackends(t, testDLQRetentionByLength)
+}
+
+func testDLQRetentionByLength(t *testing.T, client redis.UniversalClient) {
+	t.Parallel()
 	ctx := context.Background()
 	space := keys.New("", "")
 	topic := "dlq-len"
@@ -190,7 +206,11 @@ func TestDLQRetentionByLength(t *testing.T) {
 
 func TestDLQRetentionByAge(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
+	onBackends(t, testDLQRetentionByAge)
+}
+
+func testDLQRetentionByAge(t *testing.T, client redis.UniversalClient) {
+	t.Parallel()
 	ctx := context.Background()
 	space := keys.New("", "")
 	topic := "dlq-age"
@@ -219,7 +239,11 @@ func TestDLQRetentionByAge(t *testing.T) {
 
 func TestOrphanedPayloadsSwept(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
+	onBackends(t, testOrphanedPayloadsSwept)
+}
+
+func testOrphanedPayloadsSwept(t *testing.T, client redis.UniversalClient) {
+	t.Parallel()
 	ctx := context.Background()
 	space := keys.New("", "")
 	topic := "orphans"

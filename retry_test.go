@@ -258,7 +258,10 @@ func TestExponentialBackoffMaxAttempts(t *testing.T) {
 // policy's backoffs (through the retry set and the mover), then dead-lettered with the seed's
 // fields, while the message behind it in the partition is handled meanwhile.
 func TestRetryBackoffThenDeadLetter(t *testing.T) {
-	_, client := startRedis(t)
+	onBackends(t, testRetryBackoffThenDeadLetter)
+}
+
+func testRetryBackoffThenDeadLetter(t *testing.T, client redis.UniversalClient) {
 	ctx := context.Background()
 	const topic, group = "retry-backoff", "g"
 	cfg := fastSub(client, group)
@@ -332,7 +335,10 @@ func TestRetryBackoffThenDeadLetter(t *testing.T) {
 
 // TestNackPerMessageMaxRetries: x-max-retries lowers the policy's cap for one message.
 func TestNackPerMessageMaxRetries(t *testing.T) {
-	_, client := startRedis(t)
+	onBackends(t, testNackPerMessageMaxRetries)
+}
+
+func testNackPerMessageMaxRetries(t *testing.T, client redis.UniversalClient) {
 	const topic = "max-retries"
 	cfg := fastSub(client, "g")
 	cfg.RetryPolicy = ExponentialBackoff{Attempts: 5}
@@ -356,6 +362,10 @@ func TestNackPerMessageMaxRetries(t *testing.T) {
 // TestTwoGroupsRetryStaysInItsGroup: a nack in group A retries for A only; B handles the
 // message once and never sees A's retry entry.
 func TestTwoGroupsRetryStaysInItsGroup(t *testing.T) {
+	onBackends(t, testTwoGroupsRetryStaysInItsGroup)
+}
+
+func testTwoGroupsRetryStaysInItsGroup(t *testing.T, client redis.UniversalClient) {
 	tests := []struct {
 		name   string
 		policy ExponentialBackoff
@@ -363,10 +373,10 @@ func TestTwoGroupsRetryStaysInItsGroup(t *testing.T) {
 		{"requeued at once", ExponentialBackoff{Attempts: -1}},
 		{"through the retry set", ExponentialBackoff{Base: 100 * time.Millisecond, Attempts: -1}},
 	}
-	for _, tc := range tests {
+	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, client := startRedis(t)
-			const topic, partitions = "two-groups", 2
+			const partitions = 2
+			topic := "two-groups-" + strconv.Itoa(i)
 			_, chA := subscribeMember(t, client, topic, "A", "a", partitions, func(c *SubscriberConfig) { c.RetryPolicy = tc.policy })
 			_, chB := subscribeMember(t, client, topic, "B", "b", partitions, nil)
 
@@ -431,7 +441,10 @@ func TestTwoGroupsRetryStaysInItsGroup(t *testing.T) {
 // TestCrashWhileRetryParkedIsTakenOver: the member that nacked crashes while the retry
 // waits in the retry set; the next owner of the partition moves and delivers it, once.
 func TestCrashWhileRetryParkedIsTakenOver(t *testing.T) {
-	_, client := startRedis(t)
+	onBackends(t, testCrashWhileRetryParkedIsTakenOver)
+}
+
+func testCrashWhileRetryParkedIsTakenOver(t *testing.T, client redis.UniversalClient) {
 	ctx := context.Background()
 	const topic, group = "crash-retry", "g"
 	tweak := func(c *SubscriberConfig) {
@@ -481,7 +494,10 @@ func TestCrashWhileRetryParkedIsTakenOver(t *testing.T) {
 // TestDeadLetterCountedInStats: every dead letter, asked for or after exhausted retries,
 // counts in Stats().DeadLettered.
 func TestDeadLetterCountedInStats(t *testing.T) {
-	_, client := startRedis(t)
+	onBackends(t, testDeadLetterCountedInStats)
+}
+
+func testDeadLetterCountedInStats(t *testing.T, client redis.UniversalClient) {
 	const topic = "dead-stats"
 	cfg := fastSub(client, "g")
 	cfg.RetryPolicy = ExponentialBackoff{Attempts: 0} // a plain nack dead-letters at once

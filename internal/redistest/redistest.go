@@ -2,8 +2,11 @@
 //
 // Each Server runs daemonized on a free 127.0.0.1 port inside the test's
 // temporary directory with AOF persistence enabled, and is stopped by
-// t.Cleanup. Tests are skipped when redis-server is not installed, unless
-// STREAMQ_REQUIRE_REDIS=1 is set, in which case they fail.
+// t.Cleanup. StartCluster starts a Redis Cluster of such servers (joined with
+// redis-cli --cluster create), with helpers to find and kill masters for
+// failover tests. Tests are skipped when redis-server (or, for a cluster,
+// redis-cli) is not installed, unless STREAMQ_REQUIRE_REDIS=1 is set, in which
+// case they fail.
 package redistest
 
 import (
@@ -47,6 +50,7 @@ type Server struct {
 	conf    string
 	pidfile string
 	logfile string
+	extra   []string // further redis.conf lines (cluster nodes)
 }
 
 // RequireRedis reports whether a missing redis-server must fail tests
@@ -66,7 +70,20 @@ func Start(t testing.TB) *Server {
 	if err != nil {
 		t.Fatalf("redistest: %v", err)
 	}
-	dir := t.TempDir()
+	s, err := newServer(t, bin, port, t.TempDir(), nil)
+	if err != nil {
+		t.Fatalf("redistest: %v", err)
+	}
+	t.Cleanup(func() { s.cleanup(t) })
+	if err := s.launch(); err != nil {
+		t.Fatalf("redistest: %v", err)
+	}
+	return s
+}
+
+// newServer prepares (but does not start) a server on port in dir, with extra redis.conf
+// lines, and writes its config.
+func newServer(t testing.TB, bin string, port int, dir string, extra []string) (*Server, error) {
 	s := &Server{
 		t:       t,
 		bin:     bin,
@@ -75,15 +92,12 @@ func Start(t testing.TB) *Server {
 		conf:    filepath.Join(dir, "redis.conf"),
 		pidfile: filepath.Join(dir, "redis.pid"),
 		logfile: filepath.Join(dir, "redis.log"),
+		extra:   extra,
 	}
 	if err := s.writeConfig(); err != nil {
-		t.Fatalf("redistest: %v", err)
+		return nil, err
 	}
-	t.Cleanup(func() { s.cleanup(t) })
-	if err := s.launch(); err != nil {
-		t.Fatalf("redistest: %v", err)
-	}
-	return s
+	return s, nil
 }
 
 // lookupBinary returns the path of name, skipping or failing t when absent.
@@ -129,6 +143,7 @@ func (s *Server) writeConfig() error {
 		"appendfsync everysec",
 		`save ""`,
 	}
+	lines = append(lines, s.extra...)
 	data := []byte(strings.Join(lines, "\n") + "\n")
 	if err := os.WriteFile(s.conf, data, 0o600); err != nil {
 		return fmt.Errorf("write redis config: %w", err)

@@ -1,0 +1,384 @@
+package streamq
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill"
+	"github.com/ThreeDotsLabs/watermill/components/delay"
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/streamq-dev/streamq/internal/dlq"
+	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/lease"
+	"github.com/streamq-dev/streamq/internal/partition"
+	"github.com/streamq-dev/streamq/internal/payload"
+	"github.com/streamq-dev/streamq/internal/redistest"
+	"github.com/streamq-dev/streamq/internal/retention"
+	"github.com/streamq-dev/streamq/internal/retry"
+	"github.com/streamq-dev/streamq/internal/stream"
+)
+
+// scriptCall is one EVAL or EVALSHA a client sent: the script's SHA1 and its KEYS.
+type scriptCall struct {
+	sha  string
+	keys []string
+}
+
+// scriptRecorder is a go-redis hook recording every script call, alone or in a pipeline.
+type scriptRecorder struct {
+	mu    sync.Mutex
+	calls []scriptCall
+}
+
+func (r *scriptRecorder) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (r *scriptRecorder) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		r.record(cmd)
+		return next(ctx, cmd)
+	}
+}
+
+func (r *scriptRecorder) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, c := range cmds {
+			r.record(c)
+		}
+		return next(ctx, cmds)
+	}
+}
+
+func (r *scriptRecorder) record(cmd redis.Cmder) {
+	args := cmd.Args()
+	name := strings.ToLower(cmd.Name())
+	if (name != "eval" && name != "evalsha") || len(args) < 3 {
+		return
+	}
+	body, _ := args[1].(string)
+	sha := body
+	if name == "eval" {
+		sum := sha1.Sum([]byte(body))
+		sha = hex.EncodeToString(sum[:])
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(strings.Trim(strings.TrimSpace(toString(args[2])), `"`)))
+	call := scriptCall{sha: sha}
+	for i := 3; i < 3+n && i < len(args); i++ {
+		call.keys = append(call.keys, toString(args[i]))
+	}
+	r.mu.Lock()
+	r.calls = append(r.calls, call)
+	r.mu.Unlock()
+}
+
+func (r *scriptRecorder) snapshot() []scriptCall {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]scriptCall(nil), r.calls...)
+}
+
+func toString(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case []byte:
+		return string(x)
+	case int:
+		return strconv.Itoa(x)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	}
+	return ""
+}
+
+// luaScripts maps the SHA1 of every internal/*/lua/*.lua file to its path.
+func luaScripts(t *testing.T) map[string]string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("internal", "*", "lua", "*.lua"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	out := map[string]string{}
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		require.NoError(t, err)
+		sum := sha1.Sum(src)
+		out[hex.EncodeToString(sum[:])] = f
+	}
+	return out
+}
+
+// flushScripts empties the script cache of every master (what a promoted replica or a
+// restarted node without the scripts looks like).
+func flushScripts(t testing.TB, client redis.UniversalClient) {
+	t.Helper()
+	forEachMaster(t, client, func(ctx context.Context, node *redis.Client) error {
+		return node.ScriptFlush(ctx).Err()
+	})
+}
+
+// scriptRound calls every script wrapper of internal/ once on partition p of topic, and every
+// Publish path (plain, offloaded payload, delayed), asserting each succeeds.
+func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int) {
+	t.Helper()
+	ctx := context.Background()
+	space := keys.New("", "")
+	const group = "g"
+	str, dlqStr := space.PartitionStream(topic, p), space.DLQ(topic, p)
+	reg := partition.NewRegistry(client, space)
+	n, err := reg.Register(ctx, topic, 4)
+	require.NoError(t, err, "register.lua")
+	_, err = reg.Grow(ctx, topic, n+1)
+	require.NoError(t, err, "register.lua (grow)")
+
+	leases := lease.New(client, "m", watermill.NewShortUUID(), time.Minute)
+	token := leases.NextToken()
+	leaseKey := space.Lease(topic, p, group)
+	ok, err := leases.Acquire(ctx, leaseKey, token)
+	require.NoError(t, err, "acquire.lua")
+	require.True(t, ok)
+	ok, err = leases.Renew(ctx, leaseKey, token)
+	require.NoError(t, err, "renew.lua")
+	require.True(t, ok)
+	members := lease.NewMembership(client, space.Members(topic, group), space.MemberCaps(topic, group), lease.Member{Name: "m"}, time.Minute)
+	live, err := members.Heartbeat(ctx)
+	require.NoError(t, err, "heartbeat.lua")
+	require.Len(t, live, 1)
+
+	require.NoError(t, stream.CreateGroups(ctx, client, []string{str, dlqStr}, group, "0-0"))
+	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 4})
+	forced := func(m *message.Message) *message.Message {
+		m.Metadata.Set(ForcePartitionMetadata, strconv.Itoa(p))
+		return m
+	}
+	big := forced(message.NewMessage(watermill.NewUUID(), randomPayload(t, bigPayloadSize)))
+	later := forced(message.NewMessage(watermill.NewUUID(), []byte("later")))
+	delay.Message(later, delay.For(time.Hour))
+	plain := forced(message.NewMessage(watermill.NewUUID(), []byte("plain")))
+	require.NoError(t, pub.Publish(topic, big, later, plain), "publish: XADD, offload.lua and park.lua in one pipeline")
+
+	read, err := stream.Read(ctx, client, group, "m", []string{str}, 10, -1)
+	require.NoError(t, err)
+	require.Len(t, read, 1)
+	entries := read[0].Messages
+	require.GreaterOrEqual(t, len(entries), 2)
+	_, _, err = stream.Claim(ctx, client, str, group, "m", 0, "0-0", 10)
+	require.NoError(t, err)
+	_, err = stream.DeliveryCounts(ctx, client, str, group, entries[0].ID, entries[len(entries)-1].ID, 10)
+	require.NoError(t, err)
+
+	fence := retry.Fence{Key: leaseKey, Token: token}
+	fields, err := retry.Flatten(entries[len(entries)-1].Values)
+	require.NoError(t, err)
+	_, err = retry.Requeue(ctx, client, fence, str, group, entries[len(entries)-1].ID, fields)
+	require.NoError(t, err, "requeue.lua")
+	item, err := retry.NewItem(topic, p, 1, 5, entries[0].ID, group, entries[len(entries)-1].Values)
+	require.NoError(t, err)
+	set := retry.Set{ZSet: space.Retry(topic, p, group), Items: space.RetryItems(topic, p, group), Stream: str, Partition: p}
+	require.NoError(t, retry.Schedule(ctx, client, fence, str, set.ZSet, set.Items, group, entries[len(entries)-1].ID,
+		"item-"+watermill.NewShortUUID(), time.Now().Add(-time.Second), item), "schedule.lua")
+	moved, err := retry.Move(ctx, client, fence, set, 10)
+	require.NoError(t, err, "move.lua")
+	assert.Equal(t, 1, moved.Moved)
+	require.NoError(t, retry.Forget(ctx, client, set, "nothing"))
+
+	var bigEntry redis.XMessage
+	var others []redis.XMessage
+	for _, e := range entries {
+		if payload.Ref(e.Values) != "" && bigEntry.ID == "" {
+			bigEntry = e
+		} else {
+			others = append(others, e)
+		}
+	}
+	ref := payload.Ref(bigEntry.Values)
+	require.NotEmpty(t, ref, "the offloaded entry was read")
+	_, err = payload.Get(ctx, client, space.Payload(topic, p, ref))
+	require.NoError(t, err)
+	rec := dlq.Record{OriginalTopic: topic, Partition: p, OriginalMessageID: bigEntry.ID, OriginalStreamID: bigEntry.ID,
+		Reason: "test", Group: group, Headers: "{}", FailedAt: time.Now(), Message: map[string]any{UUIDField: "dead", PayloadField: "x"}}
+	dlqID, err := dlq.Add(ctx, client, dlq.Fence{Key: leaseKey, Token: token}, str, dlqStr, group, bigEntry.ID, rec)
+	require.NoError(t, err, "deadletter.lua")
+	dead, err := client.XRange(ctx, dlqStr, dlqID, dlqID).Result()
+	require.NoError(t, err)
+	require.Len(t, dead, 1)
+	replayFields, err := dlq.ReplayFields(dead[0].Values, dlqID)
+	require.NoError(t, err)
+	_, err = dlq.Replay(ctx, client, dlq.ReplayArgs{DLQStream: dlqStr, Stream: str, ID: dlqID, Fields: replayFields})
+	require.NoError(t, err, "replay.lua")
+	dlqLease := space.DLQLease(topic, p, group)
+	dlqToken := leases.NextToken()
+	ok, err = leases.Acquire(ctx, dlqLease, dlqToken)
+	require.NoError(t, err)
+	require.True(t, ok)
+	_, err = stream.Read(ctx, client, group, "m", []string{dlqStr}, 10, -1)
+	require.NoError(t, err)
+	_, err = dlq.Replay(ctx, client, dlq.ReplayArgs{DLQStream: dlqStr, Stream: str, ID: dlqID, Delete: true,
+		Fence: &dlq.Fence{Key: dlqLease, Token: dlqToken}, Group: group, Fields: replayFields})
+	require.NoError(t, err, "replay.lua (fenced, from a DLQ consumer)")
+
+	ackKeys := stream.AckKeys{Lease: leaseKey, Stream: str, Commit: space.Commit(topic, p), PayloadIndex: space.PayloadIndex(topic, p)}
+	var acks []stream.Acked
+	for _, e := range others {
+		acks = append(acks, stream.Acked{ID: e.ID, AckSet: space.Acks(topic, p, e.ID)})
+	}
+	require.NoError(t, stream.Ack(ctx, client, ackKeys, token, group, string(AckDeleteAllGroups), time.Minute, acks), "ack.lua")
+	ref2 := payload.Ref(bigEntry.Values)
+	require.NoError(t, stream.Ack(ctx, client, ackKeys, token, group, string(AckDeleteImmediate), time.Minute,
+		[]stream.Acked{{ID: bigEntry.ID, Ref: ref2, AckSet: space.Acks(topic, p, bigEntry.ID), PayloadKey: space.Payload(topic, p, ref2)}}),
+		"ack.lua (offloaded payload)")
+
+	_, err = retention.TrimOlder(ctx, client, str, time.Now().Add(-time.Hour), true)
+	require.NoError(t, err)
+	_, err = retention.TrimLen(ctx, client, dlqStr, 100)
+	require.NoError(t, err)
+	_, _, err = retention.SweepOrphans(ctx, client, str, space.PayloadIndex(topic, p),
+		func(ref string) string { return space.Payload(topic, p, ref) }, time.Now(), 0, 100)
+	require.NoError(t, err)
+
+	require.NoError(t, members.Leave(ctx), "leave.lua")
+	for _, k := range []string{leaseKey, dlqLease} {
+		tok := token
+		if k == dlqLease {
+			tok = dlqToken
+		}
+		ok, err = leases.Release(ctx, k, tok)
+		require.NoError(t, err, "release.lua")
+		require.True(t, ok)
+	}
+}
+
+// TestClusterScriptsStayInOneSlot runs every Lua script of internal/ through its Go wrapper
+// (and the Publisher's pipelined scripts) on a 3-master cluster: a call whose keys span slots
+// would fail with CROSSSLOT, and one touching an undeclared key of another slot would fail
+// too. It also checks, call by call, that all KEYS of one call share one slot, and that every
+// .lua file was called. Then it empties the script cache of every master (as a failover to a
+// replica without the scripts, or a restart, would) and runs everything again: the wrappers
+// fall back to EVAL, the Publisher loads its scripts again.
+func TestClusterScriptsStayInOneSlot(t *testing.T) {
+	c := redistest.StartCluster(t, 3, 0)
+	client := c.Client(t)
+	calls := &scriptRecorder{}
+	client.AddHook(calls)
+	const topic = "scripts"
+	space := keys.New("", "")
+	topicSlot := slotOf(t, client, space.Meta(topic))
+	p := 0
+	for slotOf(t, client, space.PartitionStream(topic, p)) == topicSlot {
+		p++
+	}
+
+	scriptRound(t, client, topic, p)
+	flushScripts(t, client)
+	scriptRound(t, client, topic, p)
+
+	scripts := luaScripts(t)
+	used := map[string]int{}
+	for _, call := range calls.snapshot() {
+		name, ok := scripts[call.sha]
+		require.True(t, ok, "a script call with unknown SHA1 %s", call.sha)
+		used[name]++
+		require.NotEmpty(t, call.keys, "%s called without KEYS", name)
+		slot := slotOf(t, client, call.keys[0])
+		for _, k := range call.keys[1:] {
+			assert.Equal(t, slot, slotOf(t, client, k), "%s: keys %v span slots", name, call.keys)
+		}
+	}
+	for _, name := range scripts {
+		assert.Positive(t, used[name], "%s was never called", name)
+	}
+	t.Logf("script calls on the cluster: %v", used)
+}
+
+// TestPublishAfterScriptFlush: a Publisher whose pipelined scripts (offload.lua, park.lua) were
+// loaded keeps publishing after the script cache of every node is emptied between two
+// publishes.
+func TestPublishAfterScriptFlush(t *testing.T) {
+	onBackends(t, func(t *testing.T, client redis.UniversalClient) {
+		pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 8})
+		publishScripted := func() error {
+			var msgs []*message.Message
+			for p := 0; p < 8; p++ {
+				big := message.NewMessage(watermill.NewUUID(), randomPayload(t, bigPayloadSize))
+				later := message.NewMessage(watermill.NewUUID(), []byte("later"))
+				delay.Message(later, delay.For(time.Hour))
+				for _, m := range []*message.Message{big, later} {
+					m.Metadata.Set(ForcePartitionMetadata, strconv.Itoa(p))
+					msgs = append(msgs, m)
+				}
+			}
+			return pub.Publish("flushed", msgs...)
+		}
+		require.NoError(t, publishScripted())
+		flushScripts(t, client)
+		require.NoError(t, publishScripted(), "publish after SCRIPT FLUSH")
+	})
+}
+
+// noScriptBetweenLoadAndPipeline is a go-redis hook that empties the script cache of every
+// master once, right before the first pipeline holding an EVALSHA is sent: the Publisher
+// loaded its scripts, then (a failover to a replica that lacks them, a restart, an operator's
+// SCRIPT FLUSH) they are gone when the pipeline arrives.
+type noScriptBetweenLoadAndPipeline struct {
+	once  sync.Once
+	fired atomic.Bool
+	flush func()
+}
+
+func (h *noScriptBetweenLoadAndPipeline) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *noScriptBetweenLoadAndPipeline) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return next
+}
+
+func (h *noScriptBetweenLoadAndPipeline) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, c := range cmds {
+			if strings.EqualFold(c.Name(), "evalsha") {
+				h.once.Do(func() {
+					h.flush()
+					h.fired.Store(true)
+				})
+				break
+			}
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// TestPublishReloadsScriptsOnNoScript: when the scripts are gone between the Publisher's load
+// and its pipeline, the pipelined EVALSHAs of offload.lua and park.lua get NOSCRIPT (nothing
+// was written). Publish loads the scripts again and resends those writes instead of failing.
+func TestPublishReloadsScriptsOnNoScript(t *testing.T) {
+	onBackends(t, func(t *testing.T, client redis.UniversalClient) {
+		hook := &noScriptBetweenLoadAndPipeline{flush: func() { flushScripts(t, client) }}
+		client.AddHook(hook)
+		pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 4})
+		space := keys.New("", "")
+		const topic = "noscript"
+		big := message.NewMessage(watermill.NewUUID(), randomPayload(t, bigPayloadSize))
+		later := message.NewMessage(watermill.NewUUID(), []byte("later"))
+		delay.Message(later, delay.For(time.Hour))
+		for _, m := range []*message.Message{big, later} {
+			m.Metadata.Set(ForcePartitionMetadata, "1")
+		}
+		err := pub.Publish(topic, big, later)
+		require.True(t, hook.fired.Load(), "the script cache was never emptied under the pipeline")
+		require.NoError(t, err, "Publish after the script cache was emptied under its pipeline")
+		assert.Equal(t, int64(1), xlen(t, client, space.PartitionStream(topic, 1)), "the offloaded message was appended once")
+		n, err := client.ZCard(context.Background(), space.Delay(topic, 1)).Result()
+		require.NoError(t, err)
+		assert.Equal(t, int64(1), n, "the delayed message was parked once")
+	})
+}
