@@ -140,6 +140,7 @@ func (a *acker) flush(ctx context.Context) bool {
 	case errors.Is(err, stream.ErrLeaseLost):
 		w.sub.loseLease(w, err)
 	default:
+		reloadOnConnError(ctx, w.sub.rdb, err)
 		a.putBack(ids)
 		if ctx.Err() == nil {
 			w.sub.logger.Error("Could not flush acks, will retry", err, watermill.LogFields{"partition": w.p, "count": len(ids)})

@@ -126,6 +126,7 @@ func (f *fetcher) loop() {
 		}
 		got, err := f.read(ctx, streams, block)
 		if err != nil {
+			reloadOnConnError(ctx, f.sub.rdb, err)
 			f.sub.logger.Error("Read failed, retrying", err, watermill.LogFields{"retry_in": retry.peek()})
 			if !f.idle(retry.next()) {
 				return

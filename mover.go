@@ -89,6 +89,7 @@ func (m *mover) moveSet(set retry.Set) (time.Time, bool) {
 		w.sub.loseLease(w, err)
 		return time.Time{}, false
 	case err != nil:
+		reloadOnConnError(w.ctx, w.sub.rdb, err)
 		if w.ctx.Err() == nil {
 			w.sub.logger.Error("Could not move due retries", err, watermill.LogFields{"partition": w.p, "set": set.ZSet})
 		}

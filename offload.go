@@ -40,6 +40,7 @@ func (w *worker) loadPayload(e *entry) bool {
 			w.payloadMissing(*e, ref)
 			return false
 		}
+		reloadOnConnError(w.ctx, w.sub.rdb, err)
 		w.sub.logger.Error("Could not load offloaded payload, retrying", err, watermill.LogFields{"partition": w.p, "stream_id": e.id})
 		if w.pause(w.sub.cfg.RetryMoverInterval) {
 			return false

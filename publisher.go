@@ -239,6 +239,7 @@ func (p *Publisher) send(ctx context.Context, topic string, writes []write, msgs
 	}
 	for i, c := range cmds {
 		if err := c.Err(); err != nil {
+			reloadOnConnError(ctx, p.config.Client, err)
 			return fmt.Errorf("publish message %s to %q: %w", msgs[i].UUID, topic, err)
 		}
 	}

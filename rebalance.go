@@ -17,6 +17,7 @@ func (sub *subscription) rebalanceLoop() {
 	defer cancel()
 	for {
 		if err := sub.rebalance(ctx); err != nil && ctx.Err() == nil {
+			reloadOnConnError(ctx, sub.rdb, err)
 			sub.logger.Error("Rebalance failed, retrying", err, nil)
 		}
 		if !sub.wait(sub.cfg.RebalanceInterval) {

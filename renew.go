@@ -1,10 +1,13 @@
 package streamq
 
 import (
+	"context"
 	"errors"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
+
+	"github.com/streamq-dev/streamq/internal/lease"
 )
 
 // renewLoop renews the leases of running workers every RenewInterval. A lease found owned by
@@ -14,15 +17,29 @@ func (sub *subscription) renewLoop() {
 	ctx, cancel := sub.loopCtx()
 	defer cancel()
 	for sub.wait(sub.cfg.RenewInterval) {
-		for _, w := range sub.activeWorkers() {
-			ok, err := sub.leases.Renew(ctx, w.leaseKey, w.token)
-			switch {
-			case err == nil && ok:
-				w.renewed(time.Now())
-			case err == nil:
-				sub.loseLease(w, errors.New("lease owned by another member"))
-			case time.Since(w.lastRenewed()) > sub.cfg.LeaseTTL:
-				sub.loseLease(w, err)
+		sub.renewAll(ctx)
+	}
+}
+
+// renewAll renews every running worker's lease in one pipeline. A lease found owned by
+// someone else, or not renewed for a whole LeaseTTL, is lost: its worker stops at once.
+func (sub *subscription) renewAll(ctx context.Context) {
+	workers := sub.activeWorkers()
+	held := make([]lease.Held, len(workers))
+	for i, w := range workers {
+		held[i] = lease.Held{Key: w.leaseKey, Token: w.token}
+	}
+	for i, r := range sub.leases.RenewAll(ctx, held) {
+		w := workers[i]
+		switch {
+		case r.Err == nil && r.Owned:
+			w.renewed(time.Now())
+		case r.Err == nil:
+			sub.loseLease(w, errors.New("lease owned by another member"))
+		default:
+			reloadOnConnError(ctx, sub.rdb, r.Err)
+			if time.Since(w.lastRenewed()) > sub.cfg.LeaseTTL {
+				sub.loseLease(w, r.Err)
 			}
 		}
 	}

@@ -237,6 +237,7 @@ func (w *worker) claimPending(minIdle time.Duration) bool {
 	for {
 		msgs, next, err := stream.Claim(w.ctx, w.sub.rdb, w.stream, cfg.ConsumerGroup, w.sub.member, minIdle, start, int64(cfg.ClaimBatchSize))
 		if err != nil {
+			reloadOnConnError(w.ctx, w.sub.rdb, err)
 			if w.ctx.Err() == nil {
 				w.sub.logger.Error("Could not claim pending entries", err, watermill.LogFields{"partition": w.p})
 			}

@@ -81,3 +81,39 @@ func Owner(ctx context.Context, rdb redis.UniversalClient, key string) (string, 
 	}
 	return v, nil
 }
+
+// Held is a lease this member holds: its key and the token it holds it with.
+type Held struct{ Key, Token string }
+
+// Renewal is the outcome of renewing one Held lease: Owned false with a nil Err means another
+// owner has it.
+type Renewal struct {
+	Owned bool
+	Err   error
+}
+
+// RenewAll renews every held lease in one pipeline (one round trip per node on a Cluster),
+// so a member with many partitions renews in time even with a small connection pool.
+func (l *Leases) RenewAll(ctx context.Context, held []Held) []Renewal {
+	out := make([]Renewal, len(held))
+	cmds := make([]*redis.Cmd, len(held))
+	_, _ = l.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, h := range held {
+			cmds[i] = renewScript.EvalSha(ctx, p, []string{h.Key}, h.Token, l.ttl.Milliseconds())
+		}
+		return nil
+	})
+	for i, c := range cmds {
+		n, err := c.Int()
+		if redis.HasErrorPrefix(err, "NOSCRIPT") {
+			out[i].Owned, out[i].Err = l.Renew(ctx, held[i].Key, held[i].Token) // EVAL loads it
+			continue
+		}
+		if err != nil {
+			out[i].Err = fmt.Errorf("lease %s: %w", held[i].Key, err)
+			continue
+		}
+		out[i].Owned = n == 1
+	}
+	return out
+}

@@ -1,0 +1,24 @@
+package streamq
+
+import (
+	"context"
+	"errors"
+	"net"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// reloadOnConnError asks a Cluster client to refresh its slot map after a connection error.
+// go-redis reloads it on MOVED or every ClusterStateReloadInterval (60 s by default), not
+// when a master stops answering; after a failover this finds the promoted replica at once.
+// ReloadState is lazy and rate-limited, so calling it on every such error is cheap.
+func reloadOnConnError(ctx context.Context, rdb redis.UniversalClient, err error) {
+	c, ok := rdb.(*redis.ClusterClient)
+	if !ok || err == nil {
+		return
+	}
+	var op *net.OpError
+	if errors.As(err, &op) || redis.HasErrorPrefix(err, "CLUSTERDOWN") {
+		c.ReloadState(ctx)
+	}
+}
