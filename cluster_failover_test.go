@@ -305,13 +305,11 @@ func storedUUIDs(t *testing.T, client redis.UniversalClient, topic string, parti
 	return out
 }
 
-// failoverClient is the client of every publisher and member in the failover test. go-redis
-// v9 reloads a ClusterClient's slot map on MOVED/ASK or every ClusterStateReloadInterval
-// (default 60s), not when a master stops answering: with the default it keeps dialling the
-// killed master for up to a minute after its replica took over. The README recommends a short
-// interval for that reason; this test uses the same.
+// failoverClient is the client of every publisher and member in the failover test, with
+// go-redis's defaults: the library itself refreshes the slot map on connection errors, so the
+// promoted replica is found without a short ClusterStateReloadInterval.
 func failoverClient(t *testing.T, c *redistest.Cluster) *redis.ClusterClient {
-	return c.ClientWith(t, func(o *redis.ClusterOptions) { o.ClusterStateReloadInterval = time.Second })
+	return c.Client(t)
 }
 
 // TestClusterFailover kills (SIGKILL) the master that serves the topic's metadata, its group
