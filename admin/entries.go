@@ -118,6 +118,10 @@ func toEntries(topic string, p int, msgs []redis.XMessage) []Entry {
 	return out
 }
 
+// DecodeEntry decodes an entry of partition p of topic as read from its stream (XRANGE,
+// XREAD): what ListRecent and Range return, for tools that read streams themselves.
+func DecodeEntry(topic string, p int, m redis.XMessage) Entry { return toEntry(topic, p, m) }
+
 func toEntry(topic string, p int, m redis.XMessage) Entry {
 	e := Entry{Topic: topic, Partition: p, ID: m.ID, Time: idTime(m.ID), Fields: map[string]string{}}
 	uuid, md, body, err := codec.Decode(m.Values)

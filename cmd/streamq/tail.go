@@ -15,8 +15,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/streamq-dev/streamq/admin"
-	"github.com/streamq-dev/streamq/internal/codec"
-	"github.com/streamq-dev/streamq/internal/payload"
 )
 
 // tailBlock is how long one XREAD waits; it bounds how late Ctrl-C is noticed.
@@ -161,7 +159,7 @@ func (t *tailer) runAll(ctx context.Context) error {
 			}
 			t.ids[p] = s.Messages[len(s.Messages)-1].ID
 			for _, m := range s.Messages {
-				batch = append(batch, decodeEntry(t.topic, p, m))
+				batch = append(batch, admin.DecodeEntry(t.topic, p, m))
 			}
 		}
 		sort.SliceStable(batch, func(i, j int) bool { return idBefore(batch[i].ID, batch[j].ID) })
@@ -211,7 +209,7 @@ func (t *tailer) readPartition(ctx context.Context, p int, out chan<- []admin.En
 		var batch []admin.Entry
 		for _, s := range res {
 			for _, m := range s.Messages {
-				batch = append(batch, decodeEntry(t.topic, p, m))
+				batch = append(batch, admin.DecodeEntry(t.topic, p, m))
 				id = m.ID
 			}
 		}
@@ -257,29 +255,6 @@ func (t *tailer) print(batch []admin.Entry) error {
 	return nil
 }
 
-// decodeEntry decodes a stream entry as admin.Entry (the same decoding as admin's ListRecent
-// and Range).
-func decodeEntry(topic string, p int, m redis.XMessage) admin.Entry {
-	e := admin.Entry{Topic: topic, Partition: p, ID: m.ID, Time: entryTime(m.ID), Fields: map[string]string{}}
-	uuid, md, body, err := codec.Decode(m.Values)
-	if err != nil {
-		e.Malformed = err.Error()
-		uuid, _ = m.Values[codec.UUIDField].(string)
-		body, _ = m.Values[codec.PayloadField].(string)
-	}
-	e.UUID, e.Metadata, e.Payload, e.PayloadSize = uuid, md, []byte(body), len(body)
-	for k, v := range m.Values {
-		if k != codec.UUIDField && k != codec.MetadataField && k != codec.PayloadField {
-			e.Fields[k], _ = v.(string)
-		}
-	}
-	if payload.Ref(m.Values) != "" {
-		e.Offloaded, e.Payload = true, nil
-		e.PayloadSize, _ = strconv.Atoi(e.Fields[payload.FieldOriginalSize])
-	}
-	return e
-}
-
 // idBefore orders stream ids numerically.
 func idBefore(x, y string) bool {
 	xm, xs, _ := strings.Cut(x, "-")
@@ -294,9 +269,3 @@ func idBefore(x, y string) bool {
 	return c < d
 }
 
-// entryTime is the time of a stream id's milliseconds part, as admin.Entry.Time.
-func entryTime(id string) time.Time {
-	msPart, _, _ := strings.Cut(id, "-")
-	v, _ := strconv.ParseInt(msPart, 10, 64)
-	return time.UnixMilli(v)
-}
