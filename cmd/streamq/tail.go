@@ -268,4 +268,3 @@ func idBefore(x, y string) bool {
 	d, _ := strconv.ParseUint(ys, 10, 64)
 	return c < d
 }
-
