@@ -6,6 +6,7 @@
 //	cd bench && go run .            # full run (a few minutes), own redis-server
 //	cd bench && go run . --quick    # about a minute
 //	cd bench && go run . --redis-url redis://127.0.0.1:6380/0 --allow-flush
+//	cd bench && go run . --cluster  # own 3-master Redis Cluster, streamq 8 and 24 partitions
 //
 // Without --redis-url it starts redis-server on a free loopback port with --save ”
 // --appendonly no and stops it at exit (also on Ctrl-C). Between scenarios the database is
@@ -34,6 +35,7 @@ import (
 type config struct {
 	redisURL, redisServer string
 	allowFlush            bool
+	cluster               bool
 	quick                 bool
 	replot                string
 	out                   string
@@ -63,6 +65,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&c.redisURL, "redis-url", "", "use this Redis instead of starting redis-server (its database is flushed between scenarios: needs --allow-flush unless empty)")
 	fs.BoolVar(&c.allowFlush, "allow-flush", false, "with --redis-url: flush the database even though it holds keys")
 	fs.StringVar(&c.redisServer, "redis-server", "redis-server", "redis-server binary started when --redis-url is not given")
+	fs.BoolVar(&c.cluster, "cluster", false, "start a 3-master Redis Cluster (redis-server and redis-cli from PATH, free loopback ports) and run every transport through a ClusterClient; streamq runs 8 and 24 partitions unless --transports says otherwise")
 	fs.BoolVar(&c.quick, "quick", false, "smoke run of about a minute: small counts and budgets (explicit flags still win)")
 	fs.StringVar(&c.replot, "replot", "", "measure nothing: read this results.json, print its table and write OUT/chart.svg")
 	fs.StringVar(&c.out, "out", "results", "directory of results.json, chart.svg and CPU profiles")
@@ -115,6 +118,16 @@ func parseFlags(args []string) (*config, error) {
 					return nil, err
 				}
 			}
+		}
+	}
+	if c.cluster {
+		if c.redisURL != "" {
+			return nil, errors.New("--cluster starts its own cluster: it does not combine with --redis-url")
+		}
+		set := false
+		fs.Visit(func(f *flag.Flag) { set = set || f.Name == "transports" })
+		if !set {
+			c.transportsFlag = "streamq-8p,streamq-24p,redisstream,go-redis"
 		}
 	}
 	var err error
@@ -247,7 +260,17 @@ func run(args []string) int {
 	}
 	var opts *redis.Options
 	var srv *redisServer
-	if cfg.redisURL != "" {
+	var cl *redisCluster
+	if cfg.cluster {
+		fmt.Fprintln(os.Stderr, "starting a 3-master Redis Cluster ...")
+		cl, err = startCluster(ctx, cfg.redisServer, 3)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 1
+		}
+		defer cl.Stop()
+		opts = &redis.Options{Addr: strings.Join(cl.addrs(), ",")}
+	} else if cfg.redisURL != "" {
 		if opts, err = redis.ParseURL(cfg.redisURL); err != nil {
 			fmt.Fprintln(os.Stderr, "bench: --redis-url:", err)
 			return 2
@@ -261,15 +284,25 @@ func run(args []string) int {
 		defer srv.Stop()
 		opts = &redis.Options{Addr: srv.addr}
 	}
-	admin := redis.NewClient(opts)
+	var admin redis.UniversalClient
+	if cl != nil {
+		admin = redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.addrs()})
+	} else {
+		admin = redis.NewClient(opts)
+	}
 	defer admin.Close()
 	flush := func() error {
+		if cc, ok := admin.(*redis.ClusterClient); ok {
+			return cc.ForEachMaster(context.Background(), func(ctx context.Context, c *redis.Client) error {
+				return c.FlushAll(ctx).Err()
+			})
+		}
 		if srv != nil {
 			return admin.FlushAll(context.Background()).Err()
 		}
 		return admin.FlushDB(context.Background()).Err()
 	}
-	if srv == nil {
+	if srv == nil && cl == nil {
 		n, err := admin.DBSize(ctx).Result()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bench: --redis-url:", err)
@@ -285,7 +318,11 @@ func run(args []string) int {
 	redis.SetLogger(goRedisLogger{logger})
 	e := &env{cfg: cfg, opts: opts, logger: logger}
 	if srv != nil {
-		e.redisPID = srv.cmd.Process.Pid
+		e.redisPIDs = []int{srv.cmd.Process.Pid}
+	}
+	if cl != nil {
+		e.redisPIDs = cl.pids()
+		e.cluster = cl.addrs()
 	}
 	rep := &Report{
 		Date:         began.UTC().Format(time.RFC3339),
@@ -301,6 +338,9 @@ func run(args []string) int {
 	}
 	if srv != nil {
 		rep.RedisAddr += " (redis-server started by the benchmark)"
+	}
+	if cl != nil {
+		rep.RedisAddr = fmt.Sprintf("Redis Cluster of %d masters, no replicas, at %s (started by the benchmark; every client a ClusterClient; CPU redis = the nodes summed)", len(cl.nodes), opts.Addr)
 	}
 	fmt.Fprintln(os.Stderr, rep.header())
 	fmt.Fprintf(os.Stderr, "redis at %s\n", rep.RedisAddr)
@@ -410,6 +450,7 @@ func (c *config) describe() map[string]string {
 		"transports":              c.transportsFlag,
 		"workloads":               c.workloadsFl,
 		"quick":                   strconv.FormatBool(c.quick),
+		"cluster":                 strconv.FormatBool(c.cluster),
 		"pool_size":               strconv.Itoa(c.poolSize),
 		"publish_n":               strconv.Itoa(c.pubN),
 		"publish_n_redisstream":   strconv.Itoa(c.pubNRedisstream),
@@ -432,7 +473,7 @@ func (c *config) describe() map[string]string {
 		"memory_budget":           c.memBudget.String(),
 		"streamq_config":          "Publisher{DefaultPartitionCount: P, MaxLen: -1}; Subscriber{ConsumerGroup: bench, BatchCount: batch_count, DefaultPartitionCount: P, MaxInFlightPerPartition: 1 (default)}",
 		"redisstream_config":      "NewPublisher{Client} / NewSubscriber{Client, ConsumerGroup: bench}, everything else default",
-		"goredis_config":          "publish: pipeline XADDs per round trip; consume: XREADGROUP COUNT batch_count + one XACK per batch, no Router",
+		"goredis_config":          "publish: pipeline XADDs per round trip; consume: XREADGROUP COUNT batch_count + one XACK per batch, no Router; with --cluster: 24 streams {topic:N} (XADDs round robin over them, one XREADGROUP loop per stream)",
 		"watermill":               "v1.5.1",
 		"watermill_redisstream":   "v1.4.5",
 		"logger":                  fmt.Sprintf("%T (errors only)", watermill.LoggerAdapter(&errLogger{})),

@@ -36,7 +36,7 @@ func startRedis(ctx context.Context, bin string) (*redisServer, error) {
 		if err != nil {
 			return nil, err
 		}
-		s, err := launchRedis(ctx, path, port)
+		s, err := launchRedis(ctx, path, port, nil)
 		if err == nil {
 			return s, nil
 		}
@@ -63,7 +63,7 @@ func freePort() (int, error) {
 	return 0, errors.New("find a free port: only 6379 came back")
 }
 
-func launchRedis(ctx context.Context, path string, port int) (*redisServer, error) {
+func launchRedis(ctx context.Context, path string, port int, extra []string) (*redisServer, error) {
 	dir, err := os.MkdirTemp("", "streamq-bench-redis-")
 	if err != nil {
 		return nil, err
@@ -79,6 +79,7 @@ func launchRedis(ctx context.Context, path string, port int) (*redisServer, erro
 		"--daemonize", "no",
 		"--protected-mode", "yes",
 	)
+	cmd.Args = append(cmd.Args, extra...)
 	// Own process group: a terminal Ctrl-C reaches only this program, which then stops the
 	// server itself. Pdeathsig kills the server if this program dies without cleaning up.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -137,7 +138,7 @@ func (s *redisServer) Stop() {
 }
 
 // redisInfo returns redis_version from INFO server.
-func redisVersion(ctx context.Context, c *redis.Client) string {
+func redisVersion(ctx context.Context, c redis.UniversalClient) string {
 	info, err := c.Info(ctx, "server").Result()
 	if err != nil {
 		return "unknown"
@@ -148,4 +149,128 @@ func redisVersion(ctx context.Context, c *redis.Client) string {
 		}
 	}
 	return "unknown"
+}
+
+// redisCluster is a Redis Cluster of redis-server children, one master per node, no replicas.
+type redisCluster struct {
+	nodes []*redisServer
+}
+
+func (c *redisCluster) addrs() []string {
+	var out []string
+	for _, n := range c.nodes {
+		out = append(out, n.addr)
+	}
+	return out
+}
+
+func (c *redisCluster) pids() []int {
+	var out []int
+	for _, n := range c.nodes {
+		out = append(out, n.cmd.Process.Pid)
+	}
+	return out
+}
+
+// Stop stops every node and removes its directory. Safe to call more than once.
+func (c *redisCluster) Stop() {
+	if c == nil {
+		return
+	}
+	for _, n := range c.nodes {
+		n.Stop()
+	}
+}
+
+// startCluster starts masters redis-server nodes on free loopback ports with cluster mode on
+// (each in its own temp dir), joins them with redis-cli --cluster create (no replicas) and
+// waits until CLUSTER INFO says cluster_state:ok on every node.
+func startCluster(ctx context.Context, bin string, masters int) (*redisCluster, error) {
+	path, err := exec.LookPath(bin)
+	if err != nil {
+		return nil, fmt.Errorf("redis-server not found (%v): install it (apt-get install redis-server)", err)
+	}
+	cli, err := exec.LookPath("redis-cli")
+	if err != nil {
+		if alt := filepath.Join(filepath.Dir(path), "redis-cli"); fileExists(alt) {
+			cli, err = alt, nil
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("redis-cli not found (%v): needed for --cluster", err)
+	}
+	extra := []string{
+		"--cluster-enabled", "yes",
+		"--cluster-config-file", "nodes.conf",
+		"--cluster-node-timeout", "2000",
+	}
+	c := &redisCluster{}
+	used := map[int]bool{}
+	for len(c.nodes) < masters {
+		var s *redisServer
+		var lastErr error
+		for attempt := 0; attempt < 3 && s == nil; attempt++ {
+			port, err := freePort()
+			if err != nil {
+				c.Stop()
+				return nil, err
+			}
+			// The cluster bus listens on port+10000: both must be usable and distinct.
+			if used[port] || port+10000 > 65535 || used[port+10000] {
+				continue
+			}
+			s, lastErr = launchRedis(ctx, path, port, extra)
+			if ctx.Err() != nil {
+				break
+			}
+		}
+		if s == nil {
+			c.Stop()
+			if lastErr == nil {
+				lastErr = errors.New("no usable port pair (port, port+10000)")
+			}
+			return nil, lastErr
+		}
+		_, portStr, _ := net.SplitHostPort(s.addr)
+		port, _ := strconv.Atoi(portStr)
+		used[port], used[port+10000] = true, true
+		c.nodes = append(c.nodes, s)
+	}
+	args := append([]string{"--cluster", "create"}, c.addrs()...)
+	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	out, err := exec.CommandContext(cctx, cli, args...).CombinedOutput()
+	cancel()
+	if err != nil {
+		c.Stop()
+		return nil, fmt.Errorf("redis-cli --cluster create: %v: %s", err, strings.TrimSpace(string(out)))
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for _, n := range c.nodes {
+		nc := redis.NewClient(&redis.Options{Addr: n.addr})
+		for {
+			pctx, cancel := context.WithTimeout(ctx, time.Second)
+			info, err := nc.ClusterInfo(pctx).Result()
+			cancel()
+			if err == nil && strings.Contains(info, "cluster_state:ok") {
+				break
+			}
+			if time.Now().After(deadline) || ctx.Err() != nil {
+				_ = nc.Close()
+				c.Stop()
+				if err == nil {
+					err = errors.New("cluster_state is not ok")
+				}
+				return nil, fmt.Errorf("cluster node %s not ready within 30s: %v", n.addr, err)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		_ = nc.Close()
+	}
+	return c, nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }

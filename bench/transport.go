@@ -44,6 +44,7 @@ type transport struct {
 var allTransports = []transport{
 	{Name: "streamq-1p", kind: kindStreamq, partitions: 1},
 	{Name: "streamq-8p", kind: kindStreamq, partitions: 8},
+	{Name: "streamq-24p", kind: kindStreamq, partitions: 24},
 	{Name: refRedisstream, kind: kindRedisstream},
 	{Name: refGoRedis, kind: kindGoRedis},
 }
@@ -84,8 +85,25 @@ func (e *env) newSender(tr transport, topic string) (sender, error) {
 		}
 		return &redisstreamSender{pub: pub, topic: topic}, nil
 	default:
-		return &goRedisSender{c: e.client(), stream: topic}, nil
+		return &goRedisSender{c: e.client(), streams: e.goRedisStreams(topic)}, nil
 	}
+}
+
+// clusterStreams is how many streams the go-redis ceiling spreads a topic over on a cluster.
+const clusterStreams = 24
+
+// goRedisStreams are the streams of the go-redis ceiling for topic: the topic itself on one
+// server; on a cluster clusterStreams streams, each its own hash tag {topic:N}, so that the
+// slots (and the load) spread over the masters.
+func (e *env) goRedisStreams(topic string) []string {
+	if len(e.cluster) == 0 {
+		return []string{topic}
+	}
+	out := make([]string, clusterStreams)
+	for i := range out {
+		out[i] = fmt.Sprintf("{%s:%d}", topic, i)
+	}
+	return out
 }
 
 func newMessages(payloads [][]byte) []*message.Message {
@@ -98,7 +116,7 @@ func newMessages(payloads [][]byte) []*message.Message {
 
 type streamqSender struct {
 	pub   *streamq.Publisher
-	c     *redis.Client
+	c     redis.UniversalClient
 	topic string
 }
 
@@ -123,17 +141,19 @@ func (s *redisstreamSender) send(_ context.Context, payloads [][]byte) error {
 func (s *redisstreamSender) close() { _ = s.pub.Close() } // closes its client
 
 type goRedisSender struct {
-	c      *redis.Client
-	stream string
+	c       redis.UniversalClient
+	streams []string     // one on a single server; round robin over them on a cluster
+	next    atomic.Int64 // round-robin position
 }
 
 func (s *goRedisSender) send(ctx context.Context, payloads [][]byte) error {
+	base := int(s.next.Add(int64(len(payloads))) - int64(len(payloads)))
 	if len(payloads) == 1 {
-		return s.c.XAdd(ctx, &redis.XAddArgs{Stream: s.stream, Values: goRedisFields(payloads[0])}).Err()
+		return s.c.XAdd(ctx, &redis.XAddArgs{Stream: s.streams[base%len(s.streams)], Values: goRedisFields(payloads[0])}).Err()
 	}
 	cmds, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for _, pl := range payloads {
-			p.XAdd(ctx, &redis.XAddArgs{Stream: s.stream, Values: goRedisFields(pl)})
+		for i, pl := range payloads {
+			p.XAdd(ctx, &redis.XAddArgs{Stream: s.streams[(base+i)%len(s.streams)], Values: goRedisFields(pl)})
 		}
 		return nil
 	})
@@ -173,7 +193,13 @@ func (e *env) prefill(ctx context.Context, tr transport, topic string, n int, pa
 		c := e.client()
 		defer c.Close()
 		var marshal redisstream.DefaultMarshallerUnmarshaller
+		streams := []string{topic}
+		if tr.kind == kindGoRedis {
+			streams = e.goRedisStreams(topic)
+		}
+		var pos atomic.Int64
 		write = func(ctx context.Context, count int) error {
+			base := int(pos.Add(int64(count)) - int64(count))
 			cmds, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
 				for i := 0; i < count; i++ {
 					var values any
@@ -186,7 +212,7 @@ func (e *env) prefill(ctx context.Context, tr transport, topic string, n int, pa
 					} else {
 						values = goRedisFields(payload)
 					}
-					p.XAdd(ctx, &redis.XAddArgs{Stream: topic, Values: values})
+					p.XAdd(ctx, &redis.XAddArgs{Stream: streams[(base+i)%len(streams)], Values: values})
 				}
 				return nil
 			})
@@ -284,7 +310,7 @@ func (e *env) startConsumer(ctx context.Context, tr transport, topic string, han
 
 type routerConsumer struct {
 	router *message.Router
-	client *redis.Client
+	client redis.UniversalClient
 	runErr chan error
 }
 
@@ -296,59 +322,66 @@ func (r *routerConsumer) stop() time.Duration {
 	return d
 }
 
-// goRedisConsumer is the ceiling: XREADGROUP COUNT batch, then one XACK for the batch.
+// goRedisConsumer is the ceiling: per stream (one on a single server, clusterStreams on a
+// cluster) a loop of XREADGROUP COUNT batch, then one XACK for the batch.
 type goRedisConsumer struct {
 	cancel context.CancelFunc
-	done   chan struct{}
-	client *redis.Client
+	wg     sync.WaitGroup
+	client redis.UniversalClient
 }
 
-func (e *env) startGoRedisConsumer(ctx context.Context, stream string, handle func([]byte)) (consumer, error) {
+func (e *env) startGoRedisConsumer(ctx context.Context, topic string, handle func([]byte)) (consumer, error) {
 	c := e.client()
-	if err := c.XGroupCreateMkStream(ctx, stream, consumerGroup, "0").Err(); err != nil && !strings.HasPrefix(err.Error(), "BUSYGROUP") {
-		_ = c.Close()
-		return nil, err
+	streams := e.goRedisStreams(topic)
+	for _, stream := range streams {
+		if err := c.XGroupCreateMkStream(ctx, stream, consumerGroup, "0").Err(); err != nil && !strings.HasPrefix(err.Error(), "BUSYGROUP") {
+			_ = c.Close()
+			return nil, err
+		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	g := &goRedisConsumer{cancel: cancel, done: make(chan struct{}), client: c}
+	g := &goRedisConsumer{cancel: cancel, client: c}
 	count := int64(e.cfg.batchCount)
-	go func() {
-		defer close(g.done)
-		ids := make([]string, 0, count)
-		for ctx.Err() == nil {
-			res, err := c.XReadGroup(ctx, &redis.XReadGroupArgs{
-				Group: consumerGroup, Consumer: "ceiling", Streams: []string{stream, ">"},
-				Count: count, Block: 100 * time.Millisecond,
-			}).Result()
-			if err != nil {
-				if !errors.Is(err, redis.Nil) && ctx.Err() == nil {
-					e.logger.Error("go-redis XREADGROUP", err, nil)
-					time.Sleep(50 * time.Millisecond)
+	for _, stream := range streams {
+		g.wg.Add(1)
+		go func() {
+			defer g.wg.Done()
+			ids := make([]string, 0, count)
+			for ctx.Err() == nil {
+				res, err := c.XReadGroup(ctx, &redis.XReadGroupArgs{
+					Group: consumerGroup, Consumer: "ceiling", Streams: []string{stream, ">"},
+					Count: count, Block: 100 * time.Millisecond,
+				}).Result()
+				if err != nil {
+					if !errors.Is(err, redis.Nil) && ctx.Err() == nil {
+						e.logger.Error("go-redis XREADGROUP", err, nil)
+						time.Sleep(50 * time.Millisecond)
+					}
+					continue
 				}
-				continue
-			}
-			for _, xs := range res {
-				ids = ids[:0]
-				for _, m := range xs.Messages {
-					p, _ := m.Values["payload"].(string)
-					handle(unsafe.Slice(unsafe.StringData(p), len(p)))
-					ids = append(ids, m.ID)
-				}
-				if len(ids) > 0 {
-					if err := c.XAck(ctx, stream, consumerGroup, ids...).Err(); err != nil && ctx.Err() == nil {
-						e.logger.Error("go-redis XACK", err, nil)
+				for _, xs := range res {
+					ids = ids[:0]
+					for _, m := range xs.Messages {
+						p, _ := m.Values["payload"].(string)
+						handle(unsafe.Slice(unsafe.StringData(p), len(p)))
+						ids = append(ids, m.ID)
+					}
+					if len(ids) > 0 {
+						if err := c.XAck(ctx, stream, consumerGroup, ids...).Err(); err != nil && ctx.Err() == nil {
+							e.logger.Error("go-redis XACK", err, nil)
+						}
 					}
 				}
 			}
-		}
-	}()
+		}()
+	}
 	return g, nil
 }
 
 func (g *goRedisConsumer) stop() time.Duration {
 	start := time.Now()
 	g.cancel()
-	<-g.done
+	g.wg.Wait()
 	_ = g.client.Close()
 	return time.Since(start)
 }

@@ -21,16 +21,25 @@ import (
 
 // env is what every scenario shares: the configuration, the Redis address and the logger.
 type env struct {
-	cfg      *config
-	opts     *redis.Options
-	logger   watermill.LoggerAdapter
-	profile  []string // pprof files written
-	redisPID int      // the redis-server this program started, 0 with --redis-url
+	cfg       *config
+	opts      *redis.Options
+	logger    watermill.LoggerAdapter
+	profile   []string // pprof files written
+	redisPIDs []int    // the redis-servers this program started (every cluster node), none with --redis-url
+	cluster   []string // with --cluster: the addresses of the masters; clients are ClusterClients
 }
 
 // client returns a new client with the benchmark's options: every publisher, subscriber and
-// prefill gets its own (watermill-redisstream closes the client it is given).
-func (e *env) client() *redis.Client {
+// prefill gets its own (watermill-redisstream closes the client it is given). With --cluster
+// it is a *redis.ClusterClient over the cluster's masters.
+func (e *env) client() redis.UniversalClient {
+	if len(e.cluster) > 0 {
+		o := &redis.ClusterOptions{Addrs: e.cluster}
+		if e.cfg.poolSize > 0 {
+			o.PoolSize = e.cfg.poolSize
+		}
+		return redis.NewClusterClient(o)
+	}
 	o := *e.opts
 	if e.cfg.poolSize > 0 {
 		o.PoolSize = e.cfg.poolSize
@@ -69,7 +78,7 @@ func (e *env) startWindow(workload string, tr transport, size int) *window {
 			fmt.Fprintf(os.Stderr, "cpuprofile: %v\n", err)
 		}
 	}
-	w.start, w.t0 = readCPU(e.redisPID), time.Now()
+	w.start, w.t0 = readCPU(e.redisPIDs), time.Now()
 	return w
 }
 
@@ -78,7 +87,7 @@ func (w *window) stop() {
 	if w.extra != nil {
 		return
 	}
-	end := readCPU(w.e.redisPID)
+	end := readCPU(w.e.redisPIDs)
 	if w.f != nil {
 		pprof.StopCPUProfile()
 		_ = w.f.Close()
@@ -98,7 +107,7 @@ func (w *window) stop() {
 	other := sub(busy, self+red)
 	w.extra["cpu_bench_pct"] = pct(self)
 	w.extra["cpu_bench_s"] = float64(self) / clockTicks
-	if w.e.redisPID > 0 {
+	if len(w.e.redisPIDs) > 0 {
 		w.extra["cpu_redis_pct"] = pct(red)
 		w.extra["cpu_redis_s"] = float64(red) / clockTicks
 	}
@@ -128,10 +137,10 @@ func sub(a, b uint64) uint64 {
 const clockTicks = 100
 
 // cpuSnap holds clock ticks: the machine's busy and total time (/proc/stat), this process's
-// and the redis-server's user+system time.
+// and the redis-server's (every cluster node's, summed) user+system time.
 type cpuSnap struct{ busy, total, self, redis uint64 }
 
-func readCPU(redisPID int) cpuSnap {
+func readCPU(redisPIDs []int) cpuSnap {
 	var s cpuSnap
 	if b, err := os.ReadFile("/proc/stat"); err == nil {
 		line, _, _ := strings.Cut(string(b), "\n")
@@ -147,8 +156,8 @@ func readCPU(redisPID int) cpuSnap {
 		}
 	}
 	s.self = procTicks("self")
-	if redisPID > 0 {
-		s.redis = procTicks(strconv.Itoa(redisPID))
+	for _, pid := range redisPIDs {
+		s.redis += procTicks(strconv.Itoa(pid))
 	}
 	return s
 }
