@@ -14,11 +14,11 @@ import (
 // acker batches the acks of one partition into one fenced script call, flushed when
 // AckBatchSize ids wait, AckFlushInterval after the first one, and on handover.
 type acker struct {
-	w    *worker
-	mu   sync.Mutex
-	ids  []stream.Acked
-	kick chan struct{} // cap 1: the first id arrived
-	full chan struct{} // cap 1: a batch is full
+	w     *worker
+	mu    sync.Mutex
+	ids   []stream.Acked
+	kick  chan struct{} // cap 1: the first id arrived
+	full  chan struct{} // cap 1: a batch is full
 	quit  chan struct{}
 	done  chan struct{}
 	retry *backoff // grows while flushes fail, so a Redis outage is no hot loop
@@ -26,9 +26,9 @@ type acker struct {
 
 func newAcker(w *worker) *acker {
 	return &acker{
-		w:    w,
-		kick: make(chan struct{}, 1),
-		full: make(chan struct{}, 1),
+		w:     w,
+		kick:  make(chan struct{}, 1),
+		full:  make(chan struct{}, 1),
 		quit:  make(chan struct{}),
 		done:  make(chan struct{}),
 		retry: newBackoff(0, 2*time.Second),

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
@@ -17,6 +16,7 @@ import (
 	"github.com/streamq-dev/streamq/internal/dlq"
 	"github.com/streamq-dev/streamq/internal/payload"
 	"github.com/streamq-dev/streamq/internal/retry"
+	"github.com/streamq-dev/streamq/internal/streamid"
 )
 
 // onAck acks e, or on a DLQ topic replays it first when the handler asked for it. It returns
@@ -140,7 +140,7 @@ func (w *worker) deadLetter(m *message.Message, e entry, reason string, retries 
 	headers, _ := json.Marshal(map[string]string(md))
 	rec := w.record(e, reason, retries, maxRetries(m.Metadata, w.sub.cfg.RetryPolicy))
 	rec.OriginalMessageID = firstNonEmpty(m.Metadata.Get(OriginalIDMetadata), e.id)
-	rec.Timestamp = idTime(rec.OriginalMessageID)
+	rec.Timestamp = streamid.Time(rec.OriginalMessageID)
 	rec.Headers, rec.Message = string(headers), fields
 	return w.writeDeadLetter(e, rec)
 }
@@ -167,7 +167,7 @@ func (w *worker) poison(e entry, cause error) {
 func (w *worker) record(e entry, reason string, retries, max int) dlq.Record {
 	return dlq.Record{
 		OriginalTopic: w.sub.view.topic, Partition: w.p, OriginalStreamID: e.id,
-		RetryCount: retries, MaxRetries: max, Timestamp: idTime(e.id), FailedAt: time.Now(),
+		RetryCount: retries, MaxRetries: max, Timestamp: streamid.Time(e.id), FailedAt: time.Now(),
 		Reason: reason, Group: w.sub.cfg.ConsumerGroup,
 	}
 }
@@ -256,15 +256,6 @@ func (w *worker) retrySet() retry.Set {
 func (w *worker) delaySet() retry.Set {
 	sp, t := w.sub.view.space, w.sub.view.topic
 	return retry.Set{ZSet: sp.Delay(t, w.p), Items: sp.DelayItems(t, w.p), Stream: w.stream, Partition: w.p}
-}
-
-// idTime is the time part of a stream id.
-func idTime(id string) time.Time {
-	ms, err := strconv.ParseInt(strings.SplitN(id, "-", 2)[0], 10, 64)
-	if err != nil {
-		return time.Time{}
-	}
-	return time.UnixMilli(ms)
 }
 
 func firstNonEmpty(a, b string) string {

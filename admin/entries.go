@@ -11,6 +11,7 @@ import (
 
 	"github.com/streamq-dev/streamq/internal/codec"
 	"github.com/streamq-dev/streamq/internal/payload"
+	"github.com/streamq-dev/streamq/internal/streamid"
 )
 
 // DefaultListLimit is how many entries ListRecent and Range return when given no count.
@@ -68,7 +69,7 @@ func (a *Admin) ListRecent(ctx context.Context, topic string, n int) ([]Entry, e
 
 func newer(x, y Entry) bool {
 	if x.ID != y.ID {
-		return idLess(y.ID, x.ID)
+		return streamid.Less(y.ID, x.ID)
 	}
 	return x.Partition < y.Partition
 }
@@ -123,7 +124,7 @@ func toEntries(topic string, p int, msgs []redis.XMessage) []Entry {
 func DecodeEntry(topic string, p int, m redis.XMessage) Entry { return toEntry(topic, p, m) }
 
 func toEntry(topic string, p int, m redis.XMessage) Entry {
-	e := Entry{Topic: topic, Partition: p, ID: m.ID, Time: idTime(m.ID), Fields: map[string]string{}}
+	e := Entry{Topic: topic, Partition: p, ID: m.ID, Time: streamid.Time(m.ID), Fields: map[string]string{}}
 	uuid, md, body, err := codec.Decode(m.Values)
 	if err != nil {
 		e.Malformed = err.Error()

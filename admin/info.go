@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/streamq-dev/streamq/internal/streamid"
 )
 
 // PartitionInfo describes one partition stream of a topic.
@@ -79,10 +81,10 @@ func (q *QueueInfo) add(pi PartitionInfo) {
 	q.Length += pi.Length
 	q.DLQLength += pi.DLQLength
 	q.Groups = max(q.Groups, pi.Groups)
-	if pi.FirstID != "" && (q.FirstID == "" || idLess(pi.FirstID, q.FirstID)) {
+	if pi.FirstID != "" && (q.FirstID == "" || streamid.Less(pi.FirstID, q.FirstID)) {
 		q.FirstID = pi.FirstID
 	}
-	if pi.LastID != "" && (q.LastID == "" || idLess(q.LastID, pi.LastID)) {
+	if pi.LastID != "" && (q.LastID == "" || streamid.Less(q.LastID, pi.LastID)) {
 		q.LastID = pi.LastID
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/streamq-dev/streamq/internal/streamid"
 )
 
 // LagScanLimit bounds the XRANGE that counts a partition's lag when Redis reports it unknown:
@@ -48,7 +50,7 @@ func (a *Admin) lags(ctx context.Context, keys []string, groups [][]redis.XInfoG
 }
 
 func queueLagCount(ctx context.Context, pipe redis.Pipeliner, stream, lastDelivered string) redis.Cmder {
-	if ms, seq, _ := parseID(lastDelivered); ms == 0 && seq == 0 {
+	if ms, seq, _ := streamid.Parse(lastDelivered); ms == 0 && seq == 0 {
 		return pipe.XLen(ctx, stream)
 	}
 	return pipe.XRangeN(ctx, stream, "("+lastDelivered, "+", LagScanLimit+1)

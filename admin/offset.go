@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/streamq-dev/streamq/internal/streamid"
 )
 
 type offsetKind int
@@ -58,7 +60,7 @@ func ParseOffset(s string) (Offset, error) {
 		if v, err := strconv.ParseInt(ms, 10, 64); err == nil {
 			return OffsetTime(time.UnixMilli(v)), nil
 		}
-	} else if _, _, ok := parseID(s); ok {
+	} else if _, _, ok := streamid.Parse(s); ok {
 		return OffsetID(s), nil
 	} else if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
 		return OffsetTime(t), nil
@@ -85,7 +87,7 @@ func (o Offset) groupID() (string, error) {
 	case offsetLatest:
 		return "$", nil
 	case offsetID:
-		if _, _, ok := parseID(o.id); !ok {
+		if _, _, ok := streamid.Parse(o.id); !ok {
 			return "", fmt.Errorf("%w: offset %q is not a stream id", ErrInvalidArgument, o.id)
 		}
 		return o.id, nil

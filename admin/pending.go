@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/streamq-dev/streamq/internal/streamid"
 )
 
 // PendingSort orders Pending's result.
@@ -122,7 +124,7 @@ func (a *Admin) queryPending(ctx context.Context, topic, group string, n int, op
 func sortPending(all []PendingEntry, by PendingSort) {
 	byID := func(x, y PendingEntry) bool {
 		if x.ID != y.ID {
-			return idLess(x.ID, y.ID)
+			return streamid.Less(x.ID, y.ID)
 		}
 		return x.Partition < y.Partition
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamq-dev/streamq/internal/lease"
+	"github.com/streamq-dev/streamq/internal/streamid"
 )
 
 // PartitionGroupStats is one consumer group on one partition.
@@ -186,14 +187,14 @@ func ownerName(token string) string {
 // timeLag is last's time minus delivered's (first's when delivered is 0-0); 0 when the
 // stream is empty or the group has delivered last.
 func timeLag(first, last, delivered string) time.Duration {
-	if last == "" || !idLess(delivered, last) {
+	if last == "" || !streamid.Less(delivered, last) {
 		return 0
 	}
 	from := delivered
-	if ms, seq, _ := parseID(delivered); ms == 0 && seq == 0 {
+	if ms, seq, _ := streamid.Parse(delivered); ms == 0 && seq == 0 {
 		from = first
 	}
-	return max(idTime(last).Sub(idTime(from)), 0)
+	return max(streamid.Time(last).Sub(streamid.Time(from)), 0)
 }
 
 func (gs *GroupStats) add(parts []PartitionGroupStats) {

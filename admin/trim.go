@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/streamq-dev/streamq/internal/retention"
+	"github.com/streamq-dev/streamq/internal/streamid"
 )
 
 // DefaultTrimPageSize is TrimByAge's default page (the seed's mq.admin.test.trimAgePageSize).
@@ -64,7 +65,7 @@ func (a *Admin) TrimByAge(ctx context.Context, topic string, age time.Duration, 
 	if err != nil {
 		return 0, err
 	}
-	cutoff := retention.MinID(now.Add(-age))
+	cutoff := streamid.Min(now.Add(-age))
 	var removed int64
 	for p := 0; p < n && err == nil; p++ {
 		removed, err = a.deleteOlder(ctx, a.space.PartitionStream(topic, p), cutoff, opts, removed)

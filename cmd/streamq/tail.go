@@ -7,7 +7,6 @@ import (
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/streamq-dev/streamq/admin"
+	"github.com/streamq-dev/streamq/internal/streamid"
 )
 
 // tailBlock is how long one XREAD waits; it bounds how late Ctrl-C is noticed.
@@ -162,7 +162,7 @@ func (t *tailer) runAll(ctx context.Context) error {
 				batch = append(batch, admin.DecodeEntry(t.topic, p, m))
 			}
 		}
-		sort.SliceStable(batch, func(i, j int) bool { return idBefore(batch[i].ID, batch[j].ID) })
+		sort.SliceStable(batch, func(i, j int) bool { return streamid.Less(batch[i].ID, batch[j].ID) })
 		if err := t.print(batch); err != nil {
 			return err
 		}
@@ -253,18 +253,4 @@ func (t *tailer) print(batch []admin.Entry) error {
 		}
 	}
 	return nil
-}
-
-// idBefore orders stream ids numerically.
-func idBefore(x, y string) bool {
-	xm, xs, _ := strings.Cut(x, "-")
-	ym, ys, _ := strings.Cut(y, "-")
-	a, _ := strconv.ParseUint(xm, 10, 64)
-	b, _ := strconv.ParseUint(ym, 10, 64)
-	if a != b {
-		return a < b
-	}
-	c, _ := strconv.ParseUint(xs, 10, 64)
-	d, _ := strconv.ParseUint(ys, 10, 64)
-	return c < d
 }

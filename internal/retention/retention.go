@@ -7,36 +7,19 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamq-dev/streamq/internal/payload"
+	"github.com/streamq-dev/streamq/internal/streamid"
 )
 
 // MinID is the stream id of time t: entries below it are older than t.
-func MinID(t time.Time) string { return strconv.FormatInt(t.UnixMilli(), 10) + "-0" }
+func MinID(t time.Time) string { return streamid.Min(t) }
 
 // Less compares two stream ids.
-func Less(a, b string) bool {
-	am, as := split(a)
-	bm, bs := split(b)
-	return am < bm || (am == bm && as < bs)
-}
-
-func split(id string) (uint64, uint64) {
-	ms, seq, _ := strings.Cut(id, "-")
-	m, _ := strconv.ParseUint(ms, 10, 64)
-	s, _ := strconv.ParseUint(seq, 10, 64)
-	return m, s
-}
-
-// next is the smallest id after id.
-func next(id string) string {
-	m, s := split(id)
-	return strconv.FormatUint(m, 10) + "-" + strconv.FormatUint(s+1, 10)
-}
+func Less(a, b string) bool { return streamid.Less(a, b) }
 
 // SafeBound is the lowest id a registered group of stream still needs: the oldest pending
 // entry of every group and the entry after every group's last delivered one. "" when the
@@ -51,7 +34,7 @@ func SafeBound(ctx context.Context, rdb redis.UniversalClient, stream string) (s
 	}
 	bound := ""
 	for _, g := range groups {
-		b := next(g.LastDeliveredID)
+		b := streamid.Next(g.LastDeliveredID)
 		if g.Pending > 0 {
 			p, err := rdb.XPending(ctx, stream, g.Name).Result()
 			if err != nil {
