@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -151,12 +152,7 @@ func dlqSizeCmd(a *app) *cobra.Command {
 		Short:             "Print how many dead letters a topic has, over all partitions",
 		Args:              argsExactly("TOPIC"),
 		ValidArgsFunction: a.completeArgs(argTopic),
-		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			adm, err := a.admin(ctx)
-			if err != nil {
-				return err
-			}
+		RunE: a.withAdmin(func(ctx context.Context, adm *admin.Admin, cmd *cobra.Command, args []string) error {
 			n, err := adm.DLQSize(ctx, args[0])
 			if err != nil {
 				return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strconv"
@@ -28,12 +29,7 @@ func groupsCmd(a *app) *cobra.Command {
 		GroupID:           groupGroups,
 		Args:              argsExactly("TOPIC"),
 		ValidArgsFunction: a.completeArgs(argTopic),
-		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			adm, err := a.admin(ctx)
-			if err != nil {
-				return err
-			}
+		RunE: a.withAdmin(func(ctx context.Context, adm *admin.Admin, cmd *cobra.Command, args []string) error {
 			groups, err := adm.ConsumerGroups(ctx, args[0])
 			if err != nil {
 				return err
@@ -122,12 +118,7 @@ group's position) and the commit frontier (highest acked id), then the totals.`,
 		GroupID:           groupGroups,
 		Args:              argsExactly("TOPIC", "GROUP"),
 		ValidArgsFunction: a.completeArgs(argTopic, argGroup),
-		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			adm, err := a.admin(ctx)
-			if err != nil {
-				return err
-			}
+		RunE: a.withAdmin(func(ctx context.Context, adm *admin.Admin, cmd *cobra.Command, args []string) error {
 			s, err := adm.GroupStats(ctx, args[0], args[1])
 			if err != nil {
 				return err
@@ -181,12 +172,7 @@ code is 0 whatever the lag.`,
 		GroupID:           groupGroups,
 		Args:              argsExactly("TOPIC", "GROUP"),
 		ValidArgsFunction: a.completeArgs(argTopic, argGroup),
-		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			adm, err := a.admin(ctx)
-			if err != nil {
-				return err
-			}
+		RunE: a.withAdmin(func(ctx context.Context, adm *admin.Admin, cmd *cobra.Command, args []string) error {
 			s, err := adm.GroupStats(ctx, args[0], args[1])
 			if err != nil {
 				return err
@@ -233,12 +219,7 @@ which only moves forward). Partitions where the group acked nothing yet are not 
 		GroupID:           groupGroups,
 		Args:              argsExactly("TOPIC", "GROUP"),
 		ValidArgsFunction: a.completeArgs(argTopic, argGroup),
-		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			adm, err := a.admin(ctx)
-			if err != nil {
-				return err
-			}
+		RunE: a.withAdmin(func(ctx context.Context, adm *admin.Admin, cmd *cobra.Command, args []string) error {
 			f, err := adm.CommitFrontier(ctx, args[0], args[1])
 			if err != nil {
 				return err

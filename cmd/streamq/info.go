@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -52,12 +53,7 @@ func infoCmd(a *app) *cobra.Command {
 		GroupID:           groupTopics,
 		Args:              argsExactly("TOPIC"),
 		ValidArgsFunction: a.completeArgs(argTopic),
-		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			adm, err := a.admin(ctx)
-			if err != nil {
-				return err
-			}
+		RunE: a.withAdmin(func(ctx context.Context, adm *admin.Admin, cmd *cobra.Command, args []string) error {
 			q, err := adm.QueueInfo(ctx, args[0])
 			if err != nil {
 				return err

@@ -67,6 +67,19 @@ func (a *app) runE(fn func(cmd *cobra.Command, args []string) error) func(*cobra
 	}
 }
 
+// withAdmin is runE for commands that work through admin: it connects and hands over the
+// command's context and the Admin.
+func (a *app) withAdmin(fn func(ctx context.Context, adm *admin.Admin, cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
+	return a.runE(func(cmd *cobra.Command, args []string) error {
+		ctx := cmd.Context()
+		adm, err := a.admin(ctx)
+		if err != nil {
+			return err
+		}
+		return fn(ctx, adm, cmd, args)
+	})
+}
+
 // url is the Redis URL of the command: --redis-url, else $REDIS_URL, else fallback.
 func (a *app) url(fallback string) string {
 	if a.redisURL != "" {
