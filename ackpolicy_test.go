@@ -20,6 +20,7 @@ import (
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/lease"
 	"github.com/streamq-dev/streamq/internal/stream"
+	"github.com/streamq-dev/streamq/internal/streamid"
 )
 
 func TestAckPolicyDeletesEntries(t *testing.T) {
@@ -204,13 +205,6 @@ func parseStreamID(id string) (ms, seq uint64, ok bool) {
 	return m, s, found && err1 == nil && err2 == nil
 }
 
-// idLess compares well-formed stream ids numerically: ms, then seq.
-func idLess(a, b string) bool {
-	am, as, _ := parseStreamID(a)
-	bm, bs, _ := parseStreamID(b)
-	return am < bm || am == bm && as < bs
-}
-
 func TestCommitFrontierNeverMovesBackwards(t *testing.T) {
 	t.Parallel()
 	f := newFrontierFixture(t)
@@ -261,7 +255,7 @@ func TestCommitFrontierNeverMovesBackwards(t *testing.T) {
 				}
 				mu.Lock()
 				for _, id := range batch {
-					if maxID == "" || idLess(maxID, id) {
+					if maxID == "" || streamid.Less(maxID, id) {
 						maxID = id
 					}
 				}
@@ -284,7 +278,7 @@ func TestCommitFrontierNeverMovesBackwards(t *testing.T) {
 		require.True(t, ok, "the frontier held %q, not a stream id", v)
 	}
 	for i := 1; i < len(seen); i++ {
-		require.False(t, idLess(seen[i], seen[i-1]), "frontier moved backwards: %s after %s (observed %v)", seen[i], seen[i-1], seen)
+		require.False(t, streamid.Less(seen[i], seen[i-1]), "frontier moved backwards: %s after %s (observed %v)", seen[i], seen[i-1], seen)
 	}
 	t.Logf("observed %d distinct frontier values, final %s", len(seen), maxID)
 	assert.Greater(t, len(seen), 2, "the sampler should see the frontier climb")

@@ -15,12 +15,6 @@ import (
 	"github.com/streamq-dev/streamq/internal/streamid"
 )
 
-// MinID is the stream id of time t: entries below it are older than t.
-func MinID(t time.Time) string { return streamid.Min(t) }
-
-// Less compares two stream ids.
-func Less(a, b string) bool { return streamid.Less(a, b) }
-
 // SafeBound is the lowest id a registered group of stream still needs: the oldest pending
 // entry of every group and the entry after every group's last delivered one. "" when the
 // stream has no group.
@@ -40,11 +34,11 @@ func SafeBound(ctx context.Context, rdb redis.UniversalClient, stream string) (s
 			if err != nil {
 				return "", fmt.Errorf("pending of %s group %s: %w", stream, g.Name, err)
 			}
-			if p.Lower != "" && Less(p.Lower, b) {
+			if p.Lower != "" && streamid.Less(p.Lower, b) {
 				b = p.Lower
 			}
 		}
-		if bound == "" || Less(b, bound) {
+		if bound == "" || streamid.Less(b, bound) {
 			bound = b
 		}
 	}
@@ -54,13 +48,13 @@ func SafeBound(ctx context.Context, rdb redis.UniversalClient, stream string) (s
 // TrimOlder removes entries of stream older than cutoff (exact XTRIM MINID). With safe, it
 // stops at SafeBound. It returns how many entries it removed.
 func TrimOlder(ctx context.Context, rdb redis.UniversalClient, stream string, cutoff time.Time, safe bool) (int64, error) {
-	minID := MinID(cutoff)
+	minID := streamid.Min(cutoff)
 	if safe {
 		b, err := SafeBound(ctx, rdb, stream)
 		if err != nil {
 			return 0, err
 		}
-		if b != "" && Less(b, minID) {
+		if b != "" && streamid.Less(b, minID) {
 			minID = b
 		}
 	}
