@@ -78,6 +78,17 @@ type delivery struct {
 	count                            int64
 }
 
-func (d *delivery) context(parent context.Context) context.Context {
-	return context.WithValue(parent, deliveryKey, d)
+// deliveryCtx is a delivered message's context: its cancelable parent and the delivery in
+// one allocation, instead of a context.WithValue on top of a *delivery.
+type deliveryCtx struct {
+	context.Context
+	d delivery
+}
+
+// Value returns the delivery for deliveryKey and asks the parent for any other key.
+func (c *deliveryCtx) Value(key any) any {
+	if key == any(deliveryKey) {
+		return &c.d
+	}
+	return c.Context.Value(key)
 }

@@ -122,7 +122,11 @@ func FailureMiddleware(terminal func(error) bool) message.HandlerMiddleware {
 
 // retryCount reads RetryCountMetadata; missing or bad reads as 0.
 func retryCount(md message.Metadata) int {
-	n, err := strconv.Atoi(md.Get(RetryCountMetadata))
+	v := md.Get(RetryCountMetadata)
+	if v == "" {
+		return 0 // the common case, without Atoi's error allocation
+	}
+	n, err := strconv.Atoi(v)
 	if err != nil || n < 0 {
 		return 0
 	}

@@ -397,12 +397,12 @@ func (w *worker) deliver(m *message.Message, id string, count int64) (*message.M
 	delete(m.Metadata, delay.DelayedUntilKey)
 	ctx, cancel := context.WithCancel(w.msgCtx)
 	defer cancel()
-	m.SetContext((&delivery{
+	m.SetContext(&deliveryCtx{Context: ctx, d: delivery{
 		topic: w.sub.topic, partition: w.p, streamID: id, count: count,
 		group: w.sub.cfg.ConsumerGroup, consumer: w.sub.member,
 		retries: retryCount(msg.Metadata), originalID: firstNonEmpty(msg.Metadata.Get(OriginalIDMetadata), id),
 		lastError: msg.Metadata.Get(LastErrorMetadata),
-	}).context(ctx))
+	}})
 	select {
 	case w.sub.out <- m:
 		w.sub.s.stats.delivered.Add(1)

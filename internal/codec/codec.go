@@ -61,7 +61,10 @@ func Decode(values map[string]any) (uuid string, md map[string]string, payload s
 
 func decodeMetadata(raw string, into *map[string]string) error {
 	r := strings.NewReader(raw)
-	if err := msgpack.NewDecoder(r).Decode(into); err != nil {
+	dec := msgpack.GetDecoder() // pooled: a decoder per entry would be an allocation each
+	defer msgpack.PutDecoder(dec)
+	dec.Reset(r)
+	if err := dec.Decode(into); err != nil {
 		return err
 	}
 	if r.Len() > 0 {

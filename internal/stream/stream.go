@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/streamq-dev/streamq/internal/streamid"
 )
 
 // ErrLeaseLost is returned by fenced steps when the caller's lease token no longer owns the
@@ -104,11 +106,19 @@ type Acked struct {
 // in one script, if token still holds the lease: see lua/ack.lua. It returns ErrLeaseLost
 // when the token does not.
 func Ack(ctx context.Context, rdb redis.Scripter, k AckKeys, token, group, policy string, ackSetTTL time.Duration, entries []Acked) error {
-	keys := make([]string, 0, 4+2*len(entries))
-	keys = append(keys, k.Lease, k.Stream, k.Commit, k.PayloadIndex)
-	args := make([]any, 0, 4+2*len(entries))
-	args = append(args, token, group, policy, ackSetTTL.Milliseconds())
+	if len(entries) == 0 {
+		return nil
+	}
+	keys := append(make([]string, 0, 4), k.Lease, k.Stream, k.Commit, k.PayloadIndex)
+	args := make([]any, 0, 6+len(entries))
+	args = append(args, token, group, policy, ackSetTTL.Milliseconds(), highest(entries), len(entries))
 	for _, e := range entries {
+		args = append(args, e.ID)
+	}
+	for _, e := range entries {
+		if e.Ref == "" && policy != "all-groups-ack" {
+			continue // nothing more than the XACK (and XDEL under immediate)
+		}
 		// Unused per-entry keys are the stream key: same slot, never touched.
 		ackSet, payloadKey := e.AckSet, e.PayloadKey
 		if ackSet == "" {
@@ -128,4 +138,15 @@ func Ack(ctx context.Context, rdb redis.Scripter, k AckKeys, token, group, polic
 		return fmt.Errorf("ack on %s: %w", k.Stream, ErrLeaseLost)
 	}
 	return nil
+}
+
+// highest is the greatest stream id of entries: the commit frontier's candidate.
+func highest(entries []Acked) string {
+	best := entries[0].ID
+	for _, e := range entries[1:] {
+		if streamid.Less(best, e.ID) {
+			best = e.ID
+		}
+	}
+	return best
 }

@@ -5,12 +5,17 @@
 -- KEYS[2] partition stream
 -- KEYS[3] commit-frontier hash of the partition: group -> highest acked id
 -- KEYS[4] payload index zset of the partition
--- KEYS[5..] per id, in order: its ack-set key, its payload key (the stream key when none)
+-- KEYS[5..] per entry with more to do (ARGV below), in order: its ack-set key, its payload
+--           key (the stream key when it has none)
 -- ARGV[1] owner token
 -- ARGV[2] consumer group
 -- ARGV[3] ack-delete policy: none | immediate | all-groups-ack
 -- ARGV[4] ack-set TTL in ms
--- ARGV[5..] per id, in order: stream id, payload ref ("" when none)
+-- ARGV[5] highest id of the batch (the frontier candidate)
+-- ARGV[6] n, the number of ids
+-- ARGV[7..6+n] the stream ids to acknowledge
+-- ARGV[7+n..] per entry with more to do (an offloaded payload, or every entry under
+--             all-groups-ack), in order: stream id, payload ref ("" when none)
 -- returns the number of entries acknowledged, or -1 when the caller no longer holds the lease
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return -1
@@ -22,52 +27,45 @@ local function parse(id)
   return tonumber(ms), tonumber(seq)
 end
 
-local function less(a, b)
-  local am, as = parse(a)
-  local bm, bs = parse(b)
-  return am < bm or (am == bm and as < bs)
+local group, policy, ttl, highest = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local n = tonumber(ARGV[6])
+local acked = redis.call('XACK', KEYS[2], group, unpack(ARGV, 7, 6 + n))
+if policy == 'immediate' then
+  redis.call('XDEL', KEYS[2], unpack(ARGV, 7, 6 + n))
 end
 
-local group, policy = ARGV[2], ARGV[3]
-local ids = {}
-for i = 5, #ARGV, 2 do
-  ids[#ids + 1] = ARGV[i]
+local cm, cs = parse(redis.call('HGET', KEYS[3], group))
+local hm, hs = parse(highest)
+if hm and (not cm or cm < hm or (cm == hm and cs < hs)) then
+  redis.call('HSET', KEYS[3], group, highest)
 end
-local acked = redis.call('XACK', KEYS[2], group, unpack(ids))
 
-local best = ids[1]
-for _, id in ipairs(ids) do
-  if less(best, id) then best = id end
-end
-local cur = redis.call('HGET', KEYS[3], group)
-if not parse(cur) or less(cur, best) then
-  redis.call('HSET', KEYS[3], group, best)
+local function dropPayload(id, ref, payload)
+  if ref ~= '' then
+    redis.call('DEL', payload)
+    redis.call('ZREM', KEYS[4], id .. '|' .. ref)
+  end
 end
 
 local groups = nil
-for j, id in ipairs(ids) do
-  local ref = ARGV[4 + 2 * j]
-  local ackset, payload = KEYS[3 + 2 * j], KEYS[4 + 2 * j]
+local k = 5
+for i = 7 + n, #ARGV, 2 do
+  local id, ref = ARGV[i], ARGV[i + 1]
+  local ackset, payload = KEYS[k], KEYS[k + 1]
+  k = k + 2
   if policy == 'immediate' then
-    redis.call('XDEL', KEYS[2], id)
-    if ref ~= '' then
-      redis.call('DEL', payload)
-      redis.call('ZREM', KEYS[4], id .. '|' .. ref)
-    end
-  elseif policy == 'all-groups-ack' or ref ~= '' then
+    dropPayload(id, ref, payload)
+  else
     if groups == nil then
       groups = #redis.call('XINFO', 'GROUPS', KEYS[2])
     end
     redis.call('SADD', ackset, group)
-    redis.call('PEXPIRE', ackset, ARGV[4])
+    redis.call('PEXPIRE', ackset, ttl)
     if redis.call('SCARD', ackset) >= groups then
       if policy == 'all-groups-ack' then
         redis.call('XDEL', KEYS[2], id)
       end
-      if ref ~= '' then
-        redis.call('DEL', payload)
-        redis.call('ZREM', KEYS[4], id .. '|' .. ref)
-      end
+      dropPayload(id, ref, payload)
       redis.call('DEL', ackset)
     end
   end
