@@ -33,6 +33,7 @@ type Publisher struct {
 	logger watermill.LoggerAdapter
 	space  keys.Space
 	topics *partition.Cache
+	names  *streamNames
 	batch  *batcher
 
 	// Scripts used by SHA inside pipelines are loaded once; NOSCRIPT reloads them.
@@ -60,6 +61,7 @@ func NewPublisher(config PublisherConfig, logger watermill.LoggerAdapter) (*Publ
 		logger: logger,
 		space:  space,
 		topics: partition.NewCache(reg, config.DefaultPartitionCount, config.PartitionRefreshInterval, nil),
+		names:  &streamNames{space: space},
 		batch:  newBatcher(config.Client, config.Flushers, config.MaxPipelineSize, config.QueueSize),
 	}, nil
 }
@@ -123,18 +125,17 @@ func (p *Publisher) appendArgs(topic string, n int, msgs []*message.Message) ([]
 			}
 			continue
 		}
-		values, err := p.config.Marshaler.Marshal(topic, msg)
-		if err != nil {
-			return nil, fmt.Errorf("marshal message %s: %w", msg.UUID, err)
-		}
 		if delayed {
-			writes[i].park, err = p.parkArgs(topic, part, due, values)
-			if err != nil {
-				return nil, fmt.Errorf("delay message %s: %w", msg.UUID, err)
+			if writes[i].park, err = p.parkArgs(topic, part, due, msg); err != nil {
+				return nil, err
 			}
 			continue
 		}
-		writes[i].xadd = p.xaddArgs(p.space.PartitionStream(topic, part), values)
+		values, err := p.fields(topic, msg)
+		if err != nil {
+			return nil, fmt.Errorf("marshal message %s: %w", msg.UUID, err)
+		}
+		writes[i].xadd = p.xaddArgs(p.names.get(topic, part, n), values)
 	}
 	return writes, nil
 }
@@ -167,10 +168,22 @@ func (p *Publisher) offloadArgs(topic string, part int, msg *message.Message) (*
 	return o, nil
 }
 
-func (p *Publisher) parkArgs(topic string, part int, due time.Time, values map[string]any) (*parked, error) {
+// fields are the XADD fields of msg: DefaultMarshaler's as a list, a custom Marshaler's map.
+func (p *Publisher) fields(topic string, msg *message.Message) (any, error) {
+	if _, ok := p.config.Marshaler.(DefaultMarshaler); ok {
+		return codec.EncodeArgs(msg.UUID, msg.Metadata, msg.Payload)
+	}
+	return p.config.Marshaler.Marshal(topic, msg)
+}
+
+func (p *Publisher) parkArgs(topic string, part int, due time.Time, msg *message.Message) (*parked, error) {
+	values, err := p.config.Marshaler.Marshal(topic, msg)
+	if err != nil {
+		return nil, fmt.Errorf("marshal message %s: %w", msg.UUID, err)
+	}
 	item, err := retry.NewItem(topic, part, 0, -1, "", "", values)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("delay message %s: %w", msg.UUID, err)
 	}
 	return &parked{zset: p.space.Delay(topic, part), items: p.space.DelayItems(topic, part),
 		id: watermill.NewUUID(), due: due, item: item}, nil
@@ -217,7 +230,7 @@ func (p *Publisher) route(topic string, n int, msg *message.Message) (int, error
 	return part, nil
 }
 
-func (p *Publisher) xaddArgs(stream string, values map[string]any) *redis.XAddArgs {
+func (p *Publisher) xaddArgs(stream string, values any) *redis.XAddArgs {
 	a := &redis.XAddArgs{Stream: stream, Values: values}
 	if p.config.MaxLen > 0 {
 		a.MaxLen = p.config.MaxLen

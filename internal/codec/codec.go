@@ -26,17 +26,35 @@ var ErrReserved = errors.New("reserved metadata key")
 
 // Encode returns the stream fields of a message.
 func Encode(uuid string, md map[string]string, payload []byte) (map[string]any, error) {
-	if _, ok := md[UUIDField]; ok && md[UUIDField] != "" {
-		return nil, fmt.Errorf("%w: %q holds the message UUID", ErrReserved, UUIDField)
-	}
-	var raw []byte
-	if len(md) > 0 {
-		var err error
-		if raw, err = msgpack.Marshal(md); err != nil {
-			return nil, fmt.Errorf("marshal metadata of message %s: %w", uuid, err)
-		}
+	raw, err := encodeMetadata(uuid, md)
+	if err != nil {
+		return nil, err
 	}
 	return map[string]any{UUIDField: uuid, MetadataField: raw, PayloadField: payload}, nil
+}
+
+// EncodeArgs returns the same fields as Encode as XADD's field-value list: no map to build
+// and walk on the publish path.
+func EncodeArgs(uuid string, md map[string]string, payload []byte) ([]any, error) {
+	raw, err := encodeMetadata(uuid, md)
+	if err != nil {
+		return nil, err
+	}
+	return []any{UUIDField, uuid, MetadataField, raw, PayloadField, payload}, nil
+}
+
+func encodeMetadata(uuid string, md map[string]string) ([]byte, error) {
+	if md[UUIDField] != "" {
+		return nil, fmt.Errorf("%w: %q holds the message UUID", ErrReserved, UUIDField)
+	}
+	if len(md) == 0 {
+		return nil, nil
+	}
+	raw, err := msgpack.Marshal(md)
+	if err != nil {
+		return nil, fmt.Errorf("marshal metadata of message %s: %w", uuid, err)
+	}
+	return raw, nil
 }
 
 // Decode reads a message's UUID, metadata (never nil) and payload from stream fields as Redis

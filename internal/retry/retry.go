@@ -89,7 +89,7 @@ func LoadScripts(ctx context.Context, rdb redis.Scripter) error {
 }
 
 // IsNoScript reports whether err says a script was not cached (NOSCRIPT).
-func IsNoScript(err error) bool { return redis.HasErrorPrefix(err, "NOSCRIPT") }
+func IsNoScript(err error) bool { return err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") }
 
 // Moved is what one move round did.
 type Moved struct {
