@@ -2,14 +2,20 @@ GO        ?= go
 PKGS      ?= ./...
 TIMEOUT   ?= 15m
 
-.PHONY: test test-race test-short bench bench-go lint fmt vet demo fuzz
+.PHONY: test test-race test-short bench bench-go lint fmt vet demo fuzz e2e
 
 ## test: vet, then every test with the race detector against real redis-servers the tests
 ## start, then Watermill's unmodified TestReconnect without -race (its harness has a data
 ## race: see scripts/upstream-reconnect.sh)
 test: vet
 	$(GO) test -race -count=1 -timeout $(TIMEOUT) $(PKGS)
+	$(MAKE) --no-print-directory e2e
 	GO=$(GO) TIMEOUT=$(TIMEOUT) bash scripts/upstream-reconnect.sh
+
+## e2e: the dashboard in headless Chromium (e2e/, its own module: chromedp needs a newer Go);
+## skips without /usr/bin/chromium unless STREAMQ_REQUIRE_BROWSER=1
+e2e:
+	cd e2e && $(GO) test -race -count=1 -timeout $(TIMEOUT) ./...
 
 ## test-race: same as test (every run is -race)
 test-race: test

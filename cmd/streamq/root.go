@@ -264,6 +264,7 @@ refuse unless --yes is given.
 		recentCmd(a), rangeCmd(a), tailCmd(a),
 		dlqCmd(a),
 		demoCmd(a),
+		uiCmd(a),
 	)
 	return root
 }

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill"
+	"github.com/spf13/cobra"
+
+	"github.com/streamq-dev/streamq/dashboard"
+)
+
+// uiShutdownTimeout bounds how long Ctrl-C waits for requests in flight.
+const uiShutdownTimeout = 5 * time.Second
+
+// Environment variables of "streamq ui": they keep the secrets out of the process list.
+const (
+	envUIToken     = "STREAMQ_UI_TOKEN"
+	envUIBasicAuth = "STREAMQ_UI_BASIC_AUTH"
+)
+
+// uiFlags are the flags of "streamq ui".
+type uiFlags struct {
+	addr         string
+	allowWrites  bool
+	token        string
+	basicAuth    string
+	allowedHosts []string
+}
+
+func uiCmd(a *app) *cobra.Command {
+	var f uiFlags
+	cmd := &cobra.Command{
+		Use:   "ui",
+		Short: "Serve the web dashboard: topics, partitions, groups, lag and dead letters",
+		Long: `Serves the streamq web dashboard on --addr until Ctrl-C (exit code 0): topics, partitions
+with lease owners and lag per group, a live chart of publish and consume rates, consumer
+groups with pending entries, and dead letters with payload previews. The pages poll a JSON
+API under /api/ (see the README).
+
+It is read-only unless --allow-writes is given: then dead letters can be replayed and
+deleted and group offsets reset, each confirmed on the page and logged on stderr.
+
+Credentials: --token (or $` + envUIToken + `) requires "Authorization: Bearer TOKEN" on the
+API (the page asks for it once); --basic-auth user:password (or $` + envUIBasicAuth + `)
+requires HTTP basic auth. Prefer the environment variables: flags show in the process list.
+On a loopback address only requests for that address (or localhost) are answered, which
+keeps other web sites out through DNS rebinding; add names with --allowed-host.`,
+		Example: `  streamq ui
+  STREAMQ_UI_TOKEN=$(openssl rand -hex 16) streamq ui --addr 127.0.0.1:9000 --allow-writes
+  STREAMQ_UI_BASIC_AUTH=ops:secret streamq ui --addr :8080 --allowed-host streamq.internal`,
+		GroupID: groupOther,
+		Args:    argsExactly(),
+		RunE: a.runE(func(cmd *cobra.Command, _ []string) error {
+			opts, err := f.options()
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			if _, err := a.admin(ctx); err != nil {
+				return err
+			}
+			return a.serveUI(ctx, f.addr, opts)
+		}),
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.addr, "addr", "127.0.0.1:8080", "address to listen on (host:port; port 0 picks a free one)")
+	fl.BoolVar(&f.allowWrites, "allow-writes", false, "enable replay, delete and reset offset (default read-only)")
+	fl.StringVar(&f.token, "token", "", "require this bearer token on the API (default $"+envUIToken+")")
+	fl.StringVar(&f.basicAuth, "basic-auth", "", "require HTTP basic auth, user:password (default $"+envUIBasicAuth+")")
+	fl.StringSliceVar(&f.allowedHosts, "allowed-host", nil, "also answer requests for this Host (name or name:port; repeatable)")
+	return cmd
+}
+
+// options turns the flags (and environment) into dashboard options.
+func (f uiFlags) options() (dashboard.Options, error) {
+	token, basic := orEnv(f.token, envUIToken), orEnv(f.basicAuth, envUIBasicAuth)
+	opts := dashboard.Options{AllowWrites: f.allowWrites, Token: token, AllowedHosts: f.allowedHosts}
+	if token != "" && basic != "" {
+		return opts, usageErrorf("--token and --basic-auth are exclusive (check $%s and $%s)", envUIToken, envUIBasicAuth)
+	}
+	if basic != "" {
+		user, pass, ok := strings.Cut(basic, ":")
+		if !ok || user == "" || pass == "" {
+			return opts, usageErrorf("--basic-auth must be user:password")
+		}
+		opts.BasicAuthUser, opts.BasicAuthPassword = user, pass
+	}
+	return opts, nil
+}
+
+func orEnv(v, env string) string {
+	if v != "" {
+		return v
+	}
+	return os.Getenv(env)
+}
+
+// serveUI serves the dashboard on addr until ctx is cancelled, then shuts down gracefully.
+func (a *app) serveUI(ctx context.Context, addr string, opts dashboard.Options) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	defer ln.Close()
+	opts.AllowedHosts = append(opts.AllowedHosts, loopbackHosts(ln.Addr())...)
+	opts.StreamPrefix, opts.ControlPrefix = a.streamPrefix, a.controlPrefix
+	opts.Logger = watermill.NewStdLoggerWithOut(a.stderr, false, false)
+	h, err := dashboard.New(a.conn.client, opts)
+	if errors.Is(err, dashboard.ErrInvalidOptions) {
+		return &usageError{err: err}
+	}
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	srv := &http.Server{
+		Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute, ErrorLog: log.New(io.Discard, "", 0),
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	a.announceUI(ln.Addr(), opts)
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve the dashboard: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), uiShutdownTimeout)
+	defer cancel()
+	err = srv.Shutdown(sctx)
+	<-served
+	fmt.Fprintln(a.stderr, "dashboard stopped")
+	return err
+}
+
+// announceUI prints where the dashboard is and how it is protected.
+func (a *app) announceUI(addr net.Addr, opts dashboard.Options) {
+	mode := "read-only"
+	if opts.AllowWrites {
+		mode = "writes enabled"
+	}
+	auth := "no authentication"
+	switch {
+	case opts.Token != "":
+		auth = "bearer token"
+	case opts.BasicAuthUser != "":
+		auth = "basic auth"
+	}
+	fmt.Fprintf(a.stderr, "streamq dashboard on http://%s/ (%s, %s, Redis %s); Ctrl-C to stop\n", addr, mode, auth, a.conn.display)
+	if tcp, ok := addr.(*net.TCPAddr); ok && !tcp.IP.IsLoopback() && opts.Token == "" && opts.BasicAuthUser == "" {
+		fmt.Fprintln(a.stderr, "warning: listening beyond loopback without --token or --basic-auth: anyone who can reach it can read the data")
+	}
+}
+
+// loopbackHosts are the Host headers a dashboard on a loopback address answers: the address
+// itself and localhost, with its port. Other listeners are not restricted (nil).
+func loopbackHosts(addr net.Addr) []string {
+	tcp, ok := addr.(*net.TCPAddr)
+	if !ok || !tcp.IP.IsLoopback() {
+		return nil
+	}
+	port := strconv.Itoa(tcp.Port)
+	return []string{net.JoinHostPort(tcp.IP.String(), port), "localhost:" + port}
+}

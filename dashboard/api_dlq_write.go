@@ -1,0 +1,182 @@
+package dashboard
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/ThreeDotsLabs/watermill"
+
+	"github.com/streamq-dev/streamq/admin"
+)
+
+// maxSelected bounds the entries of one replay or delete request.
+const maxSelected = 1000
+
+// entryRef names one dead letter.
+type entryRef struct {
+	Partition int    `json:"partition"`
+	ID        string `json:"id"`
+}
+
+// selectionRequest is the body of POST .../dlq/replay and .../dlq/delete.
+type selectionRequest struct {
+	Entries []entryRef `json:"entries"`
+	Delete  bool       `json:"delete"` // replay only: remove each dead letter once replayed
+}
+
+// entryResult is the outcome for one selected dead letter.
+type entryResult struct {
+	Partition int    `json:"partition"`
+	ID        string `json:"id"`
+	NewID     string `json:"newId,omitempty"` // replay: the id appended to the partition
+	Error     string `json:"error,omitempty"`
+}
+
+// selectionView answers a replay or delete of selected dead letters.
+type selectionView struct {
+	Topic   string        `json:"topic"`
+	Done    int           `json:"done"` // replayed or deleted
+	Results []entryResult `json:"results"`
+}
+
+func readSelection(r *http.Request) (selectionRequest, error) {
+	var req selectionRequest
+	if err := decodeBody(r, &req); err != nil {
+		return req, err
+	}
+	if len(req.Entries) == 0 || len(req.Entries) > maxSelected {
+		return req, badRequestf("entries must name 1 to %d dead letters, got %d", maxSelected, len(req.Entries))
+	}
+	return req, nil
+}
+
+// dlqReplay appends each selected dead letter back to its original partition. One that
+// fails (not found any more) is reported in its result; the others still run.
+func (h *Handler) dlqReplay(r *http.Request) (any, watermill.LogFields, error) {
+	topic := r.PathValue("topic")
+	req, err := readSelection(r)
+	fields := watermill.LogFields{"topic": topic, "entries": refsText(req.Entries), "delete": req.Delete}
+	if err != nil {
+		return nil, fields, err
+	}
+	v := selectionView{Topic: topic, Results: make([]entryResult, 0, len(req.Entries))}
+	for _, e := range req.Entries {
+		res := entryResult{Partition: e.Partition, ID: e.ID}
+		res.NewID, err = h.adm.ReplayDeadLetter(r.Context(), topic, e.Partition, e.ID, admin.ReplayOptions{Delete: req.Delete})
+		if fatal(err) {
+			return nil, fields, err
+		}
+		v.add(res, err)
+	}
+	fields["done"] = v.Done
+	return v, fields, nil
+}
+
+// dlqDelete deletes each selected dead letter.
+func (h *Handler) dlqDelete(r *http.Request) (any, watermill.LogFields, error) {
+	topic := r.PathValue("topic")
+	req, err := readSelection(r)
+	fields := watermill.LogFields{"topic": topic, "entries": refsText(req.Entries)}
+	if err != nil {
+		return nil, fields, err
+	}
+	v := selectionView{Topic: topic, Results: make([]entryResult, 0, len(req.Entries))}
+	for _, e := range req.Entries {
+		ok, err := h.adm.DeleteDeadLetter(r.Context(), topic, e.Partition, e.ID)
+		if fatal(err) {
+			return nil, fields, err
+		}
+		if err == nil && !ok {
+			err = statusErrorf(http.StatusNotFound, "dead letter not found")
+		}
+		v.add(entryResult{Partition: e.Partition, ID: e.ID}, err)
+	}
+	fields["done"] = v.Done
+	return v, fields, nil
+}
+
+// fatal reports an error that ends a selection request: an unknown topic or a Redis
+// failure. An unknown entry or partition is reported in the entry's result instead.
+func fatal(err error) bool {
+	return err != nil && (errors.Is(err, admin.ErrTopicNotFound) || statusOf(err) == http.StatusInternalServerError)
+}
+
+func (v *selectionView) add(res entryResult, err error) {
+	if err != nil {
+		res.Error = err.Error()
+	} else {
+		v.Done++
+	}
+	v.Results = append(v.Results, res)
+}
+
+// refsText renders entry refs for the log ("2/1700000000000-0 3/..."), at most 20.
+func refsText(refs []entryRef) string {
+	var b strings.Builder
+	for i, e := range refs {
+		if i == 20 {
+			b.WriteString(" …")
+			break
+		}
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(strconv.Itoa(e.Partition) + "/" + e.ID)
+	}
+	return b.String()
+}
+
+// replayAllRequest is the body of POST .../dlq/replay-all.
+type replayAllRequest struct {
+	Limit          int    `json:"limit"`          // default admin.DefaultReplayLimit
+	Delete         bool   `json:"delete"`         // remove the replayed dead letters
+	Group          string `json:"group"`          // only those that failed in this group
+	ReasonContains string `json:"reasonContains"` // only those whose reason contains this
+}
+
+// countView answers replay-all ("replayed") and clear ("removed").
+type countView struct {
+	Topic    string `json:"topic"`
+	Replayed *int   `json:"replayed,omitempty"`
+	Removed  *int64 `json:"removed,omitempty"`
+}
+
+func (h *Handler) dlqReplayAll(r *http.Request) (any, watermill.LogFields, error) {
+	topic := r.PathValue("topic")
+	var req replayAllRequest
+	err := decodeBody(r, &req)
+	fields := watermill.LogFields{"topic": topic, "limit": req.Limit, "delete": req.Delete,
+		"group": req.Group, "reasonContains": req.ReasonContains}
+	if err != nil {
+		return nil, fields, err
+	}
+	if req.Limit < 0 || req.Limit > 100000 {
+		return nil, fields, badRequestf("limit must be from 0 (default %d) to 100000, got %d", admin.DefaultReplayLimit, req.Limit)
+	}
+	keep := func(d admin.DeadLetter) bool {
+		return (req.Group == "" || d.Group == req.Group) && strings.Contains(d.Reason, req.ReasonContains)
+	}
+	n, err := h.adm.ReplayAll(r.Context(), topic, req.Limit, keep, admin.ReplayOptions{Delete: req.Delete})
+	fields["done"] = n
+	if err != nil {
+		return nil, fields, err
+	}
+	return countView{Topic: topic, Replayed: &n}, fields, nil
+}
+
+func (h *Handler) dlqClear(r *http.Request) (any, watermill.LogFields, error) {
+	topic := r.PathValue("topic")
+	fields := watermill.LogFields{"topic": topic}
+	var req struct{}
+	if err := decodeBody(r, &req); err != nil {
+		return nil, fields, err
+	}
+	n, err := h.adm.ClearDLQ(r.Context(), topic)
+	fields["done"] = n
+	if err != nil {
+		return nil, fields, err
+	}
+	return countView{Topic: topic, Removed: &n}, fields, nil
+}

@@ -1,0 +1,225 @@
+package dashboard
+
+import (
+	"net/http"
+	"sort"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill"
+
+	"github.com/streamq-dev/streamq/admin"
+)
+
+// groupsView is GET api/topics/{topic}/groups.
+type groupsView struct {
+	Topic  string             `json:"topic"`
+	Groups []groupSummaryView `json:"groups"`
+}
+
+// groupSummaryView is one consumer group of a topic (admin.GroupInfo) with its consume rate.
+type groupSummaryView struct {
+	Name       string `json:"name"`
+	Consumers  int    `json:"consumers"`
+	Pending    int64  `json:"pending"`
+	Lag        int64  `json:"lag"`
+	LagUnknown bool   `json:"lagUnknown"` // Lag is a lower bound
+	// ConsumeRate is entries delivered per second over the last sample interval; null until
+	// the topic has been sampled twice.
+	ConsumeRate *float64 `json:"consumeRate"`
+}
+
+func (h *Handler) groups(r *http.Request) (any, error) {
+	topic := r.PathValue("topic")
+	gs, err := h.groupSummaries(r, topic)
+	if err != nil {
+		return nil, err
+	}
+	return groupsView{Topic: topic, Groups: gs}, nil
+}
+
+func (h *Handler) groupSummaries(r *http.Request, topic string) ([]groupSummaryView, error) {
+	infos, err := h.adm.ConsumerGroups(r.Context(), topic)
+	if err != nil {
+		return nil, err
+	}
+	rates := h.consumeRates(topic)
+	out := make([]groupSummaryView, 0, len(infos))
+	for _, g := range infos {
+		out = append(out, groupSummaryView{
+			Name: g.Name, Consumers: g.Consumers, Pending: g.Pending, Lag: g.Lag,
+			LagUnknown: g.LagUnknown, ConsumeRate: rates[g.Name],
+		})
+	}
+	return out, nil
+}
+
+// groupView is GET api/topics/{topic}/groups/{group}: admin.GroupStats with the members and
+// the partitions each holds.
+type groupView struct {
+	Topic      string               `json:"topic"`
+	Group      string               `json:"group"`
+	Members    []memberView         `json:"members"`
+	Pending    int64                `json:"pending"`
+	Lag        int64                `json:"lag"`
+	TimeLagMs  int64                `json:"timeLagMs"`
+	Unowned    []int                `json:"unowned"` // partitions whose lease nobody holds
+	Partitions []groupPartitionView `json:"partitions"`
+}
+
+// memberView is a live member or a lease holder.
+type memberView struct {
+	Name       string `json:"name"`
+	Live       bool   `json:"live"`       // its heartbeat has not expired
+	Partitions []int  `json:"partitions"` // partitions whose lease it holds
+}
+
+// groupPartitionView is admin.PartitionGroupStats.
+type groupPartitionView struct {
+	Partition       int    `json:"partition"`
+	Pending         int64  `json:"pending"`
+	Lag             int64  `json:"lag"`
+	LagExact        bool   `json:"lagExact"`
+	LastDeliveredID string `json:"lastDeliveredId"`
+	EntriesRead     int64  `json:"entriesRead"`
+	Consumers       int    `json:"consumers"`
+	LeaseOwner      string `json:"leaseOwner"`
+	LeaseTTLMs      int64  `json:"leaseTtlMs"`
+	TimeLagMs       int64  `json:"timeLagMs"`
+	CommitFrontier  string `json:"commitFrontier"`
+}
+
+func (h *Handler) group(r *http.Request) (any, error) {
+	st, err := h.adm.GroupStats(r.Context(), r.PathValue("topic"), r.PathValue("group"))
+	if err != nil {
+		return nil, err
+	}
+	v := groupView{
+		Topic: st.Topic, Group: st.Group, Pending: st.Pending, Lag: st.Lag, TimeLagMs: ms(st.TimeLag),
+		Members: membersOf(st), Unowned: []int{}, Partitions: make([]groupPartitionView, 0, len(st.Partitions)),
+	}
+	for _, p := range st.Partitions {
+		if p.LeaseOwner == "" {
+			v.Unowned = append(v.Unowned, p.Partition)
+		}
+		v.Partitions = append(v.Partitions, groupPartitionView{
+			Partition: p.Partition, Pending: p.Pending, Lag: p.Lag, LagExact: p.LagExact,
+			LastDeliveredID: p.LastDeliveredID, EntriesRead: p.EntriesRead, Consumers: p.Consumers,
+			LeaseOwner: p.LeaseOwner, LeaseTTLMs: ms(p.LeaseTTL), TimeLagMs: ms(p.TimeLag),
+			CommitFrontier: p.CommitFrontier,
+		})
+	}
+	return v, nil
+}
+
+// membersOf lists the live members and the lease holders (a holder whose heartbeat expired
+// is not live), each with the partitions it holds, sorted by name.
+func membersOf(st admin.GroupStats) []memberView {
+	byName := map[string]*memberView{}
+	get := func(name string) *memberView {
+		if m, ok := byName[name]; ok {
+			return m
+		}
+		m := &memberView{Name: name, Partitions: []int{}}
+		byName[name] = m
+		return m
+	}
+	for _, name := range st.Members {
+		get(name).Live = true
+	}
+	for _, p := range st.Partitions {
+		if p.LeaseOwner != "" {
+			m := get(p.LeaseOwner)
+			m.Partitions = append(m.Partitions, p.Partition)
+		}
+	}
+	out := make([]memberView, 0, len(byName))
+	for _, m := range byName {
+		out = append(out, *m)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// pendingView is GET api/topics/{topic}/groups/{group}/pending.
+type pendingView struct {
+	Topic   string             `json:"topic"`
+	Group   string             `json:"group"`
+	Entries []pendingEntryView `json:"entries"`
+}
+
+// pendingEntryView is admin.PendingEntry.
+type pendingEntryView struct {
+	Partition  int    `json:"partition"`
+	ID         string `json:"id"`
+	Consumer   string `json:"consumer"`
+	IdleMs     int64  `json:"idleMs"`
+	Deliveries int64  `json:"deliveries"`
+}
+
+var pendingSorts = map[string]admin.PendingSort{
+	"": admin.SortByIdle, "idle": admin.SortByIdle, "deliveries": admin.SortByDeliveries, "id": admin.SortByID,
+}
+
+// pending samples the group's pending entries: ?limit=N (default 100), ?sort=idle|deliveries|id,
+// ?minIdleMs=N.
+func (h *Handler) pending(r *http.Request) (any, error) {
+	q := r.URL.Query()
+	limit, err := queryInt(q, "limit", admin.DefaultPendingLimit, 1, maxListLimit)
+	if err != nil {
+		return nil, err
+	}
+	minIdle, err := queryInt(q, "minIdleMs", 0, 0, 1<<31-1)
+	if err != nil {
+		return nil, err
+	}
+	sortBy, ok := pendingSorts[q.Get("sort")]
+	if !ok {
+		return nil, badRequestf("sort must be idle, deliveries or id, got %q", q.Get("sort"))
+	}
+	topic, group := r.PathValue("topic"), r.PathValue("group")
+	entries, err := h.adm.Pending(r.Context(), topic, group, admin.PendingOptions{
+		Limit: limit, Sort: sortBy, MinIdle: time.Duration(minIdle) * time.Millisecond,
+	})
+	if err != nil {
+		return nil, err
+	}
+	v := pendingView{Topic: topic, Group: group, Entries: make([]pendingEntryView, 0, len(entries))}
+	for _, e := range entries {
+		v.Entries = append(v.Entries, pendingEntryView{
+			Partition: e.Partition, ID: e.ID, Consumer: e.Consumer, IdleMs: ms(e.Idle), Deliveries: e.Deliveries,
+		})
+	}
+	return v, nil
+}
+
+// resetRequest is the body of POST .../reset-offset: "beginning", "latest", a stream id, an
+// RFC 3339 time or "@unix-ms" (admin.ParseOffset).
+type resetRequest struct {
+	To string `json:"to"`
+}
+
+// resetView is admin.ResetResult.
+type resetView struct {
+	Partitions  int    `json:"partitions"`
+	PendingKept bool   `json:"pendingKept"`
+	Note        string `json:"note"`
+}
+
+func (h *Handler) resetOffset(r *http.Request) (any, watermill.LogFields, error) {
+	topic, group := r.PathValue("topic"), r.PathValue("group")
+	fields := watermill.LogFields{"topic": topic, "group": group}
+	var req resetRequest
+	if err := decodeBody(r, &req); err != nil {
+		return nil, fields, err
+	}
+	fields["to"] = req.To
+	to, err := admin.ParseOffset(req.To)
+	if err != nil {
+		return nil, fields, err
+	}
+	res, err := h.adm.ResetGroupOffset(r.Context(), topic, group, to)
+	if err != nil {
+		return nil, fields, err
+	}
+	return resetView{Partitions: res.Partitions, PendingKept: res.PendingKept, Note: res.Note}, fields, nil
+}

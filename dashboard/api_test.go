@@ -1,0 +1,277 @@
+package dashboard_test
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/streamq-dev/streamq/dashboard"
+)
+
+// The API's JSON shapes, as a client reads them.
+type (
+	topicsJSON struct {
+		Topics []struct {
+			Topic       string   `json:"topic"`
+			Partitions  int      `json:"partitions"`
+			Length      int64    `json:"length"`
+			Groups      int      `json:"groups"`
+			DLQLength   int64    `json:"dlqLength"`
+			PublishRate *float64 `json:"publishRate"`
+		} `json:"topics"`
+	}
+	groupJSON struct {
+		Name        string   `json:"name"`
+		Consumers   int      `json:"consumers"`
+		Pending     int64    `json:"pending"`
+		Lag         int64    `json:"lag"`
+		LagUnknown  bool     `json:"lagUnknown"`
+		ConsumeRate *float64 `json:"consumeRate"`
+	}
+	partitionGroupJSON struct {
+		Group           string `json:"group"`
+		Exists          bool   `json:"exists"`
+		Owner           string `json:"owner"`
+		LeaseTTLMs      int64  `json:"leaseTtlMs"`
+		Pending         int64  `json:"pending"`
+		Lag             int64  `json:"lag"`
+		LagExact        bool   `json:"lagExact"`
+		LastDeliveredID string `json:"lastDeliveredId"`
+	}
+	topicJSON struct {
+		Topic        string      `json:"topic"`
+		Partitions   int         `json:"partitions"`
+		Length       int64       `json:"length"`
+		FirstID      string      `json:"firstId"`
+		LastID       string      `json:"lastId"`
+		DLQLength    int64       `json:"dlqLength"`
+		Groups       []groupJSON `json:"groups"`
+		PerPartition []struct {
+			Partition int                  `json:"partition"`
+			Length    int64                `json:"length"`
+			FirstID   string               `json:"firstId"`
+			LastID    string               `json:"lastId"`
+			DLQLength int64                `json:"dlqLength"`
+			Groups    []partitionGroupJSON `json:"groups"`
+		} `json:"perPartition"`
+	}
+)
+
+// topicFixture: topic "orders" with 4 partitions holding 8, 8, 7, 7 entries; group "g" read
+// 8 entries of partition 0 as consumer "c1" (pending, not acked) and member "member-a" holds
+// its lease there with a live heartbeat; group "idle" read nothing.
+func topicFixture(t *testing.T) (*env, [][]string) {
+	e := newEnv(t)
+	require.NoError(t, e.adm.CreateTopic(e.ctx, "orders", 4))
+	e.publishRoundRobin("orders", 30, 4)
+	for p := range 4 {
+		require.NoError(t, e.client.XGroupCreate(e.ctx, e.streamKey("orders", p), "g", "0-0").Err())
+		require.NoError(t, e.client.XGroupCreate(e.ctx, e.streamKey("orders", p), "idle", "0-0").Err())
+	}
+	_, err := e.client.XReadGroup(e.ctx, &redis.XReadGroupArgs{
+		Group: "g", Consumer: "c1", Streams: []string{e.streamKey("orders", 0), ">"}, Count: 8,
+	}).Result()
+	require.NoError(t, err)
+	require.NoError(t, e.client.Set(e.ctx, e.space.Lease("orders", 0, "g"), "member-a#n1.1", time.Minute).Err())
+	expiry := float64(time.Now().Add(time.Hour).UnixMilli())
+	require.NoError(t, e.client.ZAdd(e.ctx, e.space.Members("orders", "g"), redis.Z{Score: expiry, Member: "member-a"}).Err())
+	ids := make([][]string, 4)
+	for p := range ids {
+		ids[p] = e.ids("orders", p)
+	}
+	return e, ids
+}
+
+func TestTopicsAndTopic(t *testing.T) {
+	e, ids := topicFixture(t)
+	require.NoError(t, e.adm.CreateTopic(e.ctx, "empty", 2))
+	s := e.serve(dashboard.Options{})
+
+	var list topicsJSON
+	s.getJSON("/api/topics", &list)
+	require.Len(t, list.Topics, 2)
+	assert.Equal(t, "empty", list.Topics[0].Topic)
+	assert.Equal(t, 2, list.Topics[0].Partitions)
+	assert.Equal(t, int64(0), list.Topics[0].Length)
+	o := list.Topics[1]
+	assert.Equal(t, "orders", o.Topic)
+	assert.Equal(t, 4, o.Partitions)
+	assert.Equal(t, int64(30), o.Length)
+	assert.Equal(t, 2, o.Groups)
+	assert.Equal(t, int64(0), o.DLQLength)
+	assert.Nil(t, o.PublishRate, "no rate before two samples")
+
+	var topic topicJSON
+	s.getJSON("/api/topics/orders", &topic)
+	assert.Equal(t, 4, topic.Partitions)
+	assert.Equal(t, int64(30), topic.Length)
+	assert.Equal(t, []groupJSON{
+		{Name: "g", Consumers: 1, Pending: 8, Lag: 22},
+		{Name: "idle", Consumers: 0, Pending: 0, Lag: 30},
+	}, topic.Groups)
+	require.Len(t, topic.PerPartition, 4)
+	for p, pp := range topic.PerPartition {
+		assert.Equal(t, p, pp.Partition)
+		assert.Equal(t, int64(len(ids[p])), pp.Length)
+		assert.Equal(t, ids[p][0], pp.FirstID)
+		assert.Equal(t, ids[p][len(ids[p])-1], pp.LastID)
+		require.Len(t, pp.Groups, 2)
+		g, idle := pp.Groups[0], pp.Groups[1]
+		assert.Equal(t, "g", g.Group)
+		assert.True(t, g.Exists)
+		assert.Equal(t, partitionGroupJSON{Group: "idle", Exists: true, Lag: int64(len(ids[p])), LagExact: true, LastDeliveredID: "0-0"}, idle)
+		if p == 0 {
+			assert.Equal(t, "member-a", g.Owner)
+			assert.Greater(t, g.LeaseTTLMs, int64(50000))
+			assert.Equal(t, int64(8), g.Pending)
+			assert.Equal(t, int64(0), g.Lag)
+			assert.Equal(t, ids[0][7], g.LastDeliveredID)
+		} else {
+			assert.Empty(t, g.Owner)
+			assert.Equal(t, int64(len(ids[p])), g.Lag)
+		}
+	}
+}
+
+func TestGroupEndpoints(t *testing.T) {
+	e, ids := topicFixture(t)
+	s := e.serve(dashboard.Options{})
+
+	var groups struct {
+		Groups []groupJSON `json:"groups"`
+	}
+	s.getJSON("/api/topics/orders/groups", &groups)
+	require.Len(t, groups.Groups, 2)
+	assert.Equal(t, "g", groups.Groups[0].Name)
+
+	var g struct {
+		Topic   string `json:"topic"`
+		Group   string `json:"group"`
+		Members []struct {
+			Name       string `json:"name"`
+			Live       bool   `json:"live"`
+			Partitions []int  `json:"partitions"`
+		} `json:"members"`
+		Pending    int64 `json:"pending"`
+		Lag        int64 `json:"lag"`
+		Unowned    []int `json:"unowned"`
+		Partitions []struct {
+			Partition   int    `json:"partition"`
+			Pending     int64  `json:"pending"`
+			Lag         int64  `json:"lag"`
+			EntriesRead int64  `json:"entriesRead"`
+			LeaseOwner  string `json:"leaseOwner"`
+			TimeLagMs   int64  `json:"timeLagMs"`
+		} `json:"partitions"`
+	}
+	s.getJSON("/api/topics/orders/groups/g", &g)
+	assert.Equal(t, "g", g.Group)
+	require.Len(t, g.Members, 1)
+	assert.Equal(t, "member-a", g.Members[0].Name)
+	assert.True(t, g.Members[0].Live)
+	assert.Equal(t, []int{0}, g.Members[0].Partitions)
+	assert.Equal(t, int64(8), g.Pending)
+	assert.Equal(t, int64(22), g.Lag)
+	assert.Equal(t, []int{1, 2, 3}, g.Unowned)
+	require.Len(t, g.Partitions, 4)
+	assert.Equal(t, "member-a", g.Partitions[0].LeaseOwner)
+	assert.Equal(t, int64(8), g.Partitions[0].EntriesRead)
+	assert.Equal(t, int64(8), g.Partitions[1].Lag)
+
+	var pend struct {
+		Entries []struct {
+			Partition  int    `json:"partition"`
+			ID         string `json:"id"`
+			Consumer   string `json:"consumer"`
+			IdleMs     int64  `json:"idleMs"`
+			Deliveries int64  `json:"deliveries"`
+		} `json:"entries"`
+	}
+	s.getJSON("/api/topics/orders/groups/g/pending?sort=id&limit=5", &pend)
+	require.Len(t, pend.Entries, 5)
+	for i, p := range pend.Entries {
+		assert.Equal(t, 0, p.Partition)
+		assert.Equal(t, ids[0][i], p.ID)
+		assert.Equal(t, "c1", p.Consumer)
+		assert.Equal(t, int64(1), p.Deliveries)
+		assert.GreaterOrEqual(t, p.IdleMs, int64(0))
+	}
+	s.getJSON("/api/topics/orders/groups/g/pending?minIdleMs=3600000", &pend)
+	assert.Empty(t, pend.Entries)
+}
+
+func TestMessages(t *testing.T) {
+	e, ids := topicFixture(t)
+	s := e.serve(dashboard.Options{PreviewBytes: 64})
+	type entries struct {
+		Entries []struct {
+			Partition int               `json:"partition"`
+			ID        string            `json:"id"`
+			UUID      string            `json:"uuid"`
+			Metadata  map[string]string `json:"metadata"`
+			Payload   struct {
+				Size     int    `json:"size"`
+				Encoding string `json:"encoding"`
+				Preview  string `json:"preview"`
+			} `json:"payload"`
+		} `json:"entries"`
+	}
+	var recent entries
+	s.getJSON("/api/topics/orders/messages?limit=3", &recent)
+	want, err := e.adm.ListRecent(e.ctx, "orders", 3)
+	require.NoError(t, err)
+	require.Len(t, recent.Entries, 3)
+	for i, got := range recent.Entries {
+		assert.Equal(t, want[i].Partition, got.Partition)
+		assert.Equal(t, want[i].ID, got.ID)
+		assert.Equal(t, want[i].UUID, got.UUID)
+		assert.Equal(t, string(want[i].Payload), got.Payload.Preview)
+		assert.Equal(t, want[i].Metadata["n"], got.Metadata["n"])
+		assert.Equal(t, "text", got.Payload.Encoding)
+		assert.Equal(t, 3, got.Payload.Size)
+	}
+
+	var part entries
+	s.getJSON("/api/topics/orders/messages?partition=1&limit=2", &part)
+	require.Len(t, part.Entries, 2)
+	assert.Equal(t, ids[1][0], part.Entries[0].ID)
+	assert.Equal(t, "m1", part.Entries[0].Payload.Preview)
+	s.getJSON("/api/topics/orders/messages?partition=1&limit=1&reverse=1", &part)
+	assert.Equal(t, ids[1][len(ids[1])-1], part.Entries[0].ID)
+}
+
+func TestErrors(t *testing.T) {
+	e, _ := topicFixture(t)
+	s := e.serve(dashboard.Options{})
+	tests := []struct {
+		path   string
+		status int
+	}{
+		{"/api/topics/nope", http.StatusNotFound},
+		{"/api/topics/nope/rates", http.StatusNotFound},
+		{"/api/topics/nope/messages", http.StatusNotFound},
+		{"/api/topics/nope/dlq", http.StatusNotFound},
+		{"/api/topics/orders/groups/nope", http.StatusNotFound},
+		{"/api/topics/orders/groups/nope/pending", http.StatusNotFound},
+		{"/api/topics/orders/dlq/0/1-1", http.StatusNotFound},
+		{"/api/topics/orders/dlq/9/1-1", http.StatusBadRequest},
+		{"/api/topics/orders/dlq/x/1-1", http.StatusBadRequest},
+		{"/api/topics/orders/dlq/0/not-an-id", http.StatusBadRequest},
+		{"/api/topics/orders/messages?limit=0", http.StatusBadRequest},
+		{"/api/topics/orders/messages?limit=x", http.StatusBadRequest},
+		{"/api/topics/orders/messages?partition=7", http.StatusBadRequest},
+		{"/api/topics/orders/groups/g/pending?sort=size", http.StatusBadRequest},
+		{"/api/topics/bad%7Bname%7D", http.StatusBadRequest},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			r := s.get(tt.path)
+			assert.Equal(t, tt.status, r.status, "%s", r.body)
+			assert.NotEmpty(t, r.errorText(t))
+		})
+	}
+}

@@ -1,0 +1,208 @@
+package dashboard
+
+import (
+	"errors"
+	"net/http"
+	"sort"
+
+	"github.com/streamq-dev/streamq/admin"
+)
+
+// topicsView is GET api/topics.
+type topicsView struct {
+	Topics []topicSummaryView `json:"topics"`
+}
+
+// topicSummaryView is one topic of the topics list.
+type topicSummaryView struct {
+	Topic      string `json:"topic"`
+	Partitions int    `json:"partitions"`
+	Length     int64  `json:"length"`    // entries, summed over partitions
+	Groups     int    `json:"groups"`    // consumer groups (the most any partition has)
+	DLQLength  int64  `json:"dlqLength"` // dead letters, summed over partitions
+	// PublishRate is entries appended per second over the last sample interval; null until
+	// the topic has been sampled twice.
+	PublishRate *float64 `json:"publishRate"`
+}
+
+func (h *Handler) topics(r *http.Request) (any, error) {
+	ctx := r.Context()
+	names, err := h.adm.ListTopics(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(names)
+	v := topicsView{Topics: []topicSummaryView{}}
+	for _, t := range names {
+		q, err := h.adm.QueueInfo(ctx, t)
+		if errors.Is(err, admin.ErrTopicNotFound) {
+			continue // deleted meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		h.sampler.touch(t)
+		v.Topics = append(v.Topics, topicSummaryView{
+			Topic: t, Partitions: q.Partitions, Length: q.Length, Groups: q.Groups,
+			DLQLength: q.DLQLength, PublishRate: h.publishRate(t),
+		})
+	}
+	return v, nil
+}
+
+// topicView is GET api/topics/{topic}: admin.QueueInfo, the groups, and per partition the
+// lease owner and lag of every group.
+type topicView struct {
+	Topic        string             `json:"topic"`
+	Partitions   int                `json:"partitions"`
+	Length       int64              `json:"length"`
+	FirstID      string             `json:"firstId"`
+	LastID       string             `json:"lastId"`
+	DLQLength    int64              `json:"dlqLength"`
+	PublishRate  *float64           `json:"publishRate"`
+	Groups       []groupSummaryView `json:"groups"`
+	PerPartition []partitionView    `json:"perPartition"`
+}
+
+// partitionView is one partition of a topic.
+type partitionView struct {
+	Partition int                  `json:"partition"`
+	Length    int64                `json:"length"`
+	FirstID   string               `json:"firstId"`
+	LastID    string               `json:"lastId"`
+	DLQLength int64                `json:"dlqLength"`
+	Groups    []partitionGroupView `json:"groups"` // in the order of topicView.Groups
+}
+
+// partitionGroupView is one group on one partition.
+type partitionGroupView struct {
+	Group           string `json:"group"`
+	Exists          bool   `json:"exists"` // the group is registered on this partition
+	Owner           string `json:"owner"`  // the member holding the lease, "" when free
+	LeaseTTLMs      int64  `json:"leaseTtlMs"`
+	Pending         int64  `json:"pending"`
+	Lag             int64  `json:"lag"`
+	LagExact        bool   `json:"lagExact"`
+	LastDeliveredID string `json:"lastDeliveredId"`
+}
+
+func (h *Handler) topic(r *http.Request) (any, error) {
+	ctx, topic := r.Context(), r.PathValue("topic")
+	q, err := h.adm.QueueInfo(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	groups, err := h.groupSummaries(r, topic)
+	if err != nil {
+		return nil, err
+	}
+	stats, err := h.allGroupStats(r, topic, groups)
+	if err != nil {
+		return nil, err
+	}
+	h.sampler.touch(topic)
+	v := topicView{
+		Topic: topic, Partitions: q.Partitions, Length: q.Length, FirstID: q.FirstID, LastID: q.LastID,
+		DLQLength: q.DLQLength, PublishRate: h.publishRate(topic), Groups: groups,
+		PerPartition: make([]partitionView, 0, len(q.PerPartition)),
+	}
+	for _, pi := range q.PerPartition {
+		v.PerPartition = append(v.PerPartition, partitionOf(pi, groups, stats))
+	}
+	return v, nil
+}
+
+// allGroupStats reads admin.GroupStats of every group, indexed [group][partition].
+func (h *Handler) allGroupStats(r *http.Request, topic string, groups []groupSummaryView) ([]map[int]admin.PartitionGroupStats, error) {
+	out := make([]map[int]admin.PartitionGroupStats, len(groups))
+	for i, g := range groups {
+		out[i] = map[int]admin.PartitionGroupStats{}
+		st, err := h.adm.GroupStats(r.Context(), topic, g.Name)
+		if errors.Is(err, admin.ErrGroupNotFound) {
+			continue // deleted meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range st.Partitions {
+			out[i][p.Partition] = p
+		}
+	}
+	return out, nil
+}
+
+func partitionOf(pi admin.PartitionInfo, groups []groupSummaryView, stats []map[int]admin.PartitionGroupStats) partitionView {
+	pv := partitionView{
+		Partition: pi.Partition, Length: pi.Length, FirstID: pi.FirstID, LastID: pi.LastID,
+		DLQLength: pi.DLQLength, Groups: make([]partitionGroupView, 0, len(groups)),
+	}
+	for i, g := range groups {
+		st, ok := stats[i][pi.Partition]
+		pv.Groups = append(pv.Groups, partitionGroupView{
+			Group: g.Name, Exists: ok, Owner: st.LeaseOwner, LeaseTTLMs: ms(st.LeaseTTL),
+			Pending: st.Pending, Lag: st.Lag, LagExact: st.LagExact, LastDeliveredID: st.LastDeliveredID,
+		})
+	}
+	return pv
+}
+
+// entriesView is GET api/topics/{topic}/messages.
+type entriesView struct {
+	Topic   string      `json:"topic"`
+	Entries []entryView `json:"entries"`
+}
+
+// entryView is one stream entry (admin.Entry) with a payload preview.
+type entryView struct {
+	Partition int               `json:"partition"`
+	ID        string            `json:"id"`
+	Time      jsonTime          `json:"time"`
+	UUID      string            `json:"uuid"`
+	Metadata  map[string]string `json:"metadata"`
+	Payload   payloadView       `json:"payload"`
+	Fields    map[string]string `json:"fields"`    // fields beyond the default format's
+	Malformed string            `json:"malformed"` // decode error, "" when fine
+}
+
+// maxListLimit bounds the limit query parameter of the list endpoints.
+const maxListLimit = 1000
+
+// messages lists the newest entries across partitions (?limit=N, default 20), or one
+// partition's entries between two ids (?partition=P&start=ID&end=ID&reverse=1).
+func (h *Handler) messages(r *http.Request) (any, error) {
+	q, topic := r.URL.Query(), r.PathValue("topic")
+	limit, err := queryInt(q, "limit", 20, 1, maxListLimit)
+	if err != nil {
+		return nil, err
+	}
+	var entries []admin.Entry
+	if q.Get("partition") == "" {
+		entries, err = h.adm.ListRecent(r.Context(), topic, limit)
+	} else {
+		var p int
+		if p, err = queryInt(q, "partition", 0, 0, 1<<20); err != nil {
+			return nil, err
+		}
+		reverse := q.Get("reverse") == "1" || q.Get("reverse") == "true"
+		entries, err = h.adm.Range(r.Context(), topic, p, q.Get("start"), q.Get("end"), int64(limit), reverse)
+	}
+	if err != nil {
+		return nil, err
+	}
+	v := entriesView{Topic: topic, Entries: make([]entryView, 0, len(entries))}
+	for _, e := range entries {
+		v.Entries = append(v.Entries, h.entryOf(e))
+	}
+	return v, nil
+}
+
+func (h *Handler) entryOf(e admin.Entry) entryView {
+	p := previewPayload(e.Payload, h.opts.PreviewBytes)
+	if e.Offloaded {
+		p = payloadView{Size: e.PayloadSize, Encoding: encText, Offloaded: true}
+	}
+	return entryView{
+		Partition: e.Partition, ID: e.ID, Time: jsonTime(e.Time), UUID: e.UUID,
+		Metadata: nonNilMap(e.Metadata), Payload: p, Fields: nonNilMap(e.Fields), Malformed: e.Malformed,
+	}
+}

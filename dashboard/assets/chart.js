@@ -1,0 +1,92 @@
+// A small SVG line chart: time on x, values on y, one line per series. Colours come from the
+// stylesheet (classes c0..c7), so nothing here needs inline style.
+
+import { h, s } from './dom.js';
+import * as fmt from './format.js';
+
+const W = 560;
+const H = 220;
+const M = { left: 52, right: 14, top: 12, bottom: 26 };
+
+// niceStep picks a round step (1, 2, 5 x 10^n) for about `count` ticks over `span`.
+function niceStep(span, count) {
+  const raw = span / Math.max(count, 1);
+  const mag = Math.pow(10, Math.floor(Math.log10(raw)));
+  const norm = raw / mag;
+  return (norm <= 1 ? 1 : norm <= 2 ? 2 : norm <= 5 ? 5 : 10) * mag;
+}
+
+function yTicks(maxValue, integer) {
+  const top = maxValue > 0 ? maxValue : 1;
+  const step = integer ? Math.max(1, niceStep(top, 4)) : niceStep(top, 4);
+  const ticks = [];
+  for (let v = 0; v <= top + step * 0.999; v += step) ticks.push(v);
+  return ticks;
+}
+
+function compact(v) {
+  if (v >= 1e6) return (v / 1e6).toFixed(v >= 1e7 ? 0 : 1) + 'M';
+  if (v >= 1e4) return (v / 1e3).toFixed(0) + 'k';
+  if (v >= 1e3) return (v / 1e3).toFixed(1) + 'k';
+  return Number.isInteger(v) ? String(v) : v.toFixed(1);
+}
+
+const TIME_STEPS = [5e3, 10e3, 15e3, 30e3, 60e3, 120e3, 300e3, 600e3];
+
+function xTicks(x0, x1) {
+  const step = TIME_STEPS.find((st) => (x1 - x0) / st <= 6) || TIME_STEPS[TIME_STEPS.length - 1];
+  const ticks = [];
+  for (let t = Math.ceil(x0 / step) * step; t <= x1; t += step) ticks.push(t);
+  return ticks;
+}
+
+// lineChart draws series [{name, points: [[tMs, value], ...], dashed}] over [from, to] (ms); format
+// renders a value for the legend; integer keeps the y ticks whole.
+export function lineChart({ title, series, from, to, unit = '', format = fmt.rate, integer = false }) {
+  const all = series.flatMap((x) => x.points);
+  const svg = s('svg', { class: 'chart-svg', viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': title });
+  svg.dataset.points = String(Math.max(0, ...series.map((x) => x.points.length)));
+  const x0 = from;
+  const x1 = Math.max(to, from + 1);
+  const ticks = yTicks(Math.max(0, ...all.map((p) => p[1])), integer);
+  const yMax = ticks[ticks.length - 1];
+  const px = (t) => M.left + ((t - x0) / (x1 - x0)) * (W - M.left - M.right);
+  const py = (v) => H - M.bottom - (v / yMax) * (H - M.top - M.bottom);
+
+  for (const v of ticks) {
+    svg.append(s('line', { class: 'grid', x1: M.left, x2: W - M.right, y1: py(v), y2: py(v) }));
+    svg.append(s('text', { class: 'axis', x: M.left - 8, y: py(v) + 4, 'text-anchor': 'end' }, compact(v)));
+  }
+  for (const t of xTicks(x0, x1)) {
+    svg.append(s('text', { class: 'axis', x: px(t), y: H - 6, 'text-anchor': 'middle' }, fmt.clock(new Date(t))));
+  }
+  svg.append(s('line', { class: 'baseline', x1: M.left, x2: W - M.right, y1: py(0), y2: py(0) }));
+
+  const path = (pts) => pts.map((p, k) => (k ? 'L' : 'M') + px(p[0]).toFixed(1) + ' ' + py(p[1]).toFixed(1)).join(' ');
+  const first = series[0];
+  if (first && first.points.length > 1) { // a light area under the first series
+    const a = first.points[0];
+    const z = first.points[first.points.length - 1];
+    svg.append(s('path', { class: 'area c0', d: `${path(first.points)} L${px(z[0]).toFixed(1)} ${py(0)} L${px(a[0]).toFixed(1)} ${py(0)} Z` }));
+  }
+  // Later series are drawn on top; dashed ones let an equal series below show through.
+  series.forEach((ser, i) => {
+    if (!ser.points.length) return;
+    const c = 'c' + (i % 8) + (ser.dashed ? ' dashed' : '');
+    const line = s('path', { class: 'line ' + c, d: path(ser.points), dataset: { series: ser.name } });
+    const last = ser.points[ser.points.length - 1];
+    line.append(s('title', null, `${ser.name}: ${format(last[1])}${unit}`));
+    svg.append(line);
+    svg.append(s('circle', { class: 'dot c' + (i % 8), cx: px(last[0]), cy: py(last[1]), r: 3 }));
+  });
+  if (!all.length) {
+    svg.append(s('text', { class: 'axis empty', x: W / 2, y: H / 2, 'text-anchor': 'middle' }, 'Collecting samples…'));
+  }
+
+  const legend = h('div', { class: 'legend' }, series.map((ser, i) => {
+    const last = ser.points.length ? ser.points[ser.points.length - 1][1] : null;
+    return h('span', { class: 'legend-item' }, h('span', { class: ['swatch', 'c' + (i % 8), ser.dashed ? 'dashed' : ''] }), ser.name,
+      h('span', { class: 'legend-value', text: last === null ? fmt.dash : format(last) + unit }));
+  }));
+  return h('figure', { class: 'chart' }, h('figcaption', { text: title }), svg, legend);
+}

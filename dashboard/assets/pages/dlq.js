@@ -1,0 +1,177 @@
+// A topic's dead letters: reason, original partition, retries, payload preview; details;
+// and, when writes are enabled, replay one / selected / all and delete, each confirmed.
+
+import { h, fill, route } from '../dom.js';
+import * as api from '../api.js';
+import * as ui from '../ui.js';
+import * as fmt from '../format.js';
+
+const LIMIT = 100;
+
+const key = (e) => e.partition + '/' + e.id;
+
+// when shows a time as its date over its clock time.
+function when(iso) {
+  if (!iso) return fmt.dash;
+  const [date, time] = fmt.time(iso).split(' ');
+  return h('span', { class: 'stack' }, h('span', { text: time }), h('span', { class: 'muted small', text: date }));
+}
+
+export default function dlqPage(topic) {
+  const selected = new Map(); // key -> {partition, id}
+  let st;
+  let list;
+  let toolbar;
+  let removeAfter;
+  let ctx;
+  let entries = [];
+  let shown = ''; // what the table shows: entries and selection, to skip needless redraws
+  const base = api.path('topics', topic, 'dlq');
+
+  async function run(what, path, body, describe) {
+    try {
+      const res = await api.post(path, body);
+      const failed = (res.results || []).filter((r) => r.error);
+      ui.toast(describe(res) + (failed.length ? ' (' + failed.length + ' failed: ' + failed[0].error + ')' : ''), failed.length ? 'error' : 'ok');
+      for (const r of res.results || []) if (!r.error) selected.delete(key(r));
+      ctx.refresh();
+    } catch (err) {
+      ui.toast(what + ' failed: ' + err.message, 'error');
+    }
+  }
+
+  async function replay(refs) {
+    const del = removeAfter.checked;
+    const ok = await ui.confirm({
+      title: 'Replay ' + fmt.plural(refs.length, 'dead letter', 'dead letters') + '?',
+      body: [h('p', { text: 'Each is appended back to its original partition of ' + topic + ', with its retry count reset; every consumer group gets it again.' }),
+        h('p', { class: 'muted', text: del ? 'They are removed from the dead-letter queue once replayed.' : 'They stay in the dead-letter queue.' })],
+      confirmLabel: 'Replay',
+    });
+    if (ok) {
+      await run('Replay', base + '/replay', { entries: refs, delete: del },
+        (res) => 'Replayed ' + fmt.plural(res.done, 'dead letter', 'dead letters') + (refs.length === 1 && res.done ? ' to partition ' + refs[0].partition : ''));
+    }
+  }
+
+  async function remove(refs) {
+    const ok = await ui.confirm({
+      title: 'Delete ' + fmt.plural(refs.length, 'dead letter', 'dead letters') + '?',
+      body: h('p', { text: 'They are removed from the dead-letter queue of ' + topic + ' for good.' }),
+      confirmLabel: 'Delete', danger: true,
+    });
+    if (ok) await run('Delete', base + '/delete', { entries: refs }, (res) => 'Deleted ' + fmt.plural(res.done, 'dead letter', 'dead letters'));
+  }
+
+  async function replayAll() {
+    const del = removeAfter.checked;
+    const ok = await ui.confirm({
+      title: 'Replay all dead letters of ' + topic + '?',
+      body: [h('p', { text: 'Up to 1,000 dead letters, oldest first per partition, are appended back to their partitions.' }),
+        h('p', { class: 'muted', text: del ? 'They are removed from the dead-letter queue once replayed.' : 'They stay in the dead-letter queue.' })],
+      confirmLabel: 'Replay all',
+    });
+    if (ok) await run('Replay all', base + '/replay-all', { delete: del }, (res) => 'Replayed ' + fmt.plural(res.replayed, 'dead letter', 'dead letters'));
+  }
+
+  async function clearAll() {
+    const ok = await ui.confirm({
+      title: 'Delete every dead letter of ' + topic + '?',
+      body: h('p', { text: 'The dead-letter queue of every partition is emptied. This cannot be undone.' }),
+      confirmLabel: 'Delete all', danger: true,
+    });
+    if (ok) await run('Clear', base + '/clear', {}, (res) => 'Deleted ' + fmt.plural(res.removed, 'dead letter', 'dead letters'));
+  }
+
+  async function details(e) {
+    try {
+      const d = await api.get(base + '/' + api.path(e.partition, e.id));
+      ui.show('Dead letter ' + d.id, [
+        h('dl', { class: 'kv wide' },
+          [['Partition', String(d.partition)], ['UUID', d.uuid], ['Reason', d.reason], ['Group', d.group],
+            ['Retries', d.retryCount + ' of ' + d.maxRetries], ['Original message id', d.originalMessageId],
+            ['Original stream id', d.originalStreamId], ['Published', fmt.time(d.timestamp)], ['Failed at', fmt.time(d.failedAt)]]
+            .map(([k, v]) => [h('dt', { text: k }), h('dd', { text: v || fmt.dash })])),
+        h('h4', { text: 'Metadata' }), ui.metadataList(d.metadata),
+        h('h4', { text: 'Payload (' + fmt.bytes(d.payload.size) + (d.dataEncoding === 'base64' ? ', base64' : '') + ')' }),
+        h('pre', { class: 'payload-body full', text: d.data }),
+        d.raw ? [h('h4', { text: 'Raw fields' }), h('pre', { class: 'payload-body', text: d.raw })] : null,
+      ]);
+    } catch (err) {
+      ui.toast('Could not load the dead letter: ' + err.message, 'error');
+    }
+  }
+
+  function renderToolbar() {
+    const refs = [...selected.values()];
+    const state = refs.length + '/' + entries.length;
+    if (state === toolbar.dataset.state) return;
+    toolbar.dataset.state = state;
+    fill(toolbar,
+      ui.button('Replay selected (' + refs.length + ')', () => replay([...selected.values()]), 'primary', { disabled: !refs.length, dataset: { action: 'replay-selected' } }),
+      ui.button('Delete selected (' + refs.length + ')', () => remove([...selected.values()]), 'danger', { disabled: !refs.length, dataset: { action: 'delete-selected' } }),
+      h('span', { class: 'spacer' }),
+      h('label', { class: 'check' }, removeAfter, 'remove from the DLQ after replay'),
+      ui.button('Replay all…', replayAll, '', { disabled: !entries.length, dataset: { action: 'replay-all' } }),
+      ui.button('Delete all…', clearAll, 'danger', { disabled: !entries.length, dataset: { action: 'clear' } }));
+  }
+
+  function toggle(e, on) {
+    if (on) selected.set(key(e), { partition: e.partition, id: e.id });
+    else selected.delete(key(e));
+    renderToolbar();
+  }
+
+  function renderTable() {
+    shown = JSON.stringify([entries, [...selected.keys()]]);
+    const write = ctx.canWrite;
+    const all = h('input', { type: 'checkbox', 'aria-label': 'Select all', checked: entries.length > 0 && entries.every((e) => selected.has(key(e))),
+      on: { change: (ev) => { entries.forEach((e) => toggle(e, ev.target.checked)); renderTable(); } } });
+    const head = [
+      write ? { label: '' } : null, { label: 'Partition', class: 'num' }, { label: 'Id' }, { label: 'Failed at' }, { label: 'Group' },
+      { label: 'Reason' }, { label: 'Retries', class: 'num' }, { label: 'Payload' }, { label: '' },
+    ].filter(Boolean);
+    const rows = entries.map((e) => [
+      write ? { node: h('input', { type: 'checkbox', 'aria-label': 'Select', checked: selected.has(key(e)), on: { change: (ev) => toggle(e, ev.target.checked) } }) } : null,
+      { text: String(e.partition), class: 'num', attrs: { dataset: { field: 'partition' } } },
+      { node: ui.mono(e.id) },
+      { node: when(e.failedAt), class: 'when' },
+      { node: ui.mono(e.group) },
+      { text: e.reason || fmt.dash, class: 'reason', attrs: { dataset: { field: 'reason' } } },
+      { text: e.retryCount + ' / ' + e.maxRetries, class: 'num' },
+      { node: ui.payload(e.payload), class: 'payload-cell', attrs: { dataset: { field: 'payload' } } },
+      { node: h('div', { class: 'row-actions' },
+        ui.button('Details', () => details(e), 'small', { dataset: { action: 'details' } }),
+        write ? ui.button('Replay', () => replay([{ partition: e.partition, id: e.id }]), 'small primary', { dataset: { action: 'replay' } }) : null,
+        write ? ui.button('Delete', () => remove([{ partition: e.partition, id: e.id }]), 'small danger', { dataset: { action: 'delete' } }) : null) },
+    ].filter((c) => c !== null));
+    // The header's select-all box is a node, so the header is built by hand here.
+    const t = ui.table(head, rows, 'No dead letters.', (i) => ({ dataset: { partition: entries[i].partition, id: entries[i].id } }));
+    if (write) fill(t.querySelector('th'), all);
+    fill(list.body, t);
+  }
+
+  return {
+    title: 'Dead letters · ' + topic,
+    mount(root, c) {
+      ctx = c;
+      st = ui.stats([['size', 'Dead letters'], ['shown', 'Shown'], ['partitions', 'Partitions affected']]);
+      list = ui.card('Entries', h('span', { class: 'muted small', text: 'oldest failure first' }));
+      removeAfter = h('input', { type: 'checkbox' });
+      toolbar = h('div', { class: 'toolbar' });
+      root.append(ui.header('Dead letters', [['Topics', '#/'], [topic, route('topics', topic)]], topic), st);
+      root.append(ctx.canWrite ? toolbar : h('p', { class: 'muted small readonly-note', text: 'Read-only: replay and delete are available when the dashboard allows writes.' }), list);
+    },
+    load: (signal) => api.get(base + '?limit=' + LIMIT, signal),
+    update(data) {
+      entries = data.entries;
+      const present = new Set(entries.map(key));
+      for (const k of [...selected.keys()]) if (!present.has(k)) selected.delete(k);
+      st.set('size', fmt.int(data.size));
+      st.set('shown', fmt.int(entries.length));
+      st.set('partitions', fmt.int(new Set(entries.map((e) => e.partition)).size));
+      if (ctx.canWrite) renderToolbar();
+      if (JSON.stringify([entries, [...selected.keys()]]) !== shown) renderTable();
+    },
+  };
+}

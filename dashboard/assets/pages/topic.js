@@ -1,0 +1,116 @@
+// A topic: totals, a live chart of publish and consume rates and of lag, the partitions
+// with each group's lease owner and lag, the groups, and the newest messages.
+
+import { h, fill, route } from '../dom.js';
+import * as api from '../api.js';
+import * as ui from '../ui.js';
+import * as fmt from '../format.js';
+import { lineChart } from '../chart.js';
+
+const RECENT = 10;
+
+export default function topicPage(topic) {
+  let st;
+  let charts;
+  let parts;
+  let groups;
+  let recent;
+  return {
+    title: topic,
+    mount(root) {
+      st = ui.stats([['partitions', 'Partitions'], ['length', 'Length'], ['groups', 'Consumer groups'],
+        ['lag', 'Total lag'], ['dlq', 'Dead letters'], ['rate', 'Publish msg/s']]);
+      charts = ui.card('Last minutes');
+      parts = ui.card('Partitions');
+      groups = ui.card('Consumer groups');
+      recent = ui.card('Newest messages');
+      root.append(ui.header(topic, [['Topics', '#/']]), st, charts, parts, groups, recent);
+    },
+    async load(signal) {
+      const base = api.path('topics', topic);
+      const [info, rates, msgs] = await Promise.all([
+        api.get(base, signal), api.get(base + '/rates', signal), api.get(base + '/messages?limit=' + RECENT, signal),
+      ]);
+      return { info, rates, msgs };
+    },
+    update({ info, rates, msgs }) {
+      st.set('partitions', fmt.int(info.partitions));
+      st.set('length', fmt.int(info.length));
+      st.set('groups', fmt.int(info.groups.length));
+      st.set('lag', fmt.int(info.groups.reduce((n, g) => n + g.lag, 0)));
+      st.set('dlq', fmt.int(info.dlqLength), info.dlqLength > 0 ? route('topics', topic, 'dlq') : null);
+      st.set('rate', fmt.rate(info.publishRate));
+      fill(charts.body, renderCharts(rates));
+      fill(parts.body, partitionTable(info));
+      fill(groups.body, groupTable(topic, info.groups));
+      fill(recent.body, messageTable(msgs.entries));
+    },
+  };
+}
+
+function renderCharts(rates) {
+  const pts = rates.points;
+  const to = pts.length ? pts[pts.length - 1].t : Date.now();
+  const from = pts.length ? Math.max(pts[0].t, to - rates.windowMs) : to - rates.intervalMs;
+  const series = (pick) => rates.groups.map((g) => ({
+    name: g, points: pts.filter((p) => p.groups[g] && pick(p.groups[g]) !== null).map((p) => [p.t, pick(p.groups[g])]),
+  }));
+  const throughput = [{ name: 'published', points: pts.map((p) => [p.t, p.publishRate]) }]
+    .concat(series((g) => g.consumeRate).map((x) => ({ ...x, name: x.name + ' consumed', dashed: true })));
+  return h('div', { class: 'charts' },
+    h('div', { dataset: { chart: 'throughput' } }, lineChart({ title: 'Throughput (msg/s)', series: throughput, from, to })),
+    h('div', { dataset: { chart: 'lag' } }, lineChart({ title: 'Lag (messages)', series: series((g) => g.lag), from, to, format: fmt.int, integer: true })));
+}
+
+function partitionTable(info) {
+  const gs = info.groups;
+  const head = [
+    [{ label: 'Partition', rows: 2 }, { label: 'Length', class: 'num', rows: 2 }, { label: 'First id', rows: 2 },
+      { label: 'Last id', rows: 2 }, { label: 'DLQ', class: 'num', rows: 2 },
+      ...gs.map((g) => ({ label: g.name, span: 2, class: 'group-head' }))],
+    gs.flatMap(() => [{ label: 'Owner', class: 'sub' }, { label: 'Lag', class: 'num sub' }]),
+  ];
+  if (!gs.length) head.pop();
+  const rows = info.perPartition.map((p) => [
+    { text: String(p.partition), class: 'strong' },
+    { text: fmt.int(p.length), class: 'num', attrs: { dataset: { field: 'length' } } },
+    { node: ui.mono(p.firstId), title: fmt.idTime(p.firstId) },
+    { node: ui.mono(p.lastId), title: fmt.idTime(p.lastId) },
+    { text: fmt.int(p.dlqLength), class: p.dlqLength ? 'num warn' : 'num' },
+    ...p.groups.flatMap((g) => [
+      { node: g.exists ? owner(g) : h('span', { class: 'muted', text: 'no group' }), attrs: { dataset: { group: g.group, field: 'owner' } } },
+      { text: g.exists ? fmt.int(g.lag) : fmt.dash, class: g.lag > 0 ? 'num lag' : 'num', attrs: { dataset: { group: g.group, field: 'lag' } } },
+    ]),
+  ]);
+  return ui.table(head, rows, 'No partitions.', (i) => ({ dataset: { partition: info.perPartition[i].partition } }));
+}
+
+function owner(g) {
+  if (!g.owner) return h('span', { class: 'muted', text: 'free' });
+  return h('span', { class: 'mono owner', title: 'lease expires in ' + fmt.duration(g.leaseTtlMs), text: g.owner });
+}
+
+function groupTable(topic, groups) {
+  const rows = groups.map((g) => [
+    h('a', { href: route('topics', topic, 'groups', g.name), class: 'strong', text: g.name }),
+    { text: fmt.int(g.consumers), class: 'num' },
+    { text: fmt.int(g.pending), class: 'num' },
+    { text: fmt.int(g.lag) + (g.lagUnknown ? '+' : ''), class: 'num', attrs: { dataset: { field: 'lag' } } },
+    { text: fmt.rate(g.consumeRate), class: 'num' },
+  ]);
+  return ui.table([{ label: 'Group' }, { label: 'Consumers', class: 'num' }, { label: 'Pending', class: 'num' },
+    { label: 'Lag', class: 'num' }, { label: 'Consume msg/s', class: 'num' }], rows, 'No consumer group reads this topic yet.',
+  (i) => ({ dataset: { group: groups[i].name } }));
+}
+
+function messageTable(entries) {
+  const rows = entries.map((e) => [
+    { text: String(e.partition), class: 'num' },
+    { node: ui.mono(e.id) },
+    { text: fmt.time(e.time), class: 'nowrap' },
+    { node: ui.metadataList(e.metadata), class: 'meta-cell' },
+    { node: e.malformed ? h('span', { class: 'warn', text: 'malformed: ' + e.malformed }) : ui.payload(e.payload), class: 'payload-cell' },
+  ]);
+  return ui.table([{ label: 'Partition', class: 'num' }, { label: 'Id' }, { label: 'Time' }, { label: 'Metadata' }, { label: 'Payload' }],
+    rows, 'The topic is empty.');
+}

@@ -1,0 +1,11 @@
+// Package e2e holds the end-to-end test of the streamq dashboard: headless Chromium (Debian's
+// chromium package, driven through chromedp) against the dashboard on a test redis-server
+// with real traffic. It is a module of its own because chromedp needs a newer Go than the
+// library's go.mod states.
+//
+//	cd e2e && go test -race ./...
+//
+// The test skips when /usr/bin/chromium is missing, unless STREAMQ_REQUIRE_BROWSER=1 (then
+// it fails). STREAMQ_SCREENSHOT=path writes a PNG of the topic page with live traffic (a
+// relative path from the repository root): STREAMQ_SCREENSHOT=docs/dashboard.png make e2e.
+package e2e
