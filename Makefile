@@ -2,7 +2,7 @@ GO        ?= go
 PKGS      ?= ./...
 TIMEOUT   ?= 15m
 
-.PHONY: test test-race test-short bench bench-go lint fmt vet demo fuzz e2e
+.PHONY: test test-race test-short bench bench-go lint fmt vet demo fuzz e2e soak soak-short
 
 ## test: vet, then every test with the race detector against real redis-servers the tests
 ## start, then Watermill's unmodified TestReconnect without -race (its harness has a data
@@ -16,6 +16,19 @@ test: vet
 ## skips without /usr/bin/chromium unless STREAMQ_REQUIRE_BROWSER=1
 e2e:
 	cd e2e && $(GO) test -race -count=1 -timeout $(TIMEOUT) ./...
+
+## soak: the fault-injection soak (soak/, build tag soak): publisher and consumer processes on
+## a 16-partition topic while consumers are killed, paused and closed, redis-server restarted
+## and killed, and the network cut, reset and slowed; prints the figures and fails on any lost
+## message (SOAK_DURATION, SOAKFLAGS="-soak.seed=N ...")
+SOAK_DURATION ?= 10m
+SOAK_TIMEOUT  ?= 20m
+soak:
+	$(GO) test -tags soak -run '^TestSoak$$' -count=1 -v -timeout $(SOAK_TIMEOUT) ./soak -soak.duration=$(SOAK_DURATION) $(SOAKFLAGS)
+
+## soak-short: the soak for CI: every fault kind once, in about two minutes
+soak-short:
+	$(MAKE) --no-print-directory soak SOAK_DURATION=90s SOAK_TIMEOUT=10m
 
 ## test-race: same as test (every run is -race)
 test-race: test

@@ -82,21 +82,26 @@ func (f *fetcher) remove(w *worker) {
 
 func (f *fetcher) poke() { signal(f.wake) }
 
-// ready lists the streams whose workers want more entries, and whether another worker is
-// still busy with entries it holds.
-func (f *fetcher) ready() (streams []string, busy bool) {
+// ready lists the streams whose workers want more entries with the last id each worker
+// received, and whether another worker is still busy with entries it holds.
+func (f *fetcher) ready() (streams, after []string, busy bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for s, w := range f.workers {
 		switch {
-		case w.isStopping():
+		case w.isStopping(), w.leaseExpiresWithin(f.sub.cfg.BlockTime):
+			// Not for a lease that may lapse before the read returns: the group would move
+			// past entries that then sit in this member's pending list, where the next
+			// owner does not look (it claimed the partition's pending entries when it took
+			// the partition), until the pending scan finds them, out of order.
 		case w.needsMore():
 			streams = append(streams, s)
+			after = append(after, w.lastReceived())
 		default:
 			busy = true
 		}
 	}
-	return streams, busy
+	return streams, after, busy
 }
 
 // busyPoll is how often idle partitions are polled while another partition is busy: new
@@ -113,7 +118,7 @@ func (f *fetcher) loop() {
 	defer cancel()
 	retry := newBackoff(50*time.Millisecond, 2*time.Second)
 	for {
-		streams, busy := f.ready()
+		streams, after, busy := f.ready()
 		if len(streams) == 0 {
 			if !f.idle(0) {
 				return
@@ -124,7 +129,7 @@ func (f *fetcher) loop() {
 		if busy {
 			block = -1
 		}
-		got, err := f.read(ctx, streams, block)
+		got, err := f.read(ctx, streams, after, block)
 		if err != nil {
 			reloadOnConnError(ctx, f.sub.rdb, err)
 			f.sub.logger.Error("Read failed, retrying", err, watermill.LogFields{"retry_in": retry.peek()})
@@ -158,13 +163,15 @@ func (f *fetcher) idle(d time.Duration) bool {
 	}
 }
 
-// read reads streams once (block < 0: without BLOCK) and queues what came back; got
-// reports whether anything did.
-func (f *fetcher) read(ctx context.Context, streams []string, block time.Duration) (got bool, err error) {
+// read runs one read round over streams (block < 0: without BLOCK) and queues what came
+// back; got reports whether anything did. A partition whose lost entries turned up gets
+// only those this round: its new entries stay pending for this member, after them, and the
+// next round's re-read returns them in order.
+func (f *fetcher) read(ctx context.Context, streams, after []string, block time.Duration) (got bool, err error) {
 	f.readMu.Lock()
 	defer f.readMu.Unlock()
 	cfg := f.sub.cfg
-	res, err := stream.Read(ctx, f.sub.rdb, cfg.ConsumerGroup, f.sub.member, streams, int64(cfg.BatchCount), block)
+	lost, fresh, err := stream.Read(ctx, f.sub.rdb, cfg.ConsumerGroup, f.sub.member, streams, after, int64(cfg.BatchCount), block)
 	if err != nil {
 		if ctx.Err() != nil {
 			return false, nil
@@ -173,8 +180,15 @@ func (f *fetcher) read(ctx context.Context, streams []string, block time.Duratio
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for _, xs := range res {
+	recovered := map[string]bool{}
+	for _, xs := range lost {
 		if w, ok := f.workers[xs.Stream]; ok && len(xs.Messages) > 0 {
+			w.recover(xs.Messages)
+			recovered[xs.Stream], got = true, true
+		}
+	}
+	for _, xs := range fresh {
+		if w, ok := f.workers[xs.Stream]; ok && len(xs.Messages) > 0 && !recovered[xs.Stream] {
 			w.push(xs.Messages, nil)
 			got = true
 		}

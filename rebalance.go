@@ -2,6 +2,7 @@ package streamq
 
 import (
 	"context"
+	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
 	"github.com/redis/go-redis/v9"
@@ -120,12 +121,13 @@ func (sub *subscription) take(ctx context.Context, mine []int, current []string)
 			continue
 		}
 		token := sub.leases.NextToken()
+		sent := time.Now() // the lease lives at least LeaseTTL from here
 		ok, err := sub.leases.Acquire(ctx, sub.view.lease(p, sub.cfg.ConsumerGroup), token)
 		if err != nil {
 			return err
 		}
 		if ok {
-			sub.startWorker(p, token)
+			sub.startWorker(p, token, sent)
 		}
 	}
 	return nil

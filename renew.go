@@ -29,11 +29,12 @@ func (sub *subscription) renewAll(ctx context.Context) {
 	for i, w := range workers {
 		held[i] = lease.Held{Key: w.leaseKey, Token: w.token}
 	}
+	sent := time.Now() // a renewed lease lives at least LeaseTTL from here
 	for i, r := range sub.leases.RenewAll(ctx, held) {
 		w := workers[i]
 		switch {
 		case r.Err == nil && r.Owned:
-			w.renewed(time.Now())
+			w.renewed(sent)
 		case r.Err == nil:
 			sub.loseLease(w, errors.New("lease owned by another member"))
 		default:
@@ -43,6 +44,19 @@ func (sub *subscription) renewAll(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// errLeaseExpired is why a worker stops when LeaseTTL passed since the last successful
+// acquisition or renewal was sent.
+var errLeaseExpired = errors.New("lease not renewed within LeaseTTL")
+
+// leaseExpired reports whether the lease may have expired in Redis: LeaseTTL has passed
+// since the request of the last successful acquisition or renewal was sent.
+func (w *worker) leaseExpired() bool { return w.leaseExpiresWithin(0) }
+
+// leaseExpiresWithin reports whether the lease may expire in Redis within d.
+func (w *worker) leaseExpiresWithin(d time.Duration) bool {
+	return time.Since(w.lastRenewed())+d >= w.sub.cfg.LeaseTTL
 }
 
 func (sub *subscription) loseLease(w *worker, cause error) {

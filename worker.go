@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamq-dev/streamq/internal/stream"
+	"github.com/streamq-dev/streamq/internal/streamid"
 )
 
 // worker delivers one owned partition: it claims the partition's pending entries, then
@@ -30,6 +31,7 @@ type worker struct {
 	mu        sync.Mutex
 	queue     []entry
 	known     map[string]struct{}
+	received  string // highest id queued: the member's pending entries after it were lost
 	wantMore  bool
 	renewedAt time.Time
 
@@ -58,7 +60,8 @@ type entry struct {
 	count  int64
 }
 
-func (sub *subscription) startWorker(p int, token string) {
+// startWorker starts delivering partition p, leased with token by a request sent at acquired.
+func (sub *subscription) startWorker(p int, token string, acquired time.Time) {
 	w := &worker{
 		token:     token,
 		sub:       sub,
@@ -66,7 +69,7 @@ func (sub *subscription) startWorker(p int, token string) {
 		stream:    sub.view.stream(p),
 		leaseKey:  sub.view.lease(p, sub.cfg.ConsumerGroup),
 		known:     map[string]struct{}{},
-		renewedAt: time.Now(),
+		renewedAt: acquired,
 		notify:    make(chan struct{}, 1),
 		stop:      make(chan struct{}),
 		runDone:   make(chan struct{}),
@@ -109,10 +112,13 @@ func (w *worker) isStopping() bool {
 	}
 }
 
+// renewed records a successful renewal sent at t, and wakes the fetcher, which skips a
+// worker whose lease is about to lapse.
 func (w *worker) renewed(t time.Time) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	w.renewedAt = t
+	w.mu.Unlock()
+	w.fetch.poke()
 }
 
 func (w *worker) lastRenewed() time.Time {
@@ -208,12 +214,47 @@ func (w *worker) push(msgs []redis.XMessage, counts map[string]int64) {
 		}
 		w.queue = append(w.queue, entry{id: m.ID, values: m.Values, count: c})
 	}
+	// Reads and claims return ids in order: the last one is the highest.
+	if n := len(msgs); n > 0 && streamid.Less(w.received, msgs[n-1].ID) {
+		w.received = msgs[n-1].ID
+	}
 	w.wantMore = len(w.queue) <= w.lowWater()
 	w.mu.Unlock()
 	select {
 	case w.notify <- struct{}{}:
 	default:
 	}
+}
+
+// recover queues entries of this member's pending list that it never received (their read's
+// reply was lost). One deleted from the stream meanwhile is acked: nothing to deliver.
+func (w *worker) recover(msgs []redis.XMessage) {
+	w.sub.logger.Info("Recovered entries whose read reply was lost", watermill.LogFields{
+		"partition": w.p, "count": len(msgs), "first": msgs[0].ID})
+	live := make([]redis.XMessage, 0, len(msgs))
+	for _, m := range msgs {
+		if m.Values == nil {
+			w.acks.add(m.ID, "")
+			continue
+		}
+		live = append(live, m)
+	}
+	w.mu.Lock()
+	if last := msgs[len(msgs)-1].ID; streamid.Less(w.received, last) {
+		w.received = last // past the deleted ones too, or the re-read would return them again
+	}
+	w.mu.Unlock()
+	w.push(live, nil)
+}
+
+// lastReceived is the highest id queued so far ("0-0" before any).
+func (w *worker) lastReceived() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.received == "" {
+		return "0-0"
+	}
+	return w.received
 }
 
 func (w *worker) needsMore() bool {
@@ -232,6 +273,10 @@ func (w *worker) forget(id string) {
 // member and queues them in id order. With minIdle 0 (on taking the partition) that is every
 // pending entry of the group: we hold the lease, so nobody else may be working on them.
 func (w *worker) claimPending(minIdle time.Duration) bool {
+	if w.leaseExpired() { // a claim would take entries away from the next owner
+		w.sub.loseLease(w, errLeaseExpired)
+		return false
+	}
 	cfg := w.sub.cfg
 	start := "0-0"
 	for {
@@ -389,6 +434,13 @@ func (w *worker) deliver(m *message.Message, id string, count int64) (*message.M
 	// channel at random over the stop signal, and an entry handed out after a skipped one
 	// would break the partition's order for the next owner.
 	if w.isStopping() || w.msgCtx.Err() != nil {
+		return m, stopped
+	}
+	// Nor once the lease may have expired (the process was paused, or Redis has not answered
+	// a renewal for LeaseTTL): another member may own the partition by now, and handing out
+	// a prefetched entry would deliver it twice, out of the new owner's order.
+	if w.leaseExpired() {
+		w.sub.loseLease(w, errLeaseExpired)
 		return m, stopped
 	}
 	msg := m

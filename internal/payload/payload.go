@@ -51,14 +51,17 @@ func RefFields(ref string, size int) []any {
 	return []any{FieldRef, ref, FieldStorageType, StorageString, FieldOriginalSize, strconv.Itoa(size)}
 }
 
-// Cmd queues the offloaded append on pipe (the script must be loaded: Load).
+// Cmd queues the offloaded append on pipe. It sends the script's text (EVAL), not its SHA:
+// an EVALSHA refused with NOSCRIPT (a restarted or failed-over server has an empty script
+// cache) would have to be sent again after the plain appends of the same pipeline succeeded,
+// out of their order. The text is under 1 KiB next to a payload over the threshold.
 func Cmd(ctx context.Context, pipe redis.Pipeliner, o Offload) *redis.Cmd {
 	approx := "0"
 	if o.Approx {
 		approx = "1"
 	}
 	args := append([]any{o.Payload, o.TTL.Milliseconds(), o.Ref, o.MaxLen, approx}, o.Fields...)
-	return offloadScript.EvalSha(ctx, pipe, []string{o.PayloadKey, o.Stream, o.Index}, args...)
+	return offloadScript.Eval(ctx, pipe, []string{o.PayloadKey, o.Stream, o.Index}, args...)
 }
 
 // Load caches the offload script on the server.

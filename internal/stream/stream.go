@@ -42,25 +42,65 @@ func CreateGroups(ctx context.Context, rdb redis.UniversalClient, streams []stri
 	return nil
 }
 
-// Read reads up to count new entries per stream for consumer, blocking up to block when
-// none is there (block < 0: no BLOCK, return at once). No entries is not an error: it
-// returns nil.
-func Read(ctx context.Context, rdb redis.UniversalClient, group, consumer string, streams []string, count int64, block time.Duration) ([]redis.XStream, error) {
-	args := make([]string, 0, 2*len(streams))
-	args = append(args, streams...)
+// Read is one read round for consumer over streams. In one pipeline it first re-reads the
+// consumer's own pending entries after after[i] (the last id it received from streams[i]),
+// then reads up to count new entries per stream, blocking up to block when none is there
+// (block < 0: no BLOCK). The first read finds entries whose reply was lost: Redis ran an
+// earlier read for the consumer and the reply never arrived, or go-redis sent the read again
+// after a dropped connection; without it they would wait for the pending scan and come out
+// of order. Entries deleted from a stream while pending come back with nil Values.
+func Read(ctx context.Context, rdb redis.UniversalClient, group, consumer string, streams, after []string, count int64, block time.Duration) (lost, fresh []redis.XStream, err error) {
+	newest := make([]string, 0, 2*len(streams))
+	newest = append(newest, streams...)
 	for range streams {
-		args = append(args, ">")
+		newest = append(newest, ">")
 	}
-	res, err := rdb.XReadGroup(ctx, &redis.XReadGroupArgs{
-		Group: group, Consumer: consumer, Streams: args, Count: count, Block: block,
-	}).Result()
+	if block >= 0 {
+		block = pipelineBlock(rdb, block)
+	}
+	var lostCmd, freshCmd *redis.XStreamSliceCmd
+	_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		lostCmd = p.XReadGroup(ctx, &redis.XReadGroupArgs{
+			Group: group, Consumer: consumer, Streams: append(append([]string{}, streams...), after...), Count: count, Block: -1,
+		})
+		freshCmd = p.XReadGroup(ctx, &redis.XReadGroupArgs{
+			Group: group, Consumer: consumer, Streams: newest, Count: count, Block: block,
+		})
+		return nil
+	})
+	if lost, err = readResult(lostCmd); err != nil {
+		return nil, nil, fmt.Errorf("read pending of group %q: %w", group, err)
+	}
+	if fresh, err = readResult(freshCmd); err != nil {
+		return nil, nil, fmt.Errorf("read group %q: %w", group, err)
+	}
+	return lost, fresh, nil
+}
+
+func readResult(cmd *redis.XStreamSliceCmd) ([]redis.XStream, error) {
+	res, err := cmd.Result()
 	if errors.Is(err, redis.Nil) {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, fmt.Errorf("read group %q: %w", group, err)
+	return res, err
+}
+
+// pipelineBlock keeps a blocking read inside a pipeline within the client's read timeout:
+// go-redis extends the timeout for a blocking command sent alone, not in a pipeline.
+func pipelineBlock(rdb redis.UniversalClient, block time.Duration) time.Duration {
+	var timeout time.Duration
+	switch c := rdb.(type) {
+	case *redis.Client:
+		timeout = c.Options().ReadTimeout
+	case *redis.ClusterClient:
+		timeout = c.Options().ReadTimeout
+	case *redis.Ring:
+		timeout = c.Options().ReadTimeout
 	}
-	return res, nil
+	if timeout > 0 && block > timeout/2 {
+		return timeout / 2
+	}
+	return block
 }
 
 // Claim moves up to count pending entries idle for at least minIdle, starting at start, to

@@ -7,7 +7,12 @@
 -- ARGV[3] ref
 -- ARGV[4] MAXLEN (0: none), ARGV[5] "1" for approximate trimming
 -- ARGV[6..] field, value pairs of the entry (carrying x-payload-hash-ref)
--- returns the entry id
+-- returns the entry id, or 0 when the payload key exists already: this very call ran before
+-- (a client retried it after losing the reply), and a second entry would share the payload,
+-- which the first entry's acks then delete under it
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return 0
+end
 if tonumber(ARGV[2]) > 0 then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 else

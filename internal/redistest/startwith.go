@@ -1,0 +1,40 @@
+package redistest
+
+import "testing"
+
+// StartWith starts a redis-server like Start, with extra redis.conf lines written after the
+// defaults (a later line overrides an earlier one: "appendfsync always" makes every write
+// acknowledged to a client survive a kill -9 of the server). It also starts a watchdog
+// process that SIGKILLs the server when the test process dies without running its cleanups
+// (a panic on -timeout, a kill -9), so no redis-server outlives a crashed test binary.
+func StartWith(t testing.TB, extra ...string) *Server {
+	t.Helper()
+	bin := lookupBinary(t, "redis-server")
+	port, err := freePort()
+	if err != nil {
+		t.Fatalf("redistest: %v", err)
+	}
+	s, err := newServer(t, bin, port, t.TempDir(), append([]string(nil), extra...))
+	if err != nil {
+		t.Fatalf("redistest: %v", err)
+	}
+	wd, err := startWatchdog(s.pidfile)
+	if err != nil {
+		t.Fatalf("redistest: %v", err)
+	}
+	// Cleanups run last-in first-out: the server is stopped first, then the watchdog.
+	t.Cleanup(func() {
+		if err := wd.stop(); err != nil {
+			t.Errorf("redistest: %v", err)
+		}
+	})
+	t.Cleanup(func() { s.cleanup(t) })
+	if err := s.launch(); err != nil {
+		t.Fatalf("redistest: %v", err)
+	}
+	return s
+}
+
+// AOFAlways is the redis.conf line that fsyncs the AOF before every reply: with it, a write
+// Redis acknowledged survives a crash of the server. Use it with StartWith.
+const AOFAlways = "appendfsync always"

@@ -1,0 +1,101 @@
+package streamq
+
+import (
+	"context"
+	"io"
+	"net"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+)
+
+// loseReadReply is a go-redis hook that, once armed, lets Redis run the next read round
+// that returns new entries and then loses its reply: Redis delivered the entries to the
+// member (they are in its pending list) but the member never sees them. With resend, the
+// round is sent again, as go-redis does after a dropped connection; without, the round
+// fails as if the retries ran out.
+type loseReadReply struct {
+	armed  atomic.Bool
+	resend bool
+}
+
+func (h *loseReadReply) DialHook(next redis.DialHook) redis.DialHook {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) { return next(ctx, network, addr) }
+}
+
+func (h *loseReadReply) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (h *loseReadReply) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		if !h.armed.Load() || !readNewEntries(cmds) || !h.armed.CompareAndSwap(true, false) {
+			return err
+		}
+		if h.resend {
+			return next(ctx, cmds)
+		}
+		for _, c := range cmds {
+			c.SetErr(io.ErrUnexpectedEOF)
+		}
+		return io.ErrUnexpectedEOF
+	}
+}
+
+// readNewEntries reports whether cmds hold an XREADGROUP ">" that returned entries.
+func readNewEntries(cmds []redis.Cmder) bool {
+	for _, c := range cmds {
+		x, ok := c.(*redis.XStreamSliceCmd)
+		if !ok || !slices.Contains(x.Args(), any(">")) {
+			continue
+		}
+		for _, s := range x.Val() {
+			if len(s.Messages) > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// TestLostReadReplyIsRecoveredInOrder: entries whose read reply was lost are delivered by
+// the next read round, before anything newer of their partition, not a pending scan later.
+func TestLostReadReplyIsRecoveredInOrder(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		resend bool
+	}{{"go-redis sends the read again", true}, {"the read fails", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, client := startRedis(t)
+			hook := &loseReadReply{resend: tc.resend}
+			client.AddHook(hook)
+			const topic = "lost-reply"
+			pub := newTestPublisher(t, PublisherConfig{Client: client})
+			publishKeyed(t, pub, topic, 0, 1, 1)
+			_, ch := subscribeMember(t, client, topic, "g", "a", 1, func(c *SubscriberConfig) {
+				c.PendingScanInterval = time.Hour // only the read round may find the lost entries
+				c.BatchCount = 4                  // more lost entries than one re-read returns
+			})
+			require.Equal(t, 0, seqOf(ackNext(t, ch)))
+
+			hook.armed.Store(true)
+			publishKeyed(t, pub, topic, 1, 11, 1) // the lost reply carries the first of these
+			var got []int
+			for len(got) < 10 {
+				m := receiveOne(t, ch, 10*time.Second)
+				m.Ack()
+				got = append(got, seqOf(m))
+			}
+			require.False(t, hook.armed.Load(), "a read reply was lost")
+			require.Equal(t, []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, got)
+			select {
+			case m := <-ch:
+				t.Fatalf("delivered again: seq %d", seqOf(m))
+			default:
+			}
+		})
+	}
+}

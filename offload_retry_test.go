@@ -1,0 +1,64 @@
+package streamq
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill"
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/streamq-dev/streamq/internal/keys"
+)
+
+// resendPipelines is a go-redis hook that sends every pipeline holding an EVAL twice, as
+// go-redis does when it retries a command whose reply was lost (a timeout, a dropped
+// connection) although Redis had run it.
+type resendPipelines struct{}
+
+func (resendPipelines) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (resendPipelines) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (resendPipelines) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, c := range cmds {
+			if strings.EqualFold(c.Name(), "eval") {
+				_ = next(ctx, cmds) // the first run, whose reply is "lost"
+				break
+			}
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// TestOffloadedPublishRetriedByTheClient: the offloaded append run twice with the same
+// payload reference (a client retry after a lost reply) appends one entry. The soak found two
+// entries sharing one payload key: once every group acked the first, the ack script deleted
+// the payload, and a group reading the second dead-lettered it as "offloaded payload missing".
+func TestOffloadedPublishRetriedByTheClient(t *testing.T) {
+	srv, direct := startRedis(t)
+	retrying := srv.Client(t)
+	retrying.AddHook(resendPipelines{})
+	const topic = "offload-retried"
+	pub := newTestPublisher(t, PublisherConfig{Client: retrying})
+	require.NoError(t, pub.Publish(topic, message.NewMessage(watermill.NewUUID(), randomPayload(t, bigPayloadSize))))
+
+	stream := keys.New("", "").PartitionStream(topic, 0)
+	assert.Equal(t, int64(1), xlen(t, direct, stream), "one entry for one offloaded message")
+	for _, g := range []string{"g1", "g2"} {
+		sub := newTestSubscriber(t, fastSub(direct, g))
+		ch, err := sub.Subscribe(context.Background(), topic)
+		require.NoError(t, err)
+		rec := newRecorder()
+		consume(ch, rec)
+		rec.waitUnique(t, 1, 10*time.Second)
+	}
+	require.Eventually(t, func() bool {
+		return len(scanKeys(t, direct, "streaming:mq:payload:*")) == 0
+	}, 10*time.Second, 20*time.Millisecond, "the payload is deleted once both groups acked")
+	assert.Zero(t, dlqLen(t, direct, topic, 1), "nothing dead-lettered")
+}

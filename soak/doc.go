@@ -1,0 +1,17 @@
+// Package soak is streamq's fault-injection soak program. It is built only with the soak build
+// tag, as a test:
+//
+//	go test -tags soak -run TestSoak ./soak -soak.duration=10m -timeout 20m
+//
+// TestSoak starts a redis-server (AOF, appendfsync always), publisher and consumer processes
+// (this test binary run again with SOAK_ROLE set: real OS processes, not goroutines) on one
+// topic of 16 partitions read by two consumer groups, and a TCP proxy per process between it
+// and Redis. While they run it injects faults: kill -9, SIGSTOP past the lease TTL and SIGTERM
+// (Close during in-flight work) of consumers, restarts and kill -9 of redis-server, network
+// cuts of one consumer and of everyone, connection resets and added latency. Every process
+// writes a JSON-lines ledger; at the end TestSoak checks from the ledgers and the dead-letter
+// queues that no message whose Publish returned nil was lost, that no payload went missing,
+// that per-key order held except where a retry or a change of owner explains it, and that no
+// owner delivered after another took its partition over, and prints the figures: messages,
+// duplicates, reorders and recovery times per fault.
+package soak
