@@ -168,7 +168,7 @@ func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int
 	plain := forced(message.NewMessage(watermill.NewUUID(), []byte("plain")))
 	require.NoError(t, pub.Publish(topic, big, later, plain), "publish: XADD, offload.lua and park.lua in one pipeline")
 
-	_, read, err := stream.Read(ctx, client, group, "m", []string{str}, []string{"0-0"}, 10, -1)
+	_, read, _, err := stream.Read(ctx, client, group, "m", []string{str}, []string{"0-0"}, 10, -1)
 	require.NoError(t, err)
 	require.Len(t, read, 1)
 	entries := read[0].Messages
@@ -222,7 +222,7 @@ func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int
 	ok, err = leases.Acquire(ctx, dlqLease, dlqToken)
 	require.NoError(t, err)
 	require.True(t, ok)
-	_, _, err = stream.Read(ctx, client, group, "m", []string{dlqStr}, []string{"0-0"}, 10, -1)
+	_, _, _, err = stream.Read(ctx, client, group, "m", []string{dlqStr}, []string{"0-0"}, 10, -1)
 	require.NoError(t, err)
 	_, err = dlq.Replay(ctx, client, dlq.ReplayArgs{DLQStream: dlqStr, Stream: str, ID: dlqID, Delete: true,
 		Fence: &dlq.Fence{Key: dlqLease, Token: dlqToken}, Group: group, Fields: replayFields})

@@ -166,12 +166,13 @@ func (f *fetcher) idle(d time.Duration) bool {
 // read runs one read round over streams (block < 0: without BLOCK) and queues what came
 // back; got reports whether anything did. A partition whose lost entries turned up gets
 // only those this round: its new entries stay pending for this member, after them, and the
-// next round's re-read returns them in order.
+// next round's re-read returns them in order. A partition with stray entries (pending for
+// another consumer) gets nothing this round: its worker claims them first.
 func (f *fetcher) read(ctx context.Context, streams, after []string, block time.Duration) (got bool, err error) {
 	f.readMu.Lock()
 	defer f.readMu.Unlock()
 	cfg := f.sub.cfg
-	lost, fresh, err := stream.Read(ctx, f.sub.rdb, cfg.ConsumerGroup, f.sub.member, streams, after, int64(cfg.BatchCount), block)
+	lost, fresh, stray, err := stream.Read(ctx, f.sub.rdb, cfg.ConsumerGroup, f.sub.member, streams, after, int64(cfg.BatchCount), block)
 	if err != nil {
 		if ctx.Err() != nil {
 			return false, nil
@@ -180,15 +181,24 @@ func (f *fetcher) read(ctx context.Context, streams, after []string, block time.
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	for s := range stray {
+		if w, ok := f.workers[s]; ok {
+			w.claimStrays()
+			got = true
+		}
+	}
 	recovered := map[string]bool{}
 	for _, xs := range lost {
+		if stray[xs.Stream] {
+			continue // after the strays, next round
+		}
 		if w, ok := f.workers[xs.Stream]; ok && len(xs.Messages) > 0 {
 			w.recover(xs.Messages)
 			recovered[xs.Stream], got = true, true
 		}
 	}
 	for _, xs := range fresh {
-		if w, ok := f.workers[xs.Stream]; ok && len(xs.Messages) > 0 && !recovered[xs.Stream] {
+		if w, ok := f.workers[xs.Stream]; ok && len(xs.Messages) > 0 && !recovered[xs.Stream] && !stray[xs.Stream] {
 			w.push(xs.Messages, nil)
 			got = true
 		}

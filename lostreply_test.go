@@ -5,12 +5,17 @@ import (
 	"io"
 	"net"
 	"slices"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/ThreeDotsLabs/watermill"
+	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
+
+	"github.com/streamq-dev/streamq/internal/keys"
 )
 
 // loseReadReply is a go-redis hook that, once armed, lets Redis run the next read round
@@ -98,4 +103,45 @@ func TestLostReadReplyIsRecoveredInOrder(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestStaleOwnersLateReadIsClaimedInOrder: a read of the partition's previous owner that
+// Redis runs after the takeover (sent before its lease lapsed, held up on the network)
+// leaves entries pending for that owner. The new owner claims them before anything newer.
+func TestStaleOwnersLateReadIsClaimedInOrder(t *testing.T) {
+	_, client := startRedis(t)
+	const topic = "late-read"
+	pub := newTestPublisher(t, PublisherConfig{Client: client})
+	publishKeyed(t, pub, topic, 0, 1, 1)
+	_, ch := subscribeMember(t, client, topic, "g", "a", 1, func(c *SubscriberConfig) {
+		c.PendingScanInterval = time.Hour // only the read round may find them
+	})
+	require.Equal(t, 0, seqOf(ackNext(t, ch)))
+
+	// The stale owner's late read: seq 1 and 2 appended and read for "old" at once, while
+	// a's read round is blocked waiting for new entries.
+	ctx := context.Background()
+	stream := keys.New("", "").PartitionStream(topic, 0)
+	_, err := client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		for seq := 1; seq <= 2; seq++ {
+			m := message.NewMessage(watermill.NewUUID(), []byte("late"))
+			m.Metadata.Set(PartitionKeyMetadata, "key-0")
+			m.Metadata.Set("seq", strconv.Itoa(seq))
+			fields, err := DefaultMarshaler{}.Marshal(topic, m)
+			require.NoError(t, err)
+			p.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: fields})
+		}
+		p.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "g", Consumer: "old", Streams: []string{stream, ">"}, Count: 2, Block: -1})
+		return nil
+	})
+	require.NoError(t, err)
+	publishKeyed(t, pub, topic, 3, 7, 1) // wakes a's blocked read with seq 3
+
+	var got []int
+	for len(got) < 6 {
+		m := receiveOne(t, ch, 10*time.Second)
+		m.Ack()
+		got = append(got, seqOf(m))
+	}
+	require.Equal(t, []int{1, 2, 3, 4, 5, 6}, got)
 }

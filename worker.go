@@ -33,6 +33,7 @@ type worker struct {
 	known     map[string]struct{}
 	received  string // highest id queued: the member's pending entries after it were lost
 	wantMore  bool
+	strays    bool // another consumer holds pending entries of the partition: claim them
 	renewedAt time.Time
 
 	notify   chan struct{} // cap 1: entries were queued
@@ -158,6 +159,12 @@ func (w *worker) next(scan *time.Timer) (entry, bool) {
 		if w.isStopping() {
 			return entry{}, false
 		}
+		if w.takeStrays() {
+			w.sub.logger.Info("Claiming entries a stale owner read after the takeover", watermill.LogFields{"partition": w.p})
+			if !w.claimPending(0) {
+				return entry{}, false
+			}
+		}
 		if e, ok := w.pop(); ok {
 			return e, true
 		}
@@ -245,6 +252,27 @@ func (w *worker) recover(msgs []redis.XMessage) {
 	}
 	w.mu.Unlock()
 	w.push(live, nil)
+}
+
+// claimStrays asks the run loop to claim the partition's pending entries before it takes
+// anything else: a stale owner's late read left some (see stream.Read).
+func (w *worker) claimStrays() {
+	w.mu.Lock()
+	w.strays = true
+	w.mu.Unlock()
+	select {
+	case w.notify <- struct{}{}:
+	default:
+	}
+}
+
+// takeStrays reports and clears a claimStrays request.
+func (w *worker) takeStrays() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s := w.strays
+	w.strays = false
+	return s
 }
 
 // lastReceived is the highest id queued so far ("0-0" before any).

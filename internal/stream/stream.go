@@ -49,7 +49,13 @@ func CreateGroups(ctx context.Context, rdb redis.UniversalClient, streams []stri
 // earlier read for the consumer and the reply never arrived, or go-redis sent the read again
 // after a dropped connection; without it they would wait for the pending scan and come out
 // of order. Entries deleted from a stream while pending come back with nil Values.
-func Read(ctx context.Context, rdb redis.UniversalClient, group, consumer string, streams, after []string, count int64, block time.Duration) (lost, fresh []redis.XStream, err error) {
+//
+// It also reports the streams where, once the reads ran, another consumer holds pending
+// entries (stray): the member owns those partitions and claimed their pending entries when
+// it took them, so these came from a read of the previous owner that Redis ran after the
+// takeover (sent before its lease lapsed, delayed on the way). They may be older than what
+// this round returned for such a stream, so the caller claims them before taking more.
+func Read(ctx context.Context, rdb redis.UniversalClient, group, consumer string, streams, after []string, count int64, block time.Duration) (lost, fresh []redis.XStream, stray map[string]bool, err error) {
 	newest := make([]string, 0, 2*len(streams))
 	newest = append(newest, streams...)
 	for range streams {
@@ -59,6 +65,7 @@ func Read(ctx context.Context, rdb redis.UniversalClient, group, consumer string
 		block = pipelineBlock(rdb, block)
 	}
 	var lostCmd, freshCmd *redis.XStreamSliceCmd
+	pending := make([]*redis.XPendingCmd, len(streams))
 	_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		lostCmd = p.XReadGroup(ctx, &redis.XReadGroupArgs{
 			Group: group, Consumer: consumer, Streams: append(append([]string{}, streams...), after...), Count: count, Block: -1,
@@ -66,15 +73,44 @@ func Read(ctx context.Context, rdb redis.UniversalClient, group, consumer string
 		freshCmd = p.XReadGroup(ctx, &redis.XReadGroupArgs{
 			Group: group, Consumer: consumer, Streams: newest, Count: count, Block: block,
 		})
+		// After the reads (Redis runs them in order, the blocking one included): a stale
+		// read that ran before this round's reply is seen here.
+		for i, s := range streams {
+			pending[i] = p.XPending(ctx, s, group)
+		}
 		return nil
 	})
+	if stray, err = strays(streams, pending, consumer); err != nil {
+		return nil, nil, nil, fmt.Errorf("pending summary of group %q: %w", group, err)
+	}
 	if lost, err = readResult(lostCmd); err != nil {
-		return nil, nil, fmt.Errorf("read pending of group %q: %w", group, err)
+		return nil, nil, nil, fmt.Errorf("read pending of group %q: %w", group, err)
 	}
 	if fresh, err = readResult(freshCmd); err != nil {
-		return nil, nil, fmt.Errorf("read group %q: %w", group, err)
+		return nil, nil, nil, fmt.Errorf("read group %q: %w", group, err)
 	}
-	return lost, fresh, nil
+	return lost, fresh, stray, nil
+}
+
+// strays lists the streams where a consumer other than consumer holds pending entries.
+func strays(streams []string, pending []*redis.XPendingCmd, consumer string) (map[string]bool, error) {
+	var out map[string]bool
+	for i, cmd := range pending {
+		sum, err := cmd.Result()
+		if errors.Is(err, redis.Nil) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if sum.Count > sum.Consumers[consumer] {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[streams[i]] = true
+		}
+	}
+	return out, nil
 }
 
 func readResult(cmd *redis.XStreamSliceCmd) ([]redis.XStream, error) {
