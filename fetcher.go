@@ -183,7 +183,7 @@ func (f *fetcher) read(ctx context.Context, streams, after []string, block time.
 	defer f.mu.Unlock()
 	for s := range stray {
 		if w, ok := f.workers[s]; ok {
-			w.claimStrays()
+			w.requestStrayClaim()
 			got = true
 		}
 	}

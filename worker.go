@@ -159,11 +159,8 @@ func (w *worker) next(scan *time.Timer) (entry, bool) {
 		if w.isStopping() {
 			return entry{}, false
 		}
-		if w.takeStrays() {
-			w.sub.logger.Info("Claiming entries a stale owner read after the takeover", watermill.LogFields{"partition": w.p})
-			if !w.claimPending(0) {
-				return entry{}, false
-			}
+		if w.takeStrays() && !w.claimStrays() {
+			return entry{}, false
 		}
 		if e, ok := w.pop(); ok {
 			return e, true
@@ -254,9 +251,10 @@ func (w *worker) recover(msgs []redis.XMessage) {
 	w.push(live, nil)
 }
 
-// claimStrays asks the run loop to claim the partition's pending entries before it takes
-// anything else: a stale owner's late read left some (see stream.Read).
-func (w *worker) claimStrays() {
+// requestStrayClaim asks the run loop to claim the entries other consumers hold pending in
+// the partition before it takes anything else: a stale owner's late read left some (see
+// stream.Read).
+func (w *worker) requestStrayClaim() {
 	w.mu.Lock()
 	w.strays = true
 	w.mu.Unlock()
@@ -266,7 +264,7 @@ func (w *worker) claimStrays() {
 	}
 }
 
-// takeStrays reports and clears a claimStrays request.
+// takeStrays reports and clears a requestStrayClaim.
 func (w *worker) takeStrays() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -327,6 +325,31 @@ func (w *worker) claimPending(minIdle time.Duration) bool {
 		}
 		start = next
 	}
+}
+
+// claimStrays claims the entries other consumers hold pending in the partition and
+// dispatches them (after what is queued, which is older). false means the worker stopped.
+func (w *worker) claimStrays() bool {
+	if w.leaseExpired() {
+		w.sub.loseLease(w, errLeaseExpired)
+		return false
+	}
+	msgs, err := stream.ClaimOthers(w.ctx, w.sub.rdb, w.stream, w.sub.cfg.ConsumerGroup, w.sub.member, int64(w.sub.cfg.ClaimBatchSize))
+	if err != nil {
+		reloadOnConnError(w.ctx, w.sub.rdb, err)
+		if w.ctx.Err() == nil {
+			// The next read round finds them again and asks once more.
+			w.sub.logger.Error("Could not claim entries a stale owner read", err, watermill.LogFields{"partition": w.p})
+		}
+		return w.ctx.Err() == nil
+	}
+	if len(msgs) == 0 {
+		return true
+	}
+	w.sub.logger.Info("Claimed entries a stale owner read after the takeover", watermill.LogFields{
+		"partition": w.p, "count": len(msgs), "first": msgs[0].ID})
+	w.push(msgs, w.deliveryCounts(msgs))
+	return w.drainQueue()
 }
 
 // drainQueue dispatches everything queued (claimed entries go before new reads).

@@ -153,6 +153,41 @@ func Claim(ctx context.Context, rdb redis.UniversalClient, stream, group, consum
 	return msgs, next, nil
 }
 
+// ClaimOthers moves to consumer the pending entries of stream that other consumers hold, and
+// returns them in id order (entries deleted from the stream meanwhile are dropped by Redis).
+// Unlike Claim it never touches the consumer's own entries, which it may be acking.
+func ClaimOthers(ctx context.Context, rdb redis.UniversalClient, stream, group, consumer string, count int64) ([]redis.XMessage, error) {
+	var out []redis.XMessage
+	start := "-"
+	for {
+		pending, err := rdb.XPendingExt(ctx, &redis.XPendingExtArgs{
+			Stream: stream, Group: group, Start: start, End: "+", Count: count,
+		}).Result()
+		if err != nil {
+			return nil, fmt.Errorf("read pending of %s: %w", stream, err)
+		}
+		var ids []string
+		for _, p := range pending {
+			if p.Consumer != consumer {
+				ids = append(ids, p.ID)
+			}
+		}
+		if len(ids) > 0 {
+			msgs, err := rdb.XClaim(ctx, &redis.XClaimArgs{
+				Stream: stream, Group: group, Consumer: consumer, Messages: ids,
+			}).Result()
+			if err != nil {
+				return nil, fmt.Errorf("claim pending of %s: %w", stream, err)
+			}
+			out = append(out, msgs...)
+		}
+		if int64(len(pending)) < count {
+			return out, nil
+		}
+		start = "(" + pending[len(pending)-1].ID
+	}
+}
+
 // DeliveryCounts returns the delivery count of each pending id in [first, last] of stream.
 func DeliveryCounts(ctx context.Context, rdb redis.UniversalClient, stream, group, first, last string, count int64) (map[string]int64, error) {
 	res, err := rdb.XPendingExt(ctx, &redis.XPendingExtArgs{
