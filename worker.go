@@ -207,6 +207,13 @@ func (w *worker) lowWater() int { return w.sub.cfg.BatchCount / 2 }
 // push queues entries read or claimed for this partition, skipping ids already held.
 func (w *worker) push(msgs []redis.XMessage, counts map[string]int64) {
 	w.mu.Lock()
+	w.queueLocked(msgs, counts)
+	w.mu.Unlock()
+	w.wakeRun()
+}
+
+// queueLocked queues msgs not held yet; w.mu is held.
+func (w *worker) queueLocked(msgs []redis.XMessage, counts map[string]int64) {
 	for _, m := range msgs {
 		if _, dup := w.known[m.ID]; dup {
 			continue
@@ -223,7 +230,9 @@ func (w *worker) push(msgs []redis.XMessage, counts map[string]int64) {
 		w.received = msgs[n-1].ID
 	}
 	w.wantMore = len(w.queue) <= w.lowWater()
-	w.mu.Unlock()
+}
+
+func (w *worker) wakeRun() {
 	select {
 	case w.notify <- struct{}{}:
 	default:
@@ -231,24 +240,35 @@ func (w *worker) push(msgs []redis.XMessage, counts map[string]int64) {
 }
 
 // recover queues entries of this member's pending list that it never received (their read's
-// reply was lost). One deleted from the stream meanwhile is acked: nothing to deliver.
+// reply was lost). Only ids above what the worker has received count: the re-read started
+// from an earlier snapshot, and a stray claim since then may have brought (and the handler
+// acked) lower ones. One deleted from the stream meanwhile is acked: nothing to deliver.
 func (w *worker) recover(msgs []redis.XMessage) {
-	w.sub.logger.Info("Recovered entries whose read reply was lost", watermill.LogFields{
-		"partition": w.p, "count": len(msgs), "first": msgs[0].ID})
-	live := make([]redis.XMessage, 0, len(msgs))
-	for _, m := range msgs {
-		if m.Values == nil {
-			w.acks.add(m.ID, "")
-			continue
-		}
-		live = append(live, m)
-	}
+	var live, deleted []redis.XMessage
 	w.mu.Lock()
+	for _, m := range msgs {
+		switch {
+		case !streamid.Less(w.received, m.ID):
+		case m.Values == nil:
+			deleted = append(deleted, m)
+		default:
+			live = append(live, m)
+		}
+	}
 	if last := msgs[len(msgs)-1].ID; streamid.Less(w.received, last) {
 		w.received = last // past the deleted ones too, or the re-read would return them again
 	}
+	w.queueLocked(live, nil)
 	w.mu.Unlock()
-	w.push(live, nil)
+	for _, m := range deleted {
+		w.acks.add(m.ID, "")
+	}
+	if len(live)+len(deleted) == 0 {
+		return
+	}
+	w.sub.logger.Info("Recovered entries whose read reply was lost", watermill.LogFields{
+		"partition": w.p, "count": len(live) + len(deleted), "first": msgs[0].ID})
+	w.wakeRun()
 }
 
 // requestStrayClaim asks the run loop to claim the entries other consumers hold pending in
@@ -258,10 +278,7 @@ func (w *worker) requestStrayClaim() {
 	w.mu.Lock()
 	w.strays = true
 	w.mu.Unlock()
-	select {
-	case w.notify <- struct{}{}:
-	default:
-	}
+	w.wakeRun()
 }
 
 // takeStrays reports and clears a requestStrayClaim.
