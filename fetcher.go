@@ -187,13 +187,16 @@ func (f *fetcher) read(ctx context.Context, streams, after []string, block time.
 			got = true
 		}
 	}
-	recovered := map[string]bool{}
+	var recovered map[string]bool // allocated only in the rare round that recovers something
 	for _, xs := range lost {
 		if stray[xs.Stream] {
 			continue // after the strays, next round
 		}
 		if w, ok := f.workers[xs.Stream]; ok && len(xs.Messages) > 0 {
 			w.recover(xs.Messages)
+			if recovered == nil {
+				recovered = map[string]bool{}
+			}
 			recovered[xs.Stream], got = true, true
 		}
 	}
