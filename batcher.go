@@ -24,12 +24,15 @@ type batcher struct {
 	wg      sync.WaitGroup
 }
 
-// request is one Publish call's writes and, once done is closed, their commands.
+// request is one Publish call's writes and, once done is signalled, their commands.
+// Requests are pooled: a caller that saw done returns its request for reuse.
 type request struct {
 	writes []write
 	cmds   []redis.Cmder
-	done   chan struct{}
+	done   chan struct{} // buffered: the flusher signals once and never blocks
 }
+
+var requests = sync.Pool{New: func() any { return &request{done: make(chan struct{}, 1)} }}
 
 func newBatcher(rdb redis.UniversalClient, flushers, maxSize, queue int) *batcher {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -44,18 +47,34 @@ func newBatcher(rdb redis.UniversalClient, flushers, maxSize, queue int) *batche
 // submit queues writes and waits for their round trip, or for ctx. When ctx ends first the
 // writes may still be sent.
 func (b *batcher) submit(ctx context.Context, writes []write) ([]redis.Cmder, error) {
-	req := &request{writes: writes, done: make(chan struct{})}
+	req := requests.Get().(*request)
+	req.writes = writes
+	if ctx.Done() == nil { // no select for a context that never ends (most messages')
+		b.queue <- req
+		<-req.done
+		return req.release(), nil
+	}
 	select {
 	case b.queue <- req:
 	case <-ctx.Done():
+		req.writes = nil
+		requests.Put(req)
 		return nil, ctx.Err()
 	}
 	select {
 	case <-req.done:
-		return req.cmds, nil
+		return req.release(), nil
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, ctx.Err() // the flusher still holds req: it is not reused
 	}
+}
+
+// release returns the request to the pool and its commands to the caller.
+func (r *request) release() []redis.Cmder {
+	cmds := r.cmds
+	r.writes, r.cmds = nil, nil
+	requests.Put(r)
+	return cmds
 }
 
 // close stops the flushers once the queue is empty. No submit may run any more.
@@ -113,7 +132,7 @@ func (b *batcher) flush(reqs []*request) {
 		return nil
 	})
 	for _, r := range reqs {
-		close(r.done)
+		r.done <- struct{}{}
 	}
 }
 
@@ -126,6 +145,8 @@ func (w write) queue(ctx context.Context, pipe redis.Pipeliner) redis.Cmder {
 	case w.offload != nil:
 		return payload.Cmd(ctx, pipe, *w.offload)
 	default:
-		return pipe.XAdd(ctx, w.xadd)
+		cmd := redis.NewStringCmd(ctx, w.xadd...)
+		_ = pipe.Process(ctx, cmd)
+		return cmd
 	}
 }

@@ -253,7 +253,12 @@ func TestPublisherConfigDefaults(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = uncapped.Close() })
 	assert.Equal(t, int64(-1), uncapped.config.MaxLen, "-1 disables the cap")
-	assert.Zero(t, uncapped.xaddArgs("s", nil).MaxLen)
+	args, err := uncapped.xaddCommand("t", "s", message.NewMessage("u", nil))
+	require.NoError(t, err)
+	assert.NotContains(t, args, "maxlen")
+	args, err = pub.xaddCommand("t", "s", message.NewMessage("u", nil))
+	require.NoError(t, err)
+	assert.Equal(t, []any{"xadd", "s", "maxlen", "~", DefaultMaxLen, "*"}, args[:6])
 }
 
 func routeMsg(md message.Metadata) *message.Message {

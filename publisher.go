@@ -34,6 +34,7 @@ type Publisher struct {
 	space  keys.Space
 	topics *partition.Cache
 	names  *streamNames
+	trim   []any // XADD's MAXLEN arguments, or none
 	batch  *batcher
 
 	// Scripts used by SHA inside pipelines are loaded once; NOSCRIPT reloads them.
@@ -62,6 +63,7 @@ func NewPublisher(config PublisherConfig, logger watermill.LoggerAdapter) (*Publ
 		space:  space,
 		topics: partition.NewCache(reg, config.DefaultPartitionCount, config.PartitionRefreshInterval, nil),
 		names:  &streamNames{space: space},
+		trim:   trimArgs(config.MaxLen, config.ExactMaxLen),
 		batch:  newBatcher(config.Client, config.Flushers, config.MaxPipelineSize, config.QueueSize),
 	}, nil
 }
@@ -99,7 +101,7 @@ func (p *Publisher) Publish(topic string, msgs ...*message.Message) error {
 // write is one message's append, or its parking in the delay set when it is delayed.
 type write struct {
 	partition int
-	xadd      *redis.XAddArgs
+	xadd      []any // the whole XADD command
 	park      *parked
 	offload   *payload.Offload
 }
@@ -131,11 +133,9 @@ func (p *Publisher) appendArgs(topic string, n int, msgs []*message.Message) ([]
 			}
 			continue
 		}
-		values, err := p.fields(topic, msg)
-		if err != nil {
+		if writes[i].xadd, err = p.xaddCommand(topic, p.names.get(topic, part, n), msg); err != nil {
 			return nil, fmt.Errorf("marshal message %s: %w", msg.UUID, err)
 		}
-		writes[i].xadd = p.xaddArgs(p.names.get(topic, part, n), values)
 	}
 	return writes, nil
 }
@@ -166,14 +166,6 @@ func (p *Publisher) offloadArgs(topic string, part int, msg *message.Message) (*
 		o.MaxLen, o.Approx = p.config.MaxLen, !p.config.ExactMaxLen
 	}
 	return o, nil
-}
-
-// fields are the XADD fields of msg: DefaultMarshaler's as a list, a custom Marshaler's map.
-func (p *Publisher) fields(topic string, msg *message.Message) (any, error) {
-	if _, ok := p.config.Marshaler.(DefaultMarshaler); ok {
-		return codec.EncodeArgs(msg.UUID, msg.Metadata, msg.Payload)
-	}
-	return p.config.Marshaler.Marshal(topic, msg)
 }
 
 func (p *Publisher) parkArgs(topic string, part int, due time.Time, msg *message.Message) (*parked, error) {
@@ -228,15 +220,6 @@ func (p *Publisher) route(topic string, n int, msg *message.Message) (int, error
 			"%w: partitioner returned %d for %d partitions", ErrPartitionOutOfRange, part, n)}
 	}
 	return part, nil
-}
-
-func (p *Publisher) xaddArgs(stream string, values any) *redis.XAddArgs {
-	a := &redis.XAddArgs{Stream: stream, Values: values}
-	if p.config.MaxLen > 0 {
-		a.MaxLen = p.config.MaxLen
-		a.Approx = !p.config.ExactMaxLen
-	}
-	return a
 }
 
 func (p *Publisher) send(ctx context.Context, topic string, writes []write, msgs []*message.Message) error {

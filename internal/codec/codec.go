@@ -33,14 +33,14 @@ func Encode(uuid string, md map[string]string, payload []byte) (map[string]any, 
 	return map[string]any{UUIDField: uuid, MetadataField: raw, PayloadField: payload}, nil
 }
 
-// EncodeArgs returns the same fields as Encode as XADD's field-value list: no map to build
+// AppendArgs appends the same fields as Encode to an XADD argument list: no map to build
 // and walk on the publish path.
-func EncodeArgs(uuid string, md map[string]string, payload []byte) ([]any, error) {
+func AppendArgs(dst []any, uuid string, md map[string]string, payload []byte) ([]any, error) {
 	raw, err := encodeMetadata(uuid, md)
 	if err != nil {
 		return nil, err
 	}
-	return []any{UUIDField, uuid, MetadataField, raw, PayloadField, payload}, nil
+	return append(dst, UUIDField, uuid, MetadataField, raw, PayloadField, payload), nil
 }
 
 func encodeMetadata(uuid string, md map[string]string) ([]byte, error) {
