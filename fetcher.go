@@ -83,8 +83,9 @@ func (f *fetcher) remove(w *worker) {
 func (f *fetcher) poke() { signal(f.wake) }
 
 // ready lists the streams whose workers want more entries with the last id each worker
-// received, and whether another worker is still busy with entries it holds.
-func (f *fetcher) ready() (streams, after []string, busy bool) {
+// received and its stray-claim generation, and whether another worker is still busy with
+// entries it holds.
+func (f *fetcher) ready() (streams, after []string, gens []uint64, busy bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for s, w := range f.workers {
@@ -97,11 +98,12 @@ func (f *fetcher) ready() (streams, after []string, busy bool) {
 		case w.needsMore():
 			streams = append(streams, s)
 			after = append(after, w.lastReceived())
+			gens = append(gens, w.claimGeneration())
 		default:
 			busy = true
 		}
 	}
-	return streams, after, busy
+	return streams, after, gens, busy
 }
 
 // busyPoll is how often idle partitions are polled while another partition is busy: new
@@ -118,7 +120,7 @@ func (f *fetcher) loop() {
 	defer cancel()
 	retry := newBackoff(50*time.Millisecond, 2*time.Second)
 	for {
-		streams, after, busy := f.ready()
+		streams, after, gens, busy := f.ready()
 		if len(streams) == 0 {
 			if !f.idle(0) {
 				return
@@ -129,7 +131,7 @@ func (f *fetcher) loop() {
 		if busy {
 			block = -1
 		}
-		got, err := f.read(ctx, streams, after, block)
+		got, err := f.read(ctx, streams, after, gens, block)
 		if err != nil {
 			reloadOnConnError(ctx, f.sub.rdb, err)
 			f.sub.logger.Error("Read failed, retrying", err, watermill.LogFields{"retry_in": retry.peek()})
@@ -167,8 +169,10 @@ func (f *fetcher) idle(d time.Duration) bool {
 // back; got reports whether anything did. A partition whose lost entries turned up gets
 // only those this round: its new entries stay pending for this member, after them, and the
 // next round's re-read returns them in order. A partition with stray entries (pending for
-// another consumer) gets nothing this round: its worker claims them first.
-func (f *fetcher) read(ctx context.Context, streams, after []string, block time.Duration) (got bool, err error) {
+// another consumer) gets nothing this round: its worker claims them first. Nor does one
+// whose worker claimed strays while the round ran (gens): what the round read stays
+// pending for this member, and the next re-read returns it in order with the claimed ones.
+func (f *fetcher) read(ctx context.Context, streams, after []string, gens []uint64, block time.Duration) (got bool, err error) {
 	f.readMu.Lock()
 	defer f.readMu.Unlock()
 	cfg := f.sub.cfg
@@ -181,27 +185,31 @@ func (f *fetcher) read(ctx context.Context, streams, after []string, block time.
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	var skip map[string]bool // allocated only in the rare round that skips a partition
+	for i, s := range streams {
+		if w, ok := f.workers[s]; ok && (stray[s] || w.claimedSince(gens[i])) {
+			if skip == nil {
+				skip = map[string]bool{}
+			}
+			skip[s], got = true, true
+		}
+	}
 	for s := range stray {
 		if w, ok := f.workers[s]; ok {
 			w.requestStrayClaim()
-			got = true
 		}
 	}
-	var recovered map[string]bool // allocated only in the rare round that recovers something
 	for _, xs := range lost {
-		if stray[xs.Stream] {
-			continue // after the strays, next round
-		}
-		if w, ok := f.workers[xs.Stream]; ok && len(xs.Messages) > 0 {
+		if w, ok := f.workers[xs.Stream]; ok && len(xs.Messages) > 0 && !skip[xs.Stream] {
 			w.recover(xs.Messages)
-			if recovered == nil {
-				recovered = map[string]bool{}
+			if skip == nil {
+				skip = map[string]bool{}
 			}
-			recovered[xs.Stream], got = true, true
+			skip[xs.Stream], got = true, true // its new entries: after the lost ones, next round
 		}
 	}
 	for _, xs := range fresh {
-		if w, ok := f.workers[xs.Stream]; ok && len(xs.Messages) > 0 && !recovered[xs.Stream] && !stray[xs.Stream] {
+		if w, ok := f.workers[xs.Stream]; ok && len(xs.Messages) > 0 && !skip[xs.Stream] {
 			w.push(xs.Messages, nil)
 			got = true
 		}

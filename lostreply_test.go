@@ -26,6 +26,7 @@ import (
 type loseReadReply struct {
 	armed  atomic.Bool
 	resend bool
+	during func() // runs while the reply is lost, before the round is resent or fails
 }
 
 func (h *loseReadReply) DialHook(next redis.DialHook) redis.DialHook {
@@ -39,6 +40,9 @@ func (h *loseReadReply) ProcessPipelineHook(next redis.ProcessPipelineHook) redi
 		err := next(ctx, cmds)
 		if !h.armed.Load() || !readNewEntries(cmds) || !h.armed.CompareAndSwap(true, false) {
 			return err
+		}
+		if h.during != nil {
+			h.during()
 		}
 		if h.resend {
 			return next(ctx, cmds)
@@ -120,21 +124,7 @@ func TestStaleOwnersLateReadIsClaimedInOrder(t *testing.T) {
 
 	// The stale owner's late read: seq 1 and 2 appended and read for "old" at once, while
 	// a's read round is blocked waiting for new entries.
-	ctx := context.Background()
-	stream := keys.New("", "").PartitionStream(topic, 0)
-	_, err := client.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		for seq := 1; seq <= 2; seq++ {
-			m := message.NewMessage(watermill.NewUUID(), []byte("late"))
-			m.Metadata.Set(PartitionKeyMetadata, "key-0")
-			m.Metadata.Set("seq", strconv.Itoa(seq))
-			fields, err := DefaultMarshaler{}.Marshal(topic, m)
-			require.NoError(t, err)
-			p.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: fields})
-		}
-		p.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "g", Consumer: "old", Streams: []string{stream, ">"}, Count: 2, Block: -1})
-		return nil
-	})
-	require.NoError(t, err)
+	staleRead(t, client, topic, 1, 2)
 	publishKeyed(t, pub, topic, 3, 7, 1) // wakes a's blocked read with seq 3
 
 	var got []int
@@ -144,4 +134,75 @@ func TestStaleOwnersLateReadIsClaimedInOrder(t *testing.T) {
 		got = append(got, seqOf(m))
 	}
 	require.Equal(t, []int{1, 2, 3, 4, 5, 6}, got)
+}
+
+// staleRead appends seq from..to of key-0 to partition 0 and reads them for consumer "old"
+// at once: the late read of a previous owner, run by Redis after the takeover.
+func staleRead(t *testing.T, client redis.UniversalClient, topic string, from, to int) {
+	t.Helper()
+	ctx := context.Background()
+	stream := keys.New("", "").PartitionStream(topic, 0)
+	_, err := client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		for seq := from; seq <= to; seq++ {
+			m := message.NewMessage(watermill.NewUUID(), []byte("late"))
+			m.Metadata.Set(PartitionKeyMetadata, "key-0")
+			m.Metadata.Set("seq", strconv.Itoa(seq))
+			fields, err := DefaultMarshaler{}.Marshal(topic, m)
+			require.NoError(t, err)
+			p.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: fields})
+		}
+		p.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "g", Consumer: "old", Streams: []string{stream, ">"}, Count: int64(to - from + 1), Block: -1})
+		return nil
+	})
+	require.NoError(t, err)
+}
+
+// TestLostReplyAndStaleReadAtOnceStayInOrder: the owner's read reply carrying seq 1 is lost
+// and, at that moment, a stale owner's late read takes seq 2 and 3. The owner claims the
+// strays, and its own lost entry still comes first: 1, 2, 3, then the rest, each once,
+// without the pending scan.
+func TestLostReplyAndStaleReadAtOnceStayInOrder(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		resend bool
+	}{{"go-redis sends the read again", true}, {"the read fails", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, client := startRedis(t)
+			const topic = "lost-and-late"
+			hook := &loseReadReply{resend: tc.resend}
+			lateRead := make(chan struct{})
+			hook.during = func() {
+				staleRead(t, client, topic, 2, 3)
+				close(lateRead)
+			}
+			client.AddHook(hook)
+			pub := newTestPublisher(t, PublisherConfig{Client: client})
+			publishKeyed(t, pub, topic, 0, 1, 1)
+			_, ch := subscribeMember(t, client, topic, "g", "a", 1, func(c *SubscriberConfig) {
+				c.PendingScanInterval = time.Hour // only the read rounds may find them
+			})
+			require.Equal(t, 0, seqOf(ackNext(t, ch)))
+
+			hook.armed.Store(true)
+			publishKeyed(t, pub, topic, 1, 2, 1) // the lost reply carries seq 1
+			select {
+			case <-lateRead:
+			case <-time.After(10 * time.Second):
+				t.Fatal("no read reply was lost")
+			}
+			publishKeyed(t, pub, topic, 4, 8, 1) // after the late read in the stream
+			var got []int
+			for len(got) < 7 {
+				m := receiveOne(t, ch, 10*time.Second)
+				m.Ack()
+				got = append(got, seqOf(m))
+			}
+			require.Equal(t, []int{1, 2, 3, 4, 5, 6, 7}, got)
+			select {
+			case m := <-ch:
+				t.Fatalf("delivered again: seq %d", seqOf(m))
+			default:
+			}
+		})
+	}
 }

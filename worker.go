@@ -33,7 +33,9 @@ type worker struct {
 	known     map[string]struct{}
 	received  string // highest id queued: the member's pending entries after it were lost
 	wantMore  bool
-	strays    bool // another consumer holds pending entries of the partition: claim them
+	strays    bool             // another consumer holds pending entries of the partition: claim them
+	claimGen  uint64           // bumped at the start and end of each stray claim
+	claimed   map[string]int64 // delivery counts of claimed strays until their re-read
 	renewedAt time.Time
 
 	notify   chan struct{} // cap 1: entries were queued
@@ -239,10 +241,10 @@ func (w *worker) wakeRun() {
 	}
 }
 
-// recover queues entries of this member's pending list that it never received (their read's
-// reply was lost). Only ids above what the worker has received count: the re-read started
-// from an earlier snapshot, and a stray claim since then may have brought (and the handler
-// acked) lower ones. One deleted from the stream meanwhile is acked: nothing to deliver.
+// recover queues entries of this member's pending list that it never received: their read's
+// reply was lost, or a stray claim moved them here. Only ids above what the worker has
+// received count: the re-read started from an earlier snapshot. One deleted from the stream
+// meanwhile is acked: nothing to deliver.
 func (w *worker) recover(msgs []redis.XMessage) {
 	var live, deleted []redis.XMessage
 	w.mu.Lock()
@@ -258,7 +260,8 @@ func (w *worker) recover(msgs []redis.XMessage) {
 	if last := msgs[len(msgs)-1].ID; streamid.Less(w.received, last) {
 		w.received = last // past the deleted ones too, or the re-read would return them again
 	}
-	w.queueLocked(live, nil)
+	w.queueLocked(live, w.claimed)
+	w.forgetClaimedLocked()
 	w.mu.Unlock()
 	for _, m := range deleted {
 		w.acks.add(m.ID, "")
@@ -266,9 +269,22 @@ func (w *worker) recover(msgs []redis.XMessage) {
 	if len(live)+len(deleted) == 0 {
 		return
 	}
-	w.sub.logger.Info("Recovered entries whose read reply was lost", watermill.LogFields{
+	w.sub.logger.Info("Re-read pending entries this member had not received", watermill.LogFields{
 		"partition": w.p, "count": len(live) + len(deleted), "first": msgs[0].ID})
 	w.wakeRun()
+}
+
+// forgetClaimedLocked drops the delivery counts of claimed strays the worker has received
+// by now; w.mu is held.
+func (w *worker) forgetClaimedLocked() {
+	for id := range w.claimed {
+		if !streamid.Less(w.received, id) {
+			delete(w.claimed, id)
+		}
+	}
+	if len(w.claimed) == 0 {
+		w.claimed = nil
+	}
 }
 
 // requestStrayClaim asks the run loop to claim the entries other consumers hold pending in
@@ -344,13 +360,19 @@ func (w *worker) claimPending(minIdle time.Duration) bool {
 	}
 }
 
-// claimStrays claims the entries other consumers hold pending in the partition and
-// dispatches them (after what is queued, which is older). false means the worker stopped.
+// claimStrays moves the entries other consumers hold pending in the partition to this
+// member. It does not queue them: the next read round's re-read of this member's pending
+// entries after the last id received returns them in id order, together with any of its
+// own whose read reply was lost meanwhile (queueing the claimed ones here would move past
+// those). Read rounds that overlap the claim are discarded for this partition (claimGen).
+// false means the worker stopped.
 func (w *worker) claimStrays() bool {
 	if w.leaseExpired() {
 		w.sub.loseLease(w, errLeaseExpired)
 		return false
 	}
+	w.bumpClaimGen()
+	defer w.bumpClaimGen()
 	msgs, err := stream.ClaimOthers(w.ctx, w.sub.rdb, w.stream, w.sub.cfg.ConsumerGroup, w.sub.member, int64(w.sub.cfg.ClaimBatchSize))
 	if err != nil {
 		reloadOnConnError(w.ctx, w.sub.rdb, err)
@@ -363,10 +385,34 @@ func (w *worker) claimStrays() bool {
 	if len(msgs) == 0 {
 		return true
 	}
+	counts := w.deliveryCounts(msgs)
+	w.mu.Lock()
+	if w.claimed == nil {
+		w.claimed = map[string]int64{}
+	}
+	for _, m := range msgs {
+		w.claimed[m.ID] = counts[m.ID]
+	}
+	w.mu.Unlock()
 	w.sub.logger.Info("Claimed entries a stale owner read after the takeover", watermill.LogFields{
 		"partition": w.p, "count": len(msgs), "first": msgs[0].ID})
-	w.push(msgs, w.deliveryCounts(msgs))
-	return w.drainQueue()
+	w.fetch.poke()
+	return true
+}
+
+// bumpClaimGen marks the start and the end of a stray claim: odd while one runs.
+func (w *worker) bumpClaimGen() {
+	w.mu.Lock()
+	w.claimGen++
+	w.mu.Unlock()
+}
+
+// claimedSince reports whether a stray claim ran, or runs, since gen was read: a read
+// round sent then may have read the partition before or after the claim moved entries.
+func (w *worker) claimedSince(gen uint64) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return gen != w.claimGen || gen%2 == 1
 }
 
 // drainQueue dispatches everything queued (claimed entries go before new reads).
@@ -598,4 +644,11 @@ func (w *worker) drainHandlers() {
 	}
 	w.cancelMsgs()
 	<-done
+}
+
+// claimGeneration is the stray-claim generation a read round starts from.
+func (w *worker) claimGeneration() uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.claimGen
 }
