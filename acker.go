@@ -134,9 +134,7 @@ func (a *acker) flush(ctx context.Context) bool {
 	err := stream.Ack(ctx, w.sub.rdb, keys, w.token, w.sub.cfg.ConsumerGroup, policy, w.sub.cfg.AckSetTTL, ids)
 	switch {
 	case err == nil:
-		for _, e := range ids {
-			w.forget(e.ID)
-		}
+		w.forget(ids)
 	case errors.Is(err, stream.ErrLeaseLost):
 		w.sub.loseLease(w, err)
 	default:

@@ -87,3 +87,68 @@ func BenchmarkCeilingPipelinedXAdd(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msg/s")
 }
+
+// BenchmarkCeilingCoalescedXAdd is the calling pattern of BenchmarkPublishParallel (64
+// goroutines, one message per call, each waiting for its own reply) served by the least a
+// coalescing publisher can do: a channel to one flusher, which sends whatever is queued as
+// one pipeline and wakes the callers. No routing, encoding or per-call error handling: the
+// ceiling for this calling pattern, beside BenchmarkPublishParallel in the same run.
+func BenchmarkCeilingCoalescedXAdd(b *testing.B) {
+	_, client := startRedis(b)
+	ctx := context.Background()
+	type call struct {
+		args []any
+		cmd  *redis.Cmd
+		done chan struct{}
+	}
+	queue := make(chan *call, 4096)
+	flushed := make(chan struct{})
+	go func() {
+		defer close(flushed)
+		for c := range queue {
+			calls := []*call{c}
+		gather:
+			for len(calls) < 1000 {
+				select {
+				case c, ok := <-queue:
+					if !ok {
+						break gather
+					}
+					calls = append(calls, c)
+				default:
+					break gather
+				}
+			}
+			_, _ = client.Pipelined(ctx, func(p redis.Pipeliner) error {
+				for _, c := range calls {
+					c.cmd = p.Do(ctx, c.args...)
+				}
+				return nil
+			})
+			for _, c := range calls {
+				close(c.done)
+			}
+		}
+	}()
+	payload := make([]byte, 64)
+	b.SetParallelism(32)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			m := message.NewMessage(watermill.NewUUID(), payload)
+			c := &call{args: []any{"xadd", "ceiling", "*", UUIDField, m.UUID, MetadataField, "", PayloadField, []byte(m.Payload)},
+				done: make(chan struct{})}
+			queue <- c
+			<-c.done
+			if err := c.cmd.Err(); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	close(queue)
+	<-flushed
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msg/s")
+}

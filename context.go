@@ -77,18 +77,3 @@ type delivery struct {
 	partition, retries               int
 	count                            int64
 }
-
-// deliveryCtx is a delivered message's context: its cancelable parent and the delivery in
-// one allocation, instead of a context.WithValue on top of a *delivery.
-type deliveryCtx struct {
-	context.Context
-	d delivery
-}
-
-// Value returns the delivery for deliveryKey and asks the parent for any other key.
-func (c *deliveryCtx) Value(key any) any {
-	if key == any(deliveryKey) {
-		return &c.d
-	}
-	return c.Context.Value(key)
-}

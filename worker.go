@@ -322,10 +322,13 @@ func (w *worker) needsMore() bool {
 	return w.wantMore
 }
 
-func (w *worker) forget(id string) {
+// forget drops acked entries from the ids the worker holds.
+func (w *worker) forget(acked []stream.Acked) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	delete(w.known, id)
+	for _, e := range acked {
+		delete(w.known, e.ID)
+	}
 }
 
 // claimPending moves the partition's pending entries idle for at least minIdle to this
@@ -561,14 +564,14 @@ func (w *worker) deliver(m *message.Message, id string, count int64) (*message.M
 	// Whatever "delayed until" the message carries is history; a new one after a Nack means
 	// middleware.DelayOnError just asked for a delay (see delayOnErrorBackoff).
 	delete(m.Metadata, delay.DelayedUntilKey)
-	ctx, cancel := context.WithCancel(w.msgCtx)
-	defer cancel()
-	m.SetContext(&deliveryCtx{Context: ctx, d: delivery{
+	dc := &deliveryCtx{parent: w.msgCtx, d: delivery{
 		topic: w.sub.topic, partition: w.p, streamID: id, count: count,
 		group: w.sub.cfg.ConsumerGroup, consumer: w.sub.member,
 		retries: retryCount(msg.Metadata), originalID: firstNonEmpty(msg.Metadata.Get(OriginalIDMetadata), id),
 		lastError: msg.Metadata.Get(LastErrorMetadata),
-	}})
+	}}
+	defer dc.settle()
+	m.SetContext(dc)
 	select {
 	case w.sub.out <- m:
 		w.sub.s.stats.delivered.Add(1)

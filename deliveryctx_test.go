@@ -1,0 +1,124 @@
+package streamq
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+type testKey string
+
+func isDone(ctx context.Context) bool {
+	select {
+	case <-ctx.Done():
+		return true
+	default:
+		return false
+	}
+}
+
+// A delivered message's context ends when the delivery is settled, whether or not anything
+// asked for Done before, and reports it through Err, Done, Cause and AfterFunc alike.
+func TestDeliveryContextEndsWhenSettled(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		doneBefore bool
+	}{{"Done asked before settling", true}, {"nothing asked before settling", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			parent := context.WithValue(context.Background(), testKey("k"), "v")
+			dc := &deliveryCtx{parent: parent, d: delivery{streamID: "1-0"}}
+			fired := make(chan struct{})
+			if tc.doneBefore {
+				require.False(t, isDone(dc))
+				context.AfterFunc(dc, func() { close(fired) })
+			}
+			require.NoError(t, dc.Err())
+			require.NoError(t, context.Cause(dc))
+
+			dc.settle()
+			assert.ErrorIs(t, dc.Err(), context.Canceled)
+			assert.True(t, isDone(dc))
+			assert.ErrorIs(t, context.Cause(dc), context.Canceled)
+			if tc.doneBefore {
+				<-fired
+			}
+			id, ok := StreamIDFromCtx(dc)
+			assert.True(t, ok)
+			assert.Equal(t, "1-0", id)
+			assert.Equal(t, "v", dc.Value(testKey("k")), "the parent's values stay visible")
+			settledChild, cancel := context.WithCancel(dc)
+			defer cancel()
+			assert.True(t, isDone(settledChild), "a child of a settled delivery is done")
+		})
+	}
+}
+
+// The context also ends with its parent (the subscription closed, the partition was lost),
+// with the parent's cause, and a child made before that ends with it.
+func TestDeliveryContextEndsWithItsParent(t *testing.T) {
+	cause := errors.New("partition lost")
+	parent, cancel := context.WithCancelCause(context.Background())
+	dc := &deliveryCtx{parent: parent}
+	child, stop := context.WithCancel(dc)
+	defer stop()
+	require.False(t, isDone(child))
+
+	cancel(cause)
+	assert.True(t, isDone(dc))
+	assert.True(t, isDone(child))
+	assert.ErrorIs(t, dc.Err(), context.Canceled)
+	assert.ErrorIs(t, context.Cause(dc), cause)
+	dc.settle() // settling afterwards changes nothing
+	assert.ErrorIs(t, context.Cause(dc), cause)
+}
+
+// Settling before anything asked for Done costs no cancelable child.
+func TestDeliveryContextMakesNoChildUntilAsked(t *testing.T) {
+	dc := &deliveryCtx{parent: context.Background()}
+	_, _ = StreamIDFromCtx(dc)
+	dc.settle()
+	assert.Nil(t, dc.child)
+	assert.ErrorIs(t, dc.Err(), context.Canceled)
+	assert.Nil(t, dc.child)
+}
+
+// waitDone waits for ctx to end, failing the test after timeout.
+func waitDone(t *testing.T, ctx context.Context, timeout time.Duration) {
+	t.Helper()
+	select {
+	case <-ctx.Done():
+	case <-time.After(timeout):
+		t.Fatalf("message context still live after %s", timeout)
+	}
+}
+
+// On a real subscription: a message's context is live while it is handled and ends after
+// its Ack or Nack, as README promises.
+func TestMessageContextEndsAfterAckAndNack(t *testing.T) {
+	_, client := startRedis(t)
+	const topic = "msg-ctx"
+	pub := newTestPublisher(t, PublisherConfig{Client: client})
+	publishKeyed(t, pub, topic, 0, 1, 1)
+	_, ch := subscribeMember(t, client, topic, "g", "a", 1, nil)
+
+	m := receiveOne(t, ch, 10*time.Second)
+	ctx := m.Context()
+	require.NoError(t, ctx.Err())
+	m.Ack()
+	waitDone(t, ctx, 10*time.Second)
+
+	publishKeyed(t, pub, topic, 1, 2, 1)
+	m = receiveOne(t, ch, 10*time.Second)
+	ctx = m.Context()
+	require.False(t, isDone(ctx))
+	m.Nack()
+	waitDone(t, ctx, 10*time.Second)
+	assert.ErrorIs(t, ctx.Err(), context.Canceled)
+	again := receiveOne(t, ch, 10*time.Second) // the retry of the nacked message
+	require.NoError(t, again.Context().Err())
+	again.Ack()
+}
