@@ -131,10 +131,14 @@ func (a *acker) flush(ctx context.Context) bool {
 		Lease: w.leaseKey, Stream: w.stream, Commit: w.sub.view.commit(w.p),
 		PayloadIndex: w.sub.view.space.PayloadIndex(w.sub.view.topic, w.p),
 	}
+	w.claimMu.Lock()
 	err := stream.Ack(ctx, w.sub.rdb, keys, w.token, w.sub.cfg.ConsumerGroup, policy, w.sub.cfg.AckSetTTL, ids)
+	if err == nil {
+		w.forget(ids)
+	}
+	w.claimMu.Unlock()
 	switch {
 	case err == nil:
-		w.forget(ids)
 	case errors.Is(err, stream.ErrLeaseLost):
 		w.sub.loseLease(w, err)
 	default:

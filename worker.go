@@ -28,6 +28,11 @@ type worker struct {
 	mover    *mover
 	keeper   *housekeeper
 
+	// claimMu keeps the pending scan's claim and an ack flush apart: a claim that Redis ran
+	// before the flush's XACK must find the acked ids still known (held) when it queues,
+	// or they would be delivered again.
+	claimMu sync.Mutex
+
 	mu        sync.Mutex
 	queue     []entry
 	known     map[string]struct{}
@@ -339,10 +344,9 @@ func (w *worker) claimPending(minIdle time.Duration) bool {
 		w.sub.loseLease(w, errLeaseExpired)
 		return false
 	}
-	cfg := w.sub.cfg
 	start := "0-0"
 	for {
-		msgs, next, err := stream.Claim(w.ctx, w.sub.rdb, w.stream, cfg.ConsumerGroup, w.sub.member, minIdle, start, int64(cfg.ClaimBatchSize))
+		msgs, next, err := w.claimAndQueue(minIdle, start)
 		if err != nil {
 			reloadOnConnError(w.ctx, w.sub.rdb, err)
 			if w.ctx.Err() == nil {
@@ -350,17 +354,28 @@ func (w *worker) claimPending(minIdle time.Duration) bool {
 			}
 			return w.ctx.Err() == nil
 		}
-		if len(msgs) > 0 {
-			w.push(msgs, w.deliveryCounts(msgs))
-			if !w.drainQueue() {
-				return false
-			}
+		if len(msgs) > 0 && !w.drainQueue() {
+			return false
 		}
 		if next == "0-0" || next == "" || len(msgs) == 0 && next == start {
 			return true
 		}
 		start = next
 	}
+}
+
+// claimAndQueue claims one batch of pending entries idle for minIdle from start and queues
+// those the worker does not hold yet, with no ack flush in between (claimMu).
+func (w *worker) claimAndQueue(minIdle time.Duration, start string) ([]redis.XMessage, string, error) {
+	cfg := w.sub.cfg
+	w.claimMu.Lock()
+	defer w.claimMu.Unlock()
+	msgs, next, err := stream.Claim(w.ctx, w.sub.rdb, w.stream, cfg.ConsumerGroup, w.sub.member, minIdle, start, int64(cfg.ClaimBatchSize))
+	if err != nil || len(msgs) == 0 {
+		return msgs, next, err
+	}
+	w.push(msgs, w.deliveryCounts(msgs))
+	return msgs, next, nil
 }
 
 // claimStrays moves the entries other consumers hold pending in the partition to this
