@@ -49,3 +49,16 @@ func (DefaultMarshaler) Unmarshal(values map[string]any) (*message.Message, erro
 	msg.Metadata = md
 	return msg, nil
 }
+
+// unmarshalReply is DefaultMarshaler.Unmarshal for the fields of a reply the worker just
+// read: the payload is not copied, since the reply's strings are the worker's alone (go-redis
+// allocates each one; the entry keeps only its payload reference once decoded).
+func unmarshalReply(values map[string]any) (*message.Message, error) {
+	uuid, md, payload, err := codec.Decode(values)
+	if err != nil {
+		return nil, err
+	}
+	msg := message.NewMessage(uuid, codec.OwnedBytes(payload))
+	msg.Metadata = md
+	return msg, nil
+}

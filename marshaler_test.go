@@ -86,12 +86,34 @@ func TestMarshalerRoundTrip(t *testing.T) {
 			require.NoError(t, err)
 			assert.ElementsMatch(t, []string{UUIDField, MetadataField, PayloadField}, keysOf(values))
 
-			got, err := DefaultMarshaler{}.Unmarshal(asRedisEntry(t, values))
-			require.NoError(t, err)
-			assertSameMessage(t, tt.input, got)
-			assert.NotPanics(t, func() { got.Metadata.Set("added", "later") }, "metadata must be a usable map")
+			for name, decode := range decoders {
+				got, err := decode(asRedisEntry(t, values))
+				require.NoError(t, err, name)
+				assertSameMessage(t, tt.input, got)
+				assert.NotPanics(t, func() { got.Metadata.Set("added", "later") }, "metadata must be a usable map")
+			}
 		})
 	}
+}
+
+// decoders are DefaultMarshaler.Unmarshal and the worker's copy-free variant of it, which
+// must read every entry the same way.
+var decoders = map[string]func(map[string]any) (*message.Message, error){
+	"DefaultMarshaler.Unmarshal": DefaultMarshaler{}.Unmarshal,
+	"unmarshalReply":             unmarshalReply,
+}
+
+// The copy-free decoder's payload is the reply's bytes: an empty payload is still a non-nil
+// empty slice, as with the copying decoder.
+func TestUnmarshalReplyPayload(t *testing.T) {
+	payload := string([]byte("reply bytes")) // a heap string, as go-redis returns
+	msg, err := unmarshalReply(map[string]any{UUIDField: "u", PayloadField: payload})
+	require.NoError(t, err)
+	assert.Equal(t, []byte("reply bytes"), []byte(msg.Payload))
+	empty, err := unmarshalReply(map[string]any{UUIDField: "u", PayloadField: ""})
+	require.NoError(t, err)
+	assert.NotNil(t, empty.Payload)
+	assert.Empty(t, empty.Payload)
 }
 
 func keysOf(m map[string]any) []string {
@@ -136,9 +158,11 @@ func TestUnmarshalRejectsMalformedEntries(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			msg, err := DefaultMarshaler{}.Unmarshal(tt.input)
-			require.ErrorIs(t, err, tt.want)
-			assert.Nil(t, msg)
+			for name, decode := range decoders {
+				msg, err := decode(tt.input)
+				require.ErrorIs(t, err, tt.want, name)
+				assert.Nil(t, msg)
+			}
 		})
 	}
 }
@@ -223,11 +247,15 @@ func FuzzUnmarshal(f *testing.F) {
 			values[MetadataField] = metadata
 		}
 		msg, err := DefaultMarshaler{}.Unmarshal(values)
+		owned, ownedErr := unmarshalReply(values)
 		if err != nil {
 			require.ErrorIs(t, err, ErrMalformedEntry)
 			require.Nil(t, msg)
+			require.ErrorIs(t, ownedErr, ErrMalformedEntry, "the copy-free decoder agrees")
 			return
 		}
+		require.NoError(t, ownedErr, "the copy-free decoder agrees")
+		assertSameMessage(t, msg, owned)
 		require.Equal(t, uuid, msg.UUID)
 		require.Equal(t, payload, string(msg.Payload))
 

@@ -526,7 +526,7 @@ func (w *worker) handle(e entry) {
 	if !w.loadPayload(&e) {
 		return
 	}
-	msg, err := w.sub.cfg.Unmarshaler.Unmarshal(e.values)
+	msg, err := w.unmarshal(e.values)
 	if err != nil {
 		w.poison(e, err)
 		return
@@ -669,4 +669,13 @@ func (w *worker) claimGeneration() uint64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.claimGen
+}
+
+// unmarshal decodes an entry's fields with the configured Unmarshaler; DefaultMarshaler's
+// decoding takes the payload from the reply without a copy.
+func (w *worker) unmarshal(values map[string]any) (*message.Message, error) {
+	if _, ok := w.sub.cfg.Unmarshaler.(DefaultMarshaler); ok {
+		return unmarshalReply(values)
+	}
+	return w.sub.cfg.Unmarshaler.Unmarshal(values)
 }
