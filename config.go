@@ -394,6 +394,12 @@ func (c SubscriberConfig) Validate() error {
 		errs = append(errs, durationPositive(name, d))
 	}
 	errs = append(errs, checkLeaseTimes(c.LeaseTTL, c.RenewInterval, c.RebalanceInterval))
+	if c.LeaseTTL > c.RenewInterval && c.BlockTime >= c.LeaseTTL-c.RenewInterval {
+		// The fetcher does not read for a partition whose lease may lapse before the read
+		// returns: with so long a block it would skip reads for part of every renewal cycle.
+		errs = append(errs, fmt.Errorf("BlockTime %s must be less than LeaseTTL - RenewInterval (%s)",
+			c.BlockTime, c.LeaseTTL-c.RenewInterval))
+	}
 	return wrapConfig(errs)
 }
 

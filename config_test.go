@@ -76,6 +76,10 @@ func TestSubscriberConfigRejects(t *testing.T) {
 		{name: "LeaseTTL below RebalanceInterval", input: cfg(func(c *SubscriberConfig) {
 			c.LeaseTTL, c.RenewInterval, c.RebalanceInterval = 5*time.Second, time.Second, 6*time.Second
 		}), want: invalid},
+		{name: "BlockTime as long as LeaseTTL - RenewInterval", input: cfg(func(c *SubscriberConfig) {
+			c.LeaseTTL, c.RenewInterval, c.BlockTime = 2*time.Second, time.Second, time.Second
+		}), want: invalid},
+		{name: "BlockTime beyond LeaseTTL", input: cfg(func(c *SubscriberConfig) { c.BlockTime = time.Minute }), want: invalid},
 		{name: "GroupStartID abc", input: cfg(func(c *SubscriberConfig) { c.GroupStartID = "abc" }), want: invalid},
 		{name: "GroupStartID half an id", input: cfg(func(c *SubscriberConfig) { c.GroupStartID = "1-" }), want: invalid},
 		{name: "GroupStartID negative", input: cfg(func(c *SubscriberConfig) { c.GroupStartID = "-1-0" }), want: invalid},
@@ -111,6 +115,7 @@ func TestSubscriberConfigAccepts(t *testing.T) {
 		{name: "custom prefixes", input: SubscriberConfig{Client: client, StreamPrefix: "s:x", ControlPrefix: "c:x"}},
 		{name: "short intervals", input: SubscriberConfig{
 			Client: client, LeaseTTL: 3 * time.Millisecond, RenewInterval: time.Millisecond, RebalanceInterval: 2 * time.Millisecond,
+			BlockTime: time.Millisecond,
 		}},
 	}
 	for _, tt := range tests {

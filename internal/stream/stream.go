@@ -134,7 +134,10 @@ func pipelineBlock(rdb redis.UniversalClient, block time.Duration) time.Duration
 		timeout = c.Options().ReadTimeout
 	}
 	if timeout > 0 && block > timeout/2 {
-		return timeout / 2
+		block = timeout / 2
+	}
+	if block < time.Millisecond {
+		return time.Millisecond // BLOCK counts whole milliseconds, and BLOCK 0 waits for ever
 	}
 	return block
 }
