@@ -140,6 +140,10 @@ func (a *acker) flush(ctx context.Context) bool {
 	switch {
 	case err == nil:
 	case errors.Is(err, stream.ErrLeaseLost):
+		if w.isStopping() { // a final flush (loseLease logs nothing more then)
+			w.sub.logger.Error("Acks not applied: the lease was lost before they were flushed; the next owner delivers these entries again",
+				err, watermill.LogFields{"partition": w.p, "count": len(ids)})
+		}
 		w.sub.loseLease(w, err)
 	default:
 		reloadOnConnError(ctx, w.sub.rdb, err)

@@ -4,13 +4,17 @@ import (
 	"context"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/ThreeDotsLabs/watermill"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/streamq-dev/streamq/internal/keys"
 )
 
 // gateProxy forwards TCP connections to target; while closed, no byte passes in either
@@ -164,4 +168,37 @@ func TestStaleOwnerIsFencedAfterAPause(t *testing.T) {
 		p, err := direct.XPending(context.Background(), "stream:topic:{"+topic+":p:0}", "g").Result()
 		return err == nil && p.Count == 0
 	}, 5*time.Second, 20*time.Millisecond, "b acked everything; nothing is left pending for a")
+}
+
+// TestFinalFlushAfterLosingTheLeaseIsLogged: a member closes while an ack still waits for its
+// flush, but another token owns the lease by then. The final flush is refused by the fence,
+// Close says so in the log, and the entry stays pending for the next owner.
+func TestFinalFlushAfterLosingTheLeaseIsLogged(t *testing.T) {
+	_, client := startRedis(t)
+	const topic = "lapsed-close"
+	logs := watermill.NewCaptureLogger()
+	cfg := fastSub(client, "g")
+	cfg.AckFlushInterval = time.Hour // the ack waits for the final flush
+	// Nothing notices the stolen lease before Close: no renewal, no rebalance meanwhile.
+	cfg.LeaseTTL, cfg.RenewInterval, cfg.RebalanceInterval = 2*time.Minute, time.Minute, time.Minute
+	sub, err := NewSubscriber(cfg, logs)
+	require.NoError(t, err)
+	ch, err := sub.Subscribe(context.Background(), topic)
+	require.NoError(t, err)
+	pub := newTestPublisher(t, PublisherConfig{Client: client})
+	publishKeyed(t, pub, topic, 0, 1, 1)
+	receiveOne(t, ch, 10*time.Second).Ack()
+
+	lease := keys.New("", "").Lease(topic, 0, "g")
+	require.NoError(t, client.Set(context.Background(), lease, "someone-else#x.1", time.Minute).Err())
+	require.NoError(t, sub.Close())
+
+	var logged bool
+	for _, m := range logs.Captured()[watermill.ErrorLogLevel] {
+		logged = logged || strings.HasPrefix(m.Msg, "Acks not applied")
+	}
+	assert.True(t, logged, "the refused final flush is logged")
+	pending, err := client.XPending(context.Background(), keys.New("", "").PartitionStream(topic, 0), "g").Result()
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, pending.Count, "the entry stays pending for the next owner")
 }
