@@ -2,6 +2,7 @@ package admin_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -233,4 +234,47 @@ func idBefore(a, b string) bool {
 	am, as, _ := cutID(a)
 	bm, bs, _ := cutID(b)
 	return am < bm || (am == bm && as < bs)
+}
+
+// TestLagReportedBehindIsChecked: Redis derives a group's lag from its entries-read counter,
+// which can be left behind (after an AOF reload, or set so with XGROUP SETID ... ENTRIESREAD,
+// as here). A group delivered up to the stream's last id then has no lag, and a lag above the
+// stream's length is counted.
+func TestLagReportedBehindIsChecked(t *testing.T) {
+	e := newOpEnv(t)
+	const topic = "behind"
+	e.create(topic, 2)
+	stream := func(p int) string { return e.space.PartitionStream(topic, p) }
+	var ids [2][]string
+	for p := range 2 {
+		for i := range 20 {
+			ids[p] = append(ids[p], e.xadd(topic, p, "*", "v"+strconv.Itoa(i)))
+		}
+	}
+	// Partition 0: delivered up to its last id, but entries-read says 5.
+	e.createGroup(topic, 0, "g", ids[0][19])
+	require.NoError(t, e.client.Do(e.ctx, "XGROUP", "SETID", stream(0), "g", ids[0][19], "ENTRIESREAD", 5).Err())
+	// Partition 1: trimmed to 10 entries, delivered up to the 15th: 5 left, entries-read 0.
+	e.createGroup(topic, 1, "g", ids[1][14])
+	require.NoError(t, e.client.XTrimMaxLen(e.ctx, stream(1), 10).Err())
+	require.NoError(t, e.client.Do(e.ctx, "XGROUP", "SETID", stream(1), "g", ids[1][14], "ENTRIESREAD", 0).Err())
+	for p, want := range []int64{15, 20} {
+		raw, err := e.client.XInfoGroups(e.ctx, stream(p)).Result()
+		require.NoError(t, err)
+		require.Equal(t, want, raw[0].Lag, "Redis reports partition %d's lag from the counter", p)
+	}
+
+	st, err := e.adm.GroupStats(e.ctx, topic, "g")
+	require.NoError(t, err)
+	require.Len(t, st.Partitions, 2)
+	assert.Zero(t, st.Partitions[0].Lag, "caught up")
+	assert.Equal(t, int64(5), st.Partitions[1].Lag, "counted")
+	assert.True(t, st.Partitions[1].LagExact)
+	groups, err := e.adm.ConsumerGroups(e.ctx, topic)
+	require.NoError(t, err)
+	require.Len(t, groups, 1)
+	assert.Equal(t, int64(5), groups[0].Lag)
+	counters, err := e.adm.TopicCounters(e.ctx, topic)
+	require.NoError(t, err)
+	assert.Equal(t, int64(5), counters.Groups["g"].Lag)
 }

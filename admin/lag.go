@@ -23,15 +23,24 @@ type lag struct {
 // reports it in XINFO GROUPS; where it cannot (nil, after deletions or XGROUP SETID), the
 // entries after last-delivered-id are counted in one pipeline: XLEN when the group is at
 // 0-0, else XRANGE "(last-delivered" + COUNT LagScanLimit+1.
+//
+// A lag Redis reports above zero is checked against the stream first (one more pipeline,
+// only when there is such a lag): Redis derives it from the group's entries-read counter,
+// which can be left behind, for instance after an AOF reload. A group whose last-delivered-id
+// is the stream's last id has no lag, and one reported above the stream's length is counted.
 func (a *Admin) lags(ctx context.Context, keys []string, groups [][]redis.XInfoGroup) ([][]lag, error) {
+	tails, err := a.tailsOfLagging(ctx, keys, groups)
+	if err != nil {
+		return nil, err
+	}
 	out := make([][]lag, len(groups))
 	counts := map[[2]int]redis.Cmder{}
 	_, _ = a.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
 		for p, gs := range groups {
 			out[p] = make([]lag, len(gs))
 			for i, g := range gs {
-				if g.Lag >= 0 {
-					out[p][i] = lag{n: g.Lag, exact: true}
+				if l, ok := reportedLag(g, tails[p]); ok {
+					out[p][i] = l
 					continue
 				}
 				counts[[2]int{p, i}] = queueLagCount(ctx, pipe, keys[p], g.LastDeliveredID)
@@ -47,6 +56,67 @@ func (a *Admin) lags(ctx context.Context, keys []string, groups [][]redis.XInfoG
 		out[at[0]][at[1]] = l
 	}
 	return out, nil
+}
+
+// tail is what reportedLag checks a lag against: the stream's last id and length.
+type tail struct {
+	lastID string
+	length int64
+}
+
+// tailsOfLagging reads XINFO STREAM of the streams where Redis reports a group lag above
+// zero (nil elsewhere; no round trip when there is none). A stream gone meanwhile is empty.
+func (a *Admin) tailsOfLagging(ctx context.Context, keys []string, groups [][]redis.XInfoGroup) ([]*tail, error) {
+	infos := make([]*redis.XInfoStreamCmd, len(keys))
+	need := false
+	for p, gs := range groups {
+		for _, g := range gs {
+			if g.Lag > 0 && infos[p] == nil {
+				infos[p], need = &redis.XInfoStreamCmd{}, true
+			}
+		}
+	}
+	if !need {
+		return make([]*tail, len(keys)), nil
+	}
+	_, _ = a.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+		for p := range infos {
+			if infos[p] != nil {
+				infos[p] = pipe.XInfoStream(ctx, keys[p])
+			}
+		}
+		return nil
+	})
+	tails := make([]*tail, len(keys))
+	for p, info := range infos {
+		switch {
+		case info == nil:
+		case noSuchKey(info.Err()):
+			tails[p] = &tail{lastID: "0-0"}
+		case info.Err() != nil:
+			return nil, fmt.Errorf("info of %s: %w", keys[p], info.Err())
+		default:
+			tails[p] = &tail{lastID: info.Val().LastGeneratedID, length: info.Val().Length}
+		}
+	}
+	return tails, nil
+}
+
+// reportedLag is the lag Redis reports for g when it can be trusted (see lags); false means
+// it must be counted.
+func reportedLag(g redis.XInfoGroup, t *tail) (lag, bool) {
+	switch {
+	case g.Lag == 0:
+		return lag{exact: true}, true
+	case g.Lag < 0 || t == nil:
+		return lag{}, false
+	case !streamid.Less(g.LastDeliveredID, t.lastID):
+		return lag{exact: true}, true // delivered up to the last id: nothing left
+	case g.Lag > t.length:
+		return lag{}, false // more than the stream holds: the counter is behind
+	default:
+		return lag{n: g.Lag, exact: true}, true
+	}
 }
 
 func queueLagCount(ctx context.Context, pipe redis.Pipeliner, stream, lastDelivered string) redis.Cmder {
