@@ -50,6 +50,12 @@ func (rep *Report) chart() string {
 		}
 		panels = append(panels, chartPanel{title: "Publish throughput, 64 publishers (msg/s, higher is better)", groups: gs})
 	}
+	if gs := sizes(wPublishN); len(gs) > 0 {
+		for i := range gs {
+			gs[i].label = fmt.Sprintf("%d-byte messages", gs[i].size)
+		}
+		panels = append(panels, chartPanel{title: "Publish throughput, 64 publishers, " + rep.Config["pipeline"] + " messages per call (msg/s, higher is better)", groups: gs})
+	}
 	if gs := sizes(wSubscribe); len(gs) > 0 {
 		for i := range gs {
 			gs[i].label = fmt.Sprintf("%d-byte messages", gs[i].size)

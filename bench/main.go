@@ -73,7 +73,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.IntVar(&c.poolSize, "pool-size", 0, "go-redis PoolSize of every client (0: go-redis default, 10 x GOMAXPROCS)")
 	fs.StringVar(&c.sizesFlag, "sizes", "16,256,4096", "message sizes (bytes) of the publish and subscribe throughput workloads")
 	fs.StringVar(&c.transportsFlag, "transports", "streamq-1p,streamq-8p,redisstream,go-redis", "transports to run")
-	fs.StringVar(&c.workloadsFl, "workloads", "publish,subscribe,latency,memory", "workloads to run")
+	fs.StringVar(&c.workloadsFl, "workloads", "publish,publish-batched,subscribe,latency,memory", "workloads to run (publish-batched: 100 messages per Publish call, see --pipeline)")
 
 	fs.IntVar(&c.pubN, "publish-n", 200_000, "publish: messages per run (streamq, go-redis)")
 	fs.IntVar(&c.pubNRedisstream, "publish-n-redisstream", 100_000, "publish: messages per run for watermill-redisstream")
@@ -143,7 +143,7 @@ func parseFlags(args []string) (*config, error) {
 	c.workloads = splitList(c.workloadsFl)
 	for _, w := range c.workloads {
 		switch w {
-		case "publish", "subscribe", "latency", "memory":
+		case "publish", "publish-batched", "subscribe", "latency", "memory":
 		default:
 			return nil, fmt.Errorf("--workloads: unknown %q", w)
 		}
@@ -356,7 +356,14 @@ func run(args []string) int {
 	if cfg.has("publish") {
 		for _, size := range cfg.sizes {
 			for _, t := range cfg.selected() {
-				add("publish", size, t, func() []Result { return []Result{e.publishThroughput(ctx, t, size)} })
+				add("publish", size, t, func() []Result { return []Result{e.publishThroughput(ctx, t, size, wPublish)} })
+			}
+		}
+	}
+	if cfg.has("publish-batched") {
+		for _, size := range cfg.sizes {
+			for _, t := range cfg.selected() {
+				add("publish-batched", size, t, func() []Result { return []Result{e.publishThroughput(ctx, t, size, wPublishN)} })
 			}
 		}
 	}

@@ -15,6 +15,7 @@ import (
 // Workloads (the rows of the table, in this order).
 const (
 	wPublish    = "publish"
+	wPublishN   = "publish_batched"
 	wSubscribe  = "subscribe"
 	wLatencyP50 = "latency_p50"
 	wLatencyP99 = "latency_p99"
@@ -27,6 +28,7 @@ var workloadInfo = map[string]struct {
 	higher      bool
 }{
 	wPublish:    {"publish throughput", "msg/s", true},
+	wPublishN:   {"publish, batched calls", "msg/s", true}, // "publish, N per call" in a report
 	wSubscribe:  {"subscribe throughput (Router)", "msg/s", true},
 	wLatencyP50: {"end-to-end latency p50", "ms", false},
 	wLatencyP99: {"end-to-end latency p99", "ms", false},
@@ -34,7 +36,7 @@ var workloadInfo = map[string]struct {
 	wRSS:        {"process RSS while consuming, max", "MiB", false},
 }
 
-var workloadOrder = []string{wPublish, wSubscribe, wLatencyP50, wLatencyP99, wHeap, wRSS}
+var workloadOrder = []string{wPublish, wPublishN, wSubscribe, wLatencyP50, wLatencyP99, wHeap, wRSS}
 
 // Result is one row: workload x size x transport.
 type Result struct {
@@ -102,8 +104,11 @@ func (rep *Report) finish() {
 		r := &rep.Results[i]
 		info := workloadInfo[r.Workload]
 		r.Label, r.Unit, r.HigherIsBetter = info.label, info.unit, info.higher
+		if r.Workload == wPublishN && rep.Config["pipeline"] != "" {
+			r.Label = "publish, " + rep.Config["pipeline"] + " per call"
+		}
 		r.VsRedisstream, r.VsGoRedis = nil, nil
-		if (r.Workload == wPublish || r.Workload == wSubscribe) && r.Messages > 0 {
+		if (r.Workload == wPublish || r.Workload == wPublishN || r.Workload == wSubscribe) && r.Messages > 0 {
 			// CPU per message: less sensitive to other load than the rate
 			if v, ok := r.Extra["cpu_bench_s"]; ok {
 				r.Extra["cpu_bench_us_per_msg"] = v * 1e6 / float64(r.Messages)

@@ -23,22 +23,23 @@ func randomPayload(size int) []byte {
 func topicName(workload string, size int) string { return fmt.Sprintf("bench-%s-%d", workload, size) }
 
 // publishThroughput: cfg.pubWorkers goroutines publish until n messages are confirmed or
-// the budget is spent. streamq and redisstream: one message per Publish call; go-redis: a
-// pipeline of 100 XADDs per round trip.
-func (e *env) publishThroughput(ctx context.Context, tr transport, size int) Result {
+// the budget is spent. Workload publish: streamq and redisstream one message per Publish
+// call; go-redis a pipeline of 100 XADDs per round trip. Workload publish_batched: 100
+// messages per Publish call for every transport, as a producer that can batch sends them.
+func (e *env) publishThroughput(ctx context.Context, tr transport, size int, workload string) Result {
 	n := e.cfg.pubN
 	if tr.kind == kindRedisstream {
 		n = e.cfg.pubNRedisstream
 	}
-	r := Result{Workload: wPublish, Size: size, Transport: tr.Name}
-	topic := topicName("publish", size)
+	r := Result{Workload: workload, Size: size, Transport: tr.Name}
+	topic := topicName(workload, size)
 	s, err := e.newSender(tr, topic)
 	if err != nil {
 		return r.failed(err)
 	}
 	defer s.close()
 	per := 1
-	if tr.kind == kindGoRedis {
+	if tr.kind == kindGoRedis || workload == wPublishN {
 		per = e.cfg.pipeline
 	}
 	payload := randomPayload(size)
@@ -47,7 +48,7 @@ func (e *env) publishThroughput(ctx context.Context, tr transport, size int) Res
 		payloads[i] = payload
 	}
 
-	win := e.startWindow(wPublish, tr, size)
+	win := e.startWindow(workload, tr, size)
 	ctx, cancel := context.WithTimeout(ctx, e.cfg.pubBudget)
 	defer cancel()
 	var next, done, errCount atomic.Int64
