@@ -70,43 +70,45 @@ func readNewEntries(cmds []redis.Cmder) bool {
 	return false
 }
 
+// forEachLoss runs test for both ways a read reply is lost: go-redis sends the read again
+// (resend), or the read fails as if its retries ran out.
+func forEachLoss(t *testing.T, test func(t *testing.T, resend bool)) {
+	t.Run("go-redis sends the read again", func(t *testing.T) { test(t, true) })
+	t.Run("the read fails", func(t *testing.T) { test(t, false) })
+}
+
 // TestLostReadReplyIsRecoveredInOrder: entries whose read reply was lost are delivered by
 // the next read round, before anything newer of their partition, not a pending scan later.
 func TestLostReadReplyIsRecoveredInOrder(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		resend bool
-	}{{"go-redis sends the read again", true}, {"the read fails", false}} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, client := startRedis(t)
-			hook := &loseReadReply{resend: tc.resend}
-			client.AddHook(hook)
-			const topic = "lost-reply"
-			pub := newTestPublisher(t, PublisherConfig{Client: client})
-			publishKeyed(t, pub, topic, 0, 1, 1)
-			_, ch := subscribeMember(t, client, topic, "g", "a", 1, func(c *SubscriberConfig) {
-				c.PendingScanInterval = time.Hour // only the read round may find the lost entries
-				c.BatchCount = 4                  // more lost entries than one re-read returns
-			})
-			require.Equal(t, 0, seqOf(ackNext(t, ch)))
-
-			hook.armed.Store(true)
-			publishKeyed(t, pub, topic, 1, 11, 1) // the lost reply carries the first of these
-			var got []int
-			for len(got) < 10 {
-				m := receiveOne(t, ch, 10*time.Second)
-				m.Ack()
-				got = append(got, seqOf(m))
-			}
-			require.False(t, hook.armed.Load(), "a read reply was lost")
-			require.Equal(t, []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, got)
-			select {
-			case m := <-ch:
-				t.Fatalf("delivered again: seq %d", seqOf(m))
-			default:
-			}
+	forEachLoss(t, func(t *testing.T, resend bool) {
+		_, client := startRedis(t)
+		hook := &loseReadReply{resend: resend}
+		client.AddHook(hook)
+		const topic = "lost-reply"
+		pub := newTestPublisher(t, PublisherConfig{Client: client})
+		publishKeyed(t, pub, topic, 0, 1, 1)
+		_, ch := subscribeMember(t, client, topic, "g", "a", 1, func(c *SubscriberConfig) {
+			c.PendingScanInterval = time.Hour // only the read round may find the lost entries
+			c.BatchCount = 4                  // more lost entries than one re-read returns
 		})
-	}
+		require.Equal(t, 0, seqOf(ackNext(t, ch)))
+
+		hook.armed.Store(true)
+		publishKeyed(t, pub, topic, 1, 11, 1) // the lost reply carries the first of these
+		var got []int
+		for len(got) < 10 {
+			m := receiveOne(t, ch, 10*time.Second)
+			m.Ack()
+			got = append(got, seqOf(m))
+		}
+		require.False(t, hook.armed.Load(), "a read reply was lost")
+		require.Equal(t, []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, got)
+		select {
+		case m := <-ch:
+			t.Fatalf("delivered again: seq %d", seqOf(m))
+		default:
+		}
+	})
 }
 
 // TestStaleOwnersLateReadIsClaimedInOrder: a read of the partition's previous owner that
@@ -162,47 +164,42 @@ func staleRead(t *testing.T, client redis.UniversalClient, topic string, from, t
 // strays, and its own lost entry still comes first: 1, 2, 3, then the rest, each once,
 // without the pending scan.
 func TestLostReplyAndStaleReadAtOnceStayInOrder(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		resend bool
-	}{{"go-redis sends the read again", true}, {"the read fails", false}} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, client := startRedis(t)
-			const topic = "lost-and-late"
-			hook := &loseReadReply{resend: tc.resend}
-			lateRead := make(chan struct{})
-			hook.during = func() {
-				staleRead(t, client, topic, 2, 3)
-				close(lateRead)
-			}
-			client.AddHook(hook)
-			pub := newTestPublisher(t, PublisherConfig{Client: client})
-			publishKeyed(t, pub, topic, 0, 1, 1)
-			_, ch := subscribeMember(t, client, topic, "g", "a", 1, func(c *SubscriberConfig) {
-				c.PendingScanInterval = time.Hour // only the read rounds may find them
-			})
-			require.Equal(t, 0, seqOf(ackNext(t, ch)))
-
-			hook.armed.Store(true)
-			publishKeyed(t, pub, topic, 1, 2, 1) // the lost reply carries seq 1
-			select {
-			case <-lateRead:
-			case <-time.After(10 * time.Second):
-				t.Fatal("no read reply was lost")
-			}
-			publishKeyed(t, pub, topic, 4, 8, 1) // after the late read in the stream
-			var got []int
-			for len(got) < 7 {
-				m := receiveOne(t, ch, 10*time.Second)
-				m.Ack()
-				got = append(got, seqOf(m))
-			}
-			require.Equal(t, []int{1, 2, 3, 4, 5, 6, 7}, got)
-			select {
-			case m := <-ch:
-				t.Fatalf("delivered again: seq %d", seqOf(m))
-			default:
-			}
+	forEachLoss(t, func(t *testing.T, resend bool) {
+		_, client := startRedis(t)
+		const topic = "lost-and-late"
+		hook := &loseReadReply{resend: resend}
+		lateRead := make(chan struct{})
+		hook.during = func() {
+			staleRead(t, client, topic, 2, 3)
+			close(lateRead)
+		}
+		client.AddHook(hook)
+		pub := newTestPublisher(t, PublisherConfig{Client: client})
+		publishKeyed(t, pub, topic, 0, 1, 1)
+		_, ch := subscribeMember(t, client, topic, "g", "a", 1, func(c *SubscriberConfig) {
+			c.PendingScanInterval = time.Hour // only the read rounds may find them
 		})
-	}
+		require.Equal(t, 0, seqOf(ackNext(t, ch)))
+
+		hook.armed.Store(true)
+		publishKeyed(t, pub, topic, 1, 2, 1) // the lost reply carries seq 1
+		select {
+		case <-lateRead:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no read reply was lost")
+		}
+		publishKeyed(t, pub, topic, 4, 8, 1) // after the late read in the stream
+		var got []int
+		for len(got) < 7 {
+			m := receiveOne(t, ch, 10*time.Second)
+			m.Ack()
+			got = append(got, seqOf(m))
+		}
+		require.Equal(t, []int{1, 2, 3, 4, 5, 6, 7}, got)
+		select {
+		case m := <-ch:
+			t.Fatalf("delivered again: seq %d", seqOf(m))
+		default:
+		}
+	})
 }
