@@ -17,8 +17,9 @@ type acker struct {
 	w     *worker
 	mu    sync.Mutex
 	ids   []stream.Acked
-	kick  chan struct{} // cap 1: the first id arrived
-	full  chan struct{} // cap 1: a batch is full
+	spare []stream.Acked // a flushed batch's array, reused for the next one
+	kick  chan struct{}  // cap 1: the first id arrived
+	full  chan struct{}  // cap 1: a batch is full
 	quit  chan struct{}
 	done  chan struct{}
 	retry *backoff // grows while flushes fail, so a Redis outage is no hot loop
@@ -69,8 +70,19 @@ func (a *acker) take() []stream.Acked {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	ids := a.ids
-	a.ids = nil
+	a.ids, a.spare = a.spare, nil
 	return ids
+}
+
+// recycle keeps the array of a flushed batch for the next one: acks then append without
+// growing a new slice from nothing every batch.
+func (a *acker) recycle(ids []stream.Acked) {
+	clear(ids) // no references to the flushed ids' strings
+	a.mu.Lock()
+	if a.spare == nil {
+		a.spare = ids[:0]
+	}
+	a.mu.Unlock()
 }
 
 func (a *acker) putBack(ids []stream.Acked) {
@@ -139,6 +151,7 @@ func (a *acker) flush(ctx context.Context) bool {
 	w.claimMu.Unlock()
 	switch {
 	case err == nil:
+		a.recycle(ids)
 	case errors.Is(err, stream.ErrLeaseLost):
 		if w.isStopping() { // a final flush (loseLease logs nothing more then)
 			w.sub.logger.Error("Acks not applied: the lease was lost before they were flushed; the next owner delivers these entries again",

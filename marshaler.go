@@ -52,13 +52,16 @@ func (DefaultMarshaler) Unmarshal(values map[string]any) (*message.Message, erro
 
 // unmarshalReply is DefaultMarshaler.Unmarshal for the fields of a reply the worker just
 // read: the payload is not copied, since the reply's strings are the worker's alone (go-redis
-// allocates each one; the entry keeps only its payload reference once decoded).
+// allocates each one; the entry keeps only its payload reference once decoded), and the
+// metadata goes straight into the message's own map.
 func unmarshalReply(values map[string]any) (*message.Message, error) {
-	uuid, md, payload, err := codec.Decode(values)
+	uuid, payload, err := codec.Fields(values)
 	if err != nil {
 		return nil, err
 	}
 	msg := message.NewMessage(uuid, codec.OwnedBytes(payload))
-	msg.Metadata = md
+	if err := codec.MetadataInto(values, uuid, msg.Metadata); err != nil {
+		return nil, err
+	}
 	return msg, nil
 }

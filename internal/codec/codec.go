@@ -60,21 +60,41 @@ func encodeMetadata(uuid string, md map[string]string) ([]byte, error) {
 // Decode reads a message's UUID, metadata (never nil) and payload from stream fields as Redis
 // returns them (strings).
 func Decode(values map[string]any) (uuid string, md map[string]string, payload string, err error) {
+	uuid, payload, err = Fields(values)
+	if err != nil {
+		return "", nil, "", err
+	}
+	md = map[string]string{}
+	if err := MetadataInto(values, uuid, md); err != nil {
+		return "", nil, "", err
+	}
+	return uuid, md, payload, nil
+}
+
+// Fields reads a message's UUID and payload from stream fields; MetadataInto reads the rest.
+func Fields(values map[string]any) (uuid, payload string, err error) {
 	uuid, ok := values[UUIDField].(string)
 	if !ok || uuid == "" {
-		return "", nil, "", fmt.Errorf("%w: no %s field", ErrMalformed, UUIDField)
+		return "", "", fmt.Errorf("%w: no %s field", ErrMalformed, UUIDField)
 	}
 	payload, ok = values[PayloadField].(string)
 	if !ok {
-		return "", nil, "", fmt.Errorf("%w: message %s has no %s field", ErrMalformed, uuid, PayloadField)
+		return "", "", fmt.Errorf("%w: message %s has no %s field", ErrMalformed, uuid, PayloadField)
 	}
-	md = map[string]string{}
-	if raw, _ := values[MetadataField].(string); raw != "" {
-		if err := decodeMetadata(raw, &md); err != nil {
-			return "", nil, "", fmt.Errorf("%w: metadata of message %s: %w", ErrMalformed, uuid, err)
-		}
+	return uuid, payload, nil
+}
+
+// MetadataInto adds the metadata of message uuid's stream fields to md (a non-nil map, such
+// as the one message.NewMessage made).
+func MetadataInto(values map[string]any, uuid string, md map[string]string) error {
+	raw, _ := values[MetadataField].(string)
+	if raw == "" {
+		return nil
 	}
-	return uuid, md, payload, nil
+	if err := decodeMetadata(raw, &md); err != nil {
+		return fmt.Errorf("%w: metadata of message %s: %w", ErrMalformed, uuid, err)
+	}
+	return nil
 }
 
 func decodeMetadata(raw string, into *map[string]string) error {
