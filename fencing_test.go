@@ -6,6 +6,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -170,35 +171,68 @@ func TestStaleOwnerIsFencedAfterAPause(t *testing.T) {
 	}, 5*time.Second, 20*time.Millisecond, "b acked everything; nothing is left pending for a")
 }
 
+// stealBeforeAck is a go-redis hook that, once armed, gives a partition's lease to another
+// owner just before the next ack script on its stream is sent: the lease is lost at the last
+// moment, with no renewal or rebalance in between to notice it first.
+type stealBeforeAck struct {
+	other         *redis.Client // a client without this hook
+	stream, lease string
+	armed         atomic.Bool
+}
+
+func (h *stealBeforeAck) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *stealBeforeAck) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+func (h *stealBeforeAck) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		args := cmd.Args()
+		isAck := len(args) > 4 && (args[0] == "evalsha" || args[0] == "eval") && args[4] == h.stream
+		if isAck && h.armed.CompareAndSwap(true, false) {
+			if err := h.other.Set(ctx, h.lease, "someone-else#x.1", time.Minute).Err(); err != nil {
+				return err
+			}
+		}
+		return next(ctx, cmd)
+	}
+}
+
 // TestFinalFlushAfterLosingTheLeaseIsLogged: a member closes while an ack still waits for its
-// flush, but another token owns the lease by then. The final flush is refused by the fence,
-// Close says so in the log, and the entry stays pending for the next owner.
+// flush, and another token owns the lease by the time the final flush is sent. The fence
+// refuses the flush, Close says so in the log, and the entry stays pending for the next owner.
 func TestFinalFlushAfterLosingTheLeaseIsLogged(t *testing.T) {
-	_, client := startRedis(t)
+	srv, client := startRedis(t)
 	const topic = "lapsed-close"
+	other := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	t.Cleanup(func() { _ = other.Close() })
+	hook := &stealBeforeAck{
+		other: other, stream: keys.New("", "").PartitionStream(topic, 0),
+		lease: keys.New("", "").Lease(topic, 0, "g"),
+	}
+	client.AddHook(hook)
 	logs := watermill.NewCaptureLogger()
 	cfg := fastSub(client, "g")
-	cfg.AckFlushInterval = time.Hour // the ack waits for the final flush
-	// Nothing notices the stolen lease before Close: no renewal, no rebalance meanwhile.
-	cfg.LeaseTTL, cfg.RenewInterval, cfg.RebalanceInterval = 2*time.Minute, time.Minute, time.Minute
+	cfg.DefaultPartitionCount = 1
+	cfg.AckFlushInterval = time.Hour // the only ack flush is the final one
 	sub, err := NewSubscriber(cfg, logs)
 	require.NoError(t, err)
 	ch, err := sub.Subscribe(context.Background(), topic)
 	require.NoError(t, err)
 	pub := newTestPublisher(t, PublisherConfig{Client: client})
 	publishKeyed(t, pub, topic, 0, 1, 1)
+	hook.armed.Store(true)
 	receiveOne(t, ch, 10*time.Second).Ack()
-
-	lease := keys.New("", "").Lease(topic, 0, "g")
-	require.NoError(t, client.Set(context.Background(), lease, "someone-else#x.1", time.Minute).Err())
 	require.NoError(t, sub.Close())
 
+	require.False(t, hook.armed.Load(), "the final flush was sent")
 	var logged bool
 	for _, m := range logs.Captured()[watermill.ErrorLogLevel] {
 		logged = logged || strings.HasPrefix(m.Msg, "Acks not applied")
 	}
 	assert.True(t, logged, "the refused final flush is logged")
-	pending, err := client.XPending(context.Background(), keys.New("", "").PartitionStream(topic, 0), "g").Result()
+	pending, err := client.XPending(context.Background(), hook.stream, "g").Result()
 	require.NoError(t, err)
 	assert.EqualValues(t, 1, pending.Count, "the entry stays pending for the next owner")
 }
