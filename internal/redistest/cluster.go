@@ -392,6 +392,9 @@ func (c *Cluster) cleanup() {
 			if err := s.killIfRunning(); err != nil {
 				c.t.Errorf("redistest: cleanup: %v", err)
 			}
+			s.mu.Lock()
+			s.stopWatchdog(c.t)
+			s.mu.Unlock()
 		}()
 	}
 	wg.Wait()

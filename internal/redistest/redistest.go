@@ -50,7 +50,8 @@ type Server struct {
 	conf    string
 	pidfile string
 	logfile string
-	extra   []string // further redis.conf lines (cluster nodes)
+	extra   []string  // further redis.conf lines (cluster nodes)
+	wd      *watchdog // kills the server if the test process dies without its cleanups
 }
 
 // RequireRedis reports whether a missing redis-server must fail tests
@@ -65,24 +66,12 @@ func RequireRedis() bool {
 // is skipped, or fails if RequireRedis() is true.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	bin := lookupBinary(t, "redis-server")
-	port, err := freePort()
-	if err != nil {
-		t.Fatalf("redistest: %v", err)
-	}
-	s, err := newServer(t, bin, port, t.TempDir(), nil)
-	if err != nil {
-		t.Fatalf("redistest: %v", err)
-	}
-	t.Cleanup(func() { s.cleanup(t) })
-	if err := s.launch(); err != nil {
-		t.Fatalf("redistest: %v", err)
-	}
-	return s
+	return StartWith(t)
 }
 
 // newServer prepares (but does not start) a server on port in dir, with extra redis.conf
-// lines, and writes its config.
+// lines, writes its config and starts its watchdog: a server outlives no crashed test
+// binary (a panic, a -timeout, a kill -9), whatever started it.
 func newServer(t testing.TB, bin string, port int, dir string, extra []string) (*Server, error) {
 	s := &Server{
 		t:       t,
@@ -97,6 +86,11 @@ func newServer(t testing.TB, bin string, port int, dir string, extra []string) (
 	if err := s.writeConfig(); err != nil {
 		return nil, err
 	}
+	wd, err := startWatchdog(s.pidfile)
+	if err != nil {
+		return nil, err
+	}
+	s.wd = wd
 	return s, nil
 }
 
@@ -265,6 +259,7 @@ func (s *Server) Kill() error {
 func (s *Server) cleanup(t testing.TB) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.stopWatchdog(t)
 	if err := s.shutdown(true); err == nil {
 		return
 	}
@@ -274,6 +269,17 @@ func (s *Server) cleanup(t testing.TB) {
 			t.Errorf("redistest: cleanup: %v", err)
 		}
 	}
+}
+
+// stopWatchdog ends the watchdog once the test stopped the server itself.
+func (s *Server) stopWatchdog(t testing.TB) {
+	if s.wd == nil {
+		return
+	}
+	if err := s.wd.stop(); err != nil {
+		t.Errorf("redistest: %v", err)
+	}
+	s.wd = nil
 }
 
 // launch starts redis-server (which daemonizes) and waits until it answers

@@ -4,9 +4,9 @@ import "testing"
 
 // StartWith starts a redis-server like Start, with extra redis.conf lines written after the
 // defaults (a later line overrides an earlier one: "appendfsync always" makes every write
-// acknowledged to a client survive a kill -9 of the server). It also starts a watchdog
-// process that SIGKILLs the server when the test process dies without running its cleanups
-// (a panic on -timeout, a kill -9), so no redis-server outlives a crashed test binary.
+// acknowledged to a client survive a kill -9 of the server). Like every server here it has a
+// watchdog process that SIGKILLs it when the test process dies without running its cleanups
+// (a panic, a -timeout, a kill -9), so no redis-server outlives a crashed test binary.
 func StartWith(t testing.TB, extra ...string) *Server {
 	t.Helper()
 	bin := lookupBinary(t, "redis-server")
@@ -18,16 +18,6 @@ func StartWith(t testing.TB, extra ...string) *Server {
 	if err != nil {
 		t.Fatalf("redistest: %v", err)
 	}
-	wd, err := startWatchdog(s.pidfile)
-	if err != nil {
-		t.Fatalf("redistest: %v", err)
-	}
-	// Cleanups run last-in first-out: the server is stopped first, then the watchdog.
-	t.Cleanup(func() {
-		if err := wd.stop(); err != nil {
-			t.Errorf("redistest: %v", err)
-		}
-	})
 	t.Cleanup(func() { s.cleanup(t) })
 	if err := s.launch(); err != nil {
 		t.Fatalf("redistest: %v", err)

@@ -32,7 +32,7 @@ func TestStartWithAppliesExtraConfig(t *testing.T) {
 	}
 }
 
-// watchdogChildEnv makes TestWatchdogChild start a server, write its address to the file
+// watchdogChildEnv makes TestWatchdogChild start servers, write their addresses to the file
 // named by the variable and die without running cleanups.
 const watchdogChildEnv = "REDISTEST_WATCHDOG_CHILD_ADDR_FILE"
 
@@ -43,8 +43,12 @@ func TestWatchdogChild(t *testing.T) {
 	if path == "" {
 		return
 	}
-	s := redistest.StartWith(t)
-	if err := os.WriteFile(path, []byte(s.Addr()), 0o600); err != nil {
+	// Every way of starting a server: StartWith, Start and a cluster's nodes.
+	addrs := []string{redistest.StartWith(t, redistest.AOFAlways).Addr(), redistest.Start(t).Addr()}
+	if _, err := exec.LookPath("redis-cli"); err == nil || redistest.RequireRedis() {
+		addrs = append(addrs, redistest.StartCluster(t, 3, 0).Addrs()...)
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(addrs, "\n")), 0o600); err != nil {
 		t.Fatalf("write addr: %v", err)
 	}
 	os.Exit(3) // as a panic on -timeout would: no t.Cleanup runs
@@ -66,18 +70,33 @@ func TestWatchdogKillsServerOfDeadTest(t *testing.T) {
 	if err != nil {
 		t.Fatalf("child wrote no address: %v: %s", err, out)
 	}
-	addr := strings.TrimSpace(string(data))
+	addrs := strings.Fields(string(data))
+	if len(addrs) < 2 {
+		t.Fatalf("child wrote %q, want the addresses of its servers", data)
+	}
 	deadline := time.Now().Add(10 * time.Second)
 	ticker := time.NewTicker(20 * time.Millisecond)
 	defer ticker.Stop()
 	for range ticker.C {
-		conn, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-		if err != nil {
-			return // the watchdog killed it
+		addrs = running(addrs)
+		if len(addrs) == 0 {
+			return // the watchdogs killed them all
 		}
-		_ = conn.Close()
 		if time.Now().After(deadline) {
-			t.Fatalf("redis-server on %s still running 10s after its test died", addr)
+			t.Fatalf("redis-servers on %v still running 10s after their test died", addrs)
 		}
 	}
+}
+
+// running returns the addresses that still accept connections.
+func running(addrs []string) []string {
+	var out []string
+	for _, addr := range addrs {
+		conn, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err == nil {
+			_ = conn.Close()
+			out = append(out, addr)
+		}
+	}
+	return out
 }
