@@ -184,10 +184,3 @@ func (w *worker) deliveryCounts(msgs []redis.XMessage) map[string]int64 {
 	}
 	return counts
 }
-
-// claimGeneration is the stray-claim generation a read round starts from.
-func (w *worker) claimGeneration() uint64 {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.claimGen
-}

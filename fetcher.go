@@ -89,19 +89,19 @@ func (f *fetcher) ready() (streams, after []string, gens []uint64, busy bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for s, w := range f.workers {
-		switch {
-		case w.isStopping(), w.leaseExpiresWithin(f.sub.cfg.BlockTime):
+		if w.isStopping() || w.leaseExpiresWithin(f.sub.cfg.BlockTime) {
 			// Not for a lease that may lapse before the read returns: the group would move
 			// past entries that then sit in this member's pending list, where the next
 			// owner does not look (it claimed the partition's pending entries when it took
 			// the partition), until the pending scan finds them, out of order.
-		case w.needsMore():
-			streams = append(streams, s)
-			after = append(after, w.lastReceived())
-			gens = append(gens, w.claimGeneration())
-		default:
-			busy = true
+			continue
 		}
+		want, from, gen := w.readPosition()
+		if !want {
+			busy = true
+			continue
+		}
+		streams, after, gens = append(streams, s), append(after, from), append(gens, gen)
 	}
 	return streams, after, gens, busy
 }
@@ -186,12 +186,15 @@ func (f *fetcher) read(ctx context.Context, streams, after []string, gens []uint
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var skip map[string]bool // allocated only in the rare round that skips a partition
+	skipNow := func(s string) {
+		if skip == nil {
+			skip = map[string]bool{}
+		}
+		skip[s], got = true, true
+	}
 	for i, s := range streams {
 		if w, ok := f.workers[s]; ok && (stray[s] || w.claimedSince(gens[i])) {
-			if skip == nil {
-				skip = map[string]bool{}
-			}
-			skip[s], got = true, true
+			skipNow(s)
 		}
 	}
 	for s := range stray {
@@ -202,10 +205,7 @@ func (f *fetcher) read(ctx context.Context, streams, after []string, gens []uint
 	for _, xs := range lost {
 		if w, ok := f.workers[xs.Stream]; ok && len(xs.Messages) > 0 && !skip[xs.Stream] {
 			w.recover(xs.Messages)
-			if skip == nil {
-				skip = map[string]bool{}
-			}
-			skip[xs.Stream], got = true, true // its new entries: after the lost ones, next round
+			skipNow(xs.Stream) // its new entries: after the lost ones, next round
 		}
 	}
 	for _, xs := range fresh {

@@ -41,25 +41,24 @@ func (DefaultMarshaler) Marshal(_ string, msg *message.Message) (map[string]any,
 // Unmarshal implements Unmarshaler. An entry without a UUID or a payload field, or with
 // metadata that is not exactly one msgpack map of strings, is an ErrMalformedEntry.
 func (DefaultMarshaler) Unmarshal(values map[string]any) (*message.Message, error) {
-	uuid, md, payload, err := codec.Decode(values)
-	if err != nil {
-		return nil, err
-	}
-	msg := message.NewMessage(uuid, []byte(payload))
-	msg.Metadata = md
-	return msg, nil
+	return decodeMessage(values, func(s string) []byte { return []byte(s) })
 }
 
 // unmarshalReply is DefaultMarshaler.Unmarshal for the fields of a reply the worker just
 // read: the payload is not copied, since the reply's strings are the worker's alone (go-redis
-// allocates each one; the entry keeps only its payload reference once decoded), and the
-// metadata goes straight into the message's own map.
+// allocates each one; the entry keeps only its payload reference once decoded).
 func unmarshalReply(values map[string]any) (*message.Message, error) {
-	uuid, payload, err := codec.Fields(values)
+	return decodeMessage(values, codec.OwnedBytes)
+}
+
+// decodeMessage reads DefaultMarshaler's fields into a message, the payload through payload
+// and the metadata straight into the message's own map.
+func decodeMessage(values map[string]any, payload func(string) []byte) (*message.Message, error) {
+	uuid, data, err := codec.Fields(values)
 	if err != nil {
 		return nil, err
 	}
-	msg := message.NewMessage(uuid, codec.OwnedBytes(payload))
+	msg := message.NewMessage(uuid, payload(data))
 	if err := codec.MetadataInto(values, uuid, msg.Metadata); err != nil {
 		return nil, err
 	}

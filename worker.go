@@ -246,20 +246,17 @@ func (w *worker) wakeRun() {
 	}
 }
 
-// lastReceived is the highest id queued so far ("0-0" before any).
-func (w *worker) lastReceived() string {
+// readPosition is what the fetcher needs of the worker for a read round, under one lock:
+// whether it wants entries, the highest id queued so far ("0-0" before any), and the
+// stray-claim generation the round starts from.
+func (w *worker) readPosition() (want bool, after string, gen uint64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.received == "" {
-		return "0-0"
+	after = w.received
+	if after == "" {
+		after = "0-0"
 	}
-	return w.received
-}
-
-func (w *worker) needsMore() bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.wantMore
+	return w.wantMore, after, w.claimGen
 }
 
 // forget drops acked entries from the ids the worker holds.
