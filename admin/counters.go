@@ -45,7 +45,7 @@ func (a *Admin) TopicCounters(ctx context.Context, topic string) (TopicCounters,
 		return TopicCounters{}, err
 	}
 	keys := streams(a.space.PartitionStream, topic, 0, n)
-	c, err := a.streamCounters(ctx, keys)
+	c, tails, err := a.streamCounters(ctx, keys)
 	if err != nil {
 		return TopicCounters{}, err
 	}
@@ -54,7 +54,7 @@ func (a *Admin) TopicCounters(ctx context.Context, topic string) (TopicCounters,
 	if err != nil {
 		return TopicCounters{}, err
 	}
-	lags, err := a.lags(ctx, keys, groups)
+	lags, err := a.lags(ctx, keys, groups, tails)
 	if err != nil {
 		return TopicCounters{}, err
 	}
@@ -63,8 +63,8 @@ func (a *Admin) TopicCounters(ctx context.Context, topic string) (TopicCounters,
 }
 
 // streamCounters reads TIME and XINFO STREAM of every key in one pipeline; a stream that was
-// never written counts as empty.
-func (a *Admin) streamCounters(ctx context.Context, keys []string) (TopicCounters, error) {
+// never written counts as empty. It also returns each stream's tail, for lags.
+func (a *Admin) streamCounters(ctx context.Context, keys []string) (TopicCounters, []*tail, error) {
 	var now *redis.TimeCmd
 	infos := make([]*redis.XInfoStreamCmd, len(keys))
 	_, _ = a.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
@@ -75,19 +75,21 @@ func (a *Admin) streamCounters(ctx context.Context, keys []string) (TopicCounter
 		return nil
 	})
 	if err := now.Err(); err != nil {
-		return TopicCounters{}, fmt.Errorf("read server time: %w", err)
+		return TopicCounters{}, nil, fmt.Errorf("read server time: %w", err)
 	}
 	c := TopicCounters{Time: now.Val()}
+	tails := make([]*tail, len(keys))
 	for i, info := range infos {
 		if err := info.Err(); err != nil && !noSuchKey(err) {
-			return TopicCounters{}, fmt.Errorf("info of %s: %w", keys[i], err)
+			return TopicCounters{}, nil, fmt.Errorf("info of %s: %w", keys[i], err)
 		}
 		if v := info.Val(); v != nil {
 			c.EntriesAdded += v.EntriesAdded
 			c.Length += v.Length
 		}
+		tails[i] = tailOf(info.Val())
 	}
-	return c, nil
+	return c, tails, nil
 }
 
 func sumGroupCounters(groups [][]redis.XInfoGroup, lags [][]lag) map[string]GroupCounters {

@@ -31,7 +31,7 @@ func (a *Admin) ConsumerGroups(ctx context.Context, topic string) ([]GroupInfo, 
 	if err != nil {
 		return nil, err
 	}
-	lags, err := a.lags(ctx, keys, groups)
+	lags, err := a.lags(ctx, keys, groups, nil)
 	if err != nil {
 		return nil, err
 	}

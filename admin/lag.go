@@ -28,10 +28,14 @@ type lag struct {
 // only when there is such a lag): Redis derives it from the group's entries-read counter,
 // which can be left behind, for instance after an AOF reload. A group whose last-delivered-id
 // is the stream's last id has no lag, and one reported above the stream's length is counted.
-func (a *Admin) lags(ctx context.Context, keys []string, groups [][]redis.XInfoGroup) ([][]lag, error) {
-	tails, err := a.tailsOfLagging(ctx, keys, groups)
-	if err != nil {
-		return nil, err
+// tails are the streams' XINFO STREAM when the caller has read them already (nil: read here
+// where needed).
+func (a *Admin) lags(ctx context.Context, keys []string, groups [][]redis.XInfoGroup, tails []*tail) ([][]lag, error) {
+	if tails == nil {
+		var err error
+		if tails, err = a.tailsOfLagging(ctx, keys, groups); err != nil {
+			return nil, err
+		}
 	}
 	out := make([][]lag, len(groups))
 	counts := map[[2]int]redis.Cmder{}
@@ -92,14 +96,22 @@ func (a *Admin) tailsOfLagging(ctx context.Context, keys []string, groups [][]re
 		switch {
 		case info == nil:
 		case noSuchKey(info.Err()):
-			tails[p] = &tail{lastID: "0-0"}
+			tails[p] = tailOf(nil)
 		case info.Err() != nil:
 			return nil, fmt.Errorf("info of %s: %w", keys[p], info.Err())
 		default:
-			tails[p] = &tail{lastID: info.Val().LastGeneratedID, length: info.Val().Length}
+			tails[p] = tailOf(info.Val())
 		}
 	}
 	return tails, nil
+}
+
+// tailOf is the tail of a stream's XINFO STREAM; nil (a stream never written) is empty.
+func tailOf(info *redis.XInfoStream) *tail {
+	if info == nil {
+		return &tail{lastID: "0-0"}
+	}
+	return &tail{lastID: info.LastGeneratedID, length: info.Length}
 }
 
 // reportedLag is the lag Redis reports for g when it can be trusted (see lags); false means

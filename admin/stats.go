@@ -127,6 +127,7 @@ func liveMembers(members *redis.ZSliceCmd, now *redis.TimeCmd) ([]string, error)
 func (a *Admin) partitionStats(ctx context.Context, topic, group string, reads []partitionReads) ([]PartitionGroupStats, error) {
 	keys := streams(a.space.PartitionStream, topic, 0, len(reads))
 	groups := make([][]redis.XInfoGroup, len(reads))
+	tails := make([]*tail, len(reads))
 	for p, r := range reads {
 		if err := r.check(); err != nil {
 			return nil, fmt.Errorf("stats of group %q on %s: %w", group, keys[p], err)
@@ -134,8 +135,9 @@ func (a *Admin) partitionStats(ctx context.Context, topic, group string, reads [
 		if g, ok := find(r.groups.Val(), group); ok {
 			groups[p] = []redis.XInfoGroup{g}
 		}
+		tails[p] = tailOf(r.info.Val())
 	}
-	lags, err := a.lags(ctx, keys, groups)
+	lags, err := a.lags(ctx, keys, groups, tails)
 	if err != nil {
 		return nil, err
 	}
