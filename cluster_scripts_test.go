@@ -239,8 +239,10 @@ func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int
 		[]stream.Acked{{ID: bigEntry.ID, Ref: ref2, AckSet: space.Acks(topic, p, bigEntry.ID), PayloadKey: space.Payload(topic, p, ref2)}}),
 		"ack.lua (offloaded payload)")
 
-	_, err = retention.TrimOlder(ctx, client, str, time.Now().Add(-time.Hour), true)
+	_, err = retention.Trim(ctx, client, str, space.TrimLoss(topic, p), retention.Rule{Before: time.Now().Add(-time.Hour), Exact: true})
 	require.NoError(t, err)
+	_, err = retention.Trim(ctx, client, str, space.TrimLoss(topic, p), retention.Rule{MaxLen: 1, Hard: true})
+	require.NoError(t, err, "trim.lua (hard)")
 	_, err = retention.TrimLen(ctx, client, dlqStr, 100)
 	require.NoError(t, err)
 	_, _, err = retention.SweepOrphans(ctx, client, str, space.PayloadIndex(topic, p),

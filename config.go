@@ -18,10 +18,16 @@ const (
 	DefaultStreamPrefix = keys.DefaultStreamPrefix
 	// DefaultControlPrefix prefixes leases, registry, membership and other control keys.
 	DefaultControlPrefix = keys.DefaultControlPrefix
-	// DefaultPartitionCount is the partition count of a topic created by first use.
+	// DefaultPartitionCount is the partition count of a topic whose first publisher stated
+	// none (the seed's fallback): state a count on the Publisher, the Subscriber or with
+	// admin.CreateTopic to get more.
 	DefaultPartitionCount = 1
-	// DefaultMaxLen caps each partition stream (approximately, unless ExactMaxLen).
+	// DefaultMaxLen is the length retention of each partition: about this many entries are
+	// kept once every consumer group acked them (see TrimPolicy).
 	DefaultMaxLen int64 = 100_000
+	// DefaultMessageMaxRetries caps the retries of a message that carries no
+	// MaxRetriesMetadata (the seed's message default), below the RetryPolicy's cap.
+	DefaultMessageMaxRetries = 3
 	// DefaultPartitionRefreshInterval is how often a known topic's partition count is re-read.
 	DefaultPartitionRefreshInterval = 30 * time.Second
 	// DefaultConsumerGroup is the group used when SubscriberConfig.ConsumerGroup is empty.
@@ -77,6 +83,21 @@ const (
 	AckDeleteAllGroups AckDeletePolicy = "all-groups-ack"
 )
 
+// TrimPolicy says what retention (MaxLen, Retention) may remove.
+type TrimPolicy string
+
+// Trim policies.
+const (
+	// TrimAcked, the default, removes only entries that every consumer group registered on
+	// the partition, live or not, has been delivered and acked (what Redis 8.2 calls ACKED
+	// trimming). A group that never consumes holds retention back until it is deleted.
+	TrimAcked TrimPolicy = "acked"
+	// TrimHard applies MaxLen and Retention to unread entries too: a hard memory cap. Every
+	// entry it removes before some group acked it is counted (Metrics.Trimmed with kind
+	// "length-unacked" or "age-unacked", Subscriber.Stats().TrimmedUnacked, admin) and logged.
+	TrimHard TrimPolicy = "hard"
+)
+
 // DefaultAckSetTTL bounds how long the set of groups that acked an entry is kept.
 const DefaultAckSetTTL = 24 * time.Hour
 
@@ -110,19 +131,32 @@ type PublisherConfig struct {
 	StreamPrefix string
 	// ControlPrefix prefixes control keys. Optional; default DefaultControlPrefix.
 	ControlPrefix string
-	// DefaultPartitionCount is used when a topic is created by its first publish. Optional;
-	// default DefaultPartitionCount (1). An existing topic keeps its count.
+	// DefaultPartitionCount states the partition count of the topics this Publisher creates
+	// by its first publish. Optional; default 0: not stated, and a topic nobody created yet
+	// gets DefaultPartitionCount (1). An existing topic keeps its count: a stated count that
+	// differs is logged once per topic (grow a topic with admin.GrowPartitions or `streamq
+	// partitions grow`).
 	DefaultPartitionCount int
 	// Partitioner picks a partition from the key. Optional; default HashPartitioner.
 	Partitioner Partitioner
 	// PartitionKey extracts the partition key. Optional; default: metadata "partition_key".
 	PartitionKey func(topic string, msg *message.Message) string
-	// MaxLen caps each partition stream on append (MAXLEN). Optional; default DefaultMaxLen;
-	// -1 disables the cap.
+	// MaxLen is the length retention of each partition: about this many entries are kept.
+	// Under the default TrimAcked only entries every registered group has acked are removed,
+	// so a partition grows past MaxLen while a group is behind and shrinks back when it
+	// catches up. The Publisher trims in the background every MaxLen/100 appends (at most
+	// 1000) to a partition, never on the append itself, and records MaxLen, ExactMaxLen and
+	// TrimPolicy in the topic's metadata: the lease holders of the topic's partitions apply
+	// them too, every TrimInterval, to every append (retries, delayed messages, replays).
+	// Publishers of one topic should agree: the last one started is what the metadata holds.
+	// Optional; default DefaultMaxLen; -1 disables length retention.
 	MaxLen int64
-	// ExactMaxLen trims with MAXLEN = instead of MAXLEN ~. Optional; default false: exact
-	// trimming costs about 3.4x the XADD throughput on Redis 7.
+	// ExactMaxLen trims to exactly MaxLen entries. Optional; default false: whole macro nodes
+	// only, up to about 100 entries more, which is cheaper.
 	ExactMaxLen bool
+	// TrimPolicy says whether MaxLen may remove entries a group has not acked. Optional;
+	// default TrimAcked; TrimHard for a hard memory cap.
+	TrimPolicy TrimPolicy
 	// PartitionRefreshInterval is how often a known topic's partition count is re-read, so a
 	// grown topic is picked up. Optional; default DefaultPartitionRefreshInterval.
 	PartitionRefreshInterval time.Duration
@@ -151,9 +185,7 @@ func (c *PublisherConfig) setDefaults() {
 	if c.Marshaler == nil {
 		c.Marshaler = DefaultMarshaler{}
 	}
-	if c.DefaultPartitionCount == 0 {
-		c.DefaultPartitionCount = DefaultPartitionCount
-	}
+	setDefault(&c.TrimPolicy, TrimAcked)
 	if c.Partitioner == nil {
 		c.Partitioner = HashPartitioner{}
 	}
@@ -182,7 +214,8 @@ func (c PublisherConfig) Validate() error {
 	errs := []error{
 		checkClient(c.Client),
 		checkPrefixes(c.StreamPrefix, c.ControlPrefix),
-		positive("DefaultPartitionCount", c.DefaultPartitionCount),
+		notNegative("DefaultPartitionCount", c.DefaultPartitionCount),
+		checkTrimPolicy(c.TrimPolicy),
 		durationPositive("PartitionRefreshInterval", c.PartitionRefreshInterval),
 		positive("MaxPipelineSize", c.MaxPipelineSize),
 		positive("Flushers", c.Flushers),
@@ -217,9 +250,14 @@ type SubscriberConfig struct {
 	// Dead letters are always written in DefaultMarshaler's format, so DLQ tools can read them.
 	Marshaler Marshaler
 	// RetryPolicy decides the retries of nacked messages. Optional; default
-	// DefaultRetryPolicy() (5 retries, 1 s doubling to 60 s). Then the message goes to the
-	// partition's dead-letter queue.
+	// DefaultRetryPolicy() (at most 5 retries, 1 s doubling to 60 s). Then the message goes
+	// to the partition's dead-letter queue.
 	RetryPolicy RetryPolicy
+	// MessageMaxRetries caps the retries of a message that carries no MaxRetriesMetadata (the
+	// seed's per-message default); the RetryPolicy's MaxAttempts caps it too. Optional;
+	// default DefaultMessageMaxRetries (3): a message is handled at most 4 times; -1: only
+	// the RetryPolicy caps.
+	MessageMaxRetries int
 	// RetryMoverInterval is the longest an owned partition's mover waits before appending due
 	// retries and delayed messages. Optional; default DefaultRetryMoverInterval.
 	RetryMoverInterval time.Duration
@@ -230,11 +268,17 @@ type SubscriberConfig struct {
 	StreamPrefix string
 	// ControlPrefix prefixes control keys. Optional; default DefaultControlPrefix.
 	ControlPrefix string
-	// DefaultPartitionCount is used when Subscribe creates a topic that does not exist yet.
-	// Optional; default DefaultPartitionCount (1).
+	// DefaultPartitionCount states the partition count of a topic that Subscribe or
+	// SubscribeInitialize finds missing: it creates the topic with it. Optional; default 0:
+	// not stated, and a missing topic is not created: Subscribe returns at once, waits for
+	// the topic to appear (created by a publisher or an operator; checked every
+	// RebalanceInterval), then creates its group on every partition at GroupStartID. An
+	// existing topic keeps its count: a stated count that differs is logged once per topic.
 	DefaultPartitionCount int
-	// PartitionRefreshInterval is how often the topic's partition count is re-read. Optional;
-	// default DefaultPartitionRefreshInterval.
+	// PartitionRefreshInterval is how often a subscription re-reads its topic's metadata
+	// once it knows the topic: a grown topic's new partitions are joined, and the length
+	// retention its publishers recorded is applied. Optional; default
+	// DefaultPartitionRefreshInterval.
 	PartitionRefreshInterval time.Duration
 	// ConsumerGroup is the Redis consumer group; members of one group share the partitions.
 	// Optional; default DefaultConsumerGroup.
@@ -299,20 +343,26 @@ type SubscriberConfig struct {
 	// AckDeleteAllGroups and offloaded payloads). Optional; default DefaultAckSetTTL.
 	AckSetTTL time.Duration
 	// Retention removes entries older than this from owned partitions every TrimInterval
-	// (XTRIM MINID; the seed's retentionMs). Optional; default 0: off (MaxLen on the
-	// Publisher still applies).
+	// (XTRIM MINID; the seed's retentionMs). Under the default TrimPolicy it stops at the
+	// oldest entry some registered group has not been delivered and acked. Optional; default
+	// 0: off (the length retention the topic's publishers recorded still applies).
 	Retention time.Duration
-	// SafeRetention never trims an entry some registered group has not acked yet: time
-	// retention stops below the oldest pending entry and the last delivered entry of every
-	// group. Optional; default false.
+	// TrimPolicy says whether Retention may remove entries a group has not acked. Optional;
+	// default TrimAcked; TrimHard removes them all the same, counting and logging each.
+	TrimPolicy TrimPolicy
+	// SafeRetention is kept for compatibility and has no effect: time retention never
+	// removes an entry some group has not acked unless TrimPolicy is TrimHard.
+	//
+	// Deprecated: the safe behaviour is the default; set TrimPolicy to TrimHard for the old one.
 	SafeRetention bool
 	// DLQRetention removes dead letters older than this. Optional; default 0: off.
 	DLQRetention time.Duration
 	// DLQRetentionMaxLen keeps at most this many dead letters per partition. Optional;
 	// default 0: off.
 	DLQRetentionMaxLen int64
-	// TrimInterval is how often the lease holders apply Retention, DLQ retention and remove
-	// orphaned payloads. Optional; default DefaultTrimInterval.
+	// TrimInterval is how often the lease holders apply Retention, the topic's length
+	// retention, DLQ retention and remove orphaned payloads. Optional; default
+	// DefaultTrimInterval.
 	TrimInterval time.Duration
 	// Metrics receives consumption metrics. Optional; default NoopMetrics.
 	Metrics MetricsCollector
@@ -336,7 +386,8 @@ func (c *SubscriberConfig) setDefaults() {
 	setDefault(&c.AckSetTTL, DefaultAckSetTTL)
 	setDefault(&c.TrimInterval, DefaultTrimInterval)
 	setDefault(&c.RetryMoverBatch, DefaultRetryMoverBatch)
-	setDefault(&c.DefaultPartitionCount, DefaultPartitionCount)
+	setDefault(&c.TrimPolicy, TrimAcked)
+	setDefault(&c.MessageMaxRetries, DefaultMessageMaxRetries)
 	setDefault(&c.PartitionRefreshInterval, DefaultPartitionRefreshInterval)
 	setDefault(&c.ConsumerGroup, DefaultConsumerGroup)
 	setDefault(&c.ConsumerNamePrefix, DefaultConsumerNamePrefix)
@@ -370,7 +421,8 @@ func (c SubscriberConfig) Validate() error {
 		checkPrefixes(c.StreamPrefix, c.ControlPrefix),
 		keys.ValidateName("consumer group", c.ConsumerGroup),
 		keys.ValidateName("consumer", c.ConsumerName),
-		positive("DefaultPartitionCount", c.DefaultPartitionCount),
+		notNegative("DefaultPartitionCount", c.DefaultPartitionCount),
+		checkTrimPolicy(c.TrimPolicy),
 		positive("BatchCount", c.BatchCount),
 		positive("ClaimBatchSize", c.ClaimBatchSize),
 		positive("MaxInFlightPerPartition", c.MaxInFlightPerPartition),
@@ -392,6 +444,9 @@ func (c SubscriberConfig) Validate() error {
 		"TrimInterval": c.TrimInterval,
 	} {
 		errs = append(errs, durationPositive(name, d))
+	}
+	if c.MessageMaxRetries < -1 {
+		errs = append(errs, fmt.Errorf("MessageMaxRetries must be >= 0, or -1 (only the RetryPolicy caps), got %d", c.MessageMaxRetries))
 	}
 	errs = append(errs, checkLeaseTimes(c.LeaseTTL, c.RenewInterval, c.RebalanceInterval))
 	if c.LeaseTTL > c.RenewInterval && c.BlockTime >= c.LeaseTTL-c.RenewInterval {
@@ -467,6 +522,13 @@ func checkAckDeletePolicy(p AckDeletePolicy) error {
 		return nil
 	}
 	return fmt.Errorf("AckDeletePolicy must be %q, %q or %q, got %q", AckDeleteNone, AckDeleteImmediate, AckDeleteAllGroups, p)
+}
+
+func checkTrimPolicy(p TrimPolicy) error {
+	if p == TrimAcked || p == TrimHard {
+		return nil
+	}
+	return fmt.Errorf("TrimPolicy must be %q or %q, got %q", TrimAcked, TrimHard, p)
 }
 
 func checkRetention(retention, dlqRetention time.Duration, dlqMaxLen int64) error {

@@ -39,6 +39,8 @@ func TestSubscriberConfigRejects(t *testing.T) {
 		{name: "nil client", input: SubscriberConfig{}, want: invalid},
 		{name: "nil client with fields", input: cfg(func(c *SubscriberConfig) { c.Client = nil; c.ConsumerGroup = "g" }), want: invalid},
 		{name: "negative DefaultPartitionCount", input: cfg(func(c *SubscriberConfig) { c.DefaultPartitionCount = -1 }), want: invalid},
+		{name: "unknown TrimPolicy", input: cfg(func(c *SubscriberConfig) { c.TrimPolicy = "sometimes" }), want: invalid},
+		{name: "MessageMaxRetries -2", input: cfg(func(c *SubscriberConfig) { c.MessageMaxRetries = -2 }), want: invalid},
 		{name: "negative BatchCount", input: cfg(func(c *SubscriberConfig) { c.BatchCount = -1 }), want: invalid},
 		{name: "negative ClaimBatchSize", input: cfg(func(c *SubscriberConfig) { c.ClaimBatchSize = -5 }), want: invalid},
 		{name: "negative MaxInFlightPerPartition", input: cfg(func(c *SubscriberConfig) { c.MaxInFlightPerPartition = -1 }), want: invalid},
@@ -135,7 +137,9 @@ func TestSubscriberConfigDefaults(t *testing.T) {
 	got := sub.config
 
 	assert.Equal(t, DefaultMarshaler{}, got.Unmarshaler)
-	assert.Equal(t, DefaultPartitionCount, got.DefaultPartitionCount)
+	assert.Zero(t, got.DefaultPartitionCount, "no count stated: the Subscriber never creates a topic")
+	assert.Equal(t, TrimAcked, got.TrimPolicy)
+	assert.Equal(t, DefaultMessageMaxRetries, got.MessageMaxRetries)
 	assert.Equal(t, DefaultPartitionRefreshInterval, got.PartitionRefreshInterval)
 	assert.Equal(t, DefaultConsumerGroup, got.ConsumerGroup)
 	assert.Equal(t, DefaultConsumerNamePrefix, got.ConsumerNamePrefix)
@@ -220,6 +224,7 @@ func TestPublisherConfigRejects(t *testing.T) {
 	}{
 		{name: "nil client", input: PublisherConfig{}, want: invalid},
 		{name: "negative DefaultPartitionCount", input: PublisherConfig{Client: client, DefaultPartitionCount: -1}, want: invalid},
+		{name: "unknown TrimPolicy", input: PublisherConfig{Client: client, TrimPolicy: "sometimes"}, want: invalid},
 		{name: "MaxLen -2", input: PublisherConfig{Client: client, MaxLen: -2}, want: invalid},
 		{name: "negative PartitionRefreshInterval", input: PublisherConfig{Client: client, PartitionRefreshInterval: -time.Second}, want: invalid},
 		{name: "stream prefix with brace", input: PublisherConfig{Client: client, StreamPrefix: "{s"}, want: badName},
@@ -246,7 +251,8 @@ func TestPublisherConfigDefaults(t *testing.T) {
 	got := pub.config
 
 	assert.Equal(t, DefaultMarshaler{}, got.Marshaler)
-	assert.Equal(t, DefaultPartitionCount, got.DefaultPartitionCount)
+	assert.Zero(t, got.DefaultPartitionCount, "no count stated: a new topic gets DefaultPartitionCount")
+	assert.Equal(t, TrimAcked, got.TrimPolicy)
 	assert.Equal(t, HashPartitioner{}, got.Partitioner)
 	assert.NotNil(t, got.PartitionKey)
 	assert.Equal(t, DefaultMaxLen, got.MaxLen)
@@ -258,12 +264,10 @@ func TestPublisherConfigDefaults(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = uncapped.Close() })
 	assert.Equal(t, int64(-1), uncapped.config.MaxLen, "-1 disables the cap")
-	args, err := uncapped.xaddCommand("t", "s", message.NewMessage("u", nil))
+	assert.Nil(t, uncapped.trims, "no length retention, no trimmer")
+	args, err := pub.xaddCommand("t", "s", message.NewMessage("u", nil))
 	require.NoError(t, err)
-	assert.NotContains(t, args, "maxlen")
-	args, err = pub.xaddCommand("t", "s", message.NewMessage("u", nil))
-	require.NoError(t, err)
-	assert.Equal(t, []any{"xadd", "s", "maxlen", "~", DefaultMaxLen, "*"}, args[:6])
+	assert.Equal(t, []any{"xadd", "s", "*"}, args[:3], "the append never trims: retention runs in the background")
 }
 
 func routeMsg(md message.Metadata) *message.Message {

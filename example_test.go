@@ -57,9 +57,9 @@ func Example() {
 		msg.Ack()
 	}
 	// Output:
-	// order 1 from partition 0
-	// order 2 from partition 0
-	// order 3 from partition 0
+	// order 1 from partition 1
+	// order 2 from partition 1
+	// order 3 from partition 1
 }
 
 // A handler result mapped to streamq's retry and dead-letter handling.

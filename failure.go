@@ -42,7 +42,7 @@ func (w *worker) onNack(delivered, m *message.Message, e entry) bool {
 	if asked := m.Metadata.Get(DeadLetterMetadata); asked != "" {
 		return w.deadLetter(m, e, asked, retries)
 	}
-	if limit := maxRetries(m.Metadata, policy); limit >= 0 && retries >= limit {
+	if limit := maxRetries(m.Metadata, w.sub.cfg); limit >= 0 && retries >= limit {
 		return w.deadLetter(m, e, fmt.Sprintf("retries exhausted (%d): %s", retries, reason), retries)
 	}
 	backoff := delayOnErrorBackoff(delivered, m)
@@ -111,14 +111,14 @@ func (w *worker) requeue(ctx context.Context, e entry, fields map[string]any) er
 }
 
 func (w *worker) schedule(ctx context.Context, next *message.Message, e entry, attempt int, fields map[string]any, due time.Time) error {
-	item, err := retry.NewItem(w.sub.view.topic, w.p, attempt, maxRetries(next.Metadata, w.sub.cfg.RetryPolicy),
+	item, err := retry.NewItem(w.sub.view.topic, w.p, attempt, maxRetries(next.Metadata, w.sub.cfg),
 		next.Metadata.Get(OriginalIDMetadata), w.sub.cfg.ConsumerGroup, fields)
 	if err != nil {
 		return err
 	}
 	set := w.retrySet()
 	err = retry.Schedule(ctx, w.sub.rdb, w.fence(), w.stream, set.ZSet, set.Items, w.sub.cfg.ConsumerGroup,
-		e.id, watermill.NewUUID(), due, item)
+		e.id, retry.NewItemID(), due, item)
 	if err == nil {
 		w.mover.wakeAt(due)
 	}
@@ -138,7 +138,7 @@ func (w *worker) deadLetter(m *message.Message, e entry, reason string, retries 
 		fields, _ = codec.Encode(m.UUID, nil, m.Payload)
 	}
 	headers, _ := json.Marshal(map[string]string(md))
-	rec := w.record(e, reason, retries, maxRetries(m.Metadata, w.sub.cfg.RetryPolicy))
+	rec := w.record(e, reason, retries, maxRetries(m.Metadata, w.sub.cfg))
 	rec.OriginalMessageID = firstNonEmpty(m.Metadata.Get(OriginalIDMetadata), e.id)
 	rec.Timestamp = streamid.Time(rec.OriginalMessageID)
 	rec.Headers, rec.Message = string(headers), fields

@@ -25,6 +25,7 @@ func fastSub(client redis.UniversalClient, group string) SubscriberConfig {
 		BlockTime:           50 * time.Millisecond,
 		CloseTimeout:        2 * time.Second,
 		RetryPolicy:         ExponentialBackoff{Attempts: -1}, // nacks retry at once, for ever
+		MessageMaxRetries:   -1,
 		RetryMoverInterval:  100 * time.Millisecond,
 	}
 }

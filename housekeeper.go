@@ -13,8 +13,10 @@ import (
 const orphanGrace = time.Minute
 
 // housekeeper applies retention to an owned partition every TrimInterval, starting at once:
-// time retention of the partition (bounded by SafeRetention), DLQ retention by age and
-// length, and removal of offloaded payloads whose entry is gone.
+// the length retention the topic's publishers recorded and the Subscriber's time retention
+// (both stop at what a group still needs unless hard), the report of this group's entries a
+// hard cap removed, DLQ retention by age and length, and removal of offloaded payloads whose
+// entry is gone.
 type housekeeper struct {
 	w      *worker
 	cursor int64 // where the orphan sweep goes on
@@ -51,13 +53,18 @@ func (h *housekeeper) loop() {
 func (h *housekeeper) step() {
 	w, cfg := h.w, h.w.sub.cfg
 	sp, t := w.sub.view.space, w.sub.view.topic
-	dlqKey := sp.DLQ(t, w.p)
 	now := time.Now()
-	if cfg.Retention > 0 {
-		h.report(retention.TrimOlder(w.ctx, w.sub.rdb, w.stream, now.Add(-cfg.Retention), cfg.SafeRetention))("age")
+	loss := sp.TrimLoss(t, w.p)
+	if length := w.sub.lengthRetention(); length.maxLen > 0 {
+		h.trim(loss, "length", length.rule())
 	}
+	if cfg.Retention > 0 {
+		h.trim(loss, "age", retention.Rule{Before: now.Add(-cfg.Retention), Exact: true, Hard: cfg.TrimPolicy == TrimHard})
+	}
+	h.reportLosses(loss)
+	dlqKey := sp.DLQ(t, w.p)
 	if cfg.DLQRetention > 0 {
-		h.report(retention.TrimOlder(w.ctx, w.sub.rdb, dlqKey, now.Add(-cfg.DLQRetention), false))("dlq-age")
+		h.report(retention.TrimOlderHard(w.ctx, w.sub.rdb, dlqKey, now.Add(-cfg.DLQRetention)))("dlq-age")
 	}
 	if cfg.DLQRetentionMaxLen > 0 {
 		h.report(retention.TrimLen(w.ctx, w.sub.rdb, dlqKey, cfg.DLQRetentionMaxLen))("dlq-length")
@@ -68,7 +75,31 @@ func (h *housekeeper) step() {
 	h.report(int64(n), err)("orphaned-payloads")
 }
 
-// report logs and counts the outcome of one retention step.
+// trim applies one retention rule of the partition (never past what a group still needs,
+// unless the rule is hard).
+func (h *housekeeper) trim(loss, kind string, rule retention.Rule) {
+	w := h.w
+	res, err := retention.Trim(w.ctx, w.sub.rdb, w.stream, loss, rule)
+	reportTrim(w.sub.logger, w.sub.cfg.Metrics, w.labels(), kind, res, err, w.ctx.Err() == nil)
+}
+
+// reportLosses counts and logs the entries of this group that a hard retention cap (this
+// member's, another's or a publisher's) removed from the partition before the group acked them.
+func (h *housekeeper) reportLosses(loss string) {
+	w := h.w
+	n, err := retention.TakeLosses(w.ctx, w.sub.rdb, loss, w.sub.cfg.ConsumerGroup)
+	switch {
+	case err != nil && w.ctx.Err() == nil:
+		w.sub.logger.Error("Could not read retention losses", err, watermill.LogFields{"partition": w.p})
+	case n > 0:
+		w.sub.s.stats.trimmedUnacked.Add(n)
+		w.sub.cfg.Metrics.Trimmed(w.labels(), "unacked", n)
+		w.sub.logger.Error("A hard retention cap removed entries this group had not acked", nil,
+			watermill.LogFields{"partition": w.p, "entries": n})
+	}
+}
+
+// report logs and counts the outcome of one DLQ or payload retention step.
 func (h *housekeeper) report(n int64, err error) func(kind string) {
 	return func(kind string) {
 		w := h.w

@@ -61,7 +61,7 @@ func (w *worker) payloadMissing(e entry, ref string) {
 	md[PayloadMissingRefMetadata] = ref
 	md[DeadLetterMetadata] = reason
 	fields, _ := codec.Encode(uuid, md, nil)
-	rec := w.record(e, reason, retryCount(md), maxRetries(md, w.sub.cfg.RetryPolicy))
+	rec := w.record(e, reason, retryCount(md), maxRetries(md, w.sub.cfg))
 	rec.OriginalMessageID = firstNonEmpty(md[OriginalIDMetadata], e.id)
 	rec.Headers, rec.Message = "{}", fields
 	w.writeDeadLetter(e, rec)

@@ -34,8 +34,8 @@ type Publisher struct {
 	space  keys.Space
 	topics *partition.Cache
 	names  *streamNames
-	trim   []any // XADD's MAXLEN arguments, or none
 	batch  *batcher
+	trims  *trimmer // nil when MaxLen is off
 
 	// Scripts used by SHA inside pipelines are loaded once; NOSCRIPT reloads them.
 	parkLoaded, offloadLoaded atomic.Bool
@@ -56,16 +56,21 @@ func NewPublisher(config PublisherConfig, logger watermill.LoggerAdapter) (*Publ
 		logger = watermill.NopLogger{}
 	}
 	space := keys.New(config.StreamPrefix, config.ControlPrefix)
-	reg := partition.NewRegistry(config.Client, space)
-	return &Publisher{
+	p := &Publisher{
 		config: config,
 		logger: logger,
 		space:  space,
-		topics: partition.NewCache(reg, config.DefaultPartitionCount, config.PartitionRefreshInterval, nil),
+		topics: partition.NewCache(partition.NewRegistry(config.Client, space), config.DefaultPartitionCount, config.PartitionRefreshInterval, nil),
 		names:  &streamNames{space: space},
-		trim:   trimArgs(config.MaxLen, config.ExactMaxLen),
 		batch:  newBatcher(config.Client, config.Flushers, config.MaxPipelineSize, config.QueueSize),
-	}, nil
+	}
+	length := lengthRetention{maxLen: config.MaxLen, exact: config.ExactMaxLen, policy: config.TrimPolicy}
+	p.topics.Settings = length.settings()
+	p.topics.OnRegister = p.registered
+	if config.MaxLen > 0 {
+		p.trims = newTrimmer(config.Client, space, length.rule(), logger, config.Metrics)
+	}
+	return p, nil
 }
 
 // Publish appends msgs to topic in one round trip, each to the partition its key maps to.
@@ -95,7 +100,7 @@ func (p *Publisher) Publish(topic string, msgs ...*message.Message) error {
 	if err != nil {
 		return err
 	}
-	return p.send(ctx, topic, writes, msgs)
+	return p.send(ctx, topic, n, writes, msgs)
 }
 
 // write is one message's append, or its parking in the delay set when it is delayed.
@@ -133,7 +138,7 @@ func (p *Publisher) appendArgs(topic string, n int, msgs []*message.Message) ([]
 			}
 			continue
 		}
-		if writes[i].xadd, err = p.xaddCommand(topic, p.names.get(topic, part, n), msg); err != nil {
+		if writes[i].xadd, err = p.xaddCommand(topic, p.names.get(topic, part, n).stream, msg); err != nil {
 			return nil, fmt.Errorf("marshal message %s: %w", msg.UUID, err)
 		}
 	}
@@ -162,9 +167,6 @@ func (p *Publisher) offloadArgs(topic string, part int, msg *message.Message) (*
 		Index: p.space.PayloadIndex(topic, part), Ref: ref, Payload: msg.Payload, TTL: p.config.Retention,
 		Fields: fields,
 	}
-	if p.config.MaxLen > 0 {
-		o.MaxLen, o.Approx = p.config.MaxLen, !p.config.ExactMaxLen
-	}
 	return o, nil
 }
 
@@ -178,7 +180,7 @@ func (p *Publisher) parkArgs(topic string, part int, due time.Time, msg *message
 		return nil, fmt.Errorf("delay message %s: %w", msg.UUID, err)
 	}
 	return &parked{zset: p.space.Delay(topic, part), items: p.space.DelayItems(topic, part),
-		id: watermill.NewUUID(), due: due, item: item}, nil
+		id: retry.NewItemID(), due: due, item: item}, nil
 }
 
 // delayedUntil reads Watermill's delay metadata (components/delay): the message is parked
@@ -222,7 +224,7 @@ func (p *Publisher) route(topic string, n int, msg *message.Message) (int, error
 	return part, nil
 }
 
-func (p *Publisher) send(ctx context.Context, topic string, writes []write, msgs []*message.Message) error {
+func (p *Publisher) send(ctx context.Context, topic string, n int, writes []write, msgs []*message.Message) error {
 	if err := p.loadScripts(ctx, writes, false); err != nil {
 		return err
 	}
@@ -239,10 +241,28 @@ func (p *Publisher) send(ctx context.Context, topic string, writes []write, msgs
 			return fmt.Errorf("publish message %s to %q: %w", msgs[i].UUID, topic, err)
 		}
 	}
+	p.produced(topic, n, writes)
+	return nil
+}
+
+// produced counts the appends of a successful Publish and lets the trimmer know.
+func (p *Publisher) produced(topic string, n int, writes []write) {
 	for _, w := range writes {
 		p.config.Metrics.Produced(topic, w.partition)
+		if p.trims != nil && w.park == nil {
+			p.trims.appended(p.names.get(topic, w.partition, n), topic, w.partition, 1)
+		}
 	}
-	return nil
+}
+
+// registered runs once the Publisher registered a topic: it creates the consumer groups
+// declared on the topic (by Subscribers that joined before it existed) on every partition
+// before the first append, and logs a stated partition count the topic does not have.
+func (p *Publisher) registered(ctx context.Context, topic string, t partition.Topic) error {
+	if stated := p.config.DefaultPartitionCount; stated > 0 && stated != t.Count {
+		logPartitionCountDiffers(p.logger, topic, stated, t.Count)
+	}
+	return createDeclaredGroups(ctx, p.config.Client, p.space, topic, t)
 }
 
 // retryNoScript sends again, once, the script writes a server refused with NOSCRIPT (a
@@ -308,6 +328,9 @@ func (p *Publisher) Close() error {
 	}
 	p.closed = true
 	p.batch.close()
+	if p.trims != nil {
+		p.trims.close()
+	}
 	return nil
 }
 

@@ -97,30 +97,6 @@ func TestPublishRejectsBadTopicAndHonoursContext(t *testing.T) {
 	assert.ErrorIs(t, pub.Publish("ctx", ok, m), context.Canceled)
 }
 
-func TestMaxLenExactAndApproximate(t *testing.T) {
-	_, client := startRedis(t)
-	ctx := context.Background()
-	space := keys.New("", "")
-	exact := newTestPublisher(t, PublisherConfig{Client: client, MaxLen: 5, ExactMaxLen: true})
-	approx := newTestPublisher(t, PublisherConfig{Client: client, MaxLen: 5})
-	for i := 0; i < 20; i++ {
-		require.NoError(t, exact.Publish("exact", message.NewMessage(watermill.NewUUID(), []byte("x"))))
-	}
-	n, err := client.XLen(ctx, space.PartitionStream("exact", 0)).Result()
-	require.NoError(t, err)
-	assert.Equal(t, int64(5), n)
-
-	for i := 0; i < 1000; i++ {
-		require.NoError(t, approx.Publish("approx", message.NewMessage(watermill.NewUUID(), []byte("x"))))
-	}
-	n, err = client.XLen(ctx, space.PartitionStream("approx", 0)).Result()
-	require.NoError(t, err)
-	// MAXLEN ~ trims whole radix-tree nodes (stream-node-max-entries, 100 by default), so
-	// the length stays within MaxLen + 100.
-	assert.LessOrEqual(t, n, int64(5+100))
-	assert.GreaterOrEqual(t, n, int64(5))
-}
-
 func TestGrownTopicPickedUpByRunningPublisherAndSubscriber(t *testing.T) {
 	_, client := startRedis(t)
 	ctx := context.Background()

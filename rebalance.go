@@ -49,27 +49,49 @@ func (sub *subscription) rebalance(ctx context.Context) error {
 	return err
 }
 
-// refreshPartitions re-reads the partition count and creates the group on new partitions.
+// refreshPartitions re-reads the topic's metadata (every round while the topic does not exist
+// yet, then every PartitionRefreshInterval) and creates the group on partitions it has not
+// joined yet: all of them once a topic it waited for appears, the new ones of a grown topic.
 func (sub *subscription) refreshPartitions(ctx context.Context) (int, error) {
-	n, _, err := sub.s.reg.Count(ctx, sub.view.topic)
+	sub.mu.Lock()
+	old, readAt := sub.parts, sub.metaReadAt
+	sub.mu.Unlock()
+	if old > 0 && time.Since(readAt) < sub.cfg.PartitionRefreshInterval {
+		return old, nil
+	}
+	m, err := sub.s.reg.Meta(ctx, sub.view.topic)
 	if err != nil {
 		return 0, err
 	}
-	sub.mu.Lock()
-	old := sub.parts
-	sub.mu.Unlock()
-	if n > old {
+	if !m.Exists {
+		if old == 0 {
+			sub.waitingOnce.Do(func() {
+				sub.logger.Info("Waiting for the topic to be created (by a publisher or admin.CreateTopic)", nil)
+			})
+		}
+		return old, nil
+	}
+	if n := m.Count; n > old {
 		if err := sub.s.createGroups(ctx, sub.view, old, n); err != nil {
 			return 0, err
 		}
 		if old > 0 {
 			sub.logger.Info("Topic grew", watermill.LogFields{"partitions": n, "was": old})
 		}
-		sub.mu.Lock()
-		sub.parts = n
-		sub.mu.Unlock()
 	}
-	return max(n, old), nil
+	sub.mu.Lock()
+	sub.parts = max(m.Count, old)
+	sub.meta, sub.metaReadAt = m, time.Now()
+	n := sub.parts
+	sub.mu.Unlock()
+	return n, nil
+}
+
+// lengthRetention is the length retention the topic's publishers recorded.
+func (sub *subscription) lengthRetention() lengthRetention {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	return recordedRetention(sub.meta)
 }
 
 // owners reads the lease owner (member name) of every partition; "" when free or held by a

@@ -1,20 +1,24 @@
 package streamq
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
+	"github.com/ThreeDotsLabs/watermill/components/delay"
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/retry"
 )
 
 // seqMessages returns n messages with metadata seq from..from+n-1.
@@ -52,12 +56,15 @@ func ackAll(ch <-chan *message.Message) {
 	}()
 }
 
-func TestMaxLenTrimsOnPublish(t *testing.T) {
+// TestLengthRetentionWithoutGroups: with no consumer group registered, a partition is capped
+// at about MaxLen, as the seed caps it, by the Publisher's background trims (every MaxLen/100
+// appends, at most 1000), exactly or in whole macro nodes, offloaded entries included.
+func TestLengthRetentionWithoutGroups(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testMaxLenTrimsOnPublish)
+	onBackends(t, testLengthRetentionWithoutGroups)
 }
 
-func testMaxLenTrimsOnPublish(t *testing.T, client redis.UniversalClient) {
+func testLengthRetentionWithoutGroups(t *testing.T, client redis.UniversalClient) {
 	t.Parallel()
 	space := keys.New("", "")
 	cases := []struct {
@@ -76,18 +83,188 @@ func testMaxLenTrimsOnPublish(t *testing.T, client redis.UniversalClient) {
 		for from := 0; from < tc.sends; from += 10 {
 			require.NoError(t, pub.Publish(topic, seqMessages(from, 10, tc.payload)...), tc.name)
 		}
-		entries := streamEntries(t, client, space.PartitionStream(topic, 0))
+		str := space.PartitionStream(topic, 0)
 		if tc.exact {
-			assert.Equal(t, []int{15, 16, 17, 18, 19}, seqsOf(t, entries), "%s: MAXLEN = keeps exactly the newest 5", tc.name)
+			require.Eventually(t, func() bool { return xlen(t, client, str) == 5 }, 10*time.Second, 10*time.Millisecond, tc.name)
+			assert.Equal(t, []int{15, 16, 17, 18, 19}, seqsOf(t, streamEntries(t, client, str)), "%s: keeps exactly the newest 5", tc.name)
 			continue
 		}
-		// MAXLEN ~ N trims only whole radix-tree nodes, so a partition keeps between N and
-		// N + stream-node-max-entries (100 by default) entries.
-		assert.GreaterOrEqual(t, len(entries), 5, tc.name)
-		assert.LessOrEqual(t, len(entries), 5+100, tc.name)
-		seqs := seqsOf(t, entries)
+		// Approximate trimming removes whole radix-tree nodes only, so a partition keeps
+		// between N and N + stream-node-max-entries (100 by default) entries.
+		require.Eventually(t, func() bool { return xlen(t, client, str) <= 5+100 }, 10*time.Second, 10*time.Millisecond, tc.name)
+		seqs := seqsOf(t, streamEntries(t, client, str))
+		assert.GreaterOrEqual(t, len(seqs), 5, tc.name)
 		assert.Equal(t, tc.sends-1, seqs[len(seqs)-1], "%s: the newest entry is kept", tc.name)
 	}
+
+	// The default MaxLen: 150,000 messages to a topic no group ever joined leave about MaxLen.
+	const published = 150_000
+	pub := newTestPublisher(t, PublisherConfig{Client: client})
+	for from := 0; from < published; from += 1000 {
+		require.NoError(t, pub.Publish("no-group", seqMessages(from, 1000, nil)...))
+	}
+	str := space.PartitionStream("no-group", 0)
+	bound := DefaultMaxLen + trimEvery(DefaultMaxLen) + 100 // a trim per 1000 appends, whole nodes
+	require.Eventually(t, func() bool { return xlen(t, client, str) <= bound }, 10*time.Second, 20*time.Millisecond,
+		"length %d, want at most %d", xlen(t, client, str), bound)
+	assert.GreaterOrEqual(t, xlen(t, client, str), DefaultMaxLen)
+}
+
+// TestLengthRetentionKeepsWhatAGroupIsOwed: a group registered on a one-partition topic, no
+// consumer running, and more than MaxLen messages published with the default config: nothing
+// is trimmed; a consumer started afterwards receives every message, and once they are acked
+// the partition is back to about MaxLen within TrimInterval.
+func TestLengthRetentionKeepsWhatAGroupIsOwed(t *testing.T) {
+	t.Parallel()
+	t.Run("single", func(t *testing.T) {
+		t.Parallel()
+		testLengthRetentionKeepsWhatAGroupIsOwed(t, singleNode.start(t), 0, 150_000)
+	})
+	t.Run("cluster", func(t *testing.T) {
+		t.Parallel()
+		testLengthRetentionKeepsWhatAGroupIsOwed(t, threeMasters.start(t), 2000, 5000)
+	})
+}
+
+func testLengthRetentionKeepsWhatAGroupIsOwed(t *testing.T, client redis.UniversalClient, maxLen int64, published int) {
+	ctx := context.Background()
+	const topic = "owed"
+	str := keys.New("", "").PartitionStream(topic, 0)
+	cfg := fastSub(client, "g")
+	cfg.TrimInterval = 500 * time.Millisecond
+	cfg.BatchCount = 500
+	cfg.AckBatchSize = 500
+	waiting := newTestSubscriber(t, cfg)
+	require.NoError(t, waiting.SubscribeInitialize(topic)) // the group, declared; no topic yet
+	pub := newTestPublisher(t, PublisherConfig{Client: client, MaxLen: maxLen})
+	for from := 0; from < published; from += 1000 {
+		require.NoError(t, pub.Publish(topic, seqMessages(from, 1000, nil)...))
+	}
+	require.Equal(t, int64(published), xlen(t, client, str), "retention removed entries the group has not read")
+
+	ch, err := waiting.Subscribe(ctx, topic)
+	require.NoError(t, err)
+	seen := make([]bool, published)
+	for got := 0; got < published; {
+		m := nextMsg(t, ch, 30*time.Second)
+		seq, err := strconv.Atoi(m.Metadata.Get("seq"))
+		require.NoError(t, err)
+		if !seen[seq] {
+			seen[seq] = true
+			got++
+		}
+		m.Ack()
+	}
+	limit := cmp.Or(maxLen, DefaultMaxLen)
+	require.Eventually(t, func() bool { return xlen(t, client, str) <= limit+100 }, 10*time.Second, 50*time.Millisecond,
+		"the partition shrinks back once the group acked: length %d", xlen(t, client, str))
+	assert.GreaterOrEqual(t, xlen(t, client, str), limit)
+}
+
+// TestLengthRetentionStopsAtTheSlowestGroup: two groups, one stopped halfway: trimming stops at
+// the stopped group's position; after the group is deleted the partition shrinks.
+func TestLengthRetentionStopsAtTheSlowestGroup(t *testing.T) {
+	t.Parallel()
+	onBackends(t, testLengthRetentionStopsAtTheSlowestGroup)
+}
+
+func testLengthRetentionStopsAtTheSlowestGroup(t *testing.T, client redis.UniversalClient) {
+	t.Parallel()
+	ctx := context.Background()
+	const topic = "slowest"
+	str := keys.New("", "").PartitionStream(topic, 0)
+	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 1, MaxLen: -1})
+	require.NoError(t, pub.Publish(topic, seqMessages(0, 100, nil)...))
+	fast, slow := fastSub(client, "fast"), fastSub(client, "slow")
+	fast.TrimInterval, slow.TrimInterval = 200*time.Millisecond, 200*time.Millisecond
+	fast.PartitionRefreshInterval = 100 * time.Millisecond // picks up the retention recorded below
+	consumeAndClose(t, newTestSubscriber(t, slow), topic, 50, true) // then it stops
+	fastSub := newTestSubscriber(t, fast)
+	ch, err := fastSub.Subscribe(ctx, topic)
+	require.NoError(t, err)
+	ackAll(ch)
+	waitCommit(t, client, topic, 0, "fast", streamEntries(t, client, str)[99].ID)
+
+	// From now on the topic keeps 10 entries.
+	capped := newTestPublisher(t, PublisherConfig{Client: client, MaxLen: 10, ExactMaxLen: true})
+	require.NoError(t, capped.Publish(topic, seqMessages(100, 1, nil)...))
+	require.Eventually(t, func() bool { return xlen(t, client, str) == 51 }, 10*time.Second, 20*time.Millisecond,
+		"trimmed to the slow group's position (51 entries), length %d", xlen(t, client, str))
+	require.Never(t, func() bool { return xlen(t, client, str) < 51 }, time.Second, 50*time.Millisecond,
+		"trimmed entries the slow group has not read")
+	assert.Equal(t, 50, seqsOf(t, streamEntries(t, client, str))[0])
+
+	require.NoError(t, client.XGroupDestroy(ctx, str, "slow").Err())
+	require.Eventually(t, func() bool { return xlen(t, client, str) == 10 }, 10*time.Second, 20*time.Millisecond,
+		"the partition shrinks once the slow group is gone, length %d", xlen(t, client, str))
+}
+
+// consumeAndClose receives n messages of topic on a subscription of its own, acking them (or not),
+// then closes the subscription.
+func consumeAndClose(t *testing.T, sub *Subscriber, topic string, n int, ack bool) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ch, err := sub.Subscribe(ctx, topic)
+	require.NoError(t, err)
+	for i := 0; i < n; i++ {
+		m := nextMsg(t, ch, 10*time.Second)
+		if ack {
+			m.Ack()
+		}
+	}
+	require.NoError(t, sub.Close())
+	cancel()
+	for range ch {
+	}
+}
+
+// TestHardLengthCapCountsWhatItRemovesUnread: the opt-in hard cap removes unread entries, and
+// the count it records (per group, in Stats and the trim-loss hash) equals the entries it
+// removed before the group acked them.
+func TestHardLengthCapCountsWhatItRemovesUnread(t *testing.T) {
+	t.Parallel()
+	onBackends(t, testHardLengthCapCountsWhatItRemovesUnread)
+}
+
+func testHardLengthCapCountsWhatItRemovesUnread(t *testing.T, client redis.UniversalClient) {
+	t.Parallel()
+	ctx := context.Background()
+	const topic = "hard"
+	space := keys.New("", "")
+	str := space.PartitionStream(topic, 0)
+	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 1, MaxLen: -1})
+	require.NoError(t, pub.Publish(topic, seqMessages(0, 100, nil)...))
+	consumeAndClose(t, newTestSubscriber(t, fastSub(client, "all")), topic, 100, true)
+	consumeAndClose(t, newTestSubscriber(t, fastSub(client, "some")), topic, 30, true)
+	waitCommit(t, client, topic, 0, "some", streamEntries(t, client, str)[29].ID)
+
+	capped := newTestPublisher(t, PublisherConfig{Client: client, MaxLen: 10, ExactMaxLen: true, TrimPolicy: TrimHard})
+	require.NoError(t, capped.Publish(topic, seqMessages(100, 1, nil)...))
+	require.Eventually(t, func() bool { return xlen(t, client, str) == 10 }, 10*time.Second, 20*time.Millisecond,
+		"the hard cap keeps 10 entries, length %d", xlen(t, client, str))
+	// Removed: seqs 0..90. Group "some" had acked 0..29: it lost 30..90 (61); "all" lost none.
+	loss, err := client.HGetAll(ctx, space.TrimLoss(topic, 0)).Result()
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"total:some": "61", "new:some": "61"}, loss)
+
+	cfg := fastSub(client, "some")
+	cfg.TrimInterval = 100 * time.Millisecond
+	sub := newTestSubscriber(t, cfg)
+	ch, err := sub.Subscribe(ctx, topic)
+	require.NoError(t, err)
+	var seqs []int
+	for i := 0; i < 10; i++ {
+		m := nextMsg(t, ch, 10*time.Second)
+		n, _ := strconv.Atoi(m.Metadata.Get("seq"))
+		seqs = append(seqs, n)
+		m.Ack()
+	}
+	assert.Equal(t, []int{91, 92, 93, 94, 95, 96, 97, 98, 99, 100}, seqs)
+	require.Eventually(t, func() bool { return sub.Stats().TrimmedUnacked == 61 }, 10*time.Second, 20*time.Millisecond,
+		"Stats().TrimmedUnacked = %d", sub.Stats().TrimmedUnacked)
+	total, err := client.HGet(ctx, space.TrimLoss(topic, 0), "total:some").Result()
+	require.NoError(t, err)
+	assert.Equal(t, "61", total, "the cumulative count stays for operators")
 }
 
 func TestRetentionTrimsByAge(t *testing.T) {
@@ -101,11 +278,12 @@ func testRetentionTrimsByAge(t *testing.T, client redis.UniversalClient) {
 	space := keys.New("", "")
 	topic := "aged"
 	str := space.PartitionStream(topic, 0)
-	// g2 never consumes: without SafeRetention its unread entries are trimmed all the same.
+	// g2 never consumes: under TrimHard its unread entries are trimmed all the same.
 	lazy := newTestSubscriber(t, fastSub(client, "g2"))
 	require.NoError(t, lazy.SubscribeInitialize(topic))
 	cfg := fastSub(client, "g1")
 	cfg.Retention = time.Second
+	cfg.TrimPolicy = TrimHard
 	cfg.TrimInterval = 200 * time.Millisecond
 	sub := newTestSubscriber(t, cfg)
 	ch, err := sub.Subscribe(ctx, topic)
@@ -125,6 +303,9 @@ func testRetentionTrimsByAge(t *testing.T, client redis.UniversalClient) {
 	require.Never(t, func() bool { return xlen(t, client, str) == 0 }, 500*time.Millisecond, 20*time.Millisecond,
 		"a fresh entry was trimmed")
 	assert.Equal(t, []int{5}, seqsOf(t, streamEntries(t, client, str)))
+	loss, err := client.HGet(ctx, space.TrimLoss(topic, 0), "total:g2").Result()
+	require.NoError(t, err)
+	assert.Equal(t, "5", loss, "g2 lost the 5 entries it never read")
 }
 
 func TestSafeRetentionWaitsForEveryGroup(t *testing.T) {
@@ -141,8 +322,7 @@ func testSafeRetentionWaitsForEveryGroup(t *testing.T, client redis.UniversalCli
 	lazy := newTestSubscriber(t, fastSub(client, "g2"))
 	require.NoError(t, lazy.SubscribeInitialize(topic)) // g2 exists and has not read anything
 	cfg := fastSub(client, "g1")
-	cfg.Retention = time.Second
-	cfg.SafeRetention = true
+	cfg.Retention = time.Second // the default TrimPolicy: never past what a group needs
 	cfg.TrimInterval = 200 * time.Millisecond
 	sub := newTestSubscriber(t, cfg)
 	ch, err := sub.Subscribe(ctx, topic)
@@ -155,7 +335,7 @@ func testSafeRetentionWaitsForEveryGroup(t *testing.T, client redis.UniversalCli
 	waitCommit(t, client, topic, 0, "g1", last)
 	// Well past Retention (and several trim rounds): g2 still needs them.
 	require.Never(t, func() bool { return xlen(t, client, str) < 3 }, 1800*time.Millisecond, 50*time.Millisecond,
-		"SafeRetention trimmed entries group g2 has not read")
+		"time retention trimmed entries group g2 has not read")
 
 	ch2, err := lazy.Subscribe(ctx, topic)
 	require.NoError(t, err)
@@ -287,4 +467,112 @@ func testOrphanedPayloadsSwept(t *testing.T, client redis.UniversalClient) {
 	assert.True(t, indexed(t, client, index, young.member))
 	assert.True(t, keyExists(t, client, alive.key), "a payload whose entry exists is kept")
 	assert.True(t, indexed(t, client, index, alive.member))
+}
+
+// TestLengthRetentionAppliesToEveryAppend: the length retention a Publisher records for a topic
+// (MaxLen 5, exact) applies, under the same rule, to what the lease holders append: delayed
+// messages moved back, retries appended at once and parked ones, replays from the DLQ, and
+// items handed back to another partition. Once the group acked everything, 5 entries are left.
+func TestLengthRetentionAppliesToEveryAppend(t *testing.T) {
+	t.Parallel()
+	onBackends(t, testLengthRetentionAppliesToEveryAppend)
+}
+
+func testLengthRetentionAppliesToEveryAppend(t *testing.T, client redis.UniversalClient) {
+	t.Parallel()
+	ctx := context.Background()
+	space := keys.New("", "")
+	firstDelivery := func(m *message.Message) bool { return m.Metadata.Get(RetryCountMetadata) == "" }
+	type row struct {
+		name    string
+		backoff time.Duration
+		p       int // the partition that grows
+		produce func(t *testing.T, pub *Publisher, topic string)
+		handle  func(m *message.Message) bool // false: nack
+	}
+	forced := func(from, n int, d time.Duration) []*message.Message {
+		msgs := seqMessages(from, n, nil)
+		for _, m := range msgs {
+			m.Metadata.Set(ForcePartitionMetadata, "0")
+			if d > 0 {
+				delay.Message(m, delay.For(d))
+			}
+		}
+		return msgs
+	}
+	publish := func(d time.Duration) func(*testing.T, *Publisher, string) {
+		return func(t *testing.T, pub *Publisher, topic string) { require.NoError(t, pub.Publish(topic, forced(0, 20, d)...)) }
+	}
+	rows := []row{
+		{name: "delayed", produce: publish(150 * time.Millisecond), handle: func(*message.Message) bool { return true }},
+		{name: "retried at once", produce: publish(0), handle: func(m *message.Message) bool { return !firstDelivery(m) }},
+		{name: "retried later", backoff: 150 * time.Millisecond, produce: publish(0),
+			handle: func(m *message.Message) bool { return !firstDelivery(m) }},
+		{name: "replayed", produce: publish(0), handle: func(m *message.Message) bool {
+			if m.Metadata.Get(ReplayedFromMetadata) == "" {
+				_ = DeadLetter(m, nil)
+				return false
+			}
+			return true
+		}},
+		{name: "handed back", p: 1, produce: func(t *testing.T, _ *Publisher, topic string) {
+			for i := 0; i < 20; i++ {
+				fields, err := DefaultMarshaler{}.Marshal(topic, seqMessages(i, 1, nil)[0])
+				require.NoError(t, err)
+				item, err := retry.NewItem(topic, 1, 0, -1, "", "", fields)
+				require.NoError(t, err)
+				blob, err := item.Encode()
+				require.NoError(t, err)
+				rtPark(t, client, space.Delay(topic, 0), space.DelayItems(topic, 0), strconv.Itoa(i), time.Now().UnixMilli(),
+					func(string) (string, bool) { return blob, true })
+			}
+		}, handle: func(*message.Message) bool { return true }},
+	}
+	for _, r := range rows {
+		t.Run(r.name, func(t *testing.T) {
+			topic := "every-append-" + strings.ReplaceAll(r.name, " ", "-")
+			pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 2, MaxLen: 5, ExactMaxLen: true})
+			require.NoError(t, pub.Publish(topic, forced(100, 1, 0)...)) // registers the retention
+			cfg := fastSub(client, "g")
+			cfg.TrimInterval = 100 * time.Millisecond
+			cfg.RetryPolicy = ExponentialBackoff{Base: r.backoff, Max: r.backoff, Attempts: -1}
+			sub := newTestSubscriber(t, cfg)
+			ch, err := sub.Subscribe(ctx, topic)
+			require.NoError(t, err)
+			done := map[string]bool{}
+			var mu sync.Mutex
+			go func() {
+				for m := range ch {
+					if r.handle(m) {
+						mu.Lock()
+						done[m.Metadata.Get("seq")] = true
+						mu.Unlock()
+						m.Ack()
+					} else {
+						m.Nack()
+					}
+				}
+			}()
+			if r.name == "replayed" {
+				dlq := newTestSubscriber(t, fastSub(client, "dlq-tool"))
+				dch, err := dlq.Subscribe(ctx, DLQTopic(topic))
+				require.NoError(t, err)
+				go func() {
+					for m := range dch {
+						Replay(m)
+						m.Ack()
+					}
+				}()
+			}
+			r.produce(t, pub, topic)
+			require.Eventually(t, func() bool {
+				mu.Lock()
+				defer mu.Unlock()
+				return len(done) == 21 || (r.name == "handed back" && len(done) == 20)
+			}, 15*time.Second, 20*time.Millisecond, "not every message was handled")
+			str := space.PartitionStream(topic, r.p)
+			require.Eventually(t, func() bool { return xlen(t, client, str) == 5 }, 10*time.Second, 20*time.Millisecond,
+				"length %d, want MaxLen 5", xlen(t, client, str))
+		})
+	}
 }

@@ -554,3 +554,30 @@ func TestDeadLetterHelper(t *testing.T) {
 		})
 	}
 }
+
+// TestMessageWithoutMaxRetriesIsRetriedThreeTimes: the per-message default of the design this
+// project implements: a message without MaxRetriesMetadata whose handler always nacks is
+// handled 4 times (3 retries, below the policy's 5), then dead-lettered with retryCount 3.
+func TestMessageWithoutMaxRetriesIsRetriedThreeTimes(t *testing.T) {
+	onBackends(t, testMessageWithoutMaxRetriesIsRetriedThreeTimes)
+}
+
+func testMessageWithoutMaxRetriesIsRetriedThreeTimes(t *testing.T, client redis.UniversalClient) {
+	const topic = "default-retries"
+	cfg := fastSub(client, "g")
+	cfg.RetryPolicy = ExponentialBackoff{Base: 10 * time.Millisecond, Attempts: DefaultRetryAttempt}
+	cfg.MessageMaxRetries = 0 // the default
+	sub := newTestSubscriber(t, cfg)
+	ch, err := sub.Subscribe(context.Background(), topic)
+	require.NoError(t, err)
+	log := &rtLog{}
+	rtHandle(ch, log, func(*message.Message, rtDelivery) bool { return false })
+
+	msg := rtMessage("always nacked")
+	require.NoError(t, newTestPublisher(t, PublisherConfig{Client: client}).Publish(topic, msg))
+
+	dead := rtWaitDLQ(t, client, topic, 0, 1, 10*time.Second)
+	assert.Len(t, log.of(msg.UUID, ""), 4, "1 delivery + 3 retries")
+	assert.Equal(t, "3", dead[0].Values["retryCount"])
+	assert.Equal(t, "3", dead[0].Values["maxRetries"])
+}

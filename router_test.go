@@ -86,6 +86,7 @@ func TestRouterDelayOnErrorSetsTheRetryBackoff(t *testing.T) {
 			const topic = "delay-on-error"
 			cfg := fastSub(client, "g")
 			cfg.RetryPolicy = ExponentialBackoff{Base: 5 * time.Second, Attempts: 5}
+			cfg.DefaultPartitionCount = 1 // the topic exists before anything is published
 			sub := newTestSubscriber(t, cfg)
 			require.NoError(t, sub.SubscribeInitialize(topic))
 			calls := &rtCalls{}

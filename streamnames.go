@@ -2,28 +2,39 @@ package streamq
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/streamq-dev/streamq/internal/keys"
 )
 
 // streamNames caches the partition stream keys of each topic, so that publishing builds no
-// key strings per message. A topic's list grows when its partition count does.
+// key strings per message, with a count of what this Publisher appended to each (which
+// triggers its length retention). A topic's list grows when its partition count does.
 type streamNames struct {
 	space keys.Space
-	m     sync.Map // topic -> []string
+	m     sync.Map // topic -> []*partitionSlot
 }
 
-// get returns the stream key of partition p of topic, which has n partitions (p < n).
-func (c *streamNames) get(topic string, p, n int) string {
+// partitionSlot is one partition as the Publisher sees it.
+type partitionSlot struct {
+	stream   string
+	appended atomic.Int64 // entries this Publisher appended or parked
+}
+
+// get returns partition p of topic, which has n partitions (p < n).
+func (c *streamNames) get(topic string, p, n int) *partitionSlot {
 	if v, ok := c.m.Load(topic); ok {
-		if names := v.([]string); p < len(names) {
-			return names[p]
+		if slots := v.([]*partitionSlot); p < len(slots) {
+			return slots[p]
 		}
 	}
-	names := make([]string, n)
-	for i := range names {
-		names[i] = c.space.PartitionStream(topic, i)
+	old, _ := c.m.Load(topic)
+	prev, _ := old.([]*partitionSlot)
+	slots := make([]*partitionSlot, max(n, len(prev)))
+	copy(slots, prev)
+	for i := len(prev); i < len(slots); i++ {
+		slots[i] = &partitionSlot{stream: c.space.PartitionStream(topic, i)}
 	}
-	c.m.Store(topic, names)
-	return names[p]
+	c.m.Store(topic, slots)
+	return slots[p]
 }

@@ -24,6 +24,7 @@ type Subscriber struct {
 	space  keys.Space
 	reg    *partition.Registry
 	stats  counters
+	warned sync.Map // topic -> struct{}: a differing stated partition count was logged
 
 	mu      sync.Mutex
 	closed  bool
@@ -70,7 +71,7 @@ func (s *Subscriber) Subscribe(ctx context.Context, topic string) (<-chan *messa
 	if err := s.add(); err != nil {
 		return nil, err
 	}
-	if _, err := s.initialize(ctx, v); err != nil {
+	if err := s.initialize(ctx, v); err != nil {
 		s.wg.Done()
 		return nil, err
 	}
@@ -83,24 +84,59 @@ func (s *Subscriber) Subscribe(ctx context.Context, topic string) (<-chan *messa
 	return sub.out, nil
 }
 
-// SubscribeInitialize creates the topic (DefaultPartitionCount partitions when new) and the
-// consumer group on every partition, so messages published before the first Subscribe are
-// kept for the group.
+// SubscribeInitialize registers the consumer group on topic, so that messages published
+// before the first Subscribe are kept for the group (retention waits for it too): it creates
+// the group on every partition of a topic that exists, and creates a missing topic when
+// DefaultPartitionCount is set. On a missing topic without a stated count it creates no topic:
+// it declares the group, and whoever creates the topic (a Publisher's first publish,
+// admin.CreateTopic) creates the group on every partition before anything is appended.
 func (s *Subscriber) SubscribeInitialize(topic string) error {
 	v, err := newView(s.space, topic)
 	if err != nil {
 		return err
 	}
-	_, err = s.initialize(context.Background(), v)
-	return err
+	return s.initialize(context.Background(), v)
 }
 
-func (s *Subscriber) initialize(ctx context.Context, v view) (int, error) {
-	n, err := s.reg.Register(ctx, v.topic, s.config.DefaultPartitionCount)
-	if err != nil {
-		return 0, err
+// initialize declares the group on a base topic, creates the topic when this Subscriber
+// states a partition count and the topic is missing, and creates the group on every partition
+// of the topic if it exists. A missing topic with no stated count is left to its creator.
+func (s *Subscriber) initialize(ctx context.Context, v view) error {
+	if !v.dlq {
+		// Declared before looking for the topic: a creator that registers the topic after
+		// this sees the declaration; one that registered it before is seen below.
+		if err := s.reg.DeclareGroup(ctx, v.topic, s.config.ConsumerGroup, s.config.GroupStartID); err != nil {
+			return fmt.Errorf("subscribe to %q: %w", v.name, err)
+		}
 	}
-	return n, s.createGroups(ctx, v, 0, n)
+	n, err := s.topicCount(ctx, v)
+	if err != nil || n == 0 {
+		return err
+	}
+	return s.createGroups(ctx, v, 0, n)
+}
+
+// topicCount is the partition count of v's topic, creating the topic first when this
+// Subscriber states a count; 0 when the topic does not exist and no count is stated.
+func (s *Subscriber) topicCount(ctx context.Context, v view) (int, error) {
+	stated := s.config.DefaultPartitionCount
+	if stated == 0 {
+		m, err := s.reg.Meta(ctx, v.topic)
+		if err != nil || !m.Exists {
+			return 0, err
+		}
+		return m.Count, nil
+	}
+	t, err := s.reg.RegisterTopic(ctx, v.topic, stated, nil)
+	if err != nil {
+		return 0, fmt.Errorf("subscribe to %q: %w", v.name, err)
+	}
+	if t.Count != stated {
+		if _, logged := s.warned.LoadOrStore(v.topic, struct{}{}); !logged {
+			logPartitionCountDiffers(s.logger, v.topic, stated, t.Count)
+		}
+	}
+	return t.Count, createDeclaredGroups(ctx, s.config.Client, s.space, v.topic, t)
 }
 
 func (s *Subscriber) createGroups(ctx context.Context, v view, from, to int) error {
@@ -189,10 +225,14 @@ func (s *Subscriber) crash() {
 // SubscriberStats are counters of one Subscriber since it was created.
 type SubscriberStats struct {
 	Delivered, Acked, Nacked, Malformed, DeadLettered, PayloadMissing, LeasesLost int64
+	// TrimmedUnacked counts entries of this Subscriber's group that a hard retention cap
+	// (TrimHard) removed before the group acked them, as seen by this Subscriber's lease
+	// holders on their partitions.
+	TrimmedUnacked int64
 }
 
 type counters struct {
-	delivered, acked, nacked, malformed, deadLettered, payloadMissing, leasesLost atomic.Int64
+	delivered, acked, nacked, malformed, deadLettered, payloadMissing, leasesLost, trimmedUnacked atomic.Int64
 }
 
 // Stats returns the Subscriber's counters. Safe for concurrent use.
@@ -205,5 +245,6 @@ func (s *Subscriber) Stats() SubscriberStats {
 		DeadLettered:   s.stats.deadLettered.Load(),
 		PayloadMissing: s.stats.payloadMissing.Load(),
 		LeasesLost:     s.stats.leasesLost.Load(),
+		TrimmedUnacked: s.stats.trimmedUnacked.Load(),
 	}
 }

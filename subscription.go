@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamq-dev/streamq/internal/lease"
+	"github.com/streamq-dev/streamq/internal/partition"
 )
 
 // subscription is one Subscribe call: one member of the group on one topic. Its background
@@ -40,12 +41,15 @@ type subscription struct {
 	inFlight  chan struct{} // MaxInFlight semaphore, nil when unbounded
 	inFlightN atomic.Int64  // unacked messages, for the InFlight gauge
 
-	mu       sync.Mutex
-	parts    int
-	workers  map[int]*worker
-	fetchers map[int]*fetcher
-	loops    sync.WaitGroup
-	workerWG sync.WaitGroup
+	mu          sync.Mutex
+	parts       int            // partitions joined: the topic's count once it exists, else 0
+	meta        partition.Meta // the topic's metadata as last read
+	metaReadAt  time.Time
+	waitingOnce sync.Once // logs once that the topic does not exist yet
+	workers     map[int]*worker
+	fetchers    map[int]*fetcher
+	loops       sync.WaitGroup
+	workerWG    sync.WaitGroup
 }
 
 func newSubscription(ctx context.Context, s *Subscriber, v view, member string) *subscription {

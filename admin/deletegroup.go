@@ -16,10 +16,13 @@ type DeletedGroup struct {
 
 // DeleteGroup removes consumer group from topic: XGROUP DESTROY on every partition (its
 // pending entries go with it), its leases, retry sets and their items, its membership zset
-// and capabilities, and its field of each partition's commit frontier. Stop the group's
-// subscribers first: a running member would re-register itself. A group of the same name
-// consuming the topic's DLQ (DLQTopic) is left alone. ErrGroupNotFound when the group exists
-// on no partition.
+// and capabilities, its declaration on the topic, and its fields of each partition's commit
+// frontier and retention-loss counts. It releases the retention the group held back
+// (QueueInfo's Holder): the partitions shrink back to the topic's MaxLen at their next trim,
+// a Publisher's or a lease holder's of another group (every SubscriberConfig.TrimInterval).
+// Stop the group's subscribers first: a running member would re-register itself. A group of
+// the same name consuming the topic's DLQ (DLQTopic) is left alone. ErrGroupNotFound when the
+// group exists on no partition.
 func (a *Admin) DeleteGroup(ctx context.Context, topic, group string) (DeletedGroup, error) {
 	n, found, err := a.groupOn(ctx, topic, group)
 	if err != nil {
@@ -30,6 +33,9 @@ func (a *Admin) DeleteGroup(ctx context.Context, topic, group string) (DeletedGr
 		return d, err
 	}
 	if d.Keys, err = a.deleteKeys(ctx, a.groupKeys(topic, group, n)); err != nil {
+		return d, err
+	}
+	if err := a.reg.ForgetGroup(ctx, topic, group); err != nil {
 		return d, err
 	}
 	return d, a.dropFrontier(ctx, topic, group, n)
@@ -86,6 +92,7 @@ func (a *Admin) dropFrontier(ctx context.Context, topic, group string, n int) er
 	_, err := a.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
 		for p := range n {
 			pipe.HDel(ctx, a.space.Commit(topic, p), group)
+			pipe.HDel(ctx, a.space.TrimLoss(topic, p), "total:"+group, "new:"+group)
 		}
 		return nil
 	})

@@ -97,6 +97,16 @@ func (s Space) Meta(t string) string { return s.Control + ":topic:{" + t + "}:me
 // Partitions is the set of a topic's partition stream keys.
 func (s Space) Partitions(t string) string { return s.Control + ":topic:{" + t + "}:partitions" }
 
+// Groups is the hash of the consumer groups declared on a topic (group -> start id): a
+// Subscriber that joins a topic before it exists declares its group here, and whoever
+// creates the topic's partitions creates the declared groups on them before the first append.
+func (s Space) Groups(t string) string { return s.Control + ":topic:{" + t + "}:groups" }
+
+// TrimLoss is the hash of partition p counting, per group, the entries a hard retention cap
+// removed before the group acked them: "total:G" (cumulative) and "new:G" (not yet reported
+// by a lease holder of G).
+func (s Space) TrimLoss(t string, p int) string { return s.Control + ":trimloss:" + Tag(t, p) }
+
 // Members is the membership zset (consumer -> heartbeat expiry ms) of group g on topic t.
 func (s Space) Members(t, g string) string { return s.Control + ":members:{" + t + "}:" + g }
 

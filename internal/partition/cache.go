@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"cmp"
 	"context"
 	"sync"
 	"sync/atomic"
@@ -19,6 +20,13 @@ type Cache struct {
 	refresh time.Duration
 	now     func() time.Time
 
+	// Settings are field, value pairs stored in the meta hash whenever this cache registers
+	// a topic. Set before first use.
+	Settings []string
+	// OnRegister, when set, runs after this cache registered a topic (its first use, or again
+	// after the topic's metadata vanished), before Partitions returns. Set before first use.
+	OnRegister func(ctx context.Context, topic string, t Topic) error
+
 	mu     sync.RWMutex
 	topics map[string]*cached
 }
@@ -29,7 +37,8 @@ type cached struct {
 	loadedAt atomic.Int64 // unix nanoseconds
 }
 
-// NewCache returns a Cache that registers unknown topics with defaultCount partitions.
+// NewCache returns a Cache that registers unknown topics with defaultCount partitions (one
+// when defaultCount is 0: nobody stated a count).
 func NewCache(reg *Registry, defaultCount int, refresh time.Duration, now func() time.Time) *Cache {
 	if now == nil {
 		now = time.Now
@@ -70,7 +79,7 @@ func (c *Cache) Partitions(ctx context.Context, topic string) (int, error) {
 	if n, ok := c.fresh(e); ok {
 		return n, nil
 	}
-	n, err := c.load(ctx, topic, e.n.Load() == 0)
+	n, err := c.load(ctx, topic, int(e.n.Load()))
 	if err != nil {
 		if known := int(e.n.Load()); known > 0 {
 			// The re-read failed (the master of the topic's slot is failing over, Redis is
@@ -86,19 +95,33 @@ func (c *Cache) Partitions(ctx context.Context, topic string) (int, error) {
 	return n, nil
 }
 
-func (c *Cache) load(ctx context.Context, topic string, first bool) (int, error) {
-	if first {
-		return c.reg.Register(ctx, topic, c.defN)
+func (c *Cache) load(ctx context.Context, topic string, known int) (int, error) {
+	if known == 0 {
+		return c.register(ctx, topic, c.defN)
 	}
 	n, exists, err := c.reg.Count(ctx, topic)
 	if err != nil {
 		return 0, err
 	}
 	if !exists {
-		// Deleted under us (admin DeleteTopic): register again.
-		return c.reg.Register(ctx, topic, c.defN)
+		// The metadata vanished (admin DeleteTopic, a flushed Redis): register again, with
+		// the stated count or else the count known until now.
+		return c.register(ctx, topic, cmp.Or(c.defN, known))
 	}
 	return n, nil
+}
+
+func (c *Cache) register(ctx context.Context, topic string, count int) (int, error) {
+	t, err := c.reg.RegisterTopic(ctx, topic, count, c.Settings)
+	if err != nil {
+		return 0, err
+	}
+	if c.OnRegister != nil {
+		if err := c.OnRegister(ctx, topic, t); err != nil {
+			return 0, err
+		}
+	}
+	return t.Count, nil
 }
 
 // Forget drops a topic from the cache so the next call reloads it.

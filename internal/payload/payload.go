@@ -41,8 +41,6 @@ type Offload struct {
 	PayloadKey, Stream, Index, Ref string
 	Payload                        []byte
 	TTL                            time.Duration
-	MaxLen                         int64
-	Approx                         bool
 	Fields                         []any // entry fields, including the reference fields
 }
 
@@ -56,11 +54,7 @@ func RefFields(ref string, size int) []any {
 // cache) would have to be sent again after the plain appends of the same pipeline succeeded,
 // out of their order. The text is under 1 KiB next to a payload over the threshold.
 func Cmd(ctx context.Context, pipe redis.Pipeliner, o Offload) *redis.Cmd {
-	approx := "0"
-	if o.Approx {
-		approx = "1"
-	}
-	args := append([]any{o.Payload, o.TTL.Milliseconds(), o.Ref, o.MaxLen, approx}, o.Fields...)
+	args := append([]any{o.Payload, o.TTL.Milliseconds(), o.Ref}, o.Fields...)
 	return offloadScript.Eval(ctx, pipe, []string{o.PayloadKey, o.Stream, o.Index}, args...)
 }
 

@@ -1,12 +1,15 @@
-// Package retention trims partitions and DLQs by age and length, optionally never past what
-// a registered group still needs, and removes offloaded payloads whose entry is gone.
+// Package retention trims partitions by length and age without removing what a registered
+// consumer group still needs (or, under the hard policy, counting what it removes), trims
+// DLQs, and removes offloaded payloads whose entry is gone.
 package retention
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -15,61 +18,157 @@ import (
 	"github.com/streamq-dev/streamq/internal/streamid"
 )
 
-// SafeBound is the lowest id a registered group of stream still needs: the oldest pending
-// entry of every group and the entry after every group's last delivered one. "" when the
-// stream has no group.
-func SafeBound(ctx context.Context, rdb redis.UniversalClient, stream string) (string, error) {
-	groups, err := rdb.XInfoGroups(ctx, stream).Result()
-	if err != nil {
-		if redis.HasErrorPrefix(err, "no such key") {
-			return "", nil
-		}
-		return "", fmt.Errorf("groups of %s: %w", stream, err)
-	}
-	bound := ""
-	for _, g := range groups {
-		b := streamid.Next(g.LastDeliveredID)
-		if g.Pending > 0 {
-			p, err := rdb.XPending(ctx, stream, g.Name).Result()
-			if err != nil {
-				return "", fmt.Errorf("pending of %s group %s: %w", stream, g.Name, err)
-			}
-			if p.Lower != "" && streamid.Less(p.Lower, b) {
-				b = p.Lower
-			}
-		}
-		if bound == "" || streamid.Less(b, bound) {
-			bound = b
-		}
-	}
-	return bound, nil
+//go:embed lua/trim.lua
+var trimSrc string
+
+var trimScript = redis.NewScript(trimSrc)
+
+// HardChunk is the most entries one trim script removes under the hard policy (it reads them
+// to count what each group had not acked); Trim calls it again while more is due.
+const HardChunk = 500
+
+// maxRounds bounds the script calls of one Trim (HardChunk entries each); the next Trim goes on.
+const maxRounds = 200
+
+// Rule is one retention rule of a partition stream.
+type Rule struct {
+	// MaxLen keeps about this many entries (the newest); 0: no length rule.
+	MaxLen int64
+	// Before removes entries older than this time; zero: no age rule. Only one of MaxLen and
+	// Before is used per call.
+	Before time.Time
+	// Exact trims to the exact threshold; otherwise whole macro nodes only (a few more kept).
+	Exact bool
+	// Hard removes entries a registered group has not acked too, counting them per group;
+	// otherwise retention stops at the oldest entry some group still needs.
+	Hard bool
 }
 
-// TrimOlder removes entries of stream older than cutoff (exact XTRIM MINID). With safe, it
-// stops at SafeBound. It returns how many entries it removed.
-func TrimOlder(ctx context.Context, rdb redis.UniversalClient, stream string, cutoff time.Time, safe bool) (int64, error) {
-	minID := streamid.Min(cutoff)
-	if safe {
-		b, err := SafeBound(ctx, rdb, stream)
+// Trimmed is what one Trim removed.
+type Trimmed struct {
+	Removed int64 // entries removed
+	Unacked int64 // of those, entries some group had not acked (hard policy only)
+}
+
+// Trim applies rule to stream in one atomic script per round, never removing an entry a
+// registered group (live or not) has not been delivered and acked, unless rule.Hard; then it
+// records in lossKey, per group, how many entries the group lost.
+func Trim(ctx context.Context, rdb redis.Scripter, stream, lossKey string, rule Rule) (Trimmed, error) {
+	kind, threshold := "len", any(rule.MaxLen)
+	if rule.MaxLen <= 0 {
+		if rule.Before.IsZero() {
+			return Trimmed{}, nil
+		}
+		kind, threshold = "age", streamid.Min(rule.Before)
+	}
+	var total Trimmed
+	for round := 0; round < maxRounds; round++ {
+		res, err := trimScript.Run(ctx, rdb, []string{stream, lossKey},
+			kind, threshold, flag(rule.Exact), flag(rule.Hard), HardChunk).Slice()
 		if err != nil {
-			return 0, err
+			return total, fmt.Errorf("trim %s (%s %v): %w", stream, kind, threshold, err)
 		}
-		if b != "" && streamid.Less(b, minID) {
-			minID = b
+		if len(res) != 3 {
+			return total, fmt.Errorf("trim %s: unexpected reply %v", stream, res)
+		}
+		removed, _ := res[0].(int64)
+		unacked, _ := res[1].(int64)
+		total.Removed += removed
+		total.Unacked += unacked
+		if more, _ := res[2].(string); more != "1" {
+			return total, nil
 		}
 	}
-	n, err := rdb.XTrimMinID(ctx, stream, minID).Result()
+	return total, nil
+}
+
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+// TakeLosses returns how many entries group lost to hard trimming on a partition since the
+// last call (any member's), and clears that count; the cumulative count stays.
+func TakeLosses(ctx context.Context, rdb redis.UniversalClient, lossKey, group string) (int64, error) {
+	var get *redis.StringCmd
+	_, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		get = p.HGet(ctx, lossKey, "new:"+group)
+		p.HDel(ctx, lossKey, "new:"+group)
+		return nil
+	})
+	if errors.Is(err, redis.Nil) || errors.Is(get.Err(), redis.Nil) {
+		return 0, nil
+	}
 	if err != nil {
-		return 0, fmt.Errorf("trim %s below %s: %w", stream, minID, err)
+		return 0, fmt.Errorf("read trim losses of %s: %w", lossKey, err)
 	}
-	return n, nil
+	return get.Int64()
+}
+
+// Losses returns, per group, how many entries hard trimming removed from a partition before
+// the group acked them, since the partition exists.
+func Losses(ctx context.Context, rdb redis.UniversalClient, lossKey string) (map[string]int64, error) {
+	all, err := rdb.HGetAll(ctx, lossKey).Result()
+	if err != nil {
+		return nil, fmt.Errorf("read trim losses of %s: %w", lossKey, err)
+	}
+	out := map[string]int64{}
+	for k, v := range all {
+		if g, ok := strings.CutPrefix(k, "total:"); ok {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			out[g] = n
+		}
+	}
+	return out, nil
+}
+
+// GroupPosition is where one consumer group stands on a partition stream.
+type GroupPosition struct {
+	Group         string
+	LastDelivered string // the last entry delivered to it
+	OldestPending string // its oldest delivered, unacked entry; "" when none
+}
+
+// Needs is the lowest id the group still needs: its oldest pending entry, or the entry after
+// the last one delivered.
+func (g GroupPosition) Needs() string {
+	b := streamid.Next(g.LastDelivered)
+	if g.OldestPending != "" && streamid.Less(g.OldestPending, b) {
+		return g.OldestPending
+	}
+	return b
+}
+
+// Holder returns the group whose position stops retention (the lowest Needs) and that id;
+// "" when there is no group.
+func Holder(groups []GroupPosition) (group, needs string) {
+	for _, g := range groups {
+		if n := g.Needs(); group == "" || streamid.Less(n, needs) {
+			group, needs = g.Group, n
+		}
+	}
+	return group, needs
 }
 
 // TrimLen keeps at most maxLen entries of stream (exact), returning how many it removed.
+// Operators' trims and DLQ retention use it: it removes entries whether or not a group read them.
 func TrimLen(ctx context.Context, rdb redis.UniversalClient, stream string, maxLen int64) (int64, error) {
 	n, err := rdb.XTrimMaxLen(ctx, stream, maxLen).Result()
 	if err != nil {
 		return 0, fmt.Errorf("trim %s to %d: %w", stream, maxLen, err)
+	}
+	return n, nil
+}
+
+// TrimOlderHard removes entries of stream older than cutoff (exact XTRIM MINID), whether or
+// not a group read them: DLQ retention.
+func TrimOlderHard(ctx context.Context, rdb redis.UniversalClient, stream string, cutoff time.Time) (int64, error) {
+	minID := streamid.Min(cutoff)
+	n, err := rdb.XTrimMinID(ctx, stream, minID).Result()
+	if err != nil {
+		return 0, fmt.Errorf("trim %s below %s: %w", stream, minID, err)
 	}
 	return n, nil
 }

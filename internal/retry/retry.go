@@ -110,18 +110,12 @@ type Handed struct {
 type Set struct {
 	ZSet, Items, Stream string
 	Partition           int
-	MaxLen              int64
-	Approx              bool
 }
 
 // Move appends up to limit due items of set to its stream, fenced by f.
 func Move(ctx context.Context, rdb redis.Scripter, f Fence, set Set, limit int) (Moved, error) {
-	approx := "0"
-	if set.Approx {
-		approx = "1"
-	}
 	res, err := moveScript.Run(ctx, rdb, []string{f.Key, set.ZSet, set.Items, set.Stream},
-		f.Token, set.Partition, limit, set.MaxLen, approx).Result()
+		f.Token, set.Partition, limit).Result()
 	if err != nil {
 		return Moved{}, fmt.Errorf("move due items of %s: %w", set.ZSet, err)
 	}

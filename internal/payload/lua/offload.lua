@@ -5,8 +5,8 @@
 -- ARGV[1] payload bytes
 -- ARGV[2] payload TTL ms (0: none)
 -- ARGV[3] ref
--- ARGV[4] MAXLEN (0: none), ARGV[5] "1" for approximate trimming
--- ARGV[6..] field, value pairs of the entry (carrying x-payload-hash-ref)
+-- ARGV[4..] field, value pairs of the entry (carrying x-payload-hash-ref)
+-- (length retention trims the partition in the background, never on the append)
 -- returns the entry id, or 0 when the payload key exists already: this very call ran before
 -- (a client retried it after losing the reply), and a second entry would share the payload,
 -- which the first entry's acks then delete under it
@@ -18,14 +18,7 @@ if tonumber(ARGV[2]) > 0 then
 else
   redis.call('SET', KEYS[1], ARGV[1])
 end
-local id
-if tonumber(ARGV[4]) > 0 then
-  local op = '='
-  if ARGV[5] == '1' then op = '~' end
-  id = redis.call('XADD', KEYS[2], 'MAXLEN', op, ARGV[4], '*', unpack(ARGV, 6))
-else
-  id = redis.call('XADD', KEYS[2], '*', unpack(ARGV, 6))
-end
+local id = redis.call('XADD', KEYS[2], '*', unpack(ARGV, 4))
 local ms = tonumber(string.match(id, '^(%d+)-'))
 redis.call('ZADD', KEYS[3], ms, id .. '|' .. ARGV[3])
 return id

@@ -10,7 +10,7 @@
 -- ARGV[1] owner token
 -- ARGV[2] this partition's index
 -- ARGV[3] most items to move
--- ARGV[4] MAXLEN of the partition (0: none), ARGV[5] "1" for approximate trimming
+-- (length retention trims the partition in the background, never on the append)
 -- returns {moved, dropped, next due ms or -1, {id, partition, {field, value, ...}, ...} handed
 -- back}, or -1 when the caller no longer holds the lease
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
@@ -20,7 +20,6 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, tonumber(ARGV[3]))
 local moved, dropped, back = 0, 0, {}
-local maxlen = tonumber(ARGV[4]) or 0
 
 local function usable(fields)
   if type(fields) ~= 'table' or #fields == 0 or #fields % 2 ~= 0 then return false end
@@ -31,14 +30,7 @@ local function usable(fields)
 end
 
 local function append(fields)
-  local res
-  if maxlen > 0 then
-    local op = '='
-    if ARGV[5] == '1' then op = '~' end
-    res = redis.pcall('XADD', KEYS[4], 'MAXLEN', op, maxlen, '*', unpack(fields))
-  else
-    res = redis.pcall('XADD', KEYS[4], '*', unpack(fields))
-  end
+  local res = redis.pcall('XADD', KEYS[4], '*', unpack(fields))
   return not (type(res) == 'table' and res.err)
 end
 

@@ -1,0 +1,131 @@
+-- trim.lua: apply one retention rule to a partition stream without removing what a consumer
+-- group is still owed (Redis 8.2's ACKED trimming, built for Redis 7): an entry goes only when
+-- every group registered on the stream, live or not, has been delivered it and acked it. With
+-- the hard policy the rule is applied all the same, and every entry removed before some group
+-- acked it is counted per group in the trim-loss hash.
+-- KEYS[1] partition stream (stream:topic:{T:p:I})
+-- KEYS[2] trim-loss hash of the partition (streaming:mq:trimloss:{T:p:I}): "total:G" and
+--         "new:G" -> entries group G lost to hard trimming
+-- ARGV[1] rule: "len" (keep about ARGV[2] entries) or "age" (remove entries below id ARGV[2])
+-- ARGV[2] the rule's threshold: a length, or a stream id
+-- ARGV[3] "1" exact trimming, "0" approximate (whole macro nodes only: cheaper, a few more kept)
+-- ARGV[4] "1" hard policy, "0" never remove an entry a group has not acked
+-- ARGV[5] most entries the hard phase removes in one call
+-- returns {removed, removed before some group acked them (distinct entries), "1" when the hard
+-- phase stopped at ARGV[5] and more is due, else "0"}
+local stream, rule, exact, hard = KEYS[1], ARGV[1], ARGV[3] == '1', ARGV[4] == '1'
+local chunk = tonumber(ARGV[5])
+
+local function parse(id)
+  local ms, seq = string.match(id, '^(%d+)-(%d+)$')
+  return tonumber(ms), tonumber(seq)
+end
+local function less(a, b)
+  local am, as = parse(a)
+  local bm, bs = parse(b)
+  return am < bm or (am == bm and as < bs)
+end
+local function after(id)
+  local ms, seq = parse(id)
+  return string.format('%d-%d', ms, seq + 1)
+end
+local function field(flat, name)
+  for i = 1, #flat, 2 do
+    if flat[i] == name then return flat[i + 1] end
+  end
+end
+
+local len = redis.call('XLEN', stream)
+if len == 0 then return {0, 0, '0'} end
+local maxlen, minid = 0, nil
+if rule == 'len' then
+  maxlen = tonumber(ARGV[2])
+  if len <= maxlen then return {0, 0, '0'} end
+else
+  minid = ARGV[2]
+  local first = redis.call('XRANGE', stream, '-', '+', 'COUNT', 1)
+  if #first == 0 or not less(first[1][1], minid) then return {0, 0, '0'} end
+end
+
+-- The lowest id some group still needs: its oldest pending entry, or the entry after the last
+-- one delivered to it.
+local groups, bound = {}, nil
+for _, g in ipairs(redis.call('XINFO', 'GROUPS', stream)) do
+  local name, last = field(g, 'name'), field(g, 'last-delivered-id')
+  local b = after(last)
+  if tonumber(field(g, 'pending')) > 0 then
+    local low = redis.call('XPENDING', stream, name)[2]
+    if low and less(low, b) then b = low end
+  end
+  if bound == nil or less(b, bound) then bound = b end
+  groups[#groups + 1] = {name = name, last = last}
+end
+
+local removed = 0
+if rule == 'len' then
+  local excess = len - maxlen
+  if bound == nil then
+    if exact then
+      removed = redis.call('XTRIM', stream, 'MAXLEN', '=', maxlen)
+    else
+      removed = redis.call('XTRIM', stream, 'MAXLEN', '~', maxlen, 'LIMIT', 0)
+    end
+  else
+    removed = redis.call('XTRIM', stream, 'MINID', '~', bound, 'LIMIT', excess)
+    if exact and removed < excess then
+      -- what approximate trimming left below the bound: part of one macro node
+      local rest = redis.call('XRANGE', stream, '-', '(' .. bound, 'COUNT', excess - removed)
+      if #rest > 0 then
+        removed = removed + redis.call('XTRIM', stream, 'MINID', '=', after(rest[#rest][1]))
+      end
+    end
+  end
+else
+  local cut = minid
+  if bound ~= nil and less(bound, cut) then cut = bound end
+  if exact then
+    removed = redis.call('XTRIM', stream, 'MINID', '=', cut)
+  else
+    removed = redis.call('XTRIM', stream, 'MINID', '~', cut, 'LIMIT', 0)
+  end
+end
+if not hard or bound == nil then return {removed, 0, '0'} end
+
+-- Hard policy: remove the oldest entries the rule still asks for, counting for each group
+-- those it had not acked (delivered after its position, or pending for it).
+local victims
+if rule == 'len' then
+  local excess = redis.call('XLEN', stream) - maxlen
+  if excess <= 0 then return {removed, 0, '0'} end
+  victims = redis.call('XRANGE', stream, '-', '+', 'COUNT', math.min(excess, chunk))
+else
+  victims = redis.call('XRANGE', stream, '-', '(' .. minid, 'COUNT', chunk)
+end
+if #victims == 0 then return {removed, 0, '0'} end
+local first, last = victims[1][1], victims[#victims][1]
+local lost = {}
+for _, g in ipairs(groups) do
+  local n = 0
+  for _, v in ipairs(victims) do
+    if less(g.last, v[1]) then
+      n = n + 1
+      lost[v[1]] = true
+    end
+  end
+  for _, p in ipairs(redis.call('XPENDING', stream, g.name, first, last, #victims)) do
+    if not less(g.last, p[1]) then
+      n = n + 1
+      lost[p[1]] = true
+    end
+  end
+  if n > 0 then
+    redis.call('HINCRBY', KEYS[2], 'total:' .. g.name, n)
+    redis.call('HINCRBY', KEYS[2], 'new:' .. g.name, n)
+  end
+end
+local unacked = 0
+for _ in pairs(lost) do unacked = unacked + 1 end
+removed = removed + redis.call('XTRIM', stream, 'MINID', '=', after(last))
+local more = '0'
+if #victims == chunk then more = '1' end
+return {removed, unacked, more}

@@ -1,0 +1,118 @@
+package streamq
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/retention"
+)
+
+// trimTimeout bounds one background trim.
+const trimTimeout = 10 * time.Second
+
+// trimmer applies a Publisher's length retention in the background, so that the publish path
+// sends nothing but the appends: every so many appends to a partition (a hundredth of
+// MaxLen, at most 1000) it runs one trim of that partition, which removes only entries every
+// registered group has been delivered and acked (or, under TrimHard, counts what it removes
+// before a group acked it). At most one trim per partition is queued or running.
+type trimmer struct {
+	rdb     redis.UniversalClient
+	space   keys.Space
+	rule    retention.Rule
+	every   int64
+	logger  watermill.LoggerAdapter
+	metrics MetricsCollector
+
+	queue   chan trimTarget
+	pending sync.Map // trimTarget -> struct{}: queued, not started
+	ctx     context.Context
+	cancel  context.CancelFunc
+	done    chan struct{}
+}
+
+type trimTarget struct {
+	topic     string
+	partition int
+}
+
+// trimEvery is how many appends to a partition trigger one trim of it.
+func trimEvery(maxLen int64) int64 { return min(max(maxLen/100, 1), 1000) }
+
+func newTrimmer(rdb redis.UniversalClient, space keys.Space, rule retention.Rule, logger watermill.LoggerAdapter, metrics MetricsCollector) *trimmer {
+	ctx, cancel := context.WithCancel(context.Background())
+	t := &trimmer{rdb: rdb, space: space, rule: rule, every: trimEvery(rule.MaxLen), logger: logger,
+		metrics: metrics, queue: make(chan trimTarget, 1024), ctx: ctx, cancel: cancel, done: make(chan struct{})}
+	go t.loop()
+	return t
+}
+
+// appended counts n appends to a partition and asks for a trim when they cross a multiple of
+// every. Cheap: one atomic add on the publish path.
+func (t *trimmer) appended(slot *partitionSlot, topic string, p int, n int64) {
+	total := slot.appended.Add(n)
+	if total/t.every == (total-n)/t.every {
+		return
+	}
+	k := trimTarget{topic, p}
+	if _, queued := t.pending.LoadOrStore(k, struct{}{}); queued {
+		return
+	}
+	select {
+	case t.queue <- k:
+	default: // full: the next multiple asks again
+		t.pending.Delete(k)
+	}
+}
+
+func (t *trimmer) loop() {
+	defer close(t.done)
+	for {
+		select {
+		case k := <-t.queue:
+			t.pending.Delete(k) // appends from now on may queue the next trim
+			t.trim(k)
+		case <-t.ctx.Done():
+			return
+		}
+	}
+}
+
+func (t *trimmer) trim(k trimTarget) {
+	ctx, cancel := context.WithTimeout(t.ctx, trimTimeout)
+	defer cancel()
+	stream, loss := t.space.PartitionStream(k.topic, k.partition), t.space.TrimLoss(k.topic, k.partition)
+	res, err := retention.Trim(ctx, t.rdb, stream, loss, t.rule)
+	reportTrim(t.logger, t.metrics, Labels{Topic: k.topic, Partition: k.partition}, "length", res, err, ctx.Err() == nil)
+}
+
+// close stops the trimmer; a trim that is running is cancelled.
+func (t *trimmer) close() {
+	t.cancel()
+	<-t.done
+}
+
+// reportTrim counts and logs one retention trim: "kind" for every entry removed and
+// "kind-unacked" for those some group had not acked (only a hard cap removes such entries).
+func reportTrim(logger watermill.LoggerAdapter, m MetricsCollector, l Labels, kind string, res retention.Trimmed, err error, live bool) {
+	fields := watermill.LogFields{"topic": l.Topic, "partition": l.Partition, "rule": kind}
+	if err != nil {
+		if live {
+			logger.Error("Retention trim failed", err, fields)
+		}
+		return
+	}
+	if res.Removed > 0 {
+		m.Trimmed(l, kind, res.Removed)
+		logger.Debug("Retention", fields.Add(watermill.LogFields{"removed": res.Removed}))
+	}
+	if res.Unacked > 0 {
+		m.Trimmed(l, kind+"-unacked", res.Unacked)
+		logger.Error("Hard retention cap removed entries a consumer group had not acked", nil,
+			fields.Add(watermill.LogFields{"removed": res.Removed, "unacked": res.Unacked}))
+	}
+}
