@@ -81,23 +81,30 @@ func (a *Admin) ListTopics(ctx context.Context) ([]string, error) {
 
 // partitions returns a registered topic's partition count, or ErrTopicNotFound.
 func (a *Admin) partitions(ctx context.Context, topic string) (int, error) {
+	m, err := a.topicMeta(ctx, topic)
+	return m.Count, err
+}
+
+// topicMeta reads a registered topic's metadata hash (partition count, recorded length
+// retention) in one round trip, or ErrTopicNotFound.
+func (a *Admin) topicMeta(ctx context.Context, topic string) (partition.Meta, error) {
 	if err := keys.ValidateName("topic", topic); err != nil {
-		return 0, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+		return partition.Meta{}, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
 	}
-	n, exists, err := a.reg.Count(ctx, topic)
+	m, err := a.reg.Meta(ctx, topic)
 	if err != nil {
-		return 0, err
+		return partition.Meta{}, err
 	}
-	if !exists {
+	if !m.Exists {
 		ok, err := a.rdb.SIsMember(ctx, a.space.Registry(), topic).Result()
 		if err != nil {
-			return 0, fmt.Errorf("read registry: %w", err)
+			return partition.Meta{}, fmt.Errorf("read registry: %w", err)
 		}
 		if !ok {
-			return 0, fmt.Errorf("%w: %q", ErrTopicNotFound, topic)
+			return partition.Meta{}, fmt.Errorf("%w: %q", ErrTopicNotFound, topic)
 		}
 	}
-	return n, nil
+	return m, nil
 }
 
 func (a *Admin) checkPartition(topic string, p, n int) error {

@@ -18,6 +18,18 @@ type PartitionInfo struct {
 	FirstID, LastID string
 	Groups          int // consumer groups registered on the stream
 	DLQLength       int64
+	// OverMaxLen is how many entries the partition holds beyond the topic's MaxLen
+	// (Length - MaxLen; 0 when within it or when length retention is off): entries a group
+	// still needs (Holder), or that the next trim removes.
+	OverMaxLen int64
+	// Holder is the consumer group whose position stops the trim while the partition is over
+	// MaxLen: of the groups registered on it, the one that needs the oldest entry (its oldest
+	// pending entry, else the one after its last delivered), and HolderNeeds is that id. Both
+	// are "" when nothing is over MaxLen, the partition has no group, or every group is
+	// caught up (what is over then goes at the next trim). The holder is found from the
+	// groups' positions alone: one behind by fewer than MaxLen entries holds back none of the
+	// entries over MaxLen (the next trim removes them) but is named all the same.
+	Holder, HolderNeeds string
 }
 
 // QueueInfo aggregates a topic over its partitions (the seed's queue stats).
@@ -29,47 +41,75 @@ type QueueInfo struct {
 	FirstID, LastID string
 	Groups          int   // the most groups any partition has (the seed's "group count max")
 	DLQLength       int64 // summed over partitions
-	PerPartition    []PartitionInfo
+	// Retention is the topic's length retention, which OverMaxLen is measured against.
+	Retention    LengthRetention
+	OverMaxLen   int64 // summed over partitions
+	PerPartition []PartitionInfo
 }
 
-// QueueInfo reads the length, first and last ids, group count and DLQ length of every
-// partition of topic in one pipeline (XINFO STREAM and XLEN) and aggregates them. A partition
-// never written reads as empty.
+// infoReads are the per-partition replies QueueInfo pipelines.
+type infoReads struct {
+	info   *redis.XInfoStreamCmd
+	dlq    *redis.IntCmd
+	groups *redis.XInfoGroupsCmd
+}
+
+// QueueInfo reads the topic's metadata (partition count, length retention), then the length,
+// first and last ids, consumer groups and DLQ length of every partition in one pipeline
+// (XINFO STREAM, XINFO GROUPS and XLEN) and aggregates them. For the partitions over MaxLen it
+// names the group holding them (Holder), which takes one more pipeline (XPENDING summaries)
+// when a group has pending entries there. A partition never written reads as empty.
 func (a *Admin) QueueInfo(ctx context.Context, topic string) (QueueInfo, error) {
-	n, err := a.partitions(ctx, topic)
+	meta, err := a.topicMeta(ctx, topic)
 	if err != nil {
 		return QueueInfo{}, err
 	}
-	infos := make([]*redis.XInfoStreamCmd, n)
-	dlqs := make([]*redis.IntCmd, n)
-	_, _ = a.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
-		for p := range n {
-			infos[p] = pipe.XInfoStream(ctx, a.space.PartitionStream(topic, p))
-			dlqs[p] = pipe.XLen(ctx, a.space.DLQ(topic, p))
-		}
-		return nil
-	})
-	q := QueueInfo{Topic: topic, Partitions: n, PerPartition: make([]PartitionInfo, 0, n)}
+	n := meta.Count
+	reads := a.readInfo(ctx, topic, n)
+	q := QueueInfo{Topic: topic, Partitions: n, Retention: lengthRetention(meta), PerPartition: make([]PartitionInfo, 0, n)}
+	groups := make([][]redis.XInfoGroup, n)
 	for p := range n {
-		pi, err := a.partitionInfo(topic, p, infos[p], dlqs[p])
+		pi, err := a.partitionInfo(topic, p, reads[p])
 		if err != nil {
 			return QueueInfo{}, err
 		}
+		pi.OverMaxLen = q.Retention.over(pi.Length)
+		groups[p] = reads[p].groups.Val()
 		q.add(pi)
+	}
+	if err := a.setHolders(ctx, &q, groups); err != nil {
+		return QueueInfo{}, fmt.Errorf("retention holders of %q: %w", topic, err)
 	}
 	return q, nil
 }
 
-func (a *Admin) partitionInfo(topic string, p int, info *redis.XInfoStreamCmd, dlq *redis.IntCmd) (PartitionInfo, error) {
+func (a *Admin) readInfo(ctx context.Context, topic string, n int) []infoReads {
+	reads := make([]infoReads, n)
+	_, _ = a.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+		for p := range n {
+			stream := a.space.PartitionStream(topic, p)
+			reads[p] = infoReads{
+				info: pipe.XInfoStream(ctx, stream), dlq: pipe.XLen(ctx, a.space.DLQ(topic, p)),
+				groups: pipe.XInfoGroups(ctx, stream),
+			}
+		}
+		return nil
+	})
+	return reads
+}
+
+func (a *Admin) partitionInfo(topic string, p int, r infoReads) (PartitionInfo, error) {
 	pi := PartitionInfo{Partition: p, Stream: a.space.PartitionStream(topic, p)}
-	if err := info.Err(); err != nil && !noSuchKey(err) {
-		return pi, fmt.Errorf("info of %s: %w", pi.Stream, err)
+	for _, err := range []error{r.info.Err(), r.groups.Err()} {
+		if err != nil && !noSuchKey(err) {
+			return pi, fmt.Errorf("info of %s: %w", pi.Stream, err)
+		}
 	}
-	if err := dlq.Err(); err != nil {
+	if err := r.dlq.Err(); err != nil {
 		return pi, fmt.Errorf("length of %s: %w", a.space.DLQ(topic, p), err)
 	}
-	pi.DLQLength = dlq.Val()
-	if v := info.Val(); v != nil { // nil: never written
+	pi.DLQLength = r.dlq.Val()
+	if v := r.info.Val(); v != nil { // nil: never written
 		pi.Length, pi.Groups = v.Length, int(v.Groups)
 		pi.FirstID, pi.LastID = v.FirstEntry.ID, v.LastEntry.ID
 	}
@@ -80,6 +120,7 @@ func (q *QueueInfo) add(pi PartitionInfo) {
 	q.PerPartition = append(q.PerPartition, pi)
 	q.Length += pi.Length
 	q.DLQLength += pi.DLQLength
+	q.OverMaxLen += pi.OverMaxLen
 	q.Groups = max(q.Groups, pi.Groups)
 	if pi.FirstID != "" && (q.FirstID == "" || streamid.Less(pi.FirstID, q.FirstID)) {
 		q.FirstID = pi.FirstID

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamq-dev/streamq/internal/lease"
+	"github.com/streamq-dev/streamq/internal/retention"
 	"github.com/streamq-dev/streamq/internal/streamid"
 )
 
@@ -37,6 +39,9 @@ type PartitionGroupStats struct {
 	TimeLag time.Duration
 	// CommitFrontier is the highest id the group acked on the partition, "" when none.
 	CommitFrontier string
+	// TrimLost is how many entries hard trimming (TrimHard) removed from the partition before
+	// the group acked them, since the partition exists (retention.Losses); 0 under TrimAcked.
+	TrimLost int64
 }
 
 // GroupStats describes one consumer group of a topic.
@@ -47,6 +52,8 @@ type GroupStats struct {
 	Pending int64         // summed over partitions
 	Lag     int64         // summed over partitions
 	TimeLag time.Duration // the largest of the partitions'
+	// TrimLost is the entries hard trimming removed before the group acked them, summed.
+	TrimLost int64
 	// Partitions holds the partitions on which the group exists, in partition order.
 	Partitions []PartitionGroupStats
 }
@@ -58,11 +65,13 @@ type partitionReads struct {
 	owner  *redis.StringCmd
 	ttl    *redis.DurationCmd
 	commit *redis.StringCmd
+	lost   *redis.StringCmd
 }
 
-// GroupStats reads group's position, pending entries, lag, lease and commit frontier on
-// every partition of topic and its live members, in one pipeline (plus one to count lags
-// Redis reports unknown). ErrGroupNotFound when the group exists on no partition.
+// GroupStats reads group's position, pending entries, lag, lease, commit frontier and
+// hard-trim losses on every partition of topic and its live members, in one pipeline (plus
+// one to count lags Redis reports unknown). ErrGroupNotFound when the group exists on no
+// partition.
 func (a *Admin) GroupStats(ctx context.Context, topic, group string) (GroupStats, error) {
 	if err := checkGroup(group); err != nil {
 		return GroupStats{}, err
@@ -100,6 +109,7 @@ func (a *Admin) readGroupStats(ctx context.Context, topic, group string, n int) 
 				groups: pipe.XInfoGroups(ctx, stream), info: pipe.XInfoStream(ctx, stream),
 				owner: pipe.Get(ctx, leaseKey), ttl: pipe.PTTL(ctx, leaseKey),
 				commit: pipe.HGet(ctx, a.space.Commit(topic, p), group),
+				lost:   pipe.HGet(ctx, a.space.TrimLoss(topic, p), retention.LossField(group)),
 			}
 		}
 		return nil
@@ -150,14 +160,15 @@ func (a *Admin) partitionStats(ctx context.Context, topic, group string, reads [
 	return out, nil
 }
 
-// check reports the first unexpected error: a missing stream, lease or frontier is not one.
+// check reports the first unexpected error: a missing stream, lease, frontier or loss count
+// is not one.
 func (r partitionReads) check() error {
 	for _, err := range []error{r.groups.Err(), r.info.Err()} {
 		if err != nil && !noSuchKey(err) {
 			return err
 		}
 	}
-	for _, err := range []error{r.owner.Err(), r.ttl.Err(), r.commit.Err()} {
+	for _, err := range []error{r.owner.Err(), r.ttl.Err(), r.commit.Err(), r.lost.Err()} {
 		if err != nil && !errors.Is(err, redis.Nil) {
 			return err
 		}
@@ -170,12 +181,13 @@ func (r partitionReads) stats(p int, g redis.XInfoGroup, l lag) PartitionGroupSt
 	if info == nil { // never written
 		info = &redis.XInfoStream{}
 	}
+	lost, _ := strconv.ParseInt(r.lost.Val(), 10, 64) // "" when none
 	return PartitionGroupStats{
 		Partition: p, Pending: g.Pending, Lag: l.n, LagExact: l.exact,
 		LastDeliveredID: g.LastDeliveredID, EntriesRead: g.EntriesRead, Consumers: int(g.Consumers),
 		LeaseOwner: ownerName(r.owner.Val()), LeaseTTL: max(r.ttl.Val(), 0),
 		TimeLag:        timeLag(info.FirstEntry.ID, info.LastEntry.ID, g.LastDeliveredID),
-		CommitFrontier: r.commit.Val(),
+		CommitFrontier: r.commit.Val(), TrimLost: lost,
 	}
 }
 
@@ -205,5 +217,6 @@ func (gs *GroupStats) add(parts []PartitionGroupStats) {
 		gs.Pending += p.Pending
 		gs.Lag += p.Lag
 		gs.TimeLag = max(gs.TimeLag, p.TimeLag)
+		gs.TrimLost += p.TrimLost
 	}
 }

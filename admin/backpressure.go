@@ -1,0 +1,137 @@
+package admin
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/streamq-dev/streamq/internal/partition"
+	"github.com/streamq-dev/streamq/internal/retention"
+	"github.com/streamq-dev/streamq/internal/streamid"
+)
+
+// DefaultMaxLen is the length retention of a topic whose Publishers recorded none
+// (streamq.DefaultMaxLen).
+const DefaultMaxLen int64 = 100_000
+
+// Trim policies of LengthRetention.Policy (streamq.TrimAcked and streamq.TrimHard).
+const (
+	// TrimAcked removes only entries every consumer group registered on the partition has
+	// been delivered and acked: a partition grows past MaxLen while a group is behind.
+	TrimAcked = "acked"
+	// TrimHard removes unacked entries too, counting them per group (PartitionGroupStats.TrimLost).
+	TrimHard = "hard"
+)
+
+// LengthRetention is a topic's length retention, as its Publishers recorded it in the topic's
+// metadata for the lease holders of its partitions.
+type LengthRetention struct {
+	// MaxLen is about how many entries each partition keeps: DefaultMaxLen when none is
+	// recorded, -1 when length retention is off.
+	MaxLen int64
+	// Exact: partitions are trimmed to exactly MaxLen entries; otherwise whole macro nodes
+	// only (up to about 100 entries more are kept).
+	Exact bool
+	// Policy is TrimAcked (the default) or TrimHard.
+	Policy string
+	// Recorded: a Publisher recorded this retention; false: the defaults above apply.
+	Recorded bool
+}
+
+// lengthRetention is the length retention in a topic's metadata, with the Publisher's
+// defaults where none is recorded.
+func lengthRetention(m partition.Meta) LengthRetention {
+	r := LengthRetention{MaxLen: m.MaxLen, Exact: m.ExactLen, Policy: TrimAcked, Recorded: m.MaxLen != 0}
+	if r.MaxLen == 0 {
+		r.MaxLen = DefaultMaxLen
+	}
+	if m.TrimPolicy == TrimHard {
+		r.Policy = TrimHard
+	}
+	return r
+}
+
+// over is how many of a partition's length entries are beyond MaxLen (0 when it is off).
+func (r LengthRetention) over(length int64) int64 {
+	if r.MaxLen < 0 {
+		return 0
+	}
+	return max(length-r.MaxLen, 0)
+}
+
+// setHolders sets Holder and HolderNeeds of every partition of q over MaxLen: the group whose
+// position stops the trim (retention.Holder over the partition's groups, from XINFO GROUPS
+// and, for the groups with pending entries there, their oldest pending id). groups are the
+// partitions' XINFO GROUPS replies.
+func (a *Admin) setHolders(ctx context.Context, q *QueueInfo, groups [][]redis.XInfoGroup) error {
+	oldest, err := a.oldestPending(ctx, q, groups)
+	if err != nil {
+		return err
+	}
+	for p := range q.PerPartition {
+		pi := &q.PerPartition[p]
+		if pi.OverMaxLen > 0 {
+			pi.Holder, pi.HolderNeeds = holder(positions(groups[p], oldest[p]), pi.LastID)
+		}
+	}
+	return nil
+}
+
+// holder is the group whose position stops retention on a partition whose last entry is
+// lastID, and the lowest id it needs; none when there is no group or the group needs no
+// entry the partition holds (every group is caught up).
+func holder(groups []retention.GroupPosition, lastID string) (group, needs string) {
+	group, needs = retention.Holder(groups)
+	if group == "" || streamid.Less(lastID, needs) {
+		return "", ""
+	}
+	return group, needs
+}
+
+// positions are the retention positions of a partition's groups; oldest holds the oldest
+// pending id of each ("" when none), in the order of groups.
+func positions(groups []redis.XInfoGroup, oldest []string) []retention.GroupPosition {
+	out := make([]retention.GroupPosition, len(groups))
+	for i, g := range groups {
+		out[i] = retention.GroupPosition{Group: g.Name, LastDelivered: g.LastDeliveredID, OldestPending: oldest[i]}
+	}
+	return out
+}
+
+// oldestPending reads the XPENDING summary of every group with pending entries on a partition
+// over MaxLen, in one pipeline (no round trip when there is none), and returns the oldest
+// pending ids in the shape of groups ("" where there are none). A group deleted meanwhile has
+// none.
+func (a *Admin) oldestPending(ctx context.Context, q *QueueInfo, groups [][]redis.XInfoGroup) ([][]string, error) {
+	cmds := make([][]*redis.XPendingCmd, len(groups))
+	_, _ = a.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+		for p, gs := range groups {
+			cmds[p] = make([]*redis.XPendingCmd, len(gs))
+			for i, g := range gs {
+				if g.Pending > 0 && q.PerPartition[p].OverMaxLen > 0 {
+					cmds[p][i] = pipe.XPending(ctx, q.PerPartition[p].Stream, g.Name)
+				}
+			}
+		}
+		return nil
+	})
+	return oldestIDs(groups, cmds)
+}
+
+func oldestIDs(groups [][]redis.XInfoGroup, cmds [][]*redis.XPendingCmd) ([][]string, error) {
+	out := make([][]string, len(groups))
+	for p, gs := range groups {
+		out[p] = make([]string, len(gs))
+		for i, c := range cmds[p] {
+			switch {
+			case c == nil || noGroup(c.Err()):
+			case c.Err() != nil:
+				return nil, fmt.Errorf("pending of group %q on partition %d: %w", gs[i].Name, p, c.Err())
+			default:
+				out[p][i] = c.Val().Lower
+			}
+		}
+	}
+	return out, nil
+}
