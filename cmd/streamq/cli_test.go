@@ -285,7 +285,8 @@ func TestCLIJSONMatchesAdmin(t *testing.T) {
 		e := e.with(t)
 		var got infoView
 		raw := e.jsonOf(&got, "info", ordersTopic)
-		requireKeys(t, raw, "topic", "partitions", "length", "firstId", "lastId", "groups", "dlqLength", "perPartition")
+		requireKeys(t, raw, "topic", "partitions", "length", "firstId", "lastId", "groups", "dlqLength", "perPartition",
+			"retention", "overMaxLen")
 		q, err := e.adm.QueueInfo(ctx, ordersTopic)
 		require.NoError(t, err)
 		assert.Equal(t, q.Topic, got.Topic)
@@ -295,10 +296,17 @@ func TestCLIJSONMatchesAdmin(t *testing.T) {
 		assert.Equal(t, q.LastID, got.LastID)
 		assert.Equal(t, q.Groups, got.Groups)
 		assert.Equal(t, q.DLQLength, got.DLQLength)
+		r := q.Retention
+		assert.Equal(t, retentionView{MaxLen: r.MaxLen, Exact: r.Exact, Policy: r.Policy, Recorded: r.Recorded}, got.Retention)
+		assert.Equal(t, retentionView{MaxLen: streamq.DefaultMaxLen, Policy: "acked", Recorded: true}, got.Retention,
+			"what the seed's Publisher recorded")
 		require.Len(t, got.PerPartition, ordersParts)
 		for i, p := range q.PerPartition {
 			g := got.PerPartition[i]
-			assert.Equal(t, partitionInfoView{p.Partition, p.Stream, p.Length, p.FirstID, p.LastID, p.Groups, p.DLQLength}, g)
+			assert.Equal(t, partitionInfoView{
+				Partition: p.Partition, Stream: p.Stream, Length: p.Length, FirstID: p.FirstID, LastID: p.LastID,
+				Groups: p.Groups, DLQLength: p.DLQLength,
+			}, g, "nothing over the default max length: no holder")
 			assert.Equal(t, int64(30/ordersParts+boolInt(i < 30%ordersParts)), g.Length)
 		}
 	})
@@ -311,7 +319,7 @@ func TestCLIJSONMatchesAdmin(t *testing.T) {
 		var obj struct{ Partitions []json.RawMessage }
 		require.NoError(t, json.Unmarshal(raw, &obj))
 		requireKeys(t, obj.Partitions[0], "partition", "pending", "lag", "lagExact", "lastDeliveredId",
-			"entriesRead", "consumers", "leaseOwner", "leaseTtlMs", "timeLagMs", "commitFrontier")
+			"entriesRead", "consumers", "leaseOwner", "leaseTtlMs", "timeLagMs", "commitFrontier", "trimLost")
 		s, err := e.adm.GroupStats(ctx, ordersTopic, payments)
 		require.NoError(t, err)
 		assert.Equal(t, s.Topic, got.Topic)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"sort"
 	"strconv"
 	"strings"
@@ -73,6 +74,7 @@ type statsView struct {
 	Pending    int64                `json:"pending"`
 	Lag        int64                `json:"lag"`
 	TimeLagMs  int64                `json:"timeLagMs"` // the largest of the partitions'
+	TrimLost   int64                `json:"trimLost"`  // entries hard trimming removed unacked
 	Partitions []partitionStatsView `json:"partitions"`
 }
 
@@ -89,19 +91,21 @@ type partitionStatsView struct {
 	LeaseTTLMs      int64  `json:"leaseTtlMs"`
 	TimeLagMs       int64  `json:"timeLagMs"`
 	CommitFrontier  string `json:"commitFrontier"` // "" when the group acked nothing there
+	// TrimLost is how many entries hard trimming removed before the group acked them.
+	TrimLost int64 `json:"trimLost"`
 }
 
 func newStatsView(s admin.GroupStats) statsView {
 	v := statsView{
 		Topic: s.Topic, Group: s.Group, Members: nonNil(s.Members), Pending: s.Pending, Lag: s.Lag,
-		TimeLagMs: ms(s.TimeLag), Partitions: []partitionStatsView{},
+		TimeLagMs: ms(s.TimeLag), TrimLost: s.TrimLost, Partitions: []partitionStatsView{},
 	}
 	for _, p := range s.Partitions {
 		v.Partitions = append(v.Partitions, partitionStatsView{
 			Partition: p.Partition, Pending: p.Pending, Lag: p.Lag, LagExact: p.LagExact,
 			LastDeliveredID: p.LastDeliveredID, EntriesRead: p.EntriesRead, Consumers: p.Consumers,
 			LeaseOwner: p.LeaseOwner, LeaseTTLMs: ms(p.LeaseTTL), TimeLagMs: ms(p.TimeLag),
-			CommitFrontier: p.CommitFrontier,
+			CommitFrontier: p.CommitFrontier, TrimLost: p.TrimLost,
 		})
 	}
 	return v
@@ -114,7 +118,9 @@ func statsCmd(a *app) *cobra.Command {
 		Long: `Shows one consumer group of a topic, per partition: pending entries (delivered, not
 acked), lag (entries not yet delivered; "+" marks a lower bound), the member holding the
 partition's lease and what is left of it, the time lag (newest entry's time minus the
-group's position) and the commit frontier (highest acked id), then the totals.`,
+group's position) and the commit frontier (highest acked id), then the totals. When the
+topic's trim policy is hard and trimming removed entries before the group acked them, a
+TRIM LOST column counts them.`,
 		GroupID:           groupGroups,
 		Args:              argsExactly("TOPIC", "GROUP"),
 		ValidArgsFunction: a.completeArgs(argTopic, argGroup),
@@ -127,24 +133,42 @@ group's position) and the commit frontier (highest acked id), then the totals.`,
 			if a.json {
 				return printJSON(a.stdout, v)
 			}
-			members := "none live"
-			if len(v.Members) > 0 {
-				members = strings.Join(v.Members, ", ")
-			}
-			fmt.Fprintf(a.stdout, "group %q on topic %q\nmembers: %s\n\n", v.Group, v.Topic, members)
-			t := newTable(a.stdout, "PARTITION", "PENDING", "LAG", "LEASE OWNER", "LEASE TTL", "TIME LAG", "LAST DELIVERED", "FRONTIER")
-			exact := true
-			for _, p := range s.Partitions {
-				exact = exact && p.LagExact
-				t.row(p.Partition, p.Pending, lagText(p.Lag, p.LagExact), orDash(p.LeaseOwner), human(p.LeaseTTL),
-					human(p.TimeLag), p.LastDeliveredID, orDash(p.CommitFrontier))
-			}
-			t.row("TOTAL", v.Pending, lagText(v.Lag, exact), "", "", human(s.TimeLag), "", "")
-			return t.flush()
+			return printStats(a.stdout, s, v)
 		}),
 	}
 	a.addJSONFlag(cmd)
 	return cmd
+}
+
+func printStats(w io.Writer, s admin.GroupStats, v statsView) error {
+	members := "none live"
+	if len(v.Members) > 0 {
+		members = strings.Join(v.Members, ", ")
+	}
+	fmt.Fprintf(w, "group %q on topic %q\nmembers: %s\n\n", v.Group, v.Topic, members)
+	header := []string{"PARTITION", "PENDING", "LAG", "LEASE OWNER", "LEASE TTL", "TIME LAG", "LAST DELIVERED", "FRONTIER"}
+	lost := v.TrimLost > 0 // the column only when hard trimming cost the group entries
+	if lost {
+		header = append(header, "TRIM LOST")
+	}
+	t := newTable(w, header...)
+	exact := true
+	for _, p := range s.Partitions {
+		exact = exact && p.LagExact
+		row := []any{p.Partition, p.Pending, lagText(p.Lag, p.LagExact), orDash(p.LeaseOwner), human(p.LeaseTTL),
+			human(p.TimeLag), p.LastDeliveredID, orDash(p.CommitFrontier)}
+		t.row(withLost(row, lost, p.TrimLost)...)
+	}
+	t.row(withLost([]any{"TOTAL", v.Pending, lagText(v.Lag, exact), "", "", human(s.TimeLag), "", ""}, lost, v.TrimLost)...)
+	return t.flush()
+}
+
+// withLost appends the TRIM LOST cell to row when the column is shown.
+func withLost(row []any, shown bool, n int64) []any {
+	if shown {
+		return append(row, n)
+	}
+	return row
 }
 
 // lagView is "lag --json".

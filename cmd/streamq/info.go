@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -18,29 +20,46 @@ type infoView struct {
 	LastID       string              `json:"lastId"`
 	Groups       int                 `json:"groups"`
 	DLQLength    int64               `json:"dlqLength"`
+	Retention    retentionView       `json:"retention"`
+	OverMaxLen   int64               `json:"overMaxLen"` // summed over partitions
 	PerPartition []partitionInfoView `json:"perPartition"`
+}
+
+// retentionView is admin.LengthRetention.
+type retentionView struct {
+	MaxLen   int64  `json:"maxLen"` // -1: length retention is off
+	Exact    bool   `json:"exact"`
+	Policy   string `json:"policy"`   // "acked" or "hard"
+	Recorded bool   `json:"recorded"` // false: no Publisher recorded one, the defaults apply
 }
 
 // partitionInfoView is admin.PartitionInfo.
 type partitionInfoView struct {
-	Partition int    `json:"partition"`
-	Stream    string `json:"stream"`
-	Length    int64  `json:"length"`
-	FirstID   string `json:"firstId"`
-	LastID    string `json:"lastId"`
-	Groups    int    `json:"groups"`
-	DLQLength int64  `json:"dlqLength"`
+	Partition  int    `json:"partition"`
+	Stream     string `json:"stream"`
+	Length     int64  `json:"length"`
+	FirstID    string `json:"firstId"`
+	LastID     string `json:"lastId"`
+	Groups     int    `json:"groups"`
+	DLQLength  int64  `json:"dlqLength"`
+	OverMaxLen int64  `json:"overMaxLen"`
+	// Holder is the group whose position stops the trim, "" when none holds anything;
+	// HolderNeeds is the lowest id it still needs.
+	Holder      string `json:"holder"`
+	HolderNeeds string `json:"holderNeeds"`
 }
 
 func newInfoView(q admin.QueueInfo) infoView {
+	r := q.Retention
 	v := infoView{
 		Topic: q.Topic, Partitions: q.Partitions, Length: q.Length, FirstID: q.FirstID, LastID: q.LastID,
-		Groups: q.Groups, DLQLength: q.DLQLength, PerPartition: []partitionInfoView{},
+		Groups: q.Groups, DLQLength: q.DLQLength, OverMaxLen: q.OverMaxLen, PerPartition: []partitionInfoView{},
+		Retention: retentionView{MaxLen: r.MaxLen, Exact: r.Exact, Policy: r.Policy, Recorded: r.Recorded},
 	}
 	for _, p := range q.PerPartition {
 		v.PerPartition = append(v.PerPartition, partitionInfoView{
 			Partition: p.Partition, Stream: p.Stream, Length: p.Length, FirstID: p.FirstID, LastID: p.LastID,
-			Groups: p.Groups, DLQLength: p.DLQLength,
+			Groups: p.Groups, DLQLength: p.DLQLength, OverMaxLen: p.OverMaxLen, Holder: p.Holder, HolderNeeds: p.HolderNeeds,
 		})
 	}
 	return v
@@ -48,8 +67,14 @@ func newInfoView(q admin.QueueInfo) infoView {
 
 func infoCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:               "info TOPIC",
-		Short:             "Show a topic's length, first and last ids, groups and DLQ, per partition",
+		Use:   "info TOPIC",
+		Short: "Show a topic's length, retention, first and last ids, groups and DLQ, per partition",
+		Long: `Shows a topic and each of its partitions: length, first and last ids, consumer groups and
+dead letters, the length retention its publishers recorded (max length per partition, exact or
+approximate trimming, trim policy), and how many entries each partition holds over the max
+length with the group holding them: the one whose position stops the trim (its oldest
+pending entry, or the entry after its last delivered). "-" there: no group needs what is
+over, the next trim removes it.`,
 		GroupID:           groupTopics,
 		Args:              argsExactly("TOPIC"),
 		ValidArgsFunction: a.completeArgs(argTopic),
@@ -62,25 +87,53 @@ func infoCmd(a *app) *cobra.Command {
 			if a.json {
 				return printJSON(a.stdout, v)
 			}
-			t := newTable(a.stdout)
-			t.row("topic", v.Topic)
-			t.row("partitions", v.Partitions)
-			t.row("length", v.Length)
-			t.row("first id", orDash(v.FirstID))
-			t.row("last id", orDash(v.LastID))
-			t.row("groups", v.Groups)
-			t.row("dead letters", v.DLQLength)
-			if err := t.flush(); err != nil {
-				return err
-			}
-			fmt.Fprintln(a.stdout)
-			t = newTable(a.stdout, "PARTITION", "LENGTH", "FIRST ID", "LAST ID", "GROUPS", "DLQ")
-			for _, p := range v.PerPartition {
-				t.row(p.Partition, p.Length, orDash(p.FirstID), orDash(p.LastID), p.Groups, p.DLQLength)
-			}
-			return t.flush()
+			return printInfo(a.stdout, v)
 		}),
 	}
 	a.addJSONFlag(cmd)
 	return cmd
+}
+
+func printInfo(w io.Writer, v infoView) error {
+	t := newTable(w)
+	t.row("topic", v.Topic)
+	t.row("partitions", v.Partitions)
+	t.row("length", v.Length)
+	t.row("first id", orDash(v.FirstID))
+	t.row("last id", orDash(v.LastID))
+	t.row("groups", v.Groups)
+	t.row("dead letters", v.DLQLength)
+	t.row("max length", maxLenText(v.Retention))
+	t.row("trim", trimText(v.Retention.Exact))
+	t.row("trim policy", v.Retention.Policy)
+	t.row("over max length", v.OverMaxLen)
+	if err := t.flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	t = newTable(w, "PARTITION", "LENGTH", "FIRST ID", "LAST ID", "GROUPS", "DLQ", "OVER MAXLEN", "HELD BY")
+	for _, p := range v.PerPartition {
+		t.row(p.Partition, p.Length, orDash(p.FirstID), orDash(p.LastID), p.Groups, p.DLQLength, p.OverMaxLen, orDash(p.Holder))
+	}
+	return t.flush()
+}
+
+// maxLenText is a topic's max length per partition for a table: "off", or the number with
+// "(default)" when no publisher recorded one.
+func maxLenText(r retentionView) string {
+	switch {
+	case r.MaxLen < 0:
+		return "off"
+	case !r.Recorded:
+		return strconv.FormatInt(r.MaxLen, 10) + " (default)"
+	}
+	return strconv.FormatInt(r.MaxLen, 10)
+}
+
+// trimText says how partitions are trimmed to the max length.
+func trimText(exact bool) string {
+	if exact {
+		return "exact"
+	}
+	return "approximate"
 }
