@@ -681,10 +681,10 @@ func yesNo(b bool) string {
 func (d *demo) deleteKeys() {
 	space := keys.New(d.cfg.StreamPrefix, d.cfg.ControlPrefix)
 	t, g := d.topic, d.cfg.Group
-	del := []string{space.Meta(t), space.Partitions(t), space.Members(t, g), space.MemberCaps(t, g)}
+	del := []string{space.Meta(t), space.Partitions(t), space.Groups(t), space.Members(t, g), space.MemberCaps(t, g)}
 	for p := 0; p < d.cfg.Partitions; p++ {
 		del = append(del, space.PartitionStream(t, p), space.DLQ(t, p), space.Lease(t, p, g),
-			space.Retry(t, p, g), space.Delay(t, p), space.Commit(t, p))
+			space.Retry(t, p, g), space.Delay(t, p), space.Commit(t, p), space.TrimLoss(t, p))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
