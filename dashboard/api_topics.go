@@ -50,8 +50,9 @@ func (h *Handler) topics(r *http.Request) (any, error) {
 	return v, nil
 }
 
-// topicView is GET api/topics/{topic}: admin.QueueInfo, the groups, and per partition the
-// lease owner and lag of every group.
+// topicView is GET api/topics/{topic}: admin.QueueInfo (with the topic's length retention
+// and, per partition, the entries over max length and the group holding them), the groups,
+// and per partition the lease owner and lag of every group.
 type topicView struct {
 	Topic        string             `json:"topic"`
 	Partitions   int                `json:"partitions"`
@@ -60,18 +61,33 @@ type topicView struct {
 	LastID       string             `json:"lastId"`
 	DLQLength    int64              `json:"dlqLength"`
 	PublishRate  *float64           `json:"publishRate"`
+	Retention    retentionView      `json:"retention"`
+	OverMaxLen   int64              `json:"overMaxLen"` // summed over partitions
 	Groups       []groupSummaryView `json:"groups"`
 	PerPartition []partitionView    `json:"perPartition"`
 }
 
+// retentionView is admin.LengthRetention: the topic's length retention.
+type retentionView struct {
+	MaxLen   int64  `json:"maxLen"` // entries per partition; -1: off
+	Exact    bool   `json:"exact"`
+	Policy   string `json:"policy"`   // "acked" or "hard"
+	Recorded bool   `json:"recorded"` // false: no publisher recorded one, the defaults apply
+}
+
 // partitionView is one partition of a topic.
 type partitionView struct {
-	Partition int                  `json:"partition"`
-	Length    int64                `json:"length"`
-	FirstID   string               `json:"firstId"`
-	LastID    string               `json:"lastId"`
-	DLQLength int64                `json:"dlqLength"`
-	Groups    []partitionGroupView `json:"groups"` // in the order of topicView.Groups
+	Partition int    `json:"partition"`
+	Length    int64  `json:"length"`
+	FirstID   string `json:"firstId"`
+	LastID    string `json:"lastId"`
+	DLQLength int64  `json:"dlqLength"`
+	// OverMaxLen is the entries beyond the topic's max length; Holder the group whose
+	// position stops the trim ("" when none holds them) and HolderNeeds the lowest id it needs.
+	OverMaxLen  int64                `json:"overMaxLen"`
+	Holder      string               `json:"holder"`
+	HolderNeeds string               `json:"holderNeeds"`
+	Groups      []partitionGroupView `json:"groups"` // in the order of topicView.Groups
 }
 
 // partitionGroupView is one group on one partition.
@@ -104,6 +120,7 @@ func (h *Handler) topic(r *http.Request) (any, error) {
 	v := topicView{
 		Topic: topic, Partitions: q.Partitions, Length: q.Length, FirstID: q.FirstID, LastID: q.LastID,
 		DLQLength: q.DLQLength, PublishRate: h.publishRate(topic), Groups: groups,
+		Retention: retentionOf(q.Retention), OverMaxLen: q.OverMaxLen,
 		PerPartition: make([]partitionView, 0, len(q.PerPartition)),
 	}
 	for _, pi := range q.PerPartition {
@@ -131,10 +148,15 @@ func (h *Handler) allGroupStats(r *http.Request, topic string, groups []groupSum
 	return out, nil
 }
 
+func retentionOf(r admin.LengthRetention) retentionView {
+	return retentionView{MaxLen: r.MaxLen, Exact: r.Exact, Policy: r.Policy, Recorded: r.Recorded}
+}
+
 func partitionOf(pi admin.PartitionInfo, groups []groupSummaryView, stats []map[int]admin.PartitionGroupStats) partitionView {
 	pv := partitionView{
 		Partition: pi.Partition, Length: pi.Length, FirstID: pi.FirstID, LastID: pi.LastID,
-		DLQLength: pi.DLQLength, Groups: make([]partitionGroupView, 0, len(groups)),
+		DLQLength: pi.DLQLength, OverMaxLen: pi.OverMaxLen, Holder: pi.Holder, HolderNeeds: pi.HolderNeeds,
+		Groups: make([]partitionGroupView, 0, len(groups)),
 	}
 	for i, g := range groups {
 		st, ok := stats[i][pi.Partition]

@@ -16,6 +16,8 @@ import (
 
 	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/dashboard"
+	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/partition"
 )
 
 const (
@@ -97,7 +99,60 @@ func topicPage(t *testing.T, b *browser, e *env, url string) {
 		got = eval[pageState](b, pageStateJS)
 		return assert.ObjectsAreEqual(want, got)
 	}, 30*time.Second, 50*time.Millisecond, "the page never showed %+v; last %+v", want, &got)
+	backPressure(t, b, e)
 }
+
+// backPressureMaxLen is the max length backPressure records for "orders": below what every
+// partition holds once the traffic ran.
+const backPressureMaxLen = 10
+
+// backPressure records a max length of backPressureMaxLen in the metadata of "orders" (as a
+// Publisher configured so would) and checks the page shows the length retention and, per
+// partition, the entries over it and "audit" (which never read) as the group holding them;
+// it puts the Publisher's max length back after.
+func backPressure(t *testing.T, b *browser, e *env) {
+	meta := keys.New("", "").Meta("orders")
+	before, err := e.client.HGet(e.ctx, meta, partition.FieldMaxLen).Result()
+	require.NoError(t, err)
+	require.NoError(t, e.client.HSet(e.ctx, meta, partition.FieldMaxLen, backPressureMaxLen).Err())
+	defer func() { require.NoError(t, e.client.HSet(e.ctx, meta, partition.FieldMaxLen, before).Err()) }()
+
+	q, err := e.adm.QueueInfo(e.ctx, "orders")
+	require.NoError(t, err)
+	want := heldState{Retention: "Max length 10 per partition · approximate · acked entries only", Over: []string{}, Holders: []string{}}
+	var total int64
+	for _, p := range q.PerPartition {
+		require.Greater(t, p.Length, int64(backPressureMaxLen), "partition %d", p.Partition)
+		require.Equal(t, "audit", p.Holder, "partition %d", p.Partition)
+		want.Over = append(want.Over, thousands(p.Length-backPressureMaxLen))
+		want.Holders = append(want.Holders, "audit")
+		total += p.Length - backPressureMaxLen
+	}
+	want.Total = thousands(total)
+	var got heldState
+	require.Eventually(t, func() bool {
+		got = eval[heldState](b, heldStateJS)
+		return assert.ObjectsAreEqual(want, got)
+	}, 30*time.Second, 50*time.Millisecond, "the page never showed %+v; last %+v", want, &got)
+}
+
+// heldState is what the topic page shows of length retention: the retention line, the total
+// over max length, and per partition the entries over it and the group holding them.
+type heldState struct {
+	Retention string   `json:"retention"`
+	Total     string   `json:"total"`
+	Over      []string `json:"over"`
+	Holders   []string `json:"holders"`
+}
+
+const heldStateJS = `(() => {
+	const cells = (f) => [...document.querySelectorAll('tr[data-partition] td[data-field="' + f + '"]')].map((td) => td.textContent);
+	return {
+		retention: document.getElementById('retention')?.textContent ?? null,
+		total: document.getElementById('stat-over')?.textContent ?? null,
+		over: cells('over'), holders: cells('holder'),
+	};
+})()`
 
 // pageState is what the topic page shows: the partition count, the total lag, the lag of
 // each group per partition, and who holds billing's lease on partition 0.

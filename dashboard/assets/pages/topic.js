@@ -1,5 +1,6 @@
-// A topic: totals, a live chart of publish and consume rates and of lag, the partitions
-// with each group's lease owner and lag, the groups, and the newest messages.
+// A topic: totals, a live chart of publish and consume rates and of lag, the length
+// retention, the partitions with the entries over max length and the group holding them and
+// each group's lease owner and lag, the groups, and the newest messages.
 
 import { h, fill, route } from '../dom.js';
 import * as api from '../api.js';
@@ -13,15 +14,17 @@ export default function topicPage(topic) {
   let st;
   let charts;
   let parts;
+  let retention;
   let groups;
   let recent;
   return {
     title: topic,
     mount(root) {
       st = ui.stats([['partitions', 'Partitions'], ['length', 'Length'], ['groups', 'Consumer groups'],
-        ['lag', 'Total lag'], ['dlq', 'Dead letters'], ['rate', 'Publish msg/s']]);
+        ['lag', 'Total lag'], ['over', 'Over max length'], ['dlq', 'Dead letters'], ['rate', 'Publish msg/s']]);
       charts = ui.card('Last minutes');
-      parts = ui.card('Partitions');
+      retention = h('span', { class: 'muted', id: 'retention' });
+      parts = ui.card('Partitions', retention);
       groups = ui.card('Consumer groups');
       recent = ui.card('Newest messages');
       root.append(ui.header(topic, [['Topics', '#/']]), st, charts, parts, groups, recent);
@@ -38,9 +41,11 @@ export default function topicPage(topic) {
       st.set('length', fmt.int(info.length));
       st.set('groups', fmt.int(info.groups.length));
       st.set('lag', fmt.int(info.groups.reduce((n, g) => n + g.lag, 0)));
+      st.set('over', fmt.int(info.overMaxLen));
       st.set('dlq', fmt.int(info.dlqLength), info.dlqLength > 0 ? route('topics', topic, 'dlq') : null);
       st.set('rate', fmt.rate(info.publishRate));
       fill(charts.body, renderCharts(rates));
+      fill(retention, retentionText(info.retention));
       fill(parts.body, partitionTable(info));
       fill(groups.body, groupTable(topic, info.groups));
       fill(recent.body, messageTable(msgs.entries));
@@ -67,6 +72,7 @@ function partitionTable(info) {
   const head = [
     [{ label: 'Partition', rows: 2 }, { label: 'Length', class: 'num', rows: 2 }, { label: 'First id', rows: 2 },
       { label: 'Last id', rows: 2 }, { label: 'DLQ', class: 'num', rows: 2 },
+      { label: 'Over max', class: 'num', rows: 2 }, { label: 'Held by', rows: 2 },
       ...gs.map((g) => ({ label: g.name, span: 2, class: 'group-head' }))],
     gs.flatMap(() => [{ label: 'Owner', class: 'sub' }, { label: 'Lag', class: 'num sub' }]),
   ];
@@ -77,12 +83,27 @@ function partitionTable(info) {
     { node: ui.mono(p.firstId), title: fmt.idTime(p.firstId) },
     { node: ui.mono(p.lastId), title: fmt.idTime(p.lastId) },
     { text: fmt.int(p.dlqLength), class: p.dlqLength ? 'num warn' : 'num' },
+    { text: fmt.int(p.overMaxLen), class: p.holder ? 'num lag' : 'num', attrs: { dataset: { field: 'over' } } },
+    { node: holder(p), attrs: { dataset: { field: 'holder' } } },
     ...p.groups.flatMap((g) => [
       { node: g.exists ? owner(g) : h('span', { class: 'muted', text: 'no group' }), attrs: { dataset: { group: g.group, field: 'owner' } } },
       { text: g.exists ? fmt.int(g.lag) : fmt.dash, class: g.lag > 0 ? 'num lag' : 'num', attrs: { dataset: { group: g.group, field: 'lag' } } },
     ]),
   ]);
   return ui.table(head, rows, 'No partitions.', (i) => ({ dataset: { partition: info.perPartition[i].partition } }));
+}
+
+// retentionText describes the topic's length retention.
+function retentionText(r) {
+  if (r.maxLen < 0) return 'Length retention off';
+  return 'Max length ' + fmt.int(r.maxLen) + ' per partition' + (r.recorded ? '' : ' (default)') +
+    ' · ' + (r.exact ? 'exact' : 'approximate') + ' · ' + (r.policy === 'hard' ? 'hard cap' : 'acked entries only');
+}
+
+// holder is the group whose position stops the trim of a partition over max length.
+function holder(p) {
+  if (!p.holder) return h('span', { class: 'muted', text: fmt.dash });
+  return h('span', { class: 'mono', title: 'still needs ' + p.holderNeeds + ' and later', text: p.holder });
 }
 
 function owner(g) {
