@@ -63,8 +63,11 @@ func (r LengthRetention) over(length int64) int64 {
 // setHolders sets Holder and HolderNeeds of every partition of q over MaxLen: the group whose
 // position stops the trim (retention.Holder over the partition's groups, from XINFO GROUPS
 // and, for the groups with pending entries there, their oldest pending id). groups are the
-// partitions' XINFO GROUPS replies.
+// partitions' XINFO GROUPS replies. Under TrimHard no group stops the trim: none is set.
 func (a *Admin) setHolders(ctx context.Context, q *QueueInfo, groups [][]redis.XInfoGroup) error {
+	if q.Retention.Policy == TrimHard {
+		return nil
+	}
 	oldest, err := a.oldestPending(ctx, q, groups)
 	if err != nil {
 		return err

@@ -121,6 +121,12 @@ func TestQueueInfoBackPressure(t *testing.T) {
 			seed: func(e *opEnv, ids []string) { e.groups("fast", "slow"); e.consume("fast", 6, 6) },
 		},
 		{
+			name: "hard policy: no position stops the trim, nothing holds",
+			meta: []string{partition.FieldMaxLen, "4", partition.FieldTrimPolicy, "hard"},
+			seed: func(e *opEnv, ids []string) { e.groups("fast", "slow"); e.consume("fast", 6, 6) },
+			over: 6,
+		},
+		{
 			name: "no recorded retention: the default MaxLen",
 			seed: func(e *opEnv, ids []string) { e.groups("slow") },
 		},

@@ -25,10 +25,11 @@ type PartitionInfo struct {
 	// Holder is the consumer group whose position stops the trim while the partition is over
 	// MaxLen: of the groups registered on it, the one that needs the oldest entry (its oldest
 	// pending entry, else the one after its last delivered), and HolderNeeds is that id. Both
-	// are "" when nothing is over MaxLen, the partition has no group, or every group is
-	// caught up (what is over then goes at the next trim). The holder is found from the
-	// groups' positions alone: one behind by fewer than MaxLen entries holds back none of the
-	// entries over MaxLen (the next trim removes them) but is named all the same.
+	// are "" when nothing is over MaxLen, the partition has no group, every group is caught
+	// up, or the trim policy is TrimHard (what is over then goes at the next trim). The
+	// holder is found from the groups' positions alone: one behind by fewer than MaxLen
+	// entries holds back none of the entries over MaxLen (the next trim removes them) but is
+	// named all the same.
 	Holder, HolderNeeds string
 }
 
