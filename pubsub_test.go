@@ -32,15 +32,21 @@ func universalFeatures() tests.Features {
 }
 
 func runUniversal(t *testing.T, client redis.UniversalClient, features tests.Features, partitions int, keyFromPayload bool) {
+	runUniversalWith(t, client, features, partitions, keyFromPayload, true)
+}
+
+// runUniversalWith runs the suite; subscriberStatesCount false leaves the Subscriber's
+// DefaultPartitionCount at its default, so only the Publisher decides the partition count.
+func runUniversalWith(t *testing.T, client redis.UniversalClient, features tests.Features, partitions int, keyFromPayload, subscriberStatesCount bool) {
 	constructor := func(t *testing.T, group string) (message.Publisher, message.Subscriber) {
-		return newPubSub(t, client, partitions, keyFromPayload, group)
+		return newPubSub(t, client, partitions, keyFromPayload, subscriberStatesCount, group)
 	}
 	tests.TestPubSub(t, features,
 		func(t *testing.T) (message.Publisher, message.Subscriber) { return constructor(t, "test") },
 		constructor)
 }
 
-func newPubSub(t *testing.T, client redis.UniversalClient, partitions int, keyFromPayload bool, group string) (message.Publisher, message.Subscriber) {
+func newPubSub(t *testing.T, client redis.UniversalClient, partitions int, keyFromPayload, subscriberStatesCount bool, group string) (message.Publisher, message.Subscriber) {
 	pcfg := PublisherConfig{Client: client, DefaultPartitionCount: partitions, MaxLen: -1}
 	if keyFromPayload {
 		pcfg.PartitionKey = func(_ string, msg *message.Message) string { return string(msg.Payload) }
@@ -48,7 +54,9 @@ func newPubSub(t *testing.T, client redis.UniversalClient, partitions int, keyFr
 	pub, err := NewPublisher(pcfg, testLogger())
 	require.NoError(t, err)
 	scfg := fastSub(client, group)
-	scfg.DefaultPartitionCount = partitions
+	if subscriberStatesCount {
+		scfg.DefaultPartitionCount = partitions
+	}
 	sub, err := NewSubscriber(scfg, testLogger())
 	require.NoError(t, err)
 	return pub, sub
@@ -57,6 +65,14 @@ func newPubSub(t *testing.T, client redis.UniversalClient, partitions int, keyFr
 func TestPubSubOnePartition(t *testing.T) { universal(t, 1, false, false) }
 
 func TestPubSubEightPartitionsKeyedByPayload(t *testing.T) { universal(t, 8, true, false) }
+
+// TestPubSubOnlyThePublisherStatesTheCount: 8 partitions keyed by payload, stated by the
+// Publisher alone; every Subscriber keeps the default config (no count), so subscribers that
+// start first wait for the topic instead of creating it with one partition.
+func TestPubSubOnlyThePublisherStatesTheCount(t *testing.T) {
+	_, client := startRedis(t)
+	runUniversalWith(t, client, universalFeatures(), 8, true, false)
+}
 
 // TestPubSubCluster runs the universal suite (8 partitions keyed by payload, guaranteed order)
 // on a Redis Cluster of 3 masters, where the partitions of every topic spread over the masters

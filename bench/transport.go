@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -69,7 +71,7 @@ func (e *env) newSender(tr transport, topic string) (sender, error) {
 		pub, err := streamq.NewPublisher(streamq.PublisherConfig{
 			Client:                c,
 			DefaultPartitionCount: tr.partitions,
-			MaxLen:                -1,
+			MaxLen:                benchMaxLen(),
 		}, e.logger)
 		if err != nil {
 			_ = c.Close()
@@ -384,4 +386,13 @@ func (g *goRedisConsumer) stop() time.Duration {
 	g.wg.Wait()
 	_ = g.client.Close()
 	return time.Since(start)
+}
+
+// benchMaxLen is the Publishers' MaxLen: -1 (no length retention) unless BENCH_MAXLEN says
+// otherwise (0: the library's default), so that the cost of length retention can be measured.
+func benchMaxLen() int64 {
+	if v, err := strconv.ParseInt(os.Getenv("BENCH_MAXLEN"), 10, 64); err == nil {
+		return v
+	}
+	return -1
 }
