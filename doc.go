@@ -15,6 +15,16 @@
 // nothing that was published is lost (at-least-once). Acks are fenced by the lease: a member
 // that lost a partition cannot ack on it any more.
 //
+// A topic's partition count is fixed by whoever states one: admin.CreateTopic, or a
+// Publisher or Subscriber whose DefaultPartitionCount is set and that finds the topic missing.
+// A Subscriber that states none never creates a topic: it waits for the topic to appear, then
+// joins it, so consumers may start before producers. When nobody states a count, the first
+// publish creates one partition.
+//
+// Retention (PublisherConfig.MaxLen, SubscriberConfig.Retention) removes only entries that
+// every consumer group registered on the partition, live or not, has been delivered and acked,
+// unless TrimPolicy is TrimHard; a group that falls behind makes its partitions grow instead.
+//
 // Every key of one partition shares the hash tag {topic:p:N}, so the same code runs on a
 // single Redis, Sentinel or a Redis Cluster through redis.UniversalClient.
 //
@@ -23,7 +33,7 @@
 //	client := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
 //	pub, err := streamq.NewPublisher(streamq.PublisherConfig{
 //		Client:                client,
-//		DefaultPartitionCount: 8,
+//		DefaultPartitionCount: 8, // the count of the topic if this publisher creates it
 //	}, logger)
 //	sub, err := streamq.NewSubscriber(streamq.SubscriberConfig{
 //		Client:        client,

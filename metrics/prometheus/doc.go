@@ -37,7 +37,10 @@
 //
 // The partition label is the decimal partition index. The gauges describe a whole
 // subscription (one member of a group on one topic) and have no partition label. kind is
-// "age", "dlq-age", "dlq-length" or "orphaned-payloads".
+// "length" or "age" (entries a retention trim removed), "length-unacked" or "age-unacked" (of
+// those, entries some group had not acked: only under TrimHard), "unacked" (entries of the
+// group label's group a hard cap removed before it acked them), "dlq-age", "dlq-length" or
+// "orphaned-payloads".
 //
 // The first call with a new set of labels creates every series of that set at zero: a
 // Consumed on partition 3 also exports streamq_acked_total, streamq_retried_total, ... and
