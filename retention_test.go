@@ -177,7 +177,7 @@ func testLengthRetentionStopsAtTheSlowestGroup(t *testing.T, client redis.Univer
 	require.NoError(t, pub.Publish(topic, seqMessages(0, 100, nil)...))
 	fast, slow := fastSub(client, "fast"), fastSub(client, "slow")
 	fast.TrimInterval, slow.TrimInterval = 200*time.Millisecond, 200*time.Millisecond
-	fast.PartitionRefreshInterval = 100 * time.Millisecond // picks up the retention recorded below
+	fast.PartitionRefreshInterval = 100 * time.Millisecond          // picks up the retention recorded below
 	consumeAndClose(t, newTestSubscriber(t, slow), topic, 50, true) // then it stops
 	fastSub := newTestSubscriber(t, fast)
 	ch, err := fastSub.Subscribe(ctx, topic)
@@ -501,7 +501,9 @@ func testLengthRetentionAppliesToEveryAppend(t *testing.T, client redis.Universa
 		return msgs
 	}
 	publish := func(d time.Duration) func(*testing.T, *Publisher, string) {
-		return func(t *testing.T, pub *Publisher, topic string) { require.NoError(t, pub.Publish(topic, forced(0, 20, d)...)) }
+		return func(t *testing.T, pub *Publisher, topic string) {
+			require.NoError(t, pub.Publish(topic, forced(0, 20, d)...))
+		}
 	}
 	rows := []row{
 		{name: "delayed", produce: publish(150 * time.Millisecond), handle: func(*message.Message) bool { return true }},
