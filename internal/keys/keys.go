@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 )
 
@@ -15,6 +16,9 @@ const (
 	DefaultStreamPrefix  = "stream:topic"
 	DefaultControlPrefix = "streaming:mq"
 )
+
+// TombstoneTTL is how long a forced delete's tombstone stops members that were running.
+const TombstoneTTL = 24 * time.Hour
 
 // ErrInvalidName reports a topic, group or consumer name that would break the key layout.
 var ErrInvalidName = errors.New("invalid name")
@@ -106,6 +110,16 @@ func (s Space) Groups(t string) string { return s.Control + ":topic:{" + t + "}:
 // removed before the group acked them: "total:G" (cumulative) and "new:G" (not yet reported
 // by a lease holder of G).
 func (s Space) TrimLoss(t string, p int) string { return s.Control + ":trimloss:" + Tag(t, p) }
+
+// TopicTombstone marks a topic an operator deleted by force (admin.DeleteTopic with Force)
+// while members ran: those members stop instead of recreating it. A new Subscribe, Publisher
+// registration or admin.CreateTopic clears it. It expires after TombstoneTTL.
+func (s Space) TopicTombstone(t string) string { return s.Control + ":deleted:{" + t + "}" }
+
+// GroupTombstone marks group g of topic t as deleted by force while members ran: they stop
+// instead of recreating it. A new Subscribe of the group clears it; it expires after
+// TombstoneTTL.
+func (s Space) GroupTombstone(t, g string) string { return s.Control + ":deleted:{" + t + "}:" + g }
 
 // Members is the membership zset (consumer -> heartbeat expiry ms) of group g on topic t.
 func (s Space) Members(t, g string) string { return s.Control + ":members:{" + t + "}:" + g }
