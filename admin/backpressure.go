@@ -60,25 +60,68 @@ func (r LengthRetention) over(length int64) int64 {
 	return max(length-r.MaxLen, 0)
 }
 
-// setHolders sets Holder and HolderNeeds of every partition of q over MaxLen: the group whose
-// position stops the trim (retention.Holder over the partition's groups, from XINFO GROUPS
-// and, for the groups with pending entries there, their oldest pending id). groups are the
-// partitions' XINFO GROUPS replies. Under TrimHard no group stops the trim: none is set.
-func (a *Admin) setHolders(ctx context.Context, q *QueueInfo, groups [][]redis.XInfoGroup) error {
-	if q.Retention.Policy == TrimHard {
-		return nil
+// hold is what holds back a partition's entries over MaxLen: the group whose position stops
+// the trim, the lowest id it needs, and how many of those entries it holds back. The zero
+// hold: nothing is held back.
+type hold struct {
+	group, needs string
+	back         int64
+}
+
+// heldBy is what group holds back: h.back when it is the holder, else 0.
+func (h hold) heldBy(group string) int64 {
+	if h.group != group {
+		return 0
 	}
-	oldest, err := a.oldestPending(ctx, q, groups)
-	if err != nil {
-		return err
-	}
-	for p := range q.PerPartition {
-		pi := &q.PerPartition[p]
-		if pi.OverMaxLen > 0 {
-			pi.Holder, pi.HolderNeeds = holder(positions(groups[p], oldest[p]), pi.LastID)
+	return h.back
+}
+
+// holds returns the hold on every partition of a topic whose length retention is r: keys are
+// the partitions' streams, infos their XINFO STREAM replies (nil: never written) and groups
+// their XINFO GROUPS replies. The oldest pending ids of the groups with pending entries on a
+// partition over MaxLen take one pipeline (XPENDING summaries; no round trip when there is no
+// such group). Under TrimHard no group stops the trim: nothing is held back.
+func (a *Admin) holds(ctx context.Context, r LengthRetention, keys []string, infos []*redis.XInfoStream, groups [][]redis.XInfoGroup) ([]hold, error) {
+	over := make([]int64, len(keys))
+	for p, info := range infos {
+		if info != nil && r.Policy != TrimHard {
+			over[p] = r.over(info.Length)
 		}
 	}
-	return nil
+	oldest, err := a.oldestPending(ctx, keys, over, groups)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]hold, len(keys))
+	for p := range out {
+		if over[p] > 0 {
+			out[p] = holdOn(r.MaxLen, over[p], infos[p], groups[p], oldest[p])
+		}
+	}
+	return out, nil
+}
+
+// holdOn is the hold on a partition over maxLen by over entries: of its groups, the one that
+// needs the oldest entry (holder). When Redis reports that group's lag (reportedLag), the
+// entries it still needs are its lag plus its pending entries (a lower bound of the entries
+// from its oldest pending id to its last delivered id, exact when it acks in order): it holds
+// back those beyond maxLen, at most over, and nothing when it needs no more than maxLen (the
+// next trim removes what is over). When the lag is unknown it is taken to hold back all that
+// is over.
+func holdOn(maxLen, over int64, info *redis.XInfoStream, groups []redis.XInfoGroup, oldest []string) hold {
+	group, needs := holder(positions(groups, oldest), info.LastEntry.ID)
+	if group == "" {
+		return hold{}
+	}
+	g, _ := find(groups, group)
+	l, known := reportedLag(g, tailOf(info))
+	if !known {
+		return hold{group: group, needs: needs, back: over}
+	}
+	if back := min(over, l.n+g.Pending-maxLen); back > 0 {
+		return hold{group: group, needs: needs, back: back}
+	}
+	return hold{}
 }
 
 // holder is the group whose position stops retention on a partition whose last entry is
@@ -103,17 +146,17 @@ func positions(groups []redis.XInfoGroup, oldest []string) []retention.GroupPosi
 }
 
 // oldestPending reads the XPENDING summary of every group with pending entries on a partition
-// over MaxLen, in one pipeline (no round trip when there is none), and returns the oldest
-// pending ids in the shape of groups ("" where there are none). A group deleted meanwhile has
-// none.
-func (a *Admin) oldestPending(ctx context.Context, q *QueueInfo, groups [][]redis.XInfoGroup) ([][]string, error) {
+// over MaxLen (over[p] > 0), in one pipeline (no round trip when there is none), and returns
+// the oldest pending ids in the shape of groups ("" where there are none). A group deleted
+// meanwhile has none.
+func (a *Admin) oldestPending(ctx context.Context, keys []string, over []int64, groups [][]redis.XInfoGroup) ([][]string, error) {
 	cmds := make([][]*redis.XPendingCmd, len(groups))
 	_, _ = a.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
 		for p, gs := range groups {
 			cmds[p] = make([]*redis.XPendingCmd, len(gs))
 			for i, g := range gs {
-				if g.Pending > 0 && q.PerPartition[p].OverMaxLen > 0 {
-					cmds[p][i] = pipe.XPending(ctx, q.PerPartition[p].Stream, g.Name)
+				if g.Pending > 0 && over[p] > 0 {
+					cmds[p][i] = pipe.XPending(ctx, keys[p], g.Name)
 				}
 			}
 		}

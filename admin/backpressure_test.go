@@ -2,6 +2,7 @@ package admin_test
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -69,12 +70,13 @@ func TestQueueInfoBackPressure(t *testing.T) {
 		over   int64
 		holder string
 		needs  func(ids []string) string // nil: none
+		held   int64                     // of over, what holder holds back
 	}{
 		{
 			name: "a group that read nothing holds everything",
 			meta: maxLen4,
 			seed: func(e *opEnv, ids []string) { e.groups("fast", "slow"); e.consume("fast", 6, 6) },
-			over: 6, holder: "slow", needs: func([]string) string { return "0-1" },
+			over: 6, holder: "slow", needs: func([]string) string { return "0-1" }, held: 6,
 		},
 		{
 			name: "the oldest pending entry holds, not the last delivered",
@@ -84,7 +86,7 @@ func TestQueueInfoBackPressure(t *testing.T) {
 				e.consume("fast", 5, 5)
 				e.consume("slow", 8, 1) // delivered up to ids[7], ids[1] on pending
 			},
-			over: 6, holder: "slow", needs: func(ids []string) string { return ids[1] },
+			over: 6, holder: "slow", needs: func(ids []string) string { return ids[1] }, held: 5,
 		},
 		{
 			name: "the group with the lower position holds",
@@ -94,7 +96,47 @@ func TestQueueInfoBackPressure(t *testing.T) {
 				e.consume("fast", 7, 7)
 				e.consume("slow", 3, 3)
 			},
-			over: 6, holder: "slow", needs: func(ids []string) string { return streamid.Next(ids[2]) },
+			over: 6, holder: "slow", needs: func(ids []string) string { return streamid.Next(ids[2]) }, held: 3,
+		},
+		{
+			name: "a group fewer than MaxLen entries behind holds nothing back: the next trim removes what is over",
+			meta: maxLen4,
+			seed: func(e *opEnv, ids []string) {
+				e.groups("fast", "slow")
+				e.consume("fast", 10, 10)
+				e.consume("slow", 8, 8)
+			},
+			over: 6,
+		},
+		{
+			name: "a group MaxLen entries behind holds nothing back",
+			meta: maxLen4,
+			seed: func(e *opEnv, ids []string) {
+				e.groups("fast", "slow")
+				e.consume("fast", 10, 10)
+				e.consume("slow", 6, 6)
+			},
+			over: 6,
+		},
+		{
+			name: "pending entries are needed too: delivered everything, acked 3",
+			meta: maxLen4,
+			seed: func(e *opEnv, ids []string) {
+				e.groups("fast", "slow")
+				e.consume("fast", 10, 10)
+				e.consume("slow", 10, 3)
+			},
+			over: 6, holder: "slow", needs: func(ids []string) string { return ids[3] }, held: 3,
+		},
+		{
+			name: "lag unknown (XGROUP SETID): named from its position, holding back all that is over",
+			meta: maxLen4,
+			seed: func(e *opEnv, ids []string) {
+				e.groups("fast", "slow")
+				e.consume("fast", 10, 10)
+				require.NoError(e.t, e.client.XGroupSetID(e.ctx, e.space.PartitionStream(heldTopic, 0), "slow", ids[7]).Err())
+			},
+			over: 6, holder: "slow", needs: func(ids []string) string { return streamid.Next(ids[7]) }, held: 6,
 		},
 		{
 			name: "no groups: nothing holds, the next trim removes what is over",
@@ -143,6 +185,7 @@ func TestQueueInfoBackPressure(t *testing.T) {
 			p0, p1 := q.PerPartition[0], q.PerPartition[1]
 			assert.Equal(t, c.over, p0.OverMaxLen)
 			assert.Equal(t, c.holder, p0.Holder)
+			assert.Equal(t, c.held, p0.HeldBack)
 			if c.needs != nil {
 				assert.Equal(t, c.needs(ids), p0.HolderNeeds)
 			} else {
@@ -151,7 +194,27 @@ func TestQueueInfoBackPressure(t *testing.T) {
 			assert.Zero(t, p1.OverMaxLen, "2 entries are within any MaxLen here")
 			assert.Empty(t, p1.Holder, "nothing over MaxLen: nothing held")
 			assert.Equal(t, c.over, q.OverMaxLen, "summed")
+			e.requireHoldsBack(c.holder, c.held)
 		})
+	}
+}
+
+// requireHoldsBack checks GroupStats of the groups "fast" and "slow" (where they exist):
+// holder holds back held entries of partition 0, the other group none, and none of them
+// anything on partition 1.
+func (e *opEnv) requireHoldsBack(holder string, held int64) {
+	e.t.Helper()
+	for _, g := range []string{"fast", "slow"} {
+		st, err := e.adm.GroupStats(e.ctx, heldTopic, g)
+		if errors.Is(err, admin.ErrGroupNotFound) {
+			continue
+		}
+		require.NoError(e.t, err)
+		require.Len(e.t, st.Partitions, 2)
+		want := map[bool]int64{true: held}[g == holder]
+		assert.Equal(e.t, want, st.Partitions[0].HoldsBack, "group %q", g)
+		assert.Zero(e.t, st.Partitions[1].HoldsBack, "group %q", g)
+		assert.Equal(e.t, want, st.HoldsBack, "group %q, summed", g)
 	}
 }
 

@@ -24,13 +24,18 @@ type PartitionInfo struct {
 	OverMaxLen int64
 	// Holder is the consumer group whose position stops the trim while the partition is over
 	// MaxLen: of the groups registered on it, the one that needs the oldest entry (its oldest
-	// pending entry, else the one after its last delivered), and HolderNeeds is that id. Both
-	// are "" when nothing is over MaxLen, the partition has no group, every group is caught
-	// up, or the trim policy is TrimHard (what is over then goes at the next trim). The
-	// holder is found from the groups' positions alone: one behind by fewer than MaxLen
-	// entries holds back none of the entries over MaxLen (the next trim removes them) but is
-	// named all the same.
+	// pending entry, else the one after its last delivered), and HolderNeeds is that id.
+	// HeldBack is how many of the OverMaxLen entries it holds back: when Redis reports the
+	// group's lag (XINFO GROUPS, Redis 7), what it still needs (its lag plus its pending
+	// entries, a lower bound when it acks out of order) beyond MaxLen, at most OverMaxLen; a
+	// group that needs no more than MaxLen entries holds none back (the next trim removes
+	// what is over) and is not named. When Redis reports the lag unknown, the group is named
+	// from its position alone and HeldBack is OverMaxLen (an upper bound). Holder and
+	// HolderNeeds are "" and HeldBack 0 when nothing is over MaxLen, the partition has no
+	// group, every group is caught up, or the trim policy is TrimHard (what is over then goes
+	// at the next trim).
 	Holder, HolderNeeds string
+	HeldBack            int64
 }
 
 // QueueInfo aggregates a topic over its partitions (the seed's queue stats).
@@ -68,17 +73,17 @@ func (a *Admin) QueueInfo(ctx context.Context, topic string) (QueueInfo, error) 
 	n := meta.Count
 	reads := a.readInfo(ctx, topic, n)
 	q := QueueInfo{Topic: topic, Partitions: n, Retention: lengthRetention(meta), PerPartition: make([]PartitionInfo, 0, n)}
-	groups := make([][]redis.XInfoGroup, n)
+	groups, infos := make([][]redis.XInfoGroup, n), make([]*redis.XInfoStream, n)
 	for p := range n {
 		pi, err := a.partitionInfo(topic, p, reads[p])
 		if err != nil {
 			return QueueInfo{}, err
 		}
 		pi.OverMaxLen = q.Retention.over(pi.Length)
-		groups[p] = reads[p].groups.Val()
+		groups[p], infos[p] = reads[p].groups.Val(), reads[p].info.Val()
 		q.add(pi)
 	}
-	if err := a.setHolders(ctx, &q, groups); err != nil {
+	if err := a.setHolders(ctx, &q, infos, groups); err != nil {
 		return QueueInfo{}, fmt.Errorf("retention holders of %q: %w", topic, err)
 	}
 	return q, nil
@@ -115,6 +120,21 @@ func (a *Admin) partitionInfo(topic string, p int, r infoReads) (PartitionInfo, 
 		pi.FirstID, pi.LastID = v.FirstEntry.ID, v.LastEntry.ID
 	}
 	return pi, nil
+}
+
+// setHolders sets Holder, HolderNeeds and HeldBack of every partition of q (holds over the
+// partitions' XINFO STREAM and XINFO GROUPS replies).
+func (a *Admin) setHolders(ctx context.Context, q *QueueInfo, infos []*redis.XInfoStream, groups [][]redis.XInfoGroup) error {
+	keys := streams(a.space.PartitionStream, q.Topic, 0, q.Partitions)
+	hs, err := a.holds(ctx, q.Retention, keys, infos, groups)
+	if err != nil {
+		return err
+	}
+	for p, h := range hs {
+		pi := &q.PerPartition[p]
+		pi.Holder, pi.HolderNeeds, pi.HeldBack = h.group, h.needs, h.back
+	}
+	return nil
 }
 
 func (q *QueueInfo) add(pi PartitionInfo) {

@@ -42,6 +42,9 @@ type PartitionGroupStats struct {
 	// TrimLost is how many entries hard trimming (TrimHard) removed from the partition before
 	// the group acked them, since the partition exists (retention.Losses); 0 under TrimAcked.
 	TrimLost int64
+	// HoldsBack is how many of the partition's entries over the topic's MaxLen the group holds
+	// back: PartitionInfo.HeldBack when the group is the partition's Holder, else 0.
+	HoldsBack int64
 }
 
 // GroupStats describes one consumer group of a topic.
@@ -54,6 +57,8 @@ type GroupStats struct {
 	TimeLag time.Duration // the largest of the partitions'
 	// TrimLost is the entries hard trimming removed before the group acked them, summed.
 	TrimLost int64
+	// HoldsBack is the entries over MaxLen the group holds back, summed.
+	HoldsBack int64
 	// Partitions holds the partitions on which the group exists, in partition order.
 	Partitions []PartitionGroupStats
 }
@@ -68,24 +73,26 @@ type partitionReads struct {
 	lost   *redis.StringCmd
 }
 
-// GroupStats reads group's position, pending entries, lag, lease, commit frontier and
-// hard-trim losses on every partition of topic and its live members, in one pipeline (plus
-// one to count lags Redis reports unknown). ErrGroupNotFound when the group exists on no
-// partition.
+// GroupStats reads the topic's metadata (partition count, length retention), then group's
+// position, pending entries, lag, lease, commit frontier and hard-trim losses on every
+// partition of topic and its live members, in one pipeline, plus one to count lags Redis
+// reports unknown and one for the entries over MaxLen it holds back (HoldsBack; the XPENDING
+// summaries of the groups with pending entries on a partition over MaxLen, as QueueInfo
+// sends), each only when needed. ErrGroupNotFound when the group exists on no partition.
 func (a *Admin) GroupStats(ctx context.Context, topic, group string) (GroupStats, error) {
 	if err := checkGroup(group); err != nil {
 		return GroupStats{}, err
 	}
-	n, err := a.partitions(ctx, topic)
+	meta, err := a.topicMeta(ctx, topic)
 	if err != nil {
 		return GroupStats{}, err
 	}
-	reads, members, now := a.readGroupStats(ctx, topic, group, n)
+	reads, members, now := a.readGroupStats(ctx, topic, group, meta.Count)
 	gs := GroupStats{Topic: topic, Group: group}
 	if gs.Members, err = liveMembers(members, now); err != nil {
 		return GroupStats{}, fmt.Errorf("members of group %q: %w", group, err)
 	}
-	found, err := a.partitionStats(ctx, topic, group, reads)
+	found, err := a.partitionStats(ctx, topic, group, lengthRetention(meta), reads)
 	if err != nil {
 		return GroupStats{}, err
 	}
@@ -133,31 +140,58 @@ func liveMembers(members *redis.ZSliceCmd, now *redis.TimeCmd) ([]string, error)
 	return out, nil
 }
 
-// partitionStats builds the stats of the partitions where group exists.
-func (a *Admin) partitionStats(ctx context.Context, topic, group string, reads []partitionReads) ([]PartitionGroupStats, error) {
+// partitionStats builds the stats of the partitions where group exists; r is the topic's
+// length retention.
+func (a *Admin) partitionStats(ctx context.Context, topic, group string, r LengthRetention, reads []partitionReads) ([]PartitionGroupStats, error) {
 	keys := streams(a.space.PartitionStream, topic, 0, len(reads))
-	groups := make([][]redis.XInfoGroup, len(reads))
-	tails := make([]*tail, len(reads))
-	for p, r := range reads {
-		if err := r.check(); err != nil {
-			return nil, fmt.Errorf("stats of group %q on %s: %w", group, keys[p], err)
-		}
-		if g, ok := find(r.groups.Val(), group); ok {
-			groups[p] = []redis.XInfoGroup{g}
-		}
-		tails[p] = tailOf(r.info.Val())
+	all, infos, err := replies(keys, group, reads)
+	if err != nil {
+		return nil, err
+	}
+	groups, tails := only(all, group), make([]*tail, len(reads))
+	for p, info := range infos {
+		tails[p] = tailOf(info)
 	}
 	lags, err := a.lags(ctx, keys, groups, tails)
 	if err != nil {
 		return nil, err
 	}
+	hs, err := a.holds(ctx, r, keys, infos, all)
+	if err != nil {
+		return nil, fmt.Errorf("retention held back by group %q: %w", group, err)
+	}
 	var out []PartitionGroupStats
 	for p, gs := range groups {
 		if len(gs) == 1 {
-			out = append(out, reads[p].stats(p, gs[0], lags[p][0]))
+			st := reads[p].stats(p, gs[0], lags[p][0])
+			st.HoldsBack = hs[p].heldBy(group)
+			out = append(out, st)
 		}
 	}
 	return out, nil
+}
+
+// replies are every partition's XINFO GROUPS and XINFO STREAM replies (nil: never written).
+func replies(keys []string, group string, reads []partitionReads) ([][]redis.XInfoGroup, []*redis.XInfoStream, error) {
+	all, infos := make([][]redis.XInfoGroup, len(reads)), make([]*redis.XInfoStream, len(reads))
+	for p, rd := range reads {
+		if err := rd.check(); err != nil {
+			return nil, nil, fmt.Errorf("stats of group %q on %s: %w", group, keys[p], err)
+		}
+		all[p], infos[p] = rd.groups.Val(), rd.info.Val()
+	}
+	return all, infos, nil
+}
+
+// only keeps group of every partition's groups (none where it does not exist).
+func only(all [][]redis.XInfoGroup, group string) [][]redis.XInfoGroup {
+	out := make([][]redis.XInfoGroup, len(all))
+	for p, gs := range all {
+		if g, ok := find(gs, group); ok {
+			out[p] = []redis.XInfoGroup{g}
+		}
+	}
+	return out
 }
 
 // check reports the first unexpected error: a missing stream, lease, frontier or loss count
@@ -218,5 +252,6 @@ func (gs *GroupStats) add(parts []PartitionGroupStats) {
 		gs.Lag += p.Lag
 		gs.TimeLag = max(gs.TimeLag, p.TimeLag)
 		gs.TrimLost += p.TrimLost
+		gs.HoldsBack += p.HoldsBack
 	}
 }
