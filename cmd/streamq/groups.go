@@ -75,6 +75,7 @@ type statsView struct {
 	Lag        int64                `json:"lag"`
 	TimeLagMs  int64                `json:"timeLagMs"` // the largest of the partitions'
 	TrimLost   int64                `json:"trimLost"`  // entries hard trimming removed unacked
+	HoldsBack  int64                `json:"holdsBack"` // entries over max length the group holds back
 	Partitions []partitionStatsView `json:"partitions"`
 }
 
@@ -93,19 +94,22 @@ type partitionStatsView struct {
 	CommitFrontier  string `json:"commitFrontier"` // "" when the group acked nothing there
 	// TrimLost is how many entries hard trimming removed before the group acked them.
 	TrimLost int64 `json:"trimLost"`
+	// HoldsBack is how many entries over the topic's max length the group holds back there
+	// (0 when another group, or none, stops the trim).
+	HoldsBack int64 `json:"holdsBack"`
 }
 
 func newStatsView(s admin.GroupStats) statsView {
 	v := statsView{
 		Topic: s.Topic, Group: s.Group, Members: nonNil(s.Members), Pending: s.Pending, Lag: s.Lag,
-		TimeLagMs: ms(s.TimeLag), TrimLost: s.TrimLost, Partitions: []partitionStatsView{},
+		TimeLagMs: ms(s.TimeLag), TrimLost: s.TrimLost, HoldsBack: s.HoldsBack, Partitions: []partitionStatsView{},
 	}
 	for _, p := range s.Partitions {
 		v.Partitions = append(v.Partitions, partitionStatsView{
 			Partition: p.Partition, Pending: p.Pending, Lag: p.Lag, LagExact: p.LagExact,
 			LastDeliveredID: p.LastDeliveredID, EntriesRead: p.EntriesRead, Consumers: p.Consumers,
 			LeaseOwner: p.LeaseOwner, LeaseTTLMs: ms(p.LeaseTTL), TimeLagMs: ms(p.TimeLag),
-			CommitFrontier: p.CommitFrontier, TrimLost: p.TrimLost,
+			CommitFrontier: p.CommitFrontier, TrimLost: p.TrimLost, HoldsBack: p.HoldsBack,
 		})
 	}
 	return v
@@ -120,7 +124,9 @@ acked), lag (entries not yet delivered; "+" marks a lower bound), the member hol
 partition's lease and what is left of it, the time lag (newest entry's time minus the
 group's position) and the commit frontier (highest acked id), then the totals. When the
 topic's trim policy is hard and trimming removed entries before the group acked them, a
-TRIM LOST column counts them.`,
+TRIM LOST column counts them. When the group's position stops the trim of a partition over
+the topic's max length, a HOLDS BACK column counts the entries over it that the group holds
+back (they go once it catches up or is deleted).`,
 		GroupID:           groupGroups,
 		Args:              argsExactly("TOPIC", "GROUP"),
 		ValidArgsFunction: a.completeArgs(argTopic, argGroup),
@@ -146,27 +152,31 @@ func printStats(w io.Writer, s admin.GroupStats, v statsView) error {
 		members = strings.Join(v.Members, ", ")
 	}
 	fmt.Fprintf(w, "group %q on topic %q\nmembers: %s\n\n", v.Group, v.Topic, members)
-	header := []string{"PARTITION", "PENDING", "LAG", "LEASE OWNER", "LEASE TTL", "TIME LAG", "LAST DELIVERED", "FRONTIER"}
-	lost := v.TrimLost > 0 // the column only when hard trimming cost the group entries
-	if lost {
-		header = append(header, "TRIM LOST")
-	}
-	t := newTable(w, header...)
+	// The columns shown only when hard trimming cost the group entries, or it holds some back.
+	extra := statsExtras{lost: v.TrimLost > 0, held: v.HoldsBack > 0}
+	t := newTable(w)
+	t.row(extra.cells([]any{"PARTITION", "PENDING", "LAG", "LEASE OWNER", "LEASE TTL", "TIME LAG", "LAST DELIVERED", "FRONTIER"}, "TRIM LOST", "HOLDS BACK")...)
 	exact := true
 	for _, p := range s.Partitions {
 		exact = exact && p.LagExact
 		row := []any{p.Partition, p.Pending, lagText(p.Lag, p.LagExact), orDash(p.LeaseOwner), human(p.LeaseTTL),
 			human(p.TimeLag), p.LastDeliveredID, orDash(p.CommitFrontier)}
-		t.row(withLost(row, lost, p.TrimLost)...)
+		t.row(extra.cells(row, p.TrimLost, p.HoldsBack)...)
 	}
-	t.row(withLost([]any{"TOTAL", v.Pending, lagText(v.Lag, exact), "", "", human(s.TimeLag), "", ""}, lost, v.TrimLost)...)
+	t.row(extra.cells([]any{"TOTAL", v.Pending, lagText(v.Lag, exact), "", "", human(s.TimeLag), "", ""}, v.TrimLost, v.HoldsBack)...)
 	return t.flush()
 }
 
-// withLost appends the TRIM LOST cell to row when the column is shown.
-func withLost(row []any, shown bool, n int64) []any {
-	if shown {
-		return append(row, n)
+// statsExtras are the stats columns shown only when some partition has a value there.
+type statsExtras struct{ lost, held bool }
+
+// cells appends to row the TRIM LOST and HOLDS BACK cells of the columns shown.
+func (x statsExtras) cells(row []any, lost, held any) []any {
+	if x.lost {
+		row = append(row, lost)
+	}
+	if x.held {
+		row = append(row, held)
 	}
 	return row
 }

@@ -44,9 +44,11 @@ type partitionInfoView struct {
 	DLQLength  int64  `json:"dlqLength"`
 	OverMaxLen int64  `json:"overMaxLen"`
 	// Holder is the group whose position stops the trim, "" when none holds anything;
-	// HolderNeeds is the lowest id it still needs.
+	// HolderNeeds is the lowest id it still needs and HeldBack how many of the entries over
+	// max length it holds back.
 	Holder      string `json:"holder"`
 	HolderNeeds string `json:"holderNeeds"`
+	HeldBack    int64  `json:"heldBack"`
 }
 
 func newInfoView(q admin.QueueInfo) infoView {
@@ -59,7 +61,8 @@ func newInfoView(q admin.QueueInfo) infoView {
 	for _, p := range q.PerPartition {
 		v.PerPartition = append(v.PerPartition, partitionInfoView{
 			Partition: p.Partition, Stream: p.Stream, Length: p.Length, FirstID: p.FirstID, LastID: p.LastID,
-			Groups: p.Groups, DLQLength: p.DLQLength, OverMaxLen: p.OverMaxLen, Holder: p.Holder, HolderNeeds: p.HolderNeeds,
+			Groups: p.Groups, DLQLength: p.DLQLength, OverMaxLen: p.OverMaxLen,
+			Holder: p.Holder, HolderNeeds: p.HolderNeeds, HeldBack: p.HeldBack,
 		})
 	}
 	return v
