@@ -2,6 +2,8 @@ package streamq
 
 import (
 	"context"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -101,4 +103,59 @@ func forEachMaster(t testing.TB, client redis.UniversalClient, fn func(ctx conte
 	default:
 		t.Fatalf("unsupported client %T", client)
 	}
+}
+
+// logLine is one line a captureLogger recorded.
+type logLine struct {
+	level  string // "error", "info", "debug" or "trace"
+	msg    string
+	fields watermill.LogFields
+}
+
+// captureLogger records every log line, safe for concurrent use (watermill's
+// CaptureLoggerAdapter hands out its map unlocked). Children made by With share the record.
+type captureLogger struct {
+	rec    *logRecord
+	fields watermill.LogFields
+}
+
+type logRecord struct {
+	mu    sync.Mutex
+	lines []logLine
+}
+
+func newCaptureLogger() *captureLogger { return &captureLogger{rec: &logRecord{}} }
+
+func (c *captureLogger) add(level, msg string, err error, fields watermill.LogFields) {
+	all := c.fields.Add(fields)
+	if err != nil {
+		all = all.Add(watermill.LogFields{"err": err})
+	}
+	c.rec.mu.Lock()
+	c.rec.lines = append(c.rec.lines, logLine{level, msg, all})
+	c.rec.mu.Unlock()
+}
+
+func (c *captureLogger) Error(msg string, err error, fields watermill.LogFields) {
+	c.add("error", msg, err, fields)
+}
+func (c *captureLogger) Info(msg string, fields watermill.LogFields)  { c.add("info", msg, nil, fields) }
+func (c *captureLogger) Debug(msg string, fields watermill.LogFields) { c.add("debug", msg, nil, fields) }
+func (c *captureLogger) Trace(msg string, fields watermill.LogFields) { c.add("trace", msg, nil, fields) }
+
+func (c *captureLogger) With(fields watermill.LogFields) watermill.LoggerAdapter {
+	return &captureLogger{rec: c.rec, fields: c.fields.Add(fields)}
+}
+
+// matching returns the lines of level whose message contains part.
+func (c *captureLogger) matching(level, part string) []logLine {
+	c.rec.mu.Lock()
+	defer c.rec.mu.Unlock()
+	var out []logLine
+	for _, l := range c.rec.lines {
+		if l.level == level && strings.Contains(l.msg, part) {
+			out = append(out, l)
+		}
+	}
+	return out
 }

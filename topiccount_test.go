@@ -3,7 +3,6 @@ package streamq
 import (
 	"context"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -76,7 +75,7 @@ func TestStatedCountThatDiffersIsLoggedOnce(t *testing.T) {
 	creator := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 8})
 	require.NoError(t, creator.Publish(topic, seqMessages(0, 1, nil)...))
 
-	pubLog := watermill.NewCaptureLogger()
+	pubLog := newCaptureLogger()
 	pub, err := NewPublisher(PublisherConfig{Client: client, DefaultPartitionCount: 12, PartitionRefreshInterval: 10 * time.Millisecond}, pubLog)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = pub.Close() })
@@ -86,7 +85,7 @@ func TestStatedCountThatDiffersIsLoggedOnce(t *testing.T) {
 	}
 	assertCountWarnings(t, pubLog, topic, 12, 8, true)
 
-	subLog := watermill.NewCaptureLogger()
+	subLog := newCaptureLogger()
 	cfg := fastSub(client, "g")
 	cfg.DefaultPartitionCount = 2
 	sub, err := NewSubscriber(cfg, subLog)
@@ -102,19 +101,14 @@ func TestStatedCountThatDiffersIsLoggedOnce(t *testing.T) {
 	assertCountWarnings(t, subLog, topic, 2, 8, false)
 }
 
-func assertCountWarnings(t *testing.T, log *watermill.CaptureLoggerAdapter, topic string, stated, actual int, grow bool) {
+func assertCountWarnings(t *testing.T, log *captureLogger, topic string, stated, actual int, grow bool) {
 	t.Helper()
-	var found []watermill.CapturedMessage
-	for _, m := range log.Captured()[watermill.InfoLogLevel] {
-		if strings.Contains(m.Msg, "another partition count") {
-			found = append(found, m)
-		}
-	}
+	found := log.matching("info", "another partition count")
 	require.Len(t, found, 1, "one line per topic")
-	assert.Equal(t, topic, found[0].Fields["topic"])
-	assert.Equal(t, stated, found[0].Fields["configured_partitions"])
-	assert.Equal(t, actual, found[0].Fields["topic_partitions"])
-	hint, _ := found[0].Fields["hint"].(string)
+	assert.Equal(t, topic, found[0].fields["topic"])
+	assert.Equal(t, stated, found[0].fields["configured_partitions"])
+	assert.Equal(t, actual, found[0].fields["topic_partitions"])
+	hint, _ := found[0].fields["hint"].(string)
 	if grow {
 		assert.Contains(t, hint, "streamq partitions grow "+topic+" "+strconv.Itoa(stated))
 	} else {
