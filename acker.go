@@ -23,6 +23,14 @@ type acker struct {
 	quit  chan struct{}
 	done  chan struct{}
 	retry *backoff // grows while flushes fail, so a Redis outage is no hot loop
+	acked string   // highest id acked so far (under mu): where a lost group is recreated
+}
+
+// highestAcked is the highest id this worker acked on its partition, "" when none.
+func (a *acker) highestAcked() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.acked
 }
 
 func newAcker(w *worker) *acker {
@@ -151,6 +159,9 @@ func (a *acker) flush(ctx context.Context) bool {
 	w.claimMu.Unlock()
 	switch {
 	case err == nil:
+		a.mu.Lock()
+		a.acked = stream.Later(a.acked, stream.Highest(ids))
+		a.mu.Unlock()
 		a.recycle(ids)
 	case errors.Is(err, stream.ErrLeaseLost):
 		if w.isStopping() { // a final flush (loseLease logs nothing more then)

@@ -91,6 +91,10 @@ func (w *worker) claimPending(minIdle time.Duration) bool {
 	for {
 		msgs, next, err := w.claimAndQueue(minIdle, start)
 		if err != nil {
+			if stream.IsNoGroup(err) {
+				w.sub.requestHeal() // nothing pending to claim in a group that is gone
+				return true
+			}
 			reloadOnConnError(w.ctx, w.sub.rdb, err)
 			if w.ctx.Err() == nil {
 				w.sub.logger.Error("Could not claim pending entries", err, watermill.LogFields{"partition": w.p})
@@ -135,6 +139,10 @@ func (w *worker) claimStrays() bool {
 	w.bumpClaimGen()
 	defer w.bumpClaimGen()
 	msgs, err := stream.ClaimOthers(w.ctx, w.sub.rdb, w.stream, w.sub.cfg.ConsumerGroup, w.sub.member, int64(w.sub.cfg.ClaimBatchSize))
+	if stream.IsNoGroup(err) {
+		w.sub.requestHeal()
+		return true
+	}
 	if err != nil {
 		reloadOnConnError(w.ctx, w.sub.rdb, err)
 		if w.ctx.Err() == nil {

@@ -133,8 +133,7 @@ func (f *fetcher) loop() {
 		}
 		got, err := f.read(ctx, streams, after, gens, block)
 		if err != nil {
-			reloadOnConnError(ctx, f.sub.rdb, err)
-			f.sub.logger.Error("Read failed, retrying", err, watermill.LogFields{"retry_in": retry.peek()})
+			f.failed(ctx, err, retry.peek())
 			if !f.idle(retry.next()) {
 				return
 			}
@@ -145,6 +144,18 @@ func (f *fetcher) loop() {
 			return
 		}
 	}
+}
+
+// failed reports a failed read round: a group or stream that disappeared is healed by the
+// rebalancer (and logged there), anything else is logged here.
+func (f *fetcher) failed(ctx context.Context, err error, retryIn time.Duration) {
+	if stream.IsNoGroup(err) {
+		f.sub.requestHeal()
+		f.sub.logger.Debug("Read found no group, healing", watermill.LogFields{"error": err.Error()})
+		return
+	}
+	reloadOnConnError(ctx, f.sub.rdb, err)
+	f.sub.logger.Error("Read failed, retrying", err, watermill.LogFields{"retry_in": retryIn})
 }
 
 // idle waits for a worker to ask for entries, or d (0: no time limit); false means quit.

@@ -2,6 +2,7 @@ package streamq
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
@@ -17,19 +18,39 @@ func (sub *subscription) rebalanceLoop() {
 	ctx, cancel := sub.loopCtx()
 	defer cancel()
 	for {
-		if err := sub.rebalance(ctx); err != nil && ctx.Err() == nil {
+		if err := sub.rebalance(ctx); err != nil && ctx.Err() == nil && !errors.Is(err, errForcedDelete) {
 			reloadOnConnError(ctx, sub.rdb, err)
 			sub.logger.Error("Rebalance failed, retrying", err, nil)
 		}
-		if !sub.wait(sub.cfg.RebalanceInterval) {
+		if !sub.waitOrHeal(sub.cfg.RebalanceInterval) {
 			return
 		}
 	}
 }
 
+// waitOrHeal blocks for d, until a heal is requested, or until the subscription stops;
+// false means it stopped.
+func (sub *subscription) waitOrHeal(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-sub.healReq:
+	case <-sub.stopping:
+		return false
+	}
+	return true
+}
+
 // rebalance is one round: refresh the partition count, heartbeat, read lease owners,
 // compute the assignment, hand over what is no longer ours and take what is.
 func (sub *subscription) rebalance(ctx context.Context) error {
+	if sub.healDue.Swap(false) {
+		if err := sub.heal(ctx); err != nil {
+			sub.healDue.Store(true) // again next round, after RebalanceInterval
+			return err
+		}
+	}
 	n, err := sub.refreshPartitions(ctx)
 	if err != nil {
 		return err
@@ -68,6 +89,8 @@ func (sub *subscription) refreshPartitions(ctx context.Context) (int, error) {
 			sub.waitingOnce.Do(func() {
 				sub.logger.Info("Waiting for the topic to be created (by a publisher or admin.CreateTopic)", nil)
 			})
+		} else {
+			sub.requestHeal() // the metadata vanished under us
 		}
 		return old, nil
 	}

@@ -102,6 +102,10 @@ func (s *Subscriber) SubscribeInitialize(topic string) error {
 // states a partition count and the topic is missing, and creates the group on every partition
 // of the topic if it exists. A missing topic with no stated count is left to its creator.
 func (s *Subscriber) initialize(ctx context.Context, v view) error {
+	// A new subscription is a new intent to consume, after a forced delete as before it.
+	if err := s.reg.ClearTombstones(ctx, v.topic, s.config.ConsumerGroup); err != nil {
+		return fmt.Errorf("subscribe to %q: %w", v.name, err)
+	}
 	if !v.dlq {
 		// Declared before looking for the topic: a creator that registers the topic after
 		// this sees the declaration; one that registered it before is seen below.

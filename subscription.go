@@ -36,6 +36,8 @@ type subscription struct {
 
 	ctx       context.Context // the Subscribe context: values for message contexts
 	stopping  chan struct{}   // closed when shutdown starts
+	healReq   chan struct{}   // cap 1: wakes the rebalancer for a heal
+	healDue   atomic.Bool     // something is missing in Redis (see heal)
 	stopOnce  sync.Once
 	crashed   bool
 	inFlight  chan struct{} // MaxInFlight semaphore, nil when unbounded
@@ -70,6 +72,7 @@ func newSubscription(ctx context.Context, s *Subscriber, v view, member string) 
 		out:      make(chan *message.Message),
 		ctx:      ctx,
 		stopping: make(chan struct{}),
+		healReq:  make(chan struct{}, 1),
 		workers:  map[int]*worker{},
 		fetchers: map[int]*fetcher{},
 	}

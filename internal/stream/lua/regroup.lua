@@ -1,0 +1,37 @@
+-- regroup.lua: recreate a consumer group that disappeared from a partition (XGROUP DESTROY, a
+-- flushed or failed-over Redis, a deleted stream) at the latest position known to survive: the
+-- group's commit frontier or the highest id the calling member acked, whichever is later;
+-- without either, at the group's start id. A group that exists is left alone.
+-- KEYS[1] partition stream (stream:topic:{T:p:I})
+-- KEYS[2] commit-frontier hash of the partition (streaming:mq:commit:{T:p:I}): group -> id
+-- ARGV[1] consumer group
+-- ARGV[2] highest id the member acked on the partition ("" when none)
+-- ARGV[3] the group's start id when no position survives ("0-0", "$" or an id)
+-- returns {0, ""} when the group exists, {1, position} when this call created it
+local ok, groups = pcall(redis.call, 'XINFO', 'GROUPS', KEYS[1])
+if ok then
+  for _, g in ipairs(groups) do
+    for i = 1, #g, 2 do
+      if g[i] == 'name' and g[i + 1] == ARGV[1] then return {0, ''} end
+    end
+  end
+end
+
+local function parse(id)
+  local ms, seq = string.match(id or '', '^(%d+)-(%d+)$')
+  if not ms then return nil end
+  return tonumber(ms), tonumber(seq)
+end
+local function later(a, b)
+  local am, as = parse(a)
+  local bm, bs = parse(b)
+  if not am then return b end
+  if not bm then return a end
+  if am > bm or (am == bm and as > bs) then return a end
+  return b
+end
+
+local pos = later(redis.call('HGET', KEYS[2], ARGV[1]), ARGV[2])
+if not parse(pos) then pos = ARGV[3] end
+redis.call('XGROUP', 'CREATE', KEYS[1], ARGV[1], pos, 'MKSTREAM')
+return {1, pos}

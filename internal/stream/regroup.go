@@ -1,0 +1,49 @@
+package stream
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/streamq-dev/streamq/internal/streamid"
+)
+
+var (
+	//go:embed lua/regroup.lua
+	regroupSrc    string
+	regroupScript = redis.NewScript(regroupSrc)
+)
+
+// IsNoGroup reports whether err says a stream or its consumer group does not exist (NOGROUP):
+// the group was destroyed, or the stream deleted or lost with a flushed Redis.
+func IsNoGroup(err error) bool { return err != nil && redis.HasErrorPrefix(err, "NOGROUP") }
+
+// Regroup creates group on stream when it is missing, at the later of the group's commit
+// frontier (commitKey) and acked, the highest id the caller acked there ("" when none), or at
+// startID when neither survived. created is false when the group existed; pos is where the
+// new group starts.
+func Regroup(ctx context.Context, rdb redis.Scripter, stream, commitKey, group, acked, startID string) (created bool, pos string, err error) {
+	res, err := regroupScript.Run(ctx, rdb, []string{stream, commitKey}, group, acked, startID).Slice()
+	if err != nil {
+		return false, "", fmt.Errorf("recreate group %q on %s: %w", group, stream, err)
+	}
+	if len(res) != 2 {
+		return false, "", fmt.Errorf("recreate group %q on %s: unexpected reply %v", group, stream, res)
+	}
+	n, _ := res[0].(int64)
+	pos, _ = res[1].(string)
+	return n == 1, pos, nil
+}
+
+// Highest returns the highest id of entries (which must not be empty).
+func Highest(entries []Acked) string { return highest(entries) }
+
+// Later returns the later of two stream ids; "" counts as earlier than any id.
+func Later(a, b string) string {
+	if a == "" || (b != "" && streamid.Less(a, b)) {
+		return b
+	}
+	return a
+}
