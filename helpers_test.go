@@ -139,9 +139,13 @@ func (c *captureLogger) add(level, msg string, err error, fields watermill.LogFi
 func (c *captureLogger) Error(msg string, err error, fields watermill.LogFields) {
 	c.add("error", msg, err, fields)
 }
-func (c *captureLogger) Info(msg string, fields watermill.LogFields)  { c.add("info", msg, nil, fields) }
-func (c *captureLogger) Debug(msg string, fields watermill.LogFields) { c.add("debug", msg, nil, fields) }
-func (c *captureLogger) Trace(msg string, fields watermill.LogFields) { c.add("trace", msg, nil, fields) }
+func (c *captureLogger) Info(msg string, fields watermill.LogFields) { c.add("info", msg, nil, fields) }
+func (c *captureLogger) Debug(msg string, fields watermill.LogFields) {
+	c.add("debug", msg, nil, fields)
+}
+func (c *captureLogger) Trace(msg string, fields watermill.LogFields) {
+	c.add("trace", msg, nil, fields)
+}
 
 func (c *captureLogger) With(fields watermill.LogFields) watermill.LoggerAdapter {
 	return &captureLogger{rec: c.rec, fields: c.fields.Add(fields)}
