@@ -6,6 +6,7 @@ import (
 	"github.com/ThreeDotsLabs/watermill"
 
 	"github.com/streamq-dev/streamq/internal/retention"
+	"github.com/streamq-dev/streamq/internal/stream"
 )
 
 // orphanGrace is how old an offloaded payload must be before the housekeeper checks whether
@@ -62,6 +63,7 @@ func (h *housekeeper) step() {
 		h.trim(loss, "age", retention.Rule{Before: now.Add(-cfg.Retention), Exact: true, Hard: cfg.TrimPolicy == TrimHard})
 	}
 	h.reportLosses(loss)
+	h.pruneConsumers()
 	dlqKey := sp.DLQ(t, w.p)
 	if cfg.DLQRetention > 0 {
 		h.report(retention.TrimOlderHard(w.ctx, w.sub.rdb, dlqKey, now.Add(-cfg.DLQRetention)))("dlq-age")
@@ -96,6 +98,25 @@ func (h *housekeeper) reportLosses(loss string) {
 		w.sub.cfg.Metrics.Trimmed(w.labels(), "unacked", n)
 		w.sub.logger.Error("A hard retention cap removed entries this group had not acked", nil,
 			watermill.LogFields{"partition": w.p, "entries": n})
+	}
+}
+
+// pruneConsumers removes the group's Redis consumers on the partition that belong to no live
+// member and hold no pending entries (each restart of a member with a generated name leaves
+// one behind). One idle for less than LeaseTTL may be a member that joined since the last
+// heartbeat, and stays.
+func (h *housekeeper) pruneConsumers() {
+	w := h.w
+	live := w.sub.liveMembers()
+	if len(live) == 0 {
+		return // no heartbeat yet: nothing is known to be dead
+	}
+	names, err := stream.PruneConsumers(w.ctx, w.sub.rdb, w.stream, w.sub.cfg.ConsumerGroup, w.sub.cfg.LeaseTTL, live)
+	switch {
+	case err != nil && w.ctx.Err() == nil:
+		w.sub.logger.Error("Could not remove the consumers of members that left", err, watermill.LogFields{"partition": w.p})
+	case len(names) > 0:
+		w.sub.logger.Debug("Removed consumers of members that left", watermill.LogFields{"partition": w.p, "consumers": names})
 	}
 }
 

@@ -59,6 +59,7 @@ func (sub *subscription) rebalance(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	sub.setLive(live)
 	current, err := sub.owners(ctx, n, live)
 	if err != nil {
 		return err
@@ -183,4 +184,22 @@ func (sub *subscription) hasWorker(p int) bool {
 	defer sub.mu.Unlock()
 	_, ok := sub.workers[p]
 	return ok
+}
+
+// setLive records the live members of the group from the last heartbeat.
+func (sub *subscription) setLive(live []lease.Member) {
+	names := make([]string, len(live))
+	for i, m := range live {
+		names[i] = m.Name
+	}
+	sub.mu.Lock()
+	sub.live = names
+	sub.mu.Unlock()
+}
+
+// liveMembers are the names of the group's live members at the last heartbeat.
+func (sub *subscription) liveMembers() []string {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	return sub.live
 }

@@ -48,6 +48,7 @@ type subscription struct {
 	meta        partition.Meta // the topic's metadata as last read
 	metaReadAt  time.Time
 	waitingOnce sync.Once // logs once that the topic does not exist yet
+	live        []string  // the group's live members at the last heartbeat
 	workers     map[int]*worker
 	fetchers    map[int]*fetcher
 	loops       sync.WaitGroup

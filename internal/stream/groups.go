@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -46,4 +47,25 @@ func Later(a, b string) string {
 		return b
 	}
 	return a
+}
+
+var (
+	//go:embed lua/prune.lua
+	pruneSrc    string
+	pruneScript = redis.NewScript(pruneSrc)
+)
+
+// PruneConsumers removes the consumers of group on stream that are not in live, hold no
+// pending entries and have been idle for minIdle, in one atomic step, and returns their names.
+func PruneConsumers(ctx context.Context, rdb redis.Scripter, stream, group string, minIdle time.Duration, live []string) ([]string, error) {
+	args := make([]any, 0, 2+len(live))
+	args = append(args, group, minIdle.Milliseconds())
+	for _, m := range live {
+		args = append(args, m)
+	}
+	names, err := pruneScript.Run(ctx, rdb, []string{stream}, args...).StringSlice()
+	if err != nil {
+		return nil, fmt.Errorf("prune consumers of group %q on %s: %w", group, stream, err)
+	}
+	return names, nil
 }
