@@ -53,6 +53,14 @@ type MetricsCollector interface {
 	Trimmed(l Labels, kind string, n int64)
 }
 
+// MetricsForgetter is implemented by a MetricsCollector that can drop the series of a member
+// that left. A subscription calls Forget with its labels (Partition -1) once it has closed,
+// so members restarted with generated names leave no series behind. Optional: a collector
+// without it keeps its series.
+type MetricsForgetter interface {
+	Forget(l Labels)
+}
+
 // NoopMetrics discards every metric.
 type NoopMetrics struct{}
 

@@ -100,6 +100,9 @@ func (sub *subscription) run() {
 	if !sub.crashed {
 		sub.leave()
 	}
+	if f, ok := sub.cfg.Metrics.(MetricsForgetter); ok {
+		f.Forget(sub.labels())
+	}
 	close(sub.out)
 	sub.logger.Debug("Subscription closed", nil)
 }

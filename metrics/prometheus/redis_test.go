@@ -88,4 +88,12 @@ func TestCollectorWithRedis(t *testing.T) {
 	assert.Zero(t, sum(got, "streamq_retried_total"))
 	assert.Zero(t, sum(got, "streamq_dead_lettered_total"))
 	assert.Equal(t, 2.0, got[fmt.Sprintf(`streamq_eligible_partitions{consumer=%q,group=%q,topic=%q}`, consumer, group, topic)])
+
+	// The member leaves: its series are no longer exported; the Publisher's stay.
+	require.NoError(t, sub.Close())
+	got = samples(t, reg)
+	for name := range got {
+		assert.NotContains(t, name, fmt.Sprintf("consumer=%q", consumer), "a series of the member that left")
+	}
+	assert.Equal(t, float64(total/2), got[fmt.Sprintf(`streamq_produced_total{partition="0",topic=%q}`, topic)])
 }
