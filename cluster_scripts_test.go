@@ -243,6 +243,10 @@ func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int
 	require.NoError(t, err)
 	_, err = retention.Trim(ctx, client, str, space.TrimLoss(topic, p), retention.Rule{MaxLen: 1, Hard: true})
 	require.NoError(t, err, "trim.lua (hard)")
+	_, _, err = stream.Regroup(ctx, client, str, space.Commit(topic, p), "regrouped", "", "0-0")
+	require.NoError(t, err, "regroup.lua")
+	_, err = stream.PruneConsumers(ctx, client, str, group, 0, []string{"member"})
+	require.NoError(t, err, "prune.lua")
 	_, err = retention.TrimLen(ctx, client, dlqStr, 100)
 	require.NoError(t, err)
 	_, _, err = retention.SweepOrphans(ctx, client, str, space.PayloadIndex(topic, p),
