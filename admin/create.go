@@ -16,7 +16,8 @@ const dlqSuffix = ":dlq"
 // partition set and the topic registry, as a Publisher's first write does. The partition
 // streams themselves appear with the first message or consumer group. A topic that is already
 // registered is ErrTopicExists (its partition count is left alone: see GrowPartitions); an
-// invalid name or partitions < 1 is ErrInvalidArgument.
+// invalid name or partitions < 1 is ErrInvalidArgument. Creating a topic removes the tombstone
+// a forced DeleteTopic left (keys.Space.TopicTombstone), so that its new members run.
 func (a *Admin) CreateTopic(ctx context.Context, topic string, partitions int) error {
 	if err := checkTopicName(topic); err != nil {
 		return err
@@ -38,7 +39,7 @@ func (a *Admin) CreateTopic(ctx context.Context, topic string, partitions int) e
 	if n != partitions { // created concurrently with another count
 		return fmt.Errorf("%w: %q (with %d partitions)", ErrTopicExists, topic, n)
 	}
-	return nil
+	return a.reg.ClearTopicDeleted(ctx, topic)
 }
 
 func checkTopicName(topic string) error {

@@ -12,6 +12,11 @@ type DeletedGroup struct {
 	Topic, Group string
 	Partitions   int      // partitions the group was destroyed on
 	Keys         []string // keys deleted: leases, retry sets and items, membership
+	// LiveMembers are the live members a forced delete went past, sorted; nil when none.
+	LiveMembers []string
+	// Tombstone is the key of the tombstone written for them (keys.Space.GroupTombstone,
+	// expiring after keys.TombstoneTTL); "" when LiveMembers is nil.
+	Tombstone string
 }
 
 // DeleteGroup removes consumer group from topic: XGROUP DESTROY on every partition (its
@@ -20,25 +25,61 @@ type DeletedGroup struct {
 // frontier and retention-loss counts. It releases the retention the group held back
 // (QueueInfo's Holder): the partitions shrink back to the topic's MaxLen at their next trim,
 // a Publisher's or a lease holder's of another group (every SubscriberConfig.TrimInterval).
-// Stop the group's subscribers first: a running member would re-register itself. A group of
-// the same name consuming the topic's DLQ (DLQTopic) is left alone. ErrGroupNotFound when the
-// group exists on no partition.
-func (a *Admin) DeleteGroup(ctx context.Context, topic, group string) (DeletedGroup, error) {
+// A group of the same name consuming the topic's DLQ (DLQTopic) is left alone, and its
+// members do not count as live members of the group. ErrGroupNotFound when the group exists
+// on no partition.
+//
+// While the group has live members (heartbeat not expired by the server's clock) it refuses
+// with a *LiveMembersError (ErrLiveMembers) naming them and deletes nothing: stop the
+// group's subscribers first. With DeleteOptions.Force it deletes all the same and then
+// writes the group's tombstone (keys.Space.GroupTombstone, keys.TombstoneTTL): the running
+// members stop instead of recreating the group. The members are checked once, before
+// anything is deleted; one that joins after the check is not seen.
+func (a *Admin) DeleteGroup(ctx context.Context, topic, group string, opts ...DeleteOptions) (DeletedGroup, error) {
 	n, found, err := a.groupOn(ctx, topic, group)
 	if err != nil {
 		return DeletedGroup{}, err
 	}
 	d := DeletedGroup{Topic: topic, Group: group}
-	if d.Partitions, err = a.destroyGroup(ctx, topic, group, found); err != nil {
+	if d.LiveMembers, err = a.groupLive(ctx, topic, group, force(opts)); err != nil {
 		return d, err
 	}
-	if d.Keys, err = a.deleteKeys(ctx, a.groupKeys(topic, group, n)); err != nil {
+	if err := a.removeGroup(ctx, &d, n, found); err != nil {
 		return d, err
 	}
-	if err := a.reg.ForgetGroup(ctx, topic, group); err != nil {
-		return d, err
+	if d.LiveMembers != nil {
+		d.Tombstone, err = a.reg.MarkGroupDeleted(ctx, topic, group)
 	}
-	return d, a.dropFrontier(ctx, topic, group, n)
+	return d, err
+}
+
+// groupLive returns group's live members, or a *LiveMembersError when there are some and the
+// delete is not forced.
+func (a *Admin) groupLive(ctx context.Context, topic, group string, forced bool) ([]string, error) {
+	live, err := a.live(ctx, []membership{{key: a.space.Members(topic, group), group: group}})
+	if err != nil || len(live) == 0 {
+		return nil, err
+	}
+	if !forced {
+		return nil, newLiveMembersError(topic, group, live)
+	}
+	return live[0].Members, nil
+}
+
+// removeGroup destroys the group on the partitions where it was found and deletes its keys,
+// declaration and frontier fields, recording what it removed in d.
+func (a *Admin) removeGroup(ctx context.Context, d *DeletedGroup, n int, found []*redis.XInfoGroup) error {
+	var err error
+	if d.Partitions, err = a.destroyGroup(ctx, d.Topic, d.Group, found); err != nil {
+		return err
+	}
+	if d.Keys, err = a.deleteKeys(ctx, a.groupKeys(d.Topic, d.Group, n)); err != nil {
+		return err
+	}
+	if err := a.reg.ForgetGroup(ctx, d.Topic, d.Group); err != nil {
+		return err
+	}
+	return a.dropFrontier(ctx, d.Topic, d.Group, n)
 }
 
 func (a *Admin) destroyGroup(ctx context.Context, topic, group string, found []*redis.XInfoGroup) (int, error) {

@@ -16,30 +16,80 @@ import (
 type Deleted struct {
 	Topic string
 	Keys  []string // every key deleted
+	// LiveGroups are the groups whose live members a forced delete went past, sorted by
+	// group; nil when none.
+	LiveGroups []LiveGroup
+	// Tombstone is the key of the tombstone written for them (keys.Space.TopicTombstone,
+	// expiring after keys.TombstoneTTL); "" when LiveGroups is nil.
+	Tombstone string
 }
 
 // DeleteTopic removes a topic entirely: partition streams and DLQs, metadata and partition
-// set, leases, membership, retry and delay sets, commit frontier, ack sets, offloaded payloads
-// and the registry entry. It is destructive: consumers of the topic lose their position.
-// It finds the keys with SCAN over every node (the keys of a topic all carry its hash tags),
-// so it works on a Cluster and leaves nothing behind.
-func (a *Admin) DeleteTopic(ctx context.Context, topic string) (Deleted, error) {
-	if _, err := a.partitions(ctx, topic); err != nil {
+// set, leases, membership, retry and delay sets, commit frontier, ack sets, offloaded payloads,
+// tombstones of earlier forced deletes, and the registry entry. It is destructive: consumers
+// of the topic lose their position. It finds the keys with SCAN over every node (the keys of
+// a topic all carry its hash tags), so it works on a Cluster and leaves nothing behind.
+//
+// While any group of the topic has live members, consuming the topic or its DLQ (see
+// LiveMembers; membership keys the scan finds count too), it refuses with a
+// *LiveMembersError (ErrLiveMembers) listing every such group and deletes nothing. With
+// DeleteOptions.Force it deletes all the same and then writes the topic's tombstone
+// (keys.Space.TopicTombstone, keys.TombstoneTTL): the running members stop instead of
+// recreating the topic; CreateTopic clears it. The members are checked once, before anything
+// is deleted; one that joins after the check is not seen.
+func (a *Admin) DeleteTopic(ctx context.Context, topic string, opts ...DeleteOptions) (Deleted, error) {
+	n, err := a.partitions(ctx, topic)
+	if err != nil {
 		return Deleted{}, err
 	}
 	found, err := a.topicKeys(ctx, topic)
 	if err != nil {
 		return Deleted{}, err
 	}
-	for _, k := range found {
+	d := Deleted{Topic: topic}
+	if d.LiveGroups, err = a.topicLive(ctx, topic, n, found, force(opts)); err != nil {
+		return d, err
+	}
+	if err := a.removeTopic(ctx, &d, found); err != nil {
+		return d, err
+	}
+	if d.LiveGroups != nil {
+		d.Tombstone, err = a.reg.MarkTopicDeleted(ctx, topic)
+	}
+	return d, err
+}
+
+// topicLive returns the groups of topic with live members (known groups and the membership
+// keys among scanned), or a *LiveMembersError when there are some and the delete is not
+// forced.
+func (a *Admin) topicLive(ctx context.Context, topic string, n int, scanned []string, forced bool) ([]LiveGroup, error) {
+	groups, err := a.knownGroups(ctx, topic, n)
+	if err != nil {
+		return nil, err
+	}
+	live, err := a.live(ctx, append(a.memberships(topic, groups), a.scannedMemberships(topic, scanned)...))
+	if err != nil || len(live) == 0 {
+		return nil, err
+	}
+	if !forced {
+		return nil, newLiveMembersError(topic, "", live)
+	}
+	return live, nil
+}
+
+// removeTopic deletes the keys found and the registry entry, recording them in d.
+func (a *Admin) removeTopic(ctx context.Context, d *Deleted, found []string) error {
+	for i, k := range found {
 		if err := a.rdb.Del(ctx, k).Err(); err != nil {
-			return Deleted{Topic: topic}, fmt.Errorf("delete %s: %w", k, err)
+			d.Keys = found[:i]
+			return fmt.Errorf("delete %s: %w", k, err)
 		}
 	}
-	if err := a.rdb.SRem(ctx, a.space.Registry(), topic).Err(); err != nil {
-		return Deleted{Topic: topic, Keys: found}, fmt.Errorf("remove %q from the registry: %w", topic, err)
+	d.Keys = found
+	if err := a.rdb.SRem(ctx, a.space.Registry(), d.Topic).Err(); err != nil {
+		return fmt.Errorf("remove %q from the registry: %w", d.Topic, err)
 	}
-	return Deleted{Topic: topic, Keys: found}, nil
+	return nil
 }
 
 // topicKeys scans every node for keys carrying the topic's hash tags ({T} or {T:p:N}).
@@ -81,7 +131,9 @@ func (a *Admin) topicKeys(ctx context.Context, topic string) ([]string, error) {
 // topicKinds are the control keys scoped to a topic ({T}); every other control key of a
 // topic, and every stream key, is scoped to a partition ({T:p:N}). Checking the tag by kind
 // keeps topic "a:p:1" and partition 1 of topic "a" (both tagged {a:p:1}) apart.
-var topicKinds = map[string]bool{"topic": true, "members": true, "dlqmembers": true}
+// The tombstones of forced deletes ("deleted", {T} and {T}:G) are topic-scoped too, so
+// deleting a topic created again removes those left by an earlier forced delete.
+var topicKinds = map[string]bool{"topic": true, "members": true, "dlqmembers": true, "deleted": true}
 
 // owned reports whether k is one of the topic's keys.
 func owned(k, topicTag string, partTag *regexp.Regexp, space keys.Space) bool {

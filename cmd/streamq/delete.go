@@ -1,9 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/streamq-dev/streamq/admin"
+	"github.com/streamq-dev/streamq/internal/keys"
 )
 
 // deletedTopicView is "delete-topic --json": admin.Deleted.
@@ -11,7 +16,41 @@ type deletedTopicView struct {
 	Topic       string   `json:"topic"`
 	KeysRemoved int      `json:"keysRemoved"`
 	Keys        []string `json:"keys"`
+	// LiveMembers are the groups whose live members a --force delete went past.
+	LiveMembers []liveGroupView `json:"liveMembers"`
+	Tombstone   string          `json:"tombstone"` // "" unless LiveMembers is not empty
 }
+
+// liveGroupView is an admin.LiveGroup.
+type liveGroupView struct {
+	Group      string   `json:"group"`
+	Members    []string `json:"members"`
+	DLQMembers []string `json:"dlqMembers"`
+}
+
+func liveGroupViews(groups []admin.LiveGroup) []liveGroupView {
+	out := make([]liveGroupView, len(groups))
+	for i, g := range groups {
+		out[i] = liveGroupView{Group: g.Group, Members: nonNil(g.Members), DLQMembers: nonNil(g.DLQMembers)}
+	}
+	return out
+}
+
+// The help of delete-topic and delete-group about live members (the tombstone's TTL is
+// keys.TombstoneTTL).
+const (
+	topicLiveHelp = `While any of its groups has live members (heartbeat not expired), consuming the topic or
+its DLQ, it refuses: it names them, deletes nothing and exits 4. --force deletes anyway
+(the confirmation says members are live) and leaves a tombstone, kept 24h, so that the
+running members stop instead of recreating the topic.`
+	groupLiveHelp = `While the group has live members (heartbeat not expired), it refuses: it names them,
+deletes nothing and exits 4. --force deletes anyway (the confirmation says members are
+live) and leaves a tombstone, kept 24h, so that the running members stop instead of
+recreating the group.`
+)
+
+// tombstoneTTL is keys.TombstoneTTL for people ("24h").
+func tombstoneTTL() string { return fmt.Sprintf("%gh", keys.TombstoneTTL.Hours()) }
 
 func deleteTopicCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
@@ -19,7 +58,9 @@ func deleteTopicCmd(a *app) *cobra.Command {
 		Short: "Delete a topic entirely: streams, DLQs, groups, leases, payloads, registry",
 		Long: `Deletes every key of the topic (found by scanning every node): partition streams and
 DLQs, metadata, leases, membership, retry and delay sets, commit frontiers, offloaded
-payloads, and its registry entry. Consumers lose their position. It cannot be undone.`,
+payloads, and its registry entry. Consumers lose their position. It cannot be undone.
+
+` + topicLiveHelp,
 		GroupID:           groupTopics,
 		Args:              argsExactly("TOPIC"),
 		ValidArgsFunction: a.completeArgs(argTopic),
@@ -34,25 +75,40 @@ payloads, and its registry entry. Consumers lose their position. It cannot be un
 			if err != nil {
 				return err
 			}
-			what := fmt.Sprintf("delete topic %q with its %d partitions, %s, %s and consumer groups (cannot be undone)",
-				topic, q.Partitions, plural(q.Length, "entry", "entries"), plural(q.DLQLength, "dead letter", "dead letters"))
+			live, err := adm.LiveMembers(ctx, topic)
+			if err != nil {
+				return err
+			}
+			subject := fmt.Sprintf("topic %q", topic)
+			if len(live) > 0 && !a.force {
+				return refuseLive(subject, describeLive(live))
+			}
+			what := fmt.Sprintf("delete topic %q with its %d partitions, %s, %s and consumer groups%s (cannot be undone)",
+				topic, q.Partitions, plural(q.Length, "entry", "entries"), plural(q.DLQLength, "dead letter", "dead letters"),
+				whileLive(describeLive(live)))
 			if err := a.confirm(ctx, what); err != nil {
 				return err
 			}
 			bar := a.startProgress(fmt.Sprintf("deleting topic %q", topic), "", 0)
-			d, err := adm.DeleteTopic(ctx, topic)
+			d, err := adm.DeleteTopic(ctx, topic, admin.DeleteOptions{Force: a.force})
 			bar.done()
+			if lm := (*admin.LiveMembersError)(nil); errors.As(err, &lm) {
+				return refuseLive(subject, describeLive(lm.Groups)) // joined since LiveMembers
+			}
 			if err != nil {
 				return fmt.Errorf("%w (%d keys were removed before the error)", err, len(d.Keys))
 			}
 			if a.json {
-				return printJSON(a.stdout, deletedTopicView{Topic: topic, KeysRemoved: len(d.Keys), Keys: nonNil(d.Keys)})
+				return printJSON(a.stdout, deletedTopicView{Topic: topic, KeysRemoved: len(d.Keys), Keys: nonNil(d.Keys),
+					LiveMembers: liveGroupViews(d.LiveGroups), Tombstone: d.Tombstone})
 			}
 			fmt.Fprintf(a.stdout, "deleted topic %q: %s removed\n", topic, plural(int64(len(d.Keys)), "key", "keys"))
+			a.printTombstone(describeLive(d.LiveGroups), "topic", d.Tombstone)
 			return nil
 		}),
 	}
 	a.addYesFlag(cmd)
+	a.addForceFlag(cmd, "topic")
 	a.addJSONFlag(cmd)
 	return cmd
 }
@@ -64,6 +120,9 @@ type deletedGroupView struct {
 	Partitions  int      `json:"partitions"` // partitions the group was destroyed on
 	KeysRemoved int      `json:"keysRemoved"`
 	Keys        []string `json:"keys"`
+	// LiveMembers are the live members a --force delete went past.
+	LiveMembers []string `json:"liveMembers"`
+	Tombstone   string   `json:"tombstone"` // "" unless LiveMembers is not empty
 }
 
 func deleteGroupCmd(a *app) *cobra.Command {
@@ -71,8 +130,10 @@ func deleteGroupCmd(a *app) *cobra.Command {
 		Use:   "delete-group TOPIC GROUP",
 		Short: "Delete a consumer group from a topic, with its pending entries and leases",
 		Long: `Destroys the consumer group on every partition (its pending entries go with it) and
-removes its leases, retry sets, membership and commit frontier. Stop the group's
-subscribers first: a running member would re-create it. It cannot be undone.`,
+removes its leases, retry sets, membership and commit frontier. It cannot be undone. A
+group of the same name consuming the topic's DLQ is left alone.
+
+` + groupLiveHelp,
 		GroupID:           groupGroups,
 		Args:              argsExactly("TOPIC", "GROUP"),
 		ValidArgsFunction: a.completeArgs(argTopic, argGroup),
@@ -87,24 +148,66 @@ subscribers first: a running member would re-create it. It cannot be undone.`,
 			if err != nil {
 				return err
 			}
-			what := fmt.Sprintf("delete consumer group %q of topic %q (%d live members, %d pending, lag %d; cannot be undone)",
-				group, topic, len(s.Members), s.Pending, s.Lag)
+			subject := fmt.Sprintf("consumer group %q of topic %q", group, topic)
+			live := strings.Join(s.Members, ", ")
+			if live != "" && !a.force {
+				return refuseLive(subject, live)
+			}
+			what := fmt.Sprintf("delete %s%s (%d pending, lag %d; cannot be undone)", subject, whileLive(live), s.Pending, s.Lag)
 			if err := a.confirm(ctx, what); err != nil {
 				return err
 			}
-			d, err := adm.DeleteGroup(ctx, topic, group)
+			d, err := adm.DeleteGroup(ctx, topic, group, admin.DeleteOptions{Force: a.force})
+			if lm := (*admin.LiveMembersError)(nil); errors.As(err, &lm) {
+				return refuseLive(subject, strings.Join(lm.Members, ", ")) // joined since GroupStats
+			}
 			if err != nil {
 				return err
 			}
 			if a.json {
-				return printJSON(a.stdout, deletedGroupView{Topic: topic, Group: group, Partitions: d.Partitions, KeysRemoved: len(d.Keys), Keys: nonNil(d.Keys)})
+				return printJSON(a.stdout, deletedGroupView{Topic: topic, Group: group, Partitions: d.Partitions,
+					KeysRemoved: len(d.Keys), Keys: nonNil(d.Keys), LiveMembers: nonNil(d.LiveMembers), Tombstone: d.Tombstone})
 			}
 			fmt.Fprintf(a.stdout, "deleted group %q of topic %q: destroyed on %d partitions, %s removed\n",
 				group, topic, d.Partitions, plural(int64(len(d.Keys)), "key", "keys"))
+			a.printTombstone(strings.Join(d.LiveMembers, ", "), "group", d.Tombstone)
 			return nil
 		}),
 	}
 	a.addYesFlag(cmd)
+	a.addForceFlag(cmd, "group")
 	a.addJSONFlag(cmd)
 	return cmd
+}
+
+// describeLive names the live members of groups for a message.
+func describeLive(groups []admin.LiveGroup) string {
+	parts := make([]string, len(groups))
+	for i, g := range groups {
+		parts[i] = g.String()
+	}
+	return strings.Join(parts, "; ")
+}
+
+// refuseLive is the error of a delete refused because of live members (exitLiveMembers).
+func refuseLive(subject, live string) error {
+	return fmt.Errorf("refusing to delete %s: %w (%s); stop them first, or pass --force to delete anyway "+
+		"(they stop when they find it deleted)", subject, admin.ErrLiveMembers, live)
+}
+
+// whileLive is what the confirmation adds when members are live ("" when none).
+func whileLive(live string) string {
+	if live == "" {
+		return ""
+	}
+	return fmt.Sprintf(" while members are live (%s), which will stop", live)
+}
+
+// printTombstone tells which live members a forced delete went past.
+func (a *app) printTombstone(live, what, tombstone string) {
+	if tombstone == "" {
+		return
+	}
+	fmt.Fprintf(a.stdout, "live members (%s) stop when they find the %s gone: tombstone %s kept %s\n",
+		live, what, tombstone, tombstoneTTL())
 }

@@ -22,6 +22,9 @@ const (
 	// exitNotFound: the topic, consumer group or entry does not exist
 	// (admin.ErrTopicNotFound, admin.ErrGroupNotFound, admin.ErrEntryNotFound).
 	exitNotFound = 3
+	// exitLiveMembers: delete-group or delete-topic refused because members of the group or
+	// topic are live (admin.ErrLiveMembers); nothing was deleted. --force deletes anyway.
+	exitLiveMembers = 4
 	// exitInterrupted: stopped by Ctrl-C / SIGTERM before it finished (128 + SIGINT). tail
 	// exits 0 instead: Ctrl-C is how it is meant to stop.
 	exitInterrupted = 130
@@ -34,6 +37,8 @@ const exitCodesHelp = `Exit codes:
   2    usage error: unknown command or flag, bad argument or flag value, or a
        destructive command not confirmed (no --yes and stdin is not a terminal)
   3    not found: unknown topic, consumer group or entry
+  4    refused: delete-group or delete-topic found live members (nothing was
+       deleted; --force deletes anyway)
   130  interrupted (Ctrl-C); tail exits 0 when stopped with Ctrl-C`
 
 // usageError is an error of the command line; it exits with exitUsage. Unless noHint, the
@@ -84,6 +89,8 @@ func exitCode(err error) int {
 		return exitNotFound
 	case errors.Is(err, admin.ErrInvalidArgument):
 		return exitUsage
+	case errors.Is(err, admin.ErrLiveMembers):
+		return exitLiveMembers
 	case errors.Is(err, errInterrupted):
 		return exitInterrupted
 	}

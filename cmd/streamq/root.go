@@ -37,8 +37,9 @@ type app struct {
 	controlPrefix string
 
 	// Flags shared by several commands (only one command runs per invocation).
-	json bool
-	yes  bool
+	json  bool
+	yes   bool
+	force bool
 
 	// ran is set when a command's own code started: errors before it are cobra's command-line
 	// errors, reported with the usage exit code.
@@ -347,6 +348,11 @@ func (a *app) addJSONFlag(cmd *cobra.Command) {
 // addYesFlag adds --yes to a destructive cmd.
 func (a *app) addYesFlag(cmd *cobra.Command) {
 	cmd.Flags().BoolVarP(&a.yes, "yes", "y", false, "do not ask for confirmation (required when stdin is not a terminal)")
+}
+
+// addForceFlag adds --force to a delete cmd that refuses while members are live.
+func (a *app) addForceFlag(cmd *cobra.Command, what string) {
+	cmd.Flags().BoolVar(&a.force, "force", false, "delete even while members are live; they stop when they find the "+what+" gone")
 }
 
 // argsExactly requires exactly the named positional arguments, naming the first missing or

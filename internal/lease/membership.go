@@ -16,9 +16,12 @@ var (
 	heartbeatSrc string
 	//go:embed lua/leave.lua
 	leaveSrc string
+	//go:embed lua/live.lua
+	liveSrc string
 
 	heartbeatScript = redis.NewScript(heartbeatSrc)
 	leaveScript     = redis.NewScript(leaveSrc)
+	liveScript      = redis.NewScript(liveSrc)
 )
 
 // Member is one live member of a group on a topic, with what it may lease.
@@ -93,4 +96,32 @@ func (m *Membership) Leave(ctx context.Context) error {
 		return fmt.Errorf("leave %s: %w", m.membersKey, err)
 	}
 	return nil
+}
+
+// Live reads the live members of the membership zsets keys (a group's Members or DLQMembers
+// keys; all of one topic, so one hash slot): for each key, the members whose heartbeat
+// expiry is after the Redis server's TIME, sorted. A key that does not exist, or is not a
+// zset, has none. It reads in one script, on the node that runs the heartbeats, so the
+// expiries are compared with the clock that wrote them.
+func Live(ctx context.Context, rdb redis.Scripter, keys []string) ([][]string, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	res, err := liveScript.Run(ctx, rdb, keys).Slice()
+	if err != nil {
+		return nil, fmt.Errorf("read live members of %s: %w", keys[0], err)
+	}
+	if len(res) != len(keys) {
+		return nil, fmt.Errorf("read live members of %s: %d replies for %d keys", keys[0], len(res), len(keys))
+	}
+	out := make([][]string, len(keys))
+	for i, r := range res {
+		names, _ := r.([]any)
+		for _, n := range names {
+			if s, ok := n.(string); ok {
+				out[i] = append(out[i], s)
+			}
+		}
+	}
+	return out, nil
 }

@@ -1,0 +1,37 @@
+package partition
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/streamq-dev/streamq/internal/keys"
+)
+
+// MarkTopicDeleted writes topic's tombstone (keys.Space.TopicTombstone) for
+// keys.TombstoneTTL, after a forced delete under live members: they stop instead of
+// recreating the topic. It returns the tombstone's key.
+func (r *Registry) MarkTopicDeleted(ctx context.Context, topic string) (string, error) {
+	return r.mark(ctx, r.space.TopicTombstone(topic))
+}
+
+// MarkGroupDeleted writes the tombstone of group on topic (keys.Space.GroupTombstone) for
+// keys.TombstoneTTL, after a forced delete under live members. It returns the key.
+func (r *Registry) MarkGroupDeleted(ctx context.Context, topic, group string) (string, error) {
+	return r.mark(ctx, r.space.GroupTombstone(topic, group))
+}
+
+// ClearTopicDeleted removes topic's tombstone, when the topic is created again.
+func (r *Registry) ClearTopicDeleted(ctx context.Context, topic string) error {
+	key := r.space.TopicTombstone(topic)
+	if err := r.rdb.Del(ctx, key).Err(); err != nil {
+		return fmt.Errorf("clear tombstone %s: %w", key, err)
+	}
+	return nil
+}
+
+func (r *Registry) mark(ctx context.Context, key string) (string, error) {
+	if err := r.rdb.Set(ctx, key, "1", keys.TombstoneTTL).Err(); err != nil {
+		return "", fmt.Errorf("write tombstone %s: %w", key, err)
+	}
+	return key, nil
+}
