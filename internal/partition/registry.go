@@ -166,27 +166,3 @@ func (r *Registry) Grow(ctx context.Context, topic string, n int) (int, error) {
 	}
 	return r.Register(ctx, topic, n)
 }
-
-// Tombstones reports whether topic, or group on it ("" for none), was deleted by force while
-// members ran (admin.DeleteTopic / DeleteGroup with Force): running members stop instead of
-// recreating what the operator removed.
-func (r *Registry) Tombstones(ctx context.Context, topic, group string) (topicDeleted, groupDeleted bool, err error) {
-	keys := []string{r.space.TopicTombstone(topic)}
-	if group != "" {
-		keys = append(keys, r.space.GroupTombstone(topic, group))
-	}
-	vals, err := r.rdb.MGet(ctx, keys...).Result() // one slot: both carry the tag {topic}
-	if err != nil {
-		return false, false, fmt.Errorf("read tombstones of %q: %w", topic, err)
-	}
-	return vals[0] != nil, len(vals) > 1 && vals[1] != nil, nil
-}
-
-// ClearTombstones removes the tombstones of topic and of group on it: a new subscription is a
-// new intent to consume, after a forced delete as before it.
-func (r *Registry) ClearTombstones(ctx context.Context, topic, group string) error {
-	if err := r.rdb.Del(ctx, r.space.TopicTombstone(topic), r.space.GroupTombstone(topic, group)).Err(); err != nil {
-		return fmt.Errorf("clear tombstones of %q: %w", topic, err)
-	}
-	return nil
-}
