@@ -31,8 +31,8 @@ type DeletedGroup struct {
 //
 // While the group has live members (heartbeat not expired by the server's clock) it refuses
 // with a *LiveMembersError (ErrLiveMembers) naming them and deletes nothing: stop the
-// group's subscribers first. With DeleteOptions.Force it deletes all the same and then
-// writes the group's tombstone (keys.Space.GroupTombstone, keys.TombstoneTTL): the running
+// group's subscribers first. With DeleteOptions.Force it deletes all the same, writing first
+// the group's tombstone (keys.Space.GroupTombstone, keys.TombstoneTTL): the running
 // members stop instead of recreating the group. The members are checked once, before
 // anything is deleted; one that joins after the check is not seen.
 func (a *Admin) DeleteGroup(ctx context.Context, topic, group string, opts ...DeleteOptions) (DeletedGroup, error) {
@@ -44,13 +44,13 @@ func (a *Admin) DeleteGroup(ctx context.Context, topic, group string, opts ...De
 	if d.LiveMembers, err = a.groupLive(ctx, topic, group, force(opts)); err != nil {
 		return d, err
 	}
-	if err := a.removeGroup(ctx, &d, n, found); err != nil {
-		return d, err
-	}
 	if d.LiveMembers != nil {
-		d.Tombstone, err = a.reg.MarkGroupDeleted(ctx, topic, group)
+		// Before anything goes, so that no running member sees the group gone without it.
+		if d.Tombstone, err = a.reg.MarkGroupDeleted(ctx, topic, group); err != nil {
+			return d, err
+		}
 	}
-	return d, err
+	return d, a.removeGroup(ctx, &d, n, found)
 }
 
 // groupLive returns group's live members, or a *LiveMembersError when there are some and the

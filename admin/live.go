@@ -11,7 +11,7 @@ import (
 
 // DeleteOptions changes how DeleteGroup and DeleteTopic treat live members.
 type DeleteOptions struct {
-	// Force deletes even while members are live, then writes a tombstone
+	// Force deletes even while members are live, writing a tombstone first
 	// (keys.Space.GroupTombstone or TopicTombstone, kept for keys.TombstoneTTL) so that the
 	// running members stop their subscriptions instead of recreating what was deleted.
 	// Optional; default false: the delete is refused with a *LiveMembersError

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -33,7 +34,7 @@ type Deleted struct {
 // While any group of the topic has live members, consuming the topic or its DLQ (see
 // LiveMembers; membership keys the scan finds count too), it refuses with a
 // *LiveMembersError (ErrLiveMembers) listing every such group and deletes nothing. With
-// DeleteOptions.Force it deletes all the same and then writes the topic's tombstone
+// DeleteOptions.Force it deletes all the same, writing first the topic's tombstone
 // (keys.Space.TopicTombstone, keys.TombstoneTTL): the running members stop instead of
 // recreating the topic; CreateTopic clears it. The members are checked once, before anything
 // is deleted; one that joins after the check is not seen.
@@ -50,13 +51,14 @@ func (a *Admin) DeleteTopic(ctx context.Context, topic string, opts ...DeleteOpt
 	if d.LiveGroups, err = a.topicLive(ctx, topic, n, found, force(opts)); err != nil {
 		return d, err
 	}
-	if err := a.removeTopic(ctx, &d, found); err != nil {
-		return d, err
-	}
 	if d.LiveGroups != nil {
-		d.Tombstone, err = a.reg.MarkTopicDeleted(ctx, topic)
+		// Before anything goes, so that no running member sees the topic gone without it.
+		if d.Tombstone, err = a.reg.MarkTopicDeleted(ctx, topic); err != nil {
+			return d, err
+		}
+		found = slices.DeleteFunc(found, func(k string) bool { return k == d.Tombstone })
 	}
-	return d, err
+	return d, a.removeTopic(ctx, &d, found)
 }
 
 // topicLive returns the groups of topic with live members (known groups and the membership
