@@ -10,17 +10,23 @@ import (
 
 // GroupInfo summarises one consumer group of a topic over its partitions.
 type GroupInfo struct {
-	Name      string
-	Consumers int   // distinct consumer names registered on any partition (XINFO CONSUMERS)
-	Pending   int64 // delivered, not yet acked; summed over partitions
-	Lag       int64 // entries not yet delivered to the group; summed over partitions
+	Name string
+	// Consumers are the group's live members on the topic (heartbeat not expired by the
+	// server's clock): what consumes it now.
+	Consumers int
+	// RedisConsumers are the distinct consumer names registered in Redis on any partition
+	// (XINFO CONSUMERS), live or not: members that left with entries still pending for them
+	// stay until those are claimed (see the consumer hygiene in the README).
+	RedisConsumers int
+	Pending        int64 // delivered, not yet acked; summed over partitions
+	Lag            int64 // entries not yet delivered to the group; summed over partitions
 	// LagUnknown: some partition's lag could not be counted exactly (see PartitionGroupStats
 	// for the bound), so Lag is a lower bound.
 	LagUnknown bool
 }
 
 // ConsumerGroups returns every consumer group registered on any partition of topic, sorted
-// by name, with consumers, pending entries and lag over partitions.
+// by name, with live members, Redis consumers, pending entries and lag over partitions.
 func (a *Admin) ConsumerGroups(ctx context.Context, topic string) ([]GroupInfo, error) {
 	n, err := a.partitions(ctx, topic)
 	if err != nil {
@@ -39,7 +45,19 @@ func (a *Admin) ConsumerGroups(ctx context.Context, topic string) ([]GroupInfo, 
 	if err != nil {
 		return nil, err
 	}
-	return summarise(groups, lags, consumers), nil
+	live, err := a.live(ctx, a.memberships(topic, groupNames(groups)))
+	if err != nil {
+		return nil, err
+	}
+	out := summarise(groups, lags, consumers)
+	for i := range out {
+		for _, l := range live {
+			if l.Group == out[i].Name {
+				out[i].Consumers = len(l.Members)
+			}
+		}
+	}
+	return out, nil
 }
 
 func summarise(groups [][]redis.XInfoGroup, lags [][]lag, consumers map[string]map[string]bool) []GroupInfo {
@@ -48,7 +66,7 @@ func summarise(groups [][]redis.XInfoGroup, lags [][]lag, consumers map[string]m
 		for i, g := range gs {
 			gi := byName[g.Name]
 			if gi == nil {
-				gi = &GroupInfo{Name: g.Name, Consumers: len(consumers[g.Name])}
+				gi = &GroupInfo{Name: g.Name, RedisConsumers: len(consumers[g.Name])}
 				byName[g.Name] = gi
 			}
 			gi.Pending += g.Pending

@@ -54,9 +54,10 @@ func TestQueueInfoAndLag(t *testing.T) {
 
 	groups, err := e.adm.ConsumerGroups(e.ctx, topic)
 	require.NoError(t, err)
+	// c1 and c2 are Redis consumers of no live member (no Subscriber heartbeats here).
 	assert.Equal(t, []admin.GroupInfo{
-		{Name: "g", Consumers: 2, Pending: 10, Lag: 20},
-		{Name: "idle", Consumers: 0, Pending: 0, Lag: 30},
+		{Name: "g", Consumers: 0, RedisConsumers: 2, Pending: 10, Lag: 20},
+		{Name: "idle", Consumers: 0, RedisConsumers: 0, Pending: 0, Lag: 30},
 	}, groups)
 
 	info, err = e.adm.QueueInfo(e.ctx, topic)
@@ -131,7 +132,7 @@ func TestLagUnknownIsCounted(t *testing.T) {
 	assert.True(t, st.Partitions[0].LagExact)
 	groups, err := e.adm.ConsumerGroups(e.ctx, topic)
 	require.NoError(t, err)
-	assert.Equal(t, []admin.GroupInfo{{Name: "g", Consumers: 1, Pending: 2, Lag: 3}}, groups)
+	assert.Equal(t, []admin.GroupInfo{{Name: "g", RedisConsumers: 1, Pending: 2, Lag: 3}}, groups)
 }
 
 // TestGroupStatsLiveSubscriber runs a real Subscriber: it holds every lease and is a live

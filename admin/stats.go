@@ -29,7 +29,9 @@ type PartitionGroupStats struct {
 	// LastDeliveredID is the group's position: the next delivery is the first entry after it.
 	LastDeliveredID string
 	EntriesRead     int64 // entries delivered so far (Redis 7; 0 when Redis does not know)
-	Consumers       int   // consumers registered on this partition's group (XINFO GROUPS)
+	// Consumers are the Redis consumers registered on this partition's group (XINFO GROUPS),
+	// live or not; GroupStats.Members are the live members.
+	Consumers int
 	// LeaseOwner is the member holding the partition's lease for the group, "" when free;
 	// LeaseTTL is what is left of that lease.
 	LeaseOwner string

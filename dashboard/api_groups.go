@@ -81,7 +81,7 @@ type groupPartitionView struct {
 	LagExact        bool   `json:"lagExact"`
 	LastDeliveredID string `json:"lastDeliveredId"`
 	EntriesRead     int64  `json:"entriesRead"`
-	Consumers       int    `json:"consumers"`
+	RedisConsumers  int    `json:"redisConsumers"` // live or not; the group's members are live
 	LeaseOwner      string `json:"leaseOwner"`
 	LeaseTTLMs      int64  `json:"leaseTtlMs"`
 	TimeLagMs       int64  `json:"timeLagMs"`
@@ -103,7 +103,7 @@ func (h *Handler) group(r *http.Request) (any, error) {
 		}
 		v.Partitions = append(v.Partitions, groupPartitionView{
 			Partition: p.Partition, Pending: p.Pending, Lag: p.Lag, LagExact: p.LagExact,
-			LastDeliveredID: p.LastDeliveredID, EntriesRead: p.EntriesRead, Consumers: p.Consumers,
+			LastDeliveredID: p.LastDeliveredID, EntriesRead: p.EntriesRead, RedisConsumers: p.Consumers,
 			LeaseOwner: p.LeaseOwner, LeaseTTLMs: ms(p.LeaseTTL), TimeLagMs: ms(p.TimeLag),
 			CommitFrontier: p.CommitFrontier,
 		})

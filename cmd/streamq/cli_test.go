@@ -319,7 +319,7 @@ func TestCLIJSONMatchesAdmin(t *testing.T) {
 		var obj struct{ Partitions []json.RawMessage }
 		require.NoError(t, json.Unmarshal(raw, &obj))
 		requireKeys(t, obj.Partitions[0], "partition", "pending", "lag", "lagExact", "lastDeliveredId",
-			"entriesRead", "consumers", "leaseOwner", "leaseTtlMs", "timeLagMs", "commitFrontier", "trimLost")
+			"entriesRead", "redisConsumers", "leaseOwner", "leaseTtlMs", "timeLagMs", "commitFrontier", "trimLost")
 		s, err := e.adm.GroupStats(ctx, ordersTopic, payments)
 		require.NoError(t, err)
 		assert.Equal(t, s.Topic, got.Topic)
@@ -337,7 +337,7 @@ func TestCLIJSONMatchesAdmin(t *testing.T) {
 			assert.Equal(t, p.LagExact, g.LagExact)
 			assert.Equal(t, p.LastDeliveredID, g.LastDeliveredID)
 			assert.Equal(t, p.EntriesRead, g.EntriesRead)
-			assert.Equal(t, p.Consumers, g.Consumers)
+			assert.Equal(t, p.Consumers, g.RedisConsumers)
 			assert.Equal(t, p.LeaseOwner, g.LeaseOwner)
 			assert.Equal(t, p.TimeLag.Milliseconds(), g.TimeLagMs)
 			assert.Equal(t, p.CommitFrontier, g.CommitFrontier)
@@ -372,7 +372,7 @@ func TestCLIJSONMatchesAdmin(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, got, len(groups))
 		for i, g := range groups {
-			assert.Equal(t, groupView{g.Name, g.Consumers, g.Pending, g.Lag, g.LagUnknown}, got[i])
+			assert.Equal(t, groupView{g.Name, g.Consumers, g.RedisConsumers, g.Pending, g.Lag, g.LagUnknown}, got[i])
 		}
 	})
 

@@ -15,10 +15,12 @@ import (
 
 // groupView is one group of "groups --json": admin.GroupInfo.
 type groupView struct {
-	Name      string `json:"name"`
-	Consumers int    `json:"consumers"`
-	Pending   int64  `json:"pending"`
-	Lag       int64  `json:"lag"`
+	Name string `json:"name"`
+	// Consumers are the live members; RedisConsumers the consumers Redis has, live or not.
+	Consumers      int   `json:"consumers"`
+	RedisConsumers int   `json:"redisConsumers"`
+	Pending        int64 `json:"pending"`
+	Lag            int64 `json:"lag"`
 	// LagUnknown: some partition's lag was too large to count exactly; Lag is a lower bound.
 	LagUnknown bool `json:"lagUnknown"`
 }
@@ -37,7 +39,7 @@ func groupsCmd(a *app) *cobra.Command {
 			}
 			views := []groupView{}
 			for _, g := range groups {
-				views = append(views, groupView{Name: g.Name, Consumers: g.Consumers, Pending: g.Pending, Lag: g.Lag, LagUnknown: g.LagUnknown})
+				views = append(views, groupView{Name: g.Name, Consumers: g.Consumers, RedisConsumers: g.RedisConsumers, Pending: g.Pending, Lag: g.Lag, LagUnknown: g.LagUnknown})
 			}
 			if a.json {
 				return printJSON(a.stdout, views)
@@ -87,8 +89,8 @@ type partitionStatsView struct {
 	LagExact        bool   `json:"lagExact"`
 	LastDeliveredID string `json:"lastDeliveredId"`
 	EntriesRead     int64  `json:"entriesRead"`
-	Consumers       int    `json:"consumers"`
-	LeaseOwner      string `json:"leaseOwner"` // "" when the partition is not leased
+	RedisConsumers  int    `json:"redisConsumers"` // Redis consumers of the group there, live or not
+	LeaseOwner      string `json:"leaseOwner"`     // "" when the partition is not leased
 	LeaseTTLMs      int64  `json:"leaseTtlMs"`
 	TimeLagMs       int64  `json:"timeLagMs"`
 	CommitFrontier  string `json:"commitFrontier"` // "" when the group acked nothing there
@@ -107,7 +109,7 @@ func newStatsView(s admin.GroupStats) statsView {
 	for _, p := range s.Partitions {
 		v.Partitions = append(v.Partitions, partitionStatsView{
 			Partition: p.Partition, Pending: p.Pending, Lag: p.Lag, LagExact: p.LagExact,
-			LastDeliveredID: p.LastDeliveredID, EntriesRead: p.EntriesRead, Consumers: p.Consumers,
+			LastDeliveredID: p.LastDeliveredID, EntriesRead: p.EntriesRead, RedisConsumers: p.Consumers,
 			LeaseOwner: p.LeaseOwner, LeaseTTLMs: ms(p.LeaseTTL), TimeLagMs: ms(p.TimeLag),
 			CommitFrontier: p.CommitFrontier, TrimLost: p.TrimLost, HoldsBack: p.HoldsBack,
 		})
