@@ -413,3 +413,21 @@ func (s *Server) masterAddrByName() (string, error) {
 	}
 	return net.JoinHostPort(hostPort[0], hostPort[1]), nil
 }
+
+// Failover asks one sentinel for a failover without waiting for the master to fail
+// (SENTINEL FAILOVER), as an operator does for maintenance, and returns the address of the
+// master it replaces: that master keeps running and is reconfigured as a replica of the
+// promoted one. See WaitPromoted.
+func (s *Sentinel) Failover() (string, error) {
+	old, err := s.Master()
+	if err != nil {
+		return "", fmt.Errorf("failover: %w", err)
+	}
+	err = s.sentinels[0].sentinelCommand(func(ctx context.Context, c *redis.SentinelClient) error {
+		return c.Failover(ctx, SentinelMasterName).Err()
+	})
+	if err != nil {
+		return "", fmt.Errorf("failover: %w", err)
+	}
+	return old, nil
+}
