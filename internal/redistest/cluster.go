@@ -73,7 +73,7 @@ func StartCluster(t testing.TB, masters, replicasPerMaster int) *Cluster {
 		}
 		c.nodes = append(c.nodes, s)
 	}
-	if err := c.launchAll(); err != nil {
+	if err := launchAll(c.nodes); err != nil {
 		t.Fatalf("redistest: start cluster nodes: %v", err)
 	}
 	launched := time.Now()
@@ -125,11 +125,11 @@ func freePorts(n int) ([]int, error) {
 	return ports, nil
 }
 
-// launchAll starts every node at once and waits until each answers PING.
-func (c *Cluster) launchAll() error {
-	errs := make([]error, len(c.nodes))
+// launchAll starts every server at once and waits until each answers PING.
+func launchAll(nodes []*Server) error {
+	errs := make([]error, len(nodes))
 	var wg sync.WaitGroup
-	for i, s := range c.nodes {
+	for i, s := range nodes {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -383,17 +383,20 @@ func (c *Cluster) liveNodes() []*Server {
 }
 
 // cleanup kills every node at once and waits until each is gone.
-func (c *Cluster) cleanup() {
+func (c *Cluster) cleanup() { killAll(c.t, c.nodes) }
+
+// killAll kills every server at once, waits until each is gone and stops its watchdog.
+func killAll(t testing.TB, nodes []*Server) {
 	var wg sync.WaitGroup
-	for _, s := range c.nodes {
+	for _, s := range nodes {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			if err := s.killIfRunning(); err != nil {
-				c.t.Errorf("redistest: cleanup: %v", err)
+				t.Errorf("redistest: cleanup: %v", err)
 			}
 			s.mu.Lock()
-			s.stopWatchdog(c.t)
+			s.stopWatchdog(t)
 			s.mu.Unlock()
 		}()
 	}

@@ -4,9 +4,11 @@
 // temporary directory with AOF persistence enabled, and is stopped by
 // t.Cleanup. StartCluster starts a Redis Cluster of such servers (joined with
 // redis-cli --cluster create), with helpers to find and kill masters for
-// failover tests. Tests are skipped when redis-server (or, for a cluster,
-// redis-cli) is not installed, unless STREAMQ_REQUIRE_REDIS=1 is set, in which
-// case they fail.
+// failover tests. StartSentinel starts a master, its replica and three
+// sentinels (redis-server --sentinel), with helpers to kill the master and
+// wait for the promotion. Tests are skipped when redis-server (or, for a
+// cluster, redis-cli) is not installed, unless STREAMQ_REQUIRE_REDIS=1 is set,
+// in which case they fail.
 package redistest
 
 import (
@@ -50,8 +52,11 @@ type Server struct {
 	conf    string
 	pidfile string
 	logfile string
-	extra   []string  // further redis.conf lines (cluster nodes)
-	wd      *watchdog // kills the server if the test process dies without its cleanups
+	extra   []string // further redis.conf lines (cluster nodes, sentinels)
+	// sentinel runs the server in Sentinel mode (redis-server CONF --sentinel), without the
+	// persistence lines of a data node.
+	sentinel bool
+	wd       *watchdog // kills the server if the test process dies without its cleanups
 }
 
 // RequireRedis reports whether a missing redis-server must fail tests
@@ -73,7 +78,16 @@ func Start(t testing.TB) *Server {
 // lines, writes its config and starts its watchdog: a server outlives no crashed test
 // binary (a panic, a -timeout, a kill -9), whatever started it.
 func newServer(t testing.TB, bin string, port int, dir string, extra []string) (*Server, error) {
-	s := &Server{
+	s := serverIn(t, bin, port, dir, extra)
+	if err := s.prepare(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// serverIn describes a server on port in dir; prepare makes it ready to launch.
+func serverIn(t testing.TB, bin string, port int, dir string, extra []string) *Server {
+	return &Server{
 		t:       t,
 		bin:     bin,
 		port:    port,
@@ -83,15 +97,19 @@ func newServer(t testing.TB, bin string, port int, dir string, extra []string) (
 		logfile: filepath.Join(dir, "redis.log"),
 		extra:   extra,
 	}
+}
+
+// prepare writes the server's config and starts its watchdog.
+func (s *Server) prepare() error {
 	if err := s.writeConfig(); err != nil {
-		return nil, err
+		return err
 	}
 	wd, err := startWatchdog(s.pidfile)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	s.wd = wd
-	return s, nil
+	return nil
 }
 
 // lookupBinary returns the path of name, skipping or failing t when absent.
@@ -133,9 +151,9 @@ func (s *Server) writeConfig() error {
 		"daemonize yes",
 		"pidfile " + confQuote(s.pidfile),
 		"logfile " + confQuote(s.logfile),
-		"appendonly yes",
-		"appendfsync everysec",
-		`save ""`,
+	}
+	if !s.sentinel {
+		lines = append(lines, "appendonly yes", "appendfsync everysec", `save ""`)
 	}
 	lines = append(lines, s.extra...)
 	data := []byte(strings.Join(lines, "\n") + "\n")
@@ -223,7 +241,7 @@ for _ in $(seq 1 200); do
   [ "$(cli ping)" = PONG ] || break
   sleep 0.05
 done
-` + shellQuote(s.bin) + ` ` + shellQuote(s.conf) + ` || exit 1
+` + s.commandLine() + ` || exit 1
 # Wait (bounded, ~10s) until the new server answers PING.
 for _ in $(seq 1 200); do
   [ "$(cli ping)" = PONG ] && exit 0
@@ -232,6 +250,24 @@ done
 echo "redis-server on port ` + strconv.Itoa(s.port) + ` did not answer PING" >&2
 exit 1
 `
+}
+
+// args returns the arguments redis-server is started with: the config file, and --sentinel
+// for a sentinel.
+func (s *Server) args() []string {
+	if s.sentinel {
+		return []string{s.conf, "--sentinel"}
+	}
+	return []string{s.conf}
+}
+
+// commandLine is the bash command that starts the server.
+func (s *Server) commandLine() string {
+	words := []string{shellQuote(s.bin)}
+	for _, a := range s.args() {
+		words = append(words, shellQuote(a))
+	}
+	return strings.Join(words, " ")
 }
 
 // Kill sends SIGKILL to the current redis-server process, without flushing
@@ -285,7 +321,7 @@ func (s *Server) stopWatchdog(t testing.TB) {
 // launch starts redis-server (which daemonizes) and waits until it answers
 // PING. The caller must hold s.mu or own s exclusively.
 func (s *Server) launch() error {
-	out, err := exec.Command(s.bin, s.conf).CombinedOutput()
+	out, err := exec.Command(s.bin, s.args()...).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("run %s: %w: %s%s", s.bin, err, out, s.logTail())
 	}

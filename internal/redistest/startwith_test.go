@@ -43,8 +43,11 @@ func TestWatchdogChild(t *testing.T) {
 	if path == "" {
 		return
 	}
-	// Every way of starting a server: StartWith, Start and a cluster's nodes.
+	// Every way of starting a server: StartWith, Start, a Sentinel deployment's data nodes
+	// and sentinels, and a cluster's nodes.
 	addrs := []string{redistest.StartWith(t, redistest.AOFAlways).Addr(), redistest.Start(t).Addr()}
+	sentinel := redistest.StartSentinel(t)
+	addrs = append(append(addrs, sentinel.Addrs()...), sentinel.SentinelAddrs()...)
 	if _, err := exec.LookPath("redis-cli"); err == nil || redistest.RequireRedis() {
 		addrs = append(addrs, redistest.StartCluster(t, 3, 0).Addrs()...)
 	}
