@@ -3,6 +3,7 @@
 package soak
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/streamq-dev/streamq"
@@ -13,43 +14,46 @@ import (
 type deliveryFigures struct {
 	handledOnce  map[string]int // confirmed messages acked by a handler of the group
 	deadLettered map[string]int // confirmed messages in the group's DLQ
-	lost         map[string]int // confirmed messages neither acked nor in the DLQ
+	lost         map[string]int // confirmed messages neither acked nor in the DLQ, outside group-destroy windows
 	offloaded    int            // confirmed messages with a payload above the threshold
 }
 
 // checkDelivery: every message whose Publish returned nil was acked by a handler of each
 // group or is in that group's DLQ with a reason; what is in the DLQ is there because the
-// handlers asked for it; no handler saw a wrong payload or another group's retry.
-func checkDelivery(d *dataset, v *verdict) deliveryFigures {
+// handlers asked for it; no handler saw a wrong payload or another group's retry. What a
+// group destroy cost inside its window (see destroyWindows) is counted, not failed.
+func checkDelivery(d *dataset, v *verdict, w *destroyWindows) deliveryFigures {
 	f := deliveryFigures{handledOnce: map[string]int{}, deadLettered: map[string]int{}, lost: map[string]int{}}
 	for uuid, pub := range d.published {
 		if pub.Size > streamq.DefaultPayloadThreshold {
 			f.offloaded++
 		}
 		for _, g := range groups {
-			checkMessage(d, v, &f, g, uuid, pub)
+			checkMessage(d, v, w, &f, g, uuid, pub)
 		}
 	}
 	checkHandles(d, v)
 	for _, g := range groups {
 		for uuid, dead := range d.dlq[g] {
-			checkDeadLetters(d, v, g, uuid, dead)
+			checkDeadLetters(d, v, w, g, uuid, dead)
 		}
 	}
 	return f
 }
 
-func checkMessage(d *dataset, v *verdict, f *deliveryFigures, g, uuid string, pub event) {
+func checkMessage(d *dataset, v *verdict, w *destroyWindows, f *deliveryFigures, g, uuid string, pub event) {
 	acked, dead := d.acked(g, uuid), len(d.dlq[g][uuid]) > 0
 	switch {
 	case acked:
 		f.handledOnce[g]++
-	case dead:
+	case dead && !slices.ContainsFunc(d.dlq[g][uuid], payloadMissing):
 		f.deadLettered[g]++
+	case dead: // for a missing payload: counted or failed by checkDeadLetters
+	case w.excuseLost(d, g, uuid, pub):
 	default:
 		f.lost[g]++
-		v.fail("lost messages", "group %s: %s key %s seq %d partition %d published at %s: never acked, not in the DLQ (%d deliveries)",
-			g, uuid, pub.Key, pub.Seq, pub.Part, pub.time().Format("15:04:05.000"), len(d.byMsg[g][uuid]))
+		v.fail("lost messages", "group %s: %s key %s seq %d partition %d published at %s: never acked, not in the DLQ (%d deliveries)%s",
+			g, uuid, pub.Key, pub.Seq, pub.Part, pub.time().Format("15:04:05.000"), len(d.byMsg[g][uuid]), w.near(d, uuid, pub.Part))
 	}
 	if want, _ := fateOf(uuid, g).wantsDeadLetter(); want && acked {
 		v.fail("fate not honoured", "group %s acked %s, whose handlers always dead-letter it", g, uuid)
@@ -95,19 +99,22 @@ func checkHandles(d *dataset, v *verdict) {
 }
 
 // checkDeadLetters: a dead letter has a reason, the reason the handlers gave, an intact
-// payload, and a message that was published.
-func checkDeadLetters(d *dataset, v *verdict, g, uuid string, dead []admin.DeadLetter) {
+// payload, and a message that was published. A payload gone inside a group-destroy window is
+// counted there, not failed.
+func checkDeadLetters(d *dataset, v *verdict, w *destroyWindows, g, uuid string, dead []admin.DeadLetter) {
 	want, reason := fateOf(uuid, g).wantsDeadLetter()
 	for _, dl := range dead {
+		missing := payloadMissing(dl)
 		switch {
 		case dl.Reason == "":
 			v.fail("dead letter without a reason", "group %s %s (DLQ id %s)", g, uuid, dl.ID)
-		case dl.Metadata[streamq.PayloadMissingMetadata] == "true":
-			v.fail("payload missing", "group %s %s partition %d: %s", g, uuid, dl.Partition, dl.Reason)
+		case missing && w.excusePayloadGone(d, g, dl):
+		case missing:
+			v.fail("payload missing", "group %s %s partition %d: %s%s", g, uuid, dl.Partition, dl.Reason, w.near(d, uuid, dl.Partition))
 		case !want || !strings.Contains(dl.Reason, reason):
 			v.fail("unexpected dead letter", "group %s %s partition %d: %q", g, uuid, dl.Partition, dl.Reason)
 		}
-		if bad := verifyPayload(deadLetterMessage(dl)); bad != "" && dl.Metadata[streamq.PayloadMissingMetadata] != "true" {
+		if bad := verifyPayload(deadLetterMessage(dl)); bad != "" && !missing {
 			v.fail("payload mismatch", "dead letter of group %s %s: %s", g, uuid, bad)
 		}
 	}
@@ -116,4 +123,10 @@ func checkDeadLetters(d *dataset, v *verdict, g, uuid string, dead []admin.DeadL
 			v.fail("dead letter of an unknown message", "group %s %s", g, uuid)
 		}
 	}
+}
+
+// payloadMissing reports whether the worker dead-lettered dl because its offloaded payload
+// was gone.
+func payloadMissing(dl admin.DeadLetter) bool {
+	return dl.Metadata[streamq.PayloadMissingMetadata] == "true"
 }

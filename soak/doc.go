@@ -8,10 +8,14 @@
 // topic of 16 partitions read by two consumer groups, and a TCP proxy per process between it
 // and Redis. While they run it injects faults: kill -9, SIGSTOP past the lease TTL and SIGTERM
 // (Close during in-flight work) of consumers, restarts and kill -9 of redis-server, network
-// cuts of one consumer and of everyone, connection resets and added latency. Every process
-// writes a JSON-lines ledger; at the end TestSoak checks from the ledgers and the dead-letter
-// queues that no message whose Publish returned nil was lost, that no payload went missing,
-// that per-key order held except where a retry or a change of owner explains it, and that no
-// owner delivered after another took its partition over, and prints the figures: messages,
-// duplicates, reorders and recovery times per fault.
+// cuts of one consumer and of everyone, connection resets, added latency, and XGROUP DESTROY
+// of one group on some partitions under its running members (the other group is the
+// control). Every process writes a JSON-lines ledger; at the end TestSoak checks from the
+// ledgers and the dead-letter queues that no message whose Publish returned nil was lost,
+// that no payload went missing, that per-key order held except where a retry or a change of
+// owner explains it, that no owner delivered after another took its partition over, and that
+// the members recreated a destroyed group once per partition, never behind its commit
+// frontier; what a destroy cost the destroyed group inside its window is reported, not
+// failed. It prints the figures: messages, duplicates, reorders, recovery times per fault,
+// and per group destroy the partitions hit, the redeliveries and the losses in its window.
 package soak

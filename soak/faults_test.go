@@ -23,6 +23,7 @@ const (
 	kindCutAll  = "network cut, everyone"
 	kindReset   = "connection reset, everyone"
 	kindLatency = "latency +100 ms each way"
+	kindDestroy = "XGROUP DESTROY, one group"
 )
 
 // Fault timings.
@@ -52,15 +53,19 @@ var faultKinds = []faultKind{
 	{kindCutAll, cutAllFor, injectCutAll},
 	{kindReset, 0, injectReset},
 	{kindLatency, latencyFor, injectLatency},
+	{kindDestroy, time.Second, injectDestroy},
 }
 
-// fault is one injected fault: its window, and for a consumer fault the member it hit and
-// the partitions that member held when it started.
+// fault is one injected fault: its window, for a consumer fault the member it hit and the
+// partitions that member held when it started, and for a group destroy the group, the
+// partitions hit and the group's commit frontier on each when it was destroyed.
 type fault struct {
 	kind       string
 	target     string
 	group      string
 	owned      []int
+	hit        []int
+	frontiers  []string
 	start, end time.Time
 	err        error // the fault could not be injected as planned
 }

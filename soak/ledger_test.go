@@ -21,6 +21,7 @@ const (
 	evAcquired  = "acq"     // the consumer took a partition's lease
 	evReleased  = "rel"     // the consumer released or lost a partition
 	evLost      = "lost"    // the consumer's lease of a partition was lost
+	evHealed    = "heal"    // the consumer recreated its group on a partition (id: where)
 	evStart     = "start"   // the process started
 	evEnd       = "end"     // the process finished cleanly (after Close)
 )

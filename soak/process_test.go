@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
@@ -42,8 +43,8 @@ func newClient(addr string) *redis.Client {
 }
 
 // logger writes the library's info and error logs to stderr (the process's log file) and
-// records lease events in the ledger (nil: none), matching the messages the subscription
-// logs when it acquires, releases or loses a partition.
+// records lease and heal events in the ledger (nil: none), matching the messages the
+// subscription logs when it acquires, releases or loses a partition, or recreates its group.
 type logger struct {
 	led    *ledger
 	fields watermill.LogFields
@@ -52,11 +53,19 @@ type logger struct {
 func newLogger(led *ledger) watermill.LoggerAdapter { return logger{led: led} }
 
 func (l logger) Error(msg string, err error, fields watermill.LogFields) {
-	if msg == "Partition lease lost, stopped delivering from it" && l.led != nil {
+	switch {
+	case l.led == nil:
+	case msg == "Partition lease lost, stopped delivering from it":
 		l.led.write(event{Ev: evLost, Part: partitionField(fields), Err: fmt.Sprint(err)})
+	case strings.HasPrefix(msg, healMessage):
+		position, _ := fields["position"].(string)
+		l.led.write(event{Ev: evHealed, Part: partitionField(fields), ID: position})
 	}
 	l.print("ERROR", msg+": "+fmt.Sprint(err), fields)
 }
+
+// healMessage starts the line a member logs when it recreated its group on a partition.
+const healMessage = "The consumer group was missing on the partition"
 
 func (l logger) Info(msg string, fields watermill.LogFields) { l.print("INFO", msg, fields) }
 

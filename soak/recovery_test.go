@@ -32,21 +32,23 @@ func acksByPartition(d *dataset) map[partKey][]event {
 // from its start until every partition its target held delivered a message again through
 // another member (or through the target itself once the fault ended): the takeover time. A
 // fault of Redis or of everyone's network counts from its end (Redis answering again, the
-// network back) until every partition of both groups delivered a message again.
+// network back) until every partition of both groups delivered a message again. A group
+// destroy counts from the destroy until every partition hit delivered a message after the
+// group was back on all of them.
 func measureRecovery(d *dataset, faults []fault) []recovery {
 	acks := acksByPartition(d)
 	out := make([]recovery, 0, len(faults))
 	for _, f := range faults {
-		from, affected := f.end, allPartitions()
-		if f.target != "" {
-			from, affected = f.start, nil
-			for _, p := range f.owned {
-				affected = append(affected, partKey{f.group, p})
-			}
+		from, since, affected := f.end, f.end, allPartitions()
+		switch {
+		case f.kind == kindDestroy:
+			from, affected = f.start, partsOf(f.group, f.hit)
+		case f.target != "":
+			from, since, affected = f.start, f.start, partsOf(f.group, f.owned)
 		}
 		r := recovery{fault: f, ok: true}
 		for _, k := range affected {
-			t, found := firstDelivery(acks[k], f, from)
+			t, found := firstDelivery(acks[k], f, since)
 			if !found {
 				r.ok = false
 				continue
@@ -54,6 +56,14 @@ func measureRecovery(d *dataset, faults []fault) []recovery {
 			r.took = max(r.took, t.Sub(from))
 		}
 		out = append(out, r)
+	}
+	return out
+}
+
+func partsOf(group string, parts []int) []partKey {
+	out := make([]partKey, len(parts))
+	for i, p := range parts {
+		out[i] = partKey{group, p}
 	}
 	return out
 }
