@@ -4,9 +4,10 @@
 // temporary directory with AOF persistence enabled, and is stopped by
 // t.Cleanup. StartCluster starts a Redis Cluster of such servers (joined with
 // redis-cli --cluster create), with helpers to find and kill masters for
-// failover tests. Tests are skipped when redis-server (or, for a cluster,
-// redis-cli) is not installed, unless STREAMQ_REQUIRE_REDIS=1 is set, in which
-// case they fail.
+// failover tests. StartReplica starts a replica of a Server; Server.Pause
+// (SIGSTOP) and Resume stall and continue a server's process. Tests are
+// skipped when redis-server (or, for a cluster, redis-cli) is not installed,
+// unless STREAMQ_REQUIRE_REDIS=1 is set, in which case they fail.
 package redistest
 
 import (
@@ -52,6 +53,8 @@ type Server struct {
 	logfile string
 	extra   []string  // further redis.conf lines (cluster nodes)
 	wd      *watchdog // kills the server if the test process dies without its cleanups
+
+	resumeOnCleanup bool // Pause registered a cleanup that resumes the process
 }
 
 // RequireRedis reports whether a missing redis-server must fail tests
