@@ -111,6 +111,14 @@ const (
 	DefaultQueueSize       = 4096
 )
 
+// MinRedisVersion is the oldest Redis streamq runs on. The first Publish and Subscribe on a
+// client return ErrUnsupportedServer for an older server. Redis 6.2 has the commands streamq
+// sends but not all of what it relies on: since 7.0, XAUTOCLAIM and XCLAIM drop from the
+// pending list entries deleted from the stream (on 6.2 they would stay pending for ever), and
+// XINFO GROUPS reports entries-read and lag, which the admin package reads (on 6.2 every group
+// would report lag 0).
+const MinRedisVersion = "7.0.0"
+
 // DefaultTrimInterval is how often the lease holders of a partition apply time retention.
 const DefaultTrimInterval = time.Minute
 

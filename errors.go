@@ -6,6 +6,7 @@ import (
 
 	"github.com/streamq-dev/streamq/internal/codec"
 	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/server"
 	"github.com/streamq-dev/streamq/internal/stream"
 )
 
@@ -26,6 +27,10 @@ var (
 	// ErrLeaseLost reports that this member no longer owns a partition's lease: another member
 	// has taken the partition over and this one stopped delivering from it.
 	ErrLeaseLost = stream.ErrLeaseLost
+	// ErrUnsupportedServer reports a Redis server older than MinRedisVersion. The first
+	// Publish and Subscribe on a client check every server behind it and return it, wrapped
+	// with the version found, the server and the version needed.
+	ErrUnsupportedServer = server.ErrUnsupported
 )
 
 // PartitionError carries the topic and partition of a failure.

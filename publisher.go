@@ -35,7 +35,8 @@ type Publisher struct {
 	topics *partition.Cache
 	names  *streamNames
 	batch  *batcher
-	trims  *trimmer // nil when MaxLen is off
+	trims  *trimmer     // nil when MaxLen is off
+	server *serverCheck // shared by every user of the client
 
 	// Scripts used by SHA inside pipelines are loaded once; NOSCRIPT reloads them.
 	parkLoaded, offloadLoaded atomic.Bool
@@ -46,7 +47,8 @@ type Publisher struct {
 
 var _ message.Publisher = (*Publisher)(nil)
 
-// NewPublisher validates config and returns a Publisher. logger may be nil.
+// NewPublisher validates config and returns a Publisher. logger may be nil. It sends nothing
+// to Redis: the first Publish checks the servers behind the client (see MinRedisVersion).
 func NewPublisher(config PublisherConfig, logger watermill.LoggerAdapter) (*Publisher, error) {
 	config.setDefaults()
 	if err := config.Validate(); err != nil {
@@ -63,6 +65,7 @@ func NewPublisher(config PublisherConfig, logger watermill.LoggerAdapter) (*Publ
 		topics: partition.NewCache(partition.NewRegistry(config.Client, space), config.DefaultPartitionCount, config.PartitionRefreshInterval, nil),
 		names:  &streamNames{space: space},
 		batch:  newBatcher(config.Client, config.Flushers, config.MaxPipelineSize, config.QueueSize),
+		server: serverCheckOf(config.Client),
 	}
 	length := lengthRetention{maxLen: config.MaxLen, exact: config.ExactMaxLen, policy: config.TrimPolicy}
 	p.topics.Settings = length.settings()
@@ -75,8 +78,9 @@ func NewPublisher(config PublisherConfig, logger watermill.LoggerAdapter) (*Publ
 
 // Publish appends msgs to topic in one round trip, each to the partition its key maps to.
 // Concurrent calls share round trips: their writes are coalesced into one pipeline. The first
-// publish to a topic registers it. It returns when Redis has confirmed every message, or the
-// first error. It stops waiting when any message's context is done (the messages may then
+// publish to a topic registers it; the first publish on a client checks its servers (an
+// ErrUnsupportedServer for one older than MinRedisVersion). It returns when Redis has
+// confirmed every message, or the first error. It stops waiting when any message's context is done (the messages may then
 // still be written). Publish is safe for concurrent use.
 func (p *Publisher) Publish(topic string, msgs ...*message.Message) error {
 	p.mu.RLock()
@@ -92,6 +96,9 @@ func (p *Publisher) Publish(topic string, msgs ...*message.Message) error {
 	}
 	ctx, cancel := mergeContexts(msgs)
 	defer cancel()
+	if err := p.server.ensure(ctx, p.config.Client, p.logger); err != nil {
+		return fmt.Errorf("publish to %q: %w", topic, err)
+	}
 	n, err := p.topics.Partitions(ctx, topic)
 	if err != nil {
 		return fmt.Errorf("publish to %q: %w", topic, err)

@@ -23,6 +23,7 @@ type Subscriber struct {
 	logger watermill.LoggerAdapter
 	space  keys.Space
 	reg    *partition.Registry
+	server *serverCheck // shared by every user of the client
 	stats  counters
 	warned sync.Map // topic -> struct{}: a differing stated partition count was logged
 
@@ -53,6 +54,7 @@ func NewSubscriber(config SubscriberConfig, logger watermill.LoggerAdapter) (*Su
 		logger:  logger.With(watermill.LogFields{"consumer_group": config.ConsumerGroup}),
 		space:   space,
 		reg:     partition.NewRegistry(config.Client, space),
+		server:  serverCheckOf(config.Client),
 		closing: make(chan struct{}),
 		subs:    map[*subscription]struct{}{},
 	}, nil
@@ -62,7 +64,9 @@ func NewSubscriber(config SubscriberConfig, logger watermill.LoggerAdapter) (*Su
 // partitions this member leases. Each message must be acked or nacked; the next message of a
 // partition is delivered after that (MaxInFlightPerPartition 1). The channel is closed when
 // ctx is done or the Subscriber is closed. Subscribe is safe for concurrent use; several
-// subscriptions to one topic act as separate members of the group.
+// subscriptions to one topic act as separate members of the group. The first Subscribe or
+// SubscribeInitialize on a client checks its servers (ErrUnsupportedServer for one older than
+// MinRedisVersion).
 func (s *Subscriber) Subscribe(ctx context.Context, topic string) (<-chan *message.Message, error) {
 	v, err := newView(s.space, topic)
 	if err != nil {
@@ -102,6 +106,9 @@ func (s *Subscriber) SubscribeInitialize(topic string) error {
 // states a partition count and the topic is missing, and creates the group on every partition
 // of the topic if it exists. A missing topic with no stated count is left to its creator.
 func (s *Subscriber) initialize(ctx context.Context, v view) error {
+	if err := s.server.ensure(ctx, s.config.Client, s.logger); err != nil {
+		return fmt.Errorf("subscribe to %q: %w", v.name, err)
+	}
 	if !v.dlq {
 		// Declared before looking for the topic: a creator that registers the topic after
 		// this sees the declaration; one that registered it before is seen below.
