@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/server"
 )
 
 // Defaults of PublisherConfig and SubscriberConfig. A zero field means its default.
@@ -469,6 +470,9 @@ func (c SubscriberConfig) Validate() error {
 func checkClient(c redis.UniversalClient) error {
 	if c == nil {
 		return errors.New("Client is required")
+	}
+	if server.IsNil(c) {
+		return fmt.Errorf("Client is a nil %T: pass a client made by redis.NewClient, NewClusterClient, NewFailoverClient or NewUniversalClient", c)
 	}
 	return nil
 }

@@ -80,9 +80,14 @@ func NewPublisher(config PublisherConfig, logger watermill.LoggerAdapter) (*Publ
 // Concurrent calls share round trips: their writes are coalesced into one pipeline. The first
 // publish to a topic registers it; the first publish on a client checks its servers (an
 // ErrUnsupportedServer for one older than MinRedisVersion). It returns when Redis has
-// confirmed every message, or the first error. It stops waiting when any message's context is done (the messages may then
-// still be written). Publish is safe for concurrent use.
+// confirmed every message, or the first error. It stops waiting when any message's context is
+// done (the messages may then still be written). A closed client gives an error wrapping
+// ErrInvalidConfig and redis.ErrClosed. Publish is safe for concurrent use.
 func (p *Publisher) Publish(topic string, msgs ...*message.Message) error {
+	return closedClient(p.publish(topic, msgs))
+}
+
+func (p *Publisher) publish(topic string, msgs []*message.Message) error {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	if p.closed {

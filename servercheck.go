@@ -153,3 +153,12 @@ func (c *serverCheck) logOnce(addr string, log func()) {
 	c.seen[addr] = true
 	log()
 }
+
+// closedClient wraps an error caused by a closed client in ErrInvalidConfig as well: the
+// caller closed the client before the Publisher or Subscriber that uses it.
+func closedClient(err error) error {
+	if err == nil || !errors.Is(err, redis.ErrClosed) || errors.Is(err, ErrInvalidConfig) {
+		return err
+	}
+	return fmt.Errorf("%w: the Redis client is closed (close it after the Publishers and Subscribers that use it): %w", ErrInvalidConfig, err)
+}

@@ -66,7 +66,8 @@ func NewSubscriber(config SubscriberConfig, logger watermill.LoggerAdapter) (*Su
 // ctx is done or the Subscriber is closed. Subscribe is safe for concurrent use; several
 // subscriptions to one topic act as separate members of the group. The first Subscribe or
 // SubscribeInitialize on a client checks its servers (ErrUnsupportedServer for one older than
-// MinRedisVersion).
+// MinRedisVersion); a closed client gives an error wrapping ErrInvalidConfig and
+// redis.ErrClosed.
 func (s *Subscriber) Subscribe(ctx context.Context, topic string) (<-chan *message.Message, error) {
 	v, err := newView(s.space, topic)
 	if err != nil {
@@ -77,7 +78,7 @@ func (s *Subscriber) Subscribe(ctx context.Context, topic string) (<-chan *messa
 	}
 	if err := s.initialize(ctx, v); err != nil {
 		s.wg.Done()
-		return nil, err
+		return nil, closedClient(err)
 	}
 	sub := s.newTrackedSubscription(ctx, v)
 	go func() {
@@ -99,7 +100,7 @@ func (s *Subscriber) SubscribeInitialize(topic string) error {
 	if err != nil {
 		return err
 	}
-	return s.initialize(context.Background(), v)
+	return closedClient(s.initialize(context.Background(), v))
 }
 
 // initialize declares the group on a base topic, creates the topic when this Subscriber

@@ -129,6 +129,17 @@ func TestRefused(t *testing.T) {
 	}
 }
 
+func TestIsNil(t *testing.T) {
+	var c *redis.Client
+	var cc *redis.ClusterClient
+	assert.True(t, IsNil(nil))
+	assert.True(t, IsNil(c))
+	assert.True(t, IsNil(cc))
+	live := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	defer live.Close()
+	assert.False(t, IsNil(live))
+}
+
 // reply is an error reply of the server, as go-redis types them (redis.Error).
 type reply string
 
