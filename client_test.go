@@ -13,7 +13,7 @@ import (
 )
 
 // A nil pointer inside the Client interface passes a nil check and panicked at the first
-// command: it is an ErrInvalidConfig from both constructors.
+// command: it is an ErrInvalidConfig from both constructors, with or without MinReplicas.
 func TestTypedNilClientIsInvalidConfig(t *testing.T) {
 	var single *redis.Client
 	var cluster *redis.ClusterClient
@@ -29,10 +29,12 @@ func TestTypedNilClientIsInvalidConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := NewPublisher(PublisherConfig{Client: tt.client}, nil)
-			require.ErrorIs(t, err, ErrInvalidConfig)
-			assert.Contains(t, err.Error(), tt.want)
-			_, err = NewSubscriber(SubscriberConfig{Client: tt.client}, nil)
+			for _, replicas := range []int{0, 1} {
+				_, err := NewPublisher(PublisherConfig{Client: tt.client, MinReplicas: replicas}, nil)
+				require.ErrorIs(t, err, ErrInvalidConfig)
+				assert.Contains(t, err.Error(), tt.want)
+			}
+			_, err := NewSubscriber(SubscriberConfig{Client: tt.client}, nil)
 			require.ErrorIs(t, err, ErrInvalidConfig)
 			assert.Contains(t, err.Error(), tt.want)
 		})

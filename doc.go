@@ -31,7 +31,8 @@
 // streamq needs Redis 7.0 or later (MinRedisVersion). The first Publish and Subscribe on a
 // client check every server behind it (ErrUnsupportedServer) and log once a maxmemory-policy
 // other than noeviction, under which Redis may evict leases, retries, payloads and streams; a
-// server that refuses INFO to the client's ACL user is not checked.
+// server that refuses INFO to the client's ACL user is not checked. PublisherConfig.MinReplicas
+// makes Publish return only once that many replicas have the messages (ErrNotReplicated).
 //
 // Quick start:
 //

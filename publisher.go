@@ -12,7 +12,6 @@ import (
 	"github.com/ThreeDotsLabs/watermill"
 	"github.com/ThreeDotsLabs/watermill/components/delay"
 	"github.com/ThreeDotsLabs/watermill/message"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/streamq-dev/streamq/internal/codec"
 	"github.com/streamq-dev/streamq/internal/keys"
@@ -64,7 +63,8 @@ func NewPublisher(config PublisherConfig, logger watermill.LoggerAdapter) (*Publ
 		space:  space,
 		topics: partition.NewCache(partition.NewRegistry(config.Client, space), config.DefaultPartitionCount, config.PartitionRefreshInterval, nil),
 		names:  &streamNames{space: space},
-		batch:  newBatcher(config.Client, config.Flushers, config.MaxPipelineSize, config.QueueSize),
+		batch: newBatcher(config.Client, config.Flushers, config.MaxPipelineSize, config.QueueSize,
+			replicaWait{replicas: config.MinReplicas, timeout: config.ReplicaTimeout}),
 		server: serverCheckOf(config.Client),
 	}
 	length := lengthRetention{maxLen: config.MaxLen, exact: config.ExactMaxLen, policy: config.TrimPolicy}
@@ -80,9 +80,10 @@ func NewPublisher(config PublisherConfig, logger watermill.LoggerAdapter) (*Publ
 // Concurrent calls share round trips: their writes are coalesced into one pipeline. The first
 // publish to a topic registers it; the first publish on a client checks its servers (an
 // ErrUnsupportedServer for one older than MinRedisVersion). It returns when Redis has
-// confirmed every message, or the first error. It stops waiting when any message's context is
-// done (the messages may then still be written). A closed client gives an error wrapping
-// ErrInvalidConfig and redis.ErrClosed. Publish is safe for concurrent use.
+// confirmed every message, or the first error; under MinReplicas, when that many replicas
+// confirmed them, or an error wrapping ErrNotReplicated. It stops waiting when any message's
+// context is done (the messages may then still be written). A closed client gives an error
+// wrapping ErrInvalidConfig and redis.ErrClosed. Publish is safe for concurrent use.
 func (p *Publisher) Publish(topic string, msgs ...*message.Message) error {
 	return closedClient(p.publish(topic, msgs))
 }
@@ -240,20 +241,23 @@ func (p *Publisher) send(ctx context.Context, topic string, n int, writes []writ
 	if err := p.loadScripts(ctx, writes, false); err != nil {
 		return err
 	}
-	cmds, err := p.batch.submit(ctx, writes)
+	res, err := p.batch.submit(ctx, writes)
 	if err != nil {
 		return fmt.Errorf("publish to %q: %w", topic, err)
 	}
-	if cmds, err = p.retryNoScript(ctx, writes, cmds); err != nil {
+	if res, err = p.retryNoScript(ctx, writes, res); err != nil {
 		return fmt.Errorf("publish to %q: %w", topic, err)
 	}
-	for i, c := range cmds {
+	for i, c := range res.cmds {
 		if err := c.Err(); err != nil {
 			reloadOnConnError(ctx, p.config.Client, err)
 			return fmt.Errorf("publish message %s to %q: %w", msgs[i].UUID, topic, err)
 		}
 	}
-	p.produced(topic, n, writes)
+	p.produced(topic, n, writes) // written to the master, even when too few replicas confirmed
+	if res.replicated != nil {
+		return fmt.Errorf("publish to %q: %w", topic, res.replicated)
+	}
 	return nil
 }
 
@@ -279,32 +283,36 @@ func (p *Publisher) registered(ctx context.Context, topic string, t partition.To
 
 // retryNoScript sends again, once, the script writes a server refused with NOSCRIPT (a
 // restarted or failed-over node has an empty script cache), after loading the scripts there.
-// Plain appends that succeeded are not sent again.
-func (p *Publisher) retryNoScript(ctx context.Context, writes []write, cmds []redis.Cmder) ([]redis.Cmder, error) {
+// Plain appends that succeeded are not sent again. Under MinReplicas the first pipeline's
+// verdict stands when it failed: its WAIT covered the writes that are not sent again.
+func (p *Publisher) retryNoScript(ctx context.Context, writes []write, res flushed) (flushed, error) {
 	var idx []int
-	for i, c := range cmds {
+	for i, c := range res.cmds {
 		if retry.IsNoScript(c.Err()) {
 			idx = append(idx, i)
 		}
 	}
 	if len(idx) == 0 {
-		return cmds, nil
+		return res, nil
 	}
 	again := make([]write, len(idx))
 	for j, i := range idx {
 		again[j] = writes[i]
 	}
 	if err := p.loadScripts(ctx, again, true); err != nil {
-		return nil, err
+		return flushed{}, err
 	}
-	res, err := p.batch.submit(ctx, again)
+	second, err := p.batch.submit(ctx, again)
 	if err != nil {
-		return nil, err
+		return flushed{}, err
 	}
 	for j, i := range idx {
-		cmds[i] = res[j]
+		res.cmds[i] = second.cmds[j]
 	}
-	return cmds, nil
+	if res.replicated == nil {
+		res.replicated = second.replicated
+	}
+	return res, nil
 }
 
 // loadScripts caches the delay and offload scripts on the server before a pipeline uses

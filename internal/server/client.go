@@ -2,6 +2,7 @@ package server
 
 import (
 	"reflect"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -18,4 +19,19 @@ func IsNil(rdb redis.UniversalClient) bool {
 		return v.IsNil()
 	}
 	return false
+}
+
+// ReadTimeout is the read timeout of a go-redis client, and false for other implementations
+// of redis.UniversalClient. go-redis reads a whole pipeline's replies within it: a command
+// that blocks inside a pipeline (WAIT, a BLOCK read) must return well before it.
+func ReadTimeout(rdb redis.UniversalClient) (time.Duration, bool) {
+	switch c := rdb.(type) {
+	case *redis.Client:
+		return c.Options().ReadTimeout, true
+	case *redis.ClusterClient:
+		return c.Options().ReadTimeout, true
+	case *redis.Ring:
+		return c.Options().ReadTimeout, true
+	}
+	return 0, false
 }
