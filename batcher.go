@@ -2,41 +2,60 @@ package streamq
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamq-dev/streamq/internal/payload"
 	"github.com/streamq-dev/streamq/internal/retry"
+	"github.com/streamq-dev/streamq/internal/server"
 )
 
 // batcher coalesces concurrent Publish calls into pipelines. Flushers take whatever is
 // queued (up to MaxPipelineSize writes, never splitting one call) and send it in one round
 // trip, so an idle publisher adds no latency and a busy one sends many messages per trip.
-// Each caller gets the results of its own writes.
+// Each caller gets the results of its own writes. Under MinReplicas every pipeline ends with
+// one WAIT, whose verdict every caller of the pipeline gets.
 type batcher struct {
 	rdb     redis.UniversalClient
 	maxSize int
+	wait    replicaWait
 	queue   chan *request
 	ctx     context.Context
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 }
 
-// request is one Publish call's writes and, once done is signalled, their commands.
+// replicaWait is PublisherConfig.MinReplicas and ReplicaTimeout: the WAIT that ends each
+// pipeline; none when replicas is 0.
+type replicaWait struct {
+	replicas int
+	timeout  time.Duration
+}
+
+// request is one Publish call's writes and, once done is signalled, what their pipeline did.
 // Requests are pooled: a caller that saw done returns its request for reuse.
 type request struct {
 	writes []write
-	cmds   []redis.Cmder
-	done   chan struct{} // buffered: the flusher signals once and never blocks
+	flushed
+	done chan struct{} // buffered: the flusher signals once and never blocks
+}
+
+// flushed is what a pipeline did for one Publish call: its writes' commands, and the verdict
+// of the pipeline's WAIT (nil when MinReplicas is off or was met; else ErrNotReplicated).
+type flushed struct {
+	cmds       []redis.Cmder
+	replicated error
 }
 
 var requests = sync.Pool{New: func() any { return &request{done: make(chan struct{}, 1)} }}
 
-func newBatcher(rdb redis.UniversalClient, flushers, maxSize, queue int) *batcher {
+func newBatcher(rdb redis.UniversalClient, flushers, maxSize, queue int, wait replicaWait) *batcher {
 	ctx, cancel := context.WithCancel(context.Background())
-	b := &batcher{rdb: rdb, maxSize: maxSize, queue: make(chan *request, queue), ctx: ctx, cancel: cancel}
+	b := &batcher{rdb: rdb, maxSize: maxSize, wait: wait, queue: make(chan *request, queue), ctx: ctx, cancel: cancel}
 	b.wg.Add(flushers)
 	for i := 0; i < flushers; i++ {
 		go b.loop()
@@ -46,7 +65,7 @@ func newBatcher(rdb redis.UniversalClient, flushers, maxSize, queue int) *batche
 
 // submit queues writes and waits for their round trip, or for ctx. When ctx ends first the
 // writes may still be sent.
-func (b *batcher) submit(ctx context.Context, writes []write) ([]redis.Cmder, error) {
+func (b *batcher) submit(ctx context.Context, writes []write) (flushed, error) {
 	req := requests.Get().(*request)
 	req.writes = writes
 	if ctx.Done() == nil { // no select for a context that never ends (most messages')
@@ -59,22 +78,22 @@ func (b *batcher) submit(ctx context.Context, writes []write) ([]redis.Cmder, er
 	case <-ctx.Done():
 		req.writes = nil
 		requests.Put(req)
-		return nil, ctx.Err()
+		return flushed{}, ctx.Err()
 	}
 	select {
 	case <-req.done:
 		return req.release(), nil
 	case <-ctx.Done():
-		return nil, ctx.Err() // the flusher still holds req: it is not reused
+		return flushed{}, ctx.Err() // the flusher still holds req: it is not reused
 	}
 }
 
-// release returns the request to the pool and its commands to the caller.
-func (r *request) release() []redis.Cmder {
-	cmds := r.cmds
-	r.writes, r.cmds = nil, nil
+// release returns the request to the pool and what its pipeline did to the caller.
+func (r *request) release() flushed {
+	f := r.flushed
+	r.writes, r.flushed = nil, flushed{}
 	requests.Put(r)
-	return cmds
+	return f
 }
 
 // close stops the flushers once the queue is empty. No submit may run any more.
@@ -122,6 +141,7 @@ func (b *batcher) gather(first *request) []*request {
 
 func (b *batcher) flush(reqs []*request) {
 	ctx := b.ctx
+	var wait *redis.IntCmd
 	_, _ = b.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
 		for _, r := range reqs {
 			r.cmds = make([]redis.Cmder, len(r.writes))
@@ -129,11 +149,31 @@ func (b *batcher) flush(reqs []*request) {
 				r.cmds[i] = w.queue(ctx, pipe)
 			}
 		}
+		if b.wait.replicas > 0 {
+			wait = server.QueueWait(ctx, pipe, b.wait.replicas, b.wait.timeout)
+		}
 		return nil
 	})
+	replicated := b.wait.verdict(wait)
 	for _, r := range reqs {
+		r.replicated = replicated
 		r.done <- struct{}{}
 	}
+}
+
+// verdict is nil when the pipeline's WAIT (nil: none sent) counted enough replicas.
+func (w replicaWait) verdict(wait *redis.IntCmd) error {
+	if wait == nil {
+		return nil
+	}
+	acked, err := wait.Result()
+	if err != nil {
+		return fmt.Errorf("%w: WAIT %d %d: %w", ErrNotReplicated, w.replicas, w.timeout.Milliseconds(), err)
+	}
+	if acked < int64(w.replicas) {
+		return &ReplicationError{Wanted: w.replicas, Acked: int(acked), Timeout: w.timeout}
+	}
+	return nil
 }
 
 // queue adds the write's command to pipe.

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/server"
 )
 
 // Defaults of PublisherConfig and SubscriberConfig. A zero field means its default.
@@ -111,6 +112,17 @@ const (
 	DefaultQueueSize       = 4096
 )
 
+// DefaultReplicaTimeout is how long a pipeline waits for PublisherConfig.MinReplicas replicas.
+const DefaultReplicaTimeout = time.Second
+
+// MinRedisVersion is the oldest Redis streamq runs on. The first Publish and Subscribe on a
+// client return ErrUnsupportedServer for an older server. Redis 6.2 has the commands streamq
+// sends but not all of what it relies on: since 7.0, XAUTOCLAIM and XCLAIM drop from the
+// pending list entries deleted from the stream (on 6.2 they would stay pending for ever), and
+// XINFO GROUPS reports entries-read and lag, which the admin package reads (on 6.2 every group
+// would report lag 0).
+const MinRedisVersion = "7.0.0"
+
 // DefaultTrimInterval is how often the lease holders of a partition apply time retention.
 const DefaultTrimInterval = time.Minute
 
@@ -179,6 +191,22 @@ type PublisherConfig struct {
 	// QueueSize bounds the Publish calls waiting for a pipeline; callers beyond it wait.
 	// Optional; default DefaultQueueSize.
 	QueueSize int
+	// MinReplicas makes Publish durable against losing the master: every pipeline of writes
+	// ends with one WAIT (sent on the writes' connection), and Publish returns nil only once
+	// this many replicas confirmed all of the pipeline's writes. Fewer within ReplicaTimeout,
+	// and Publish returns a *ReplicationError (ErrNotReplicated): the messages were written to
+	// the master and may be delivered. It needs a single-node or Sentinel (failover) client:
+	// Validate rejects a Cluster or Ring client, whose pipelines send a keyless WAIT to any
+	// node. Each pipeline then takes a replica round trip longer, and the Flushers pipelines
+	// in flight bound the throughput (see README, Durable publish). Optional; default 0: off,
+	// Publish returns once the master applied the writes.
+	MinReplicas int
+	// ReplicaTimeout bounds the wait for MinReplicas replicas (WAIT's timeout), and with it how
+	// long Publish may wait for a lagging or stalled replica. It must be at least 1ms and at
+	// most half the client's ReadTimeout (go-redis reads a pipeline's replies, WAIT's included,
+	// within ReadTimeout, and sends a pipeline that timed out again). Optional; default
+	// DefaultReplicaTimeout (1 s); ignored when MinReplicas is 0.
+	ReplicaTimeout time.Duration
 }
 
 func (c *PublisherConfig) setDefaults() {
@@ -207,6 +235,9 @@ func (c *PublisherConfig) setDefaults() {
 	setDefault(&c.MaxPipelineSize, DefaultMaxPipelineSize)
 	setDefault(&c.Flushers, DefaultFlushers)
 	setDefault(&c.QueueSize, DefaultQueueSize)
+	if c.MinReplicas > 0 {
+		setDefault(&c.ReplicaTimeout, DefaultReplicaTimeout)
+	}
 }
 
 // Validate reports the first invalid field, wrapped in ErrInvalidConfig.
@@ -220,6 +251,7 @@ func (c PublisherConfig) Validate() error {
 		positive("MaxPipelineSize", c.MaxPipelineSize),
 		positive("Flushers", c.Flushers),
 		positive("QueueSize", c.QueueSize),
+		checkReplicas(c.Client, c.MinReplicas, c.ReplicaTimeout),
 	}
 	if c.MaxLen < -1 {
 		errs = append(errs, fmt.Errorf("MaxLen must be > 0, 0 (default) or -1 (off), got %d", c.MaxLen))
@@ -461,6 +493,39 @@ func (c SubscriberConfig) Validate() error {
 func checkClient(c redis.UniversalClient) error {
 	if c == nil {
 		return errors.New("Client is required")
+	}
+	if server.IsNil(c) {
+		return fmt.Errorf("Client is a nil %T: pass a client made by redis.NewClient, NewClusterClient, NewFailoverClient or NewUniversalClient", c)
+	}
+	return nil
+}
+
+// checkReplicas checks MinReplicas and ReplicaTimeout against each other and the client.
+// WAIT counts the replicas of the node that served the connection it is sent on, after the
+// writes sent before it there. A single-node pipeline is one connection; go-redis splits a
+// Cluster (or Ring) pipeline by the keys' slots and sends a keyless WAIT to any node, so
+// MinReplicas is refused there rather than answered by the wrong node. Doing it right would
+// mean one pipeline per master outside go-redis's cluster pipeline, without its MOVED and ASK
+// handling during a resharding or failover.
+func checkReplicas(c redis.UniversalClient, replicas int, timeout time.Duration) error {
+	switch {
+	case replicas < 0:
+		return fmt.Errorf("MinReplicas must not be negative, got %d", replicas)
+	case timeout < 0:
+		return fmt.Errorf("ReplicaTimeout must not be negative, got %s", timeout)
+	case replicas == 0 || server.IsNil(c):
+		return nil
+	case timeout < time.Millisecond:
+		return fmt.Errorf("ReplicaTimeout must be at least 1ms (WAIT counts milliseconds; WAIT 0 blocks for ever), got %s", timeout)
+	}
+	switch c.(type) {
+	case *redis.ClusterClient, *redis.Ring:
+		return fmt.Errorf("MinReplicas needs a single-node or Sentinel (failover) client, not a %T: "+
+			"go-redis sends a keyless WAIT in a cluster pipeline to any node, not to the masters that took the writes", c)
+	}
+	if rt, ok := server.ReadTimeout(c); ok && rt > 0 && timeout > rt/2 {
+		return fmt.Errorf("ReplicaTimeout %s must be at most half the client's ReadTimeout %s: "+
+			"go-redis reads a pipeline's replies, WAIT's included, within ReadTimeout and sends a timed-out pipeline again", timeout, rt)
 	}
 	return nil
 }

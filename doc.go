@@ -28,6 +28,12 @@
 // Every key of one partition shares the hash tag {topic:p:N}, so the same code runs on a
 // single Redis, Sentinel or a Redis Cluster through redis.UniversalClient.
 //
+// streamq needs Redis 7.0 or later (MinRedisVersion). The first Publish and Subscribe on a
+// client check every server behind it (ErrUnsupportedServer) and log once a maxmemory-policy
+// other than noeviction, under which Redis may evict leases, retries, payloads and streams; a
+// server that refuses INFO to the client's ACL user is not checked. PublisherConfig.MinReplicas
+// makes Publish return only once that many replicas have the messages (ErrNotReplicated).
+//
 // Quick start:
 //
 //	client := redis.NewClient(&redis.Options{Addr: "localhost:6379"})

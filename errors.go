@@ -3,9 +3,11 @@ package streamq
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/streamq-dev/streamq/internal/codec"
 	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/server"
 	"github.com/streamq-dev/streamq/internal/stream"
 )
 
@@ -26,7 +28,33 @@ var (
 	// ErrLeaseLost reports that this member no longer owns a partition's lease: another member
 	// has taken the partition over and this one stopped delivering from it.
 	ErrLeaseLost = stream.ErrLeaseLost
+	// ErrUnsupportedServer reports a Redis server older than MinRedisVersion. The first
+	// Publish and Subscribe on a client check every server behind it and return it, wrapped
+	// with the version found, the server and the version needed.
+	ErrUnsupportedServer = server.ErrUnsupported
+	// ErrNotReplicated reports a Publish under PublisherConfig.MinReplicas whose writes fewer
+	// replicas confirmed than asked within ReplicaTimeout (a *ReplicationError carries the
+	// counts), or whose WAIT failed. The messages were written to the master: they exist and
+	// will be delivered unless the master is lost before a replica has them. Publishing them
+	// again is safe under at-least-once delivery but may deliver them twice.
+	ErrNotReplicated = errors.New("not replicated")
 )
+
+// ReplicationError is the ErrNotReplicated of a pipeline that fewer replicas than MinReplicas
+// confirmed within ReplicaTimeout.
+type ReplicationError struct {
+	Wanted  int           // PublisherConfig.MinReplicas
+	Acked   int           // replicas that confirmed every write of the pipeline (WAIT's reply)
+	Timeout time.Duration // PublisherConfig.ReplicaTimeout
+}
+
+func (e *ReplicationError) Error() string {
+	return fmt.Sprintf("%v: %d of %d replicas confirmed the writes within %s (the messages were written to the master and may be delivered)",
+		ErrNotReplicated, e.Acked, e.Wanted, e.Timeout)
+}
+
+// Unwrap returns ErrNotReplicated.
+func (e *ReplicationError) Unwrap() error { return ErrNotReplicated }
 
 // PartitionError carries the topic and partition of a failure.
 type PartitionError struct {

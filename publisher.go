@@ -12,7 +12,6 @@ import (
 	"github.com/ThreeDotsLabs/watermill"
 	"github.com/ThreeDotsLabs/watermill/components/delay"
 	"github.com/ThreeDotsLabs/watermill/message"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/streamq-dev/streamq/internal/codec"
 	"github.com/streamq-dev/streamq/internal/keys"
@@ -35,7 +34,8 @@ type Publisher struct {
 	topics *partition.Cache
 	names  *streamNames
 	batch  *batcher
-	trims  *trimmer // nil when MaxLen is off
+	trims  *trimmer     // nil when MaxLen is off
+	server *serverCheck // shared by every user of the client
 
 	// Scripts used by SHA inside pipelines are loaded once; NOSCRIPT reloads them.
 	parkLoaded, offloadLoaded atomic.Bool
@@ -46,7 +46,8 @@ type Publisher struct {
 
 var _ message.Publisher = (*Publisher)(nil)
 
-// NewPublisher validates config and returns a Publisher. logger may be nil.
+// NewPublisher validates config and returns a Publisher. logger may be nil. It sends nothing
+// to Redis: the first Publish checks the servers behind the client (see MinRedisVersion).
 func NewPublisher(config PublisherConfig, logger watermill.LoggerAdapter) (*Publisher, error) {
 	config.setDefaults()
 	if err := config.Validate(); err != nil {
@@ -62,7 +63,9 @@ func NewPublisher(config PublisherConfig, logger watermill.LoggerAdapter) (*Publ
 		space:  space,
 		topics: partition.NewCache(partition.NewRegistry(config.Client, space), config.DefaultPartitionCount, config.PartitionRefreshInterval, nil),
 		names:  &streamNames{space: space},
-		batch:  newBatcher(config.Client, config.Flushers, config.MaxPipelineSize, config.QueueSize),
+		batch: newBatcher(config.Client, config.Flushers, config.MaxPipelineSize, config.QueueSize,
+			replicaWait{replicas: config.MinReplicas, timeout: config.ReplicaTimeout}),
+		server: serverCheckOf(config.Client),
 	}
 	length := lengthRetention{maxLen: config.MaxLen, exact: config.ExactMaxLen, policy: config.TrimPolicy}
 	p.topics.Settings = length.settings()
@@ -75,10 +78,17 @@ func NewPublisher(config PublisherConfig, logger watermill.LoggerAdapter) (*Publ
 
 // Publish appends msgs to topic in one round trip, each to the partition its key maps to.
 // Concurrent calls share round trips: their writes are coalesced into one pipeline. The first
-// publish to a topic registers it. It returns when Redis has confirmed every message, or the
-// first error. It stops waiting when any message's context is done (the messages may then
-// still be written). Publish is safe for concurrent use.
+// publish to a topic registers it; the first publish on a client checks its servers (an
+// ErrUnsupportedServer for one older than MinRedisVersion). It returns when Redis has
+// confirmed every message, or the first error; under MinReplicas, when that many replicas
+// confirmed them, or an error wrapping ErrNotReplicated. It stops waiting when any message's
+// context is done (the messages may then still be written). A closed client gives an error
+// wrapping ErrInvalidConfig and redis.ErrClosed. Publish is safe for concurrent use.
 func (p *Publisher) Publish(topic string, msgs ...*message.Message) error {
+	return closedClient(p.publish(topic, msgs))
+}
+
+func (p *Publisher) publish(topic string, msgs []*message.Message) error {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	if p.closed {
@@ -92,6 +102,9 @@ func (p *Publisher) Publish(topic string, msgs ...*message.Message) error {
 	}
 	ctx, cancel := mergeContexts(msgs)
 	defer cancel()
+	if err := p.server.ensure(ctx, p.config.Client, p.logger); err != nil {
+		return fmt.Errorf("publish to %q: %w", topic, err)
+	}
 	n, err := p.topics.Partitions(ctx, topic)
 	if err != nil {
 		return fmt.Errorf("publish to %q: %w", topic, err)
@@ -228,20 +241,23 @@ func (p *Publisher) send(ctx context.Context, topic string, n int, writes []writ
 	if err := p.loadScripts(ctx, writes, false); err != nil {
 		return err
 	}
-	cmds, err := p.batch.submit(ctx, writes)
+	res, err := p.batch.submit(ctx, writes)
 	if err != nil {
 		return fmt.Errorf("publish to %q: %w", topic, err)
 	}
-	if cmds, err = p.retryNoScript(ctx, writes, cmds); err != nil {
+	if res, err = p.retryNoScript(ctx, writes, res); err != nil {
 		return fmt.Errorf("publish to %q: %w", topic, err)
 	}
-	for i, c := range cmds {
+	for i, c := range res.cmds {
 		if err := c.Err(); err != nil {
 			reloadOnConnError(ctx, p.config.Client, err)
 			return fmt.Errorf("publish message %s to %q: %w", msgs[i].UUID, topic, err)
 		}
 	}
-	p.produced(topic, n, writes)
+	p.produced(topic, n, writes) // written to the master, even when too few replicas confirmed
+	if res.replicated != nil {
+		return fmt.Errorf("publish to %q: %w", topic, res.replicated)
+	}
 	return nil
 }
 
@@ -267,32 +283,36 @@ func (p *Publisher) registered(ctx context.Context, topic string, t partition.To
 
 // retryNoScript sends again, once, the script writes a server refused with NOSCRIPT (a
 // restarted or failed-over node has an empty script cache), after loading the scripts there.
-// Plain appends that succeeded are not sent again.
-func (p *Publisher) retryNoScript(ctx context.Context, writes []write, cmds []redis.Cmder) ([]redis.Cmder, error) {
+// Plain appends that succeeded are not sent again. Under MinReplicas the first pipeline's
+// verdict stands when it failed: its WAIT covered the writes that are not sent again.
+func (p *Publisher) retryNoScript(ctx context.Context, writes []write, res flushed) (flushed, error) {
 	var idx []int
-	for i, c := range cmds {
+	for i, c := range res.cmds {
 		if retry.IsNoScript(c.Err()) {
 			idx = append(idx, i)
 		}
 	}
 	if len(idx) == 0 {
-		return cmds, nil
+		return res, nil
 	}
 	again := make([]write, len(idx))
 	for j, i := range idx {
 		again[j] = writes[i]
 	}
 	if err := p.loadScripts(ctx, again, true); err != nil {
-		return nil, err
+		return flushed{}, err
 	}
-	res, err := p.batch.submit(ctx, again)
+	second, err := p.batch.submit(ctx, again)
 	if err != nil {
-		return nil, err
+		return flushed{}, err
 	}
 	for j, i := range idx {
-		cmds[i] = res[j]
+		res.cmds[i] = second.cmds[j]
 	}
-	return cmds, nil
+	if res.replicated == nil {
+		res.replicated = second.replicated
+	}
+	return res, nil
 }
 
 // loadScripts caches the delay and offload scripts on the server before a pipeline uses

@@ -23,6 +23,7 @@ type Subscriber struct {
 	logger watermill.LoggerAdapter
 	space  keys.Space
 	reg    *partition.Registry
+	server *serverCheck // shared by every user of the client
 	stats  counters
 	warned sync.Map // topic -> struct{}: a differing stated partition count was logged
 
@@ -53,6 +54,7 @@ func NewSubscriber(config SubscriberConfig, logger watermill.LoggerAdapter) (*Su
 		logger:  logger.With(watermill.LogFields{"consumer_group": config.ConsumerGroup}),
 		space:   space,
 		reg:     partition.NewRegistry(config.Client, space),
+		server:  serverCheckOf(config.Client),
 		closing: make(chan struct{}),
 		subs:    map[*subscription]struct{}{},
 	}, nil
@@ -62,7 +64,10 @@ func NewSubscriber(config SubscriberConfig, logger watermill.LoggerAdapter) (*Su
 // partitions this member leases. Each message must be acked or nacked; the next message of a
 // partition is delivered after that (MaxInFlightPerPartition 1). The channel is closed when
 // ctx is done or the Subscriber is closed. Subscribe is safe for concurrent use; several
-// subscriptions to one topic act as separate members of the group.
+// subscriptions to one topic act as separate members of the group. The first Subscribe or
+// SubscribeInitialize on a client checks its servers (ErrUnsupportedServer for one older than
+// MinRedisVersion); a closed client gives an error wrapping ErrInvalidConfig and
+// redis.ErrClosed.
 func (s *Subscriber) Subscribe(ctx context.Context, topic string) (<-chan *message.Message, error) {
 	v, err := newView(s.space, topic)
 	if err != nil {
@@ -73,7 +78,7 @@ func (s *Subscriber) Subscribe(ctx context.Context, topic string) (<-chan *messa
 	}
 	if err := s.initialize(ctx, v); err != nil {
 		s.wg.Done()
-		return nil, err
+		return nil, closedClient(err)
 	}
 	sub := s.newTrackedSubscription(ctx, v)
 	go func() {
@@ -95,13 +100,16 @@ func (s *Subscriber) SubscribeInitialize(topic string) error {
 	if err != nil {
 		return err
 	}
-	return s.initialize(context.Background(), v)
+	return closedClient(s.initialize(context.Background(), v))
 }
 
 // initialize declares the group on a base topic, creates the topic when this Subscriber
 // states a partition count and the topic is missing, and creates the group on every partition
 // of the topic if it exists. A missing topic with no stated count is left to its creator.
 func (s *Subscriber) initialize(ctx context.Context, v view) error {
+	if err := s.server.ensure(ctx, s.config.Client, s.logger); err != nil {
+		return fmt.Errorf("subscribe to %q: %w", v.name, err)
+	}
 	// A new subscription is a new intent to consume, after a forced delete as before it.
 	if err := s.reg.ClearTombstones(ctx, v.topic, s.config.ConsumerGroup); err != nil {
 		return fmt.Errorf("subscribe to %q: %w", v.name, err)

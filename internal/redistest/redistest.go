@@ -6,9 +6,10 @@
 // redis-cli --cluster create), with helpers to find and kill masters for
 // failover tests. StartSentinel starts a master, its replica and three
 // sentinels (redis-server --sentinel), with helpers to kill the master and
-// wait for the promotion. Tests are skipped when redis-server (or, for a
-// cluster, redis-cli) is not installed, unless STREAMQ_REQUIRE_REDIS=1 is set,
-// in which case they fail.
+// wait for the promotion. StartReplica starts a replica of a Server;
+// Server.Pause (SIGSTOP) and Resume stall and continue a server's process.
+// Tests are skipped when redis-server (or, for a cluster, redis-cli) is not
+// installed, unless STREAMQ_REQUIRE_REDIS=1 is set, in which case they fail.
 package redistest
 
 import (
@@ -57,6 +58,8 @@ type Server struct {
 	// persistence lines of a data node.
 	sentinel bool
 	wd       *watchdog // kills the server if the test process dies without its cleanups
+
+	resumeOnCleanup bool // Pause registered a cleanup that resumes the process
 }
 
 // RequireRedis reports whether a missing redis-server must fail tests

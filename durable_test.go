@@ -1,0 +1,213 @@
+package streamq
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill"
+	"github.com/ThreeDotsLabs/watermill/components/delay"
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/redistest"
+)
+
+func TestPublisherConfigReplicas(t *testing.T) {
+	client := unusedClient(t)
+	cluster := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}})
+	t.Cleanup(func() { _ = cluster.Close() })
+	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": "127.0.0.1:1"}})
+	t.Cleanup(func() { _ = ring.Close() })
+	short := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", ReadTimeout: time.Second})
+	t.Cleanup(func() { _ = short.Close() })
+	unbounded := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", ReadTimeout: -1})
+	t.Cleanup(func() { _ = unbounded.Close() })
+	tests := []struct {
+		name    string
+		cfg     PublisherConfig
+		invalid string // "" when valid
+	}{
+		{name: "off", cfg: PublisherConfig{Client: client}},
+		{name: "one replica, default timeout", cfg: PublisherConfig{Client: client, MinReplicas: 1}},
+		{name: "timeout at half the read timeout", cfg: PublisherConfig{Client: short, MinReplicas: 1, ReplicaTimeout: 500 * time.Millisecond}},
+		{name: "no read timeout", cfg: PublisherConfig{Client: unbounded, MinReplicas: 2, ReplicaTimeout: time.Minute}},
+		{name: "negative MinReplicas", cfg: PublisherConfig{Client: client, MinReplicas: -1}, invalid: "MinReplicas must not be negative"},
+		{name: "negative ReplicaTimeout", cfg: PublisherConfig{Client: client, MinReplicas: 1, ReplicaTimeout: -time.Second}, invalid: "ReplicaTimeout must not be negative"},
+		{name: "sub-millisecond timeout", cfg: PublisherConfig{Client: client, MinReplicas: 1, ReplicaTimeout: 500 * time.Microsecond}, invalid: "at least 1ms"},
+		{name: "timeout above half the read timeout", cfg: PublisherConfig{Client: short, MinReplicas: 1, ReplicaTimeout: 600 * time.Millisecond}, invalid: "half the client's ReadTimeout 1s"},
+		{name: "cluster client", cfg: PublisherConfig{Client: cluster, MinReplicas: 1}, invalid: "not a *redis.ClusterClient"},
+		{name: "ring client", cfg: PublisherConfig{Client: ring, MinReplicas: 1}, invalid: "not a *redis.Ring"},
+		{name: "cluster client without MinReplicas", cfg: PublisherConfig{Client: cluster, ReplicaTimeout: time.Hour}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pub, err := NewPublisher(tt.cfg, nil)
+			if tt.invalid == "" {
+				require.NoError(t, err)
+				_ = pub.Close()
+				return
+			}
+			require.ErrorIs(t, err, ErrInvalidConfig)
+			assert.Contains(t, err.Error(), tt.invalid)
+		})
+	}
+
+	c := PublisherConfig{Client: client, MinReplicas: 1}
+	c.setDefaults()
+	assert.Equal(t, DefaultReplicaTimeout, c.ReplicaTimeout)
+	c = PublisherConfig{Client: client}
+	c.setDefaults()
+	assert.Zero(t, c.ReplicaTimeout, "no timeout without MinReplicas")
+}
+
+// Under MinReplicas a Publish that returned nil is on the replica, whatever it wrote (plain
+// appends, offloaded payloads, delayed messages, concurrent calls coalesced into pipelines);
+// with the replica stalled, Publish returns a *ReplicationError and the message is on the
+// master; once the replica is back, publishes succeed again.
+func TestPublishWaitsForReplicas(t *testing.T) {
+	master := redistest.Start(t)
+	replica := redistest.StartReplica(t, master)
+	client, onReplica := master.Client(t), replica.Client(t)
+	ctx := context.Background()
+	const timeout = 300 * time.Millisecond
+	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 4, MinReplicas: 1,
+		ReplicaTimeout: timeout, PayloadThreshold: 1024})
+	topic := "durable"
+	stream := func(p int) string { return keys.New("", "").PartitionStream(topic, p) }
+	length := func(c *redis.Client) int64 {
+		t.Helper()
+		var n int64
+		for p := 0; p < 4; p++ {
+			l, err := c.XLen(ctx, stream(p)).Result()
+			require.NoError(t, err)
+			n += l
+		}
+		return n
+	}
+
+	var wg sync.WaitGroup
+	for i := 0; i < 50; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			assert.NoError(t, pub.Publish(topic, message.NewMessage(watermill.NewUUID(), []byte("x"))))
+		}()
+	}
+	wg.Wait()
+	batch := make([]*message.Message, 20)
+	for i := range batch {
+		batch[i] = message.NewMessage(watermill.NewUUID(), []byte("y"))
+	}
+	batch[0].Payload = []byte(strings.Repeat("p", 4096)) // offloaded
+	require.NoError(t, pub.Publish(topic, batch...))
+	delayed := message.NewMessage(watermill.NewUUID(), []byte("later"))
+	delay.Message(delayed, delay.For(time.Hour))
+	require.NoError(t, client.ScriptFlush(ctx).Err()) // the scripts go again after NOSCRIPT
+	require.NoError(t, pub.Publish(topic, delayed))
+	assert.Equal(t, int64(70), length(onReplica), "every append confirmed by WAIT is on the replica")
+	parked, err := onReplica.ZCard(ctx, keys.New("", "").Delay(topic, 0)).Result()
+	require.NoError(t, err)
+	more, _ := onReplica.ZCard(ctx, keys.New("", "").Delay(topic, 1)).Result()
+	parked += more
+	for p := 2; p < 4; p++ {
+		n, _ := onReplica.ZCard(ctx, keys.New("", "").Delay(topic, p)).Result()
+		parked += n
+	}
+	assert.Equal(t, int64(1), parked, "the delayed message is parked on the replica too")
+
+	require.NoError(t, replica.Pause())
+	err = pub.Publish(topic, message.NewMessage(watermill.NewUUID(), []byte("stalled")))
+	require.ErrorIs(t, err, ErrNotReplicated)
+	var re *ReplicationError
+	require.ErrorAs(t, err, &re)
+	assert.Equal(t, ReplicationError{Wanted: 1, Acked: 0, Timeout: timeout}, *re)
+	assert.Equal(t, int64(71), length(client), "the message was written to the master")
+
+	require.NoError(t, replica.Resume())
+	require.Eventually(t, func() bool {
+		return pub.Publish(topic, message.NewMessage(watermill.NewUUID(), []byte("back"))) == nil
+	}, 20*time.Second, 10*time.Millisecond, "publishes succeed once the replica is back")
+}
+
+// Asking for more replicas than there are fails every Publish with the counts.
+func TestPublishNeedsMoreReplicasThanThereAre(t *testing.T) {
+	master := redistest.Start(t)
+	redistest.StartReplica(t, master)
+	pub := newTestPublisher(t, PublisherConfig{Client: master.Client(t), MinReplicas: 2, ReplicaTimeout: 50 * time.Millisecond})
+	err := pub.Publish("few", message.NewMessage(watermill.NewUUID(), []byte("x")))
+	var re *ReplicationError
+	require.ErrorAs(t, err, &re)
+	assert.Equal(t, 2, re.Wanted)
+	assert.Equal(t, 1, re.Acked)
+	assert.True(t, errors.Is(err, ErrNotReplicated))
+}
+
+// pipelineRecorder is a go-redis hook recording the command names of every pipeline.
+type pipelineRecorder struct {
+	mu        sync.Mutex
+	pipelines [][]string
+}
+
+func (*pipelineRecorder) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (*pipelineRecorder) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (r *pipelineRecorder) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		names := make([]string, len(cmds))
+		for i, c := range cmds {
+			names[i] = c.Name()
+		}
+		r.mu.Lock()
+		r.pipelines = append(r.pipelines, names)
+		r.mu.Unlock()
+		return next(ctx, cmds)
+	}
+}
+
+// WAIT is sent once per pipeline, after its writes: one call of 100 messages is one
+// pipeline of 100 XADDs and one WAIT, and concurrent calls share their pipelines' WAITs.
+func TestPublishSendsOneWaitPerPipeline(t *testing.T) {
+	master := redistest.Start(t)
+	redistest.StartReplica(t, master)
+	client := master.Client(t)
+	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 8, MinReplicas: 1, MaxLen: -1})
+	require.NoError(t, pub.Publish("waits", message.NewMessage(watermill.NewUUID(), []byte("warm")))) // check, register
+	rec := &pipelineRecorder{}
+	client.AddHook(rec)
+
+	msgs := make([]*message.Message, 100)
+	for i := range msgs {
+		msgs[i] = message.NewMessage(watermill.NewUUID(), []byte("x"))
+	}
+	require.NoError(t, pub.Publish("waits", msgs...))
+	require.Len(t, rec.pipelines, 1)
+	want := append(make([]string, 0, 101), strings.Split(strings.Repeat("xadd ", 100)+"wait", " ")...)
+	assert.Equal(t, want, rec.pipelines[0])
+
+	var wg sync.WaitGroup
+	for i := 0; i < 200; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			assert.NoError(t, pub.Publish("waits", message.NewMessage(watermill.NewUUID(), []byte("x"))))
+		}()
+	}
+	wg.Wait()
+	xadds := 0
+	for _, p := range rec.pipelines[1:] {
+		require.Equal(t, "wait", p[len(p)-1], "WAIT ends every pipeline")
+		for _, name := range p[:len(p)-1] {
+			require.Equal(t, "xadd", name)
+			xadds++
+		}
+	}
+	assert.Equal(t, 200, xadds)
+	t.Logf("200 concurrent calls in %d pipelines, one WAIT each", len(rec.pipelines)-1)
+}

@@ -1,0 +1,164 @@
+package streamq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"weak"
+
+	"github.com/ThreeDotsLabs/watermill"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/streamq-dev/streamq/internal/server"
+)
+
+// serverRecheckInterval is the soonest a server that could not be reached is asked again:
+// a Cluster master that is down must not cost every Publish a dial.
+const serverRecheckInterval = 30 * time.Second
+
+// evictionRisk is what a maxmemory-policy other than noeviction puts at risk.
+const evictionRisk = "evicted partition leases let two members own a partition at once; evicted retry " +
+	"and delay items lose those messages; evicted offloaded payloads leave entries without a payload " +
+	"(dead-lettered); an evicted stream loses its messages and its consumer groups. The volatile-* " +
+	"policies evict keys with a TTL, and leases, ack sets and payloads have one"
+
+// serverCheck checks the Redis servers behind one client, once for every Publisher and
+// Subscriber of that client: a server older than MinRedisVersion is an ErrUnsupportedServer,
+// a maxmemory-policy other than noeviction is logged once per server. A server that refuses
+// INFO (an ACL user without it, a proxy, an emulation) is not checked, which is logged at
+// debug level; one that cannot be reached is asked again at a later use, no sooner than
+// serverRecheckInterval, and does not fail the call (the call's own commands report it).
+type serverCheck struct {
+	done atomic.Bool // every server was checked: nothing more to do
+
+	mu      sync.Mutex
+	retryAt time.Time       // some server could not be reached: ask again after this
+	seen    map[string]bool // servers whose findings were logged
+}
+
+// serverChecks holds the check of each go-redis client, keyed by a weak pointer to it: a
+// client that is garbage collected takes its entry with it.
+var serverChecks sync.Map
+
+// serverCheckOf returns the check shared by every user of rdb. A client that is not one of
+// go-redis's types gets a check of its own (once per Publisher or Subscriber).
+func serverCheckOf(rdb redis.UniversalClient) *serverCheck {
+	switch c := rdb.(type) {
+	case *redis.Client:
+		return sharedCheck(c)
+	case *redis.ClusterClient:
+		return sharedCheck(c)
+	case *redis.Ring:
+		return sharedCheck(c)
+	}
+	return &serverCheck{}
+}
+
+func sharedCheck[T any](c *T) *serverCheck {
+	key := weak.Make(c)
+	if v, ok := serverChecks.Load(key); ok {
+		return v.(*serverCheck)
+	}
+	v, loaded := serverChecks.LoadOrStore(key, &serverCheck{})
+	if !loaded {
+		runtime.AddCleanup(c, func(key weak.Pointer[T]) { serverChecks.Delete(key) }, key)
+	}
+	return v.(*serverCheck)
+}
+
+// ensure checks the servers of rdb unless that was done. It returns an error wrapping
+// ErrUnsupportedServer, or redis.ErrClosed for a closed client.
+func (c *serverCheck) ensure(ctx context.Context, rdb redis.UniversalClient, logger watermill.LoggerAdapter) error {
+	if c.done.Load() {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done.Load() || time.Now().Before(c.retryAt) {
+		return nil
+	}
+	again, err := c.judge(server.Read(ctx, rdb), logger)
+	switch {
+	case err != nil:
+		return err
+	case again && ctx.Err() == nil:
+		c.retryAt = time.Now().Add(serverRecheckInterval)
+	case !again:
+		c.done.Store(true)
+	}
+	return nil
+}
+
+// judge logs what each server told (once per server) and returns the servers that are too
+// old, a closed client's error, and whether some server must be asked again.
+func (c *serverCheck) judge(nodes []server.Node, logger watermill.LoggerAdapter) (again bool, err error) {
+	var old []error
+	for _, n := range nodes {
+		switch {
+		case n.Err == nil:
+			old = append(old, c.judgeFacts(n, logger))
+		case errors.Is(n.Err, redis.ErrClosed):
+			return false, fmt.Errorf("check the Redis server: %w", n.Err)
+		case server.Refused(n.Err):
+			c.logOnce(n.Addr, func() {
+				logger.Debug("Redis server check skipped: the server refused INFO", watermill.LogFields{
+					"server": n.Addr, "reply": n.Err.Error(),
+				})
+			})
+		default:
+			again = true
+			logger.Debug("Redis server check postponed: the server could not be asked", watermill.LogFields{
+				"server": n.Addr, "err": n.Err.Error(), "retry_after": serverRecheckInterval,
+			})
+		}
+	}
+	return again, errors.Join(old...)
+}
+
+// judgeFacts returns the server's ErrUnsupportedServer, or logs its findings once.
+func (c *serverCheck) judgeFacts(n server.Node, logger watermill.LoggerAdapter) error {
+	f := server.Judge(n.Addr, n.Facts)
+	if f.Unsupported != nil {
+		return f.Unsupported
+	}
+	c.logOnce(n.Addr, func() {
+		if f.Evicting {
+			logger.Info("Redis maxmemory-policy is not noeviction: under memory pressure Redis evicts keys streamq needs", watermill.LogFields{
+				"server": n.Addr, "maxmemory_policy": n.Facts.MaxmemoryPolicy, "risk": evictionRisk,
+				"fix": "CONFIG SET maxmemory-policy noeviction (and in redis.conf): a full Redis then refuses writes, and Publish returns the OOM error, instead of dropping data",
+			})
+		}
+		if len(f.Unknown) > 0 {
+			logger.Debug("Redis server check skipped in part: INFO did not tell", watermill.LogFields{
+				"server": n.Addr, "unchecked": strings.Join(f.Unknown, ", "),
+			})
+		}
+	})
+	return nil
+}
+
+// logOnce runs log the first time it is called for addr.
+func (c *serverCheck) logOnce(addr string, log func()) {
+	if c.seen[addr] {
+		return
+	}
+	if c.seen == nil {
+		c.seen = map[string]bool{}
+	}
+	c.seen[addr] = true
+	log()
+}
+
+// closedClient wraps an error caused by a closed client in ErrInvalidConfig as well: the
+// caller closed the client before the Publisher or Subscriber that uses it.
+func closedClient(err error) error {
+	if err == nil || !errors.Is(err, redis.ErrClosed) || errors.Is(err, ErrInvalidConfig) {
+		return err
+	}
+	return fmt.Errorf("%w: the Redis client is closed (close it after the Publishers and Subscribers that use it): %w", ErrInvalidConfig, err)
+}
