@@ -2,6 +2,7 @@ package streamq
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"strings"
@@ -70,7 +71,7 @@ func (p *gateProxy) pipe(dst, src net.Conn) {
 			}
 		}
 		if err != nil {
-			if err != io.EOF {
+			if !errors.Is(err, io.EOF) {
 				_ = dst.Close()
 			}
 			return

@@ -2,6 +2,7 @@ package streamq
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -118,7 +119,7 @@ func leaseOwners(t *testing.T, client redis.UniversalClient, topic, group string
 	out := make([]string, n)
 	for p := 0; p < n; p++ {
 		v, err := client.Get(context.Background(), space.Lease(topic, p, group)).Result()
-		if err == redis.Nil {
+		if errors.Is(err, redis.Nil) {
 			continue
 		}
 		require.NoError(t, err)

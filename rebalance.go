@@ -128,7 +128,7 @@ func (sub *subscription) owners(ctx context.Context, n int, live []lease.Member)
 		}
 		return nil
 	})
-	if err != nil && err != redis.Nil {
+	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, err
 	}
 	alive := make(map[string]bool, len(live))

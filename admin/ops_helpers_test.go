@@ -2,6 +2,7 @@ package admin_test
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"testing"
 	"time"
@@ -104,7 +105,7 @@ func (e *opEnv) readGroup(topic string, p int, group, consumer string, count int
 	res, err := e.client.XReadGroup(e.ctx, &redis.XReadGroupArgs{
 		Group: group, Consumer: consumer, Streams: []string{e.space.PartitionStream(topic, p), ">"}, Count: count, Block: -1,
 	}).Result()
-	if err == redis.Nil {
+	if errors.Is(err, redis.Nil) {
 		return nil
 	}
 	require.NoError(e.t, err)

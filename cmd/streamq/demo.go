@@ -359,7 +359,7 @@ func (d *demo) startMembers(ctx context.Context) error {
 		case <-m.router.Running():
 		case err := <-m.runErr:
 			m.runErr <- err
-			return fmt.Errorf("router of %s stopped at start: %v", m.name, err)
+			return fmt.Errorf("router of %s stopped at start: %w", m.name, err)
 		case <-ctx.Done():
 			return fmt.Errorf("router of %s did not start: %w", m.name, context.Cause(ctx))
 		}

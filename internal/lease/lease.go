@@ -5,6 +5,7 @@ package lease
 import (
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync/atomic"
@@ -73,7 +74,7 @@ func (l *Leases) run(ctx context.Context, s *redis.Script, key, token string, ar
 // Owner returns the token holding the lease at key, or "" when it is free.
 func Owner(ctx context.Context, rdb redis.UniversalClient, key string) (string, error) {
 	v, err := rdb.Get(ctx, key).Result()
-	if err == redis.Nil {
+	if errors.Is(err, redis.Nil) {
 		return "", nil
 	}
 	if err != nil {

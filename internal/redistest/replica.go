@@ -66,6 +66,7 @@ func (s *Server) waitReplicaAcks() error {
 			return lastErr == nil && acked >= 1
 		})
 		if err != nil {
+			//nolint:errorlint // lastErr is detail and may be nil (the WAIT answered 0): %w would print %!w(<nil>)
 			return fmt.Errorf("replica of %s never acknowledged a write: %w (WAIT %d, last error: %v)", s.Addr(), err, acked, lastErr)
 		}
 	}
