@@ -66,19 +66,50 @@ type NoopMetrics struct{}
 
 var _ MetricsCollector = NoopMetrics{}
 
-func (NoopMetrics) Produced(string, int)                   {}
-func (NoopMetrics) Consumed(Labels)                        {}
-func (NoopMetrics) Acked(Labels)                           {}
-func (NoopMetrics) Retried(Labels)                         {}
-func (NoopMetrics) DeadLettered(Labels)                    {}
-func (NoopMetrics) PayloadMissing(Labels)                  {}
-func (NoopMetrics) DLQDeleted(string, int)                 {}
-func (NoopMetrics) DLQCleared(string, int)                 {}
-func (NoopMetrics) InFlight(Labels, int)                   {}
-func (NoopMetrics) EligiblePartitions(Labels, int)         {}
-func (NoopMetrics) LeasedPartitions(Labels, int)           {}
-func (NoopMetrics) MaxLeasedPartitions(Labels, int)        {}
-func (NoopMetrics) HandleLatency(Labels, time.Duration)    {}
+// Produced does nothing.
+func (NoopMetrics) Produced(string, int) {}
+
+// Consumed does nothing.
+func (NoopMetrics) Consumed(Labels) {}
+
+// Acked does nothing.
+func (NoopMetrics) Acked(Labels) {}
+
+// Retried does nothing.
+func (NoopMetrics) Retried(Labels) {}
+
+// DeadLettered does nothing.
+func (NoopMetrics) DeadLettered(Labels) {}
+
+// PayloadMissing does nothing.
+func (NoopMetrics) PayloadMissing(Labels) {}
+
+// DLQDeleted does nothing.
+func (NoopMetrics) DLQDeleted(string, int) {}
+
+// DLQCleared does nothing.
+func (NoopMetrics) DLQCleared(string, int) {}
+
+// InFlight does nothing.
+func (NoopMetrics) InFlight(Labels, int) {}
+
+// EligiblePartitions does nothing.
+func (NoopMetrics) EligiblePartitions(Labels, int) {}
+
+// LeasedPartitions does nothing.
+func (NoopMetrics) LeasedPartitions(Labels, int) {}
+
+// MaxLeasedPartitions does nothing.
+func (NoopMetrics) MaxLeasedPartitions(Labels, int) {}
+
+// HandleLatency does nothing.
+func (NoopMetrics) HandleLatency(Labels, time.Duration) {}
+
+// BackpressureWait does nothing.
 func (NoopMetrics) BackpressureWait(Labels, time.Duration) {}
-func (NoopMetrics) DLQReplay(string, time.Duration)        {}
-func (NoopMetrics) Trimmed(Labels, string, int64)          {}
+
+// DLQReplay does nothing.
+func (NoopMetrics) DLQReplay(string, time.Duration) {}
+
+// Trimmed does nothing.
+func (NoopMetrics) Trimmed(Labels, string, int64) {}
