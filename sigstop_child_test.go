@@ -84,7 +84,7 @@ func (l childLogger) With(watermill.LogFields) watermill.LoggerAdapter { return 
 
 // TestSigstopChild is the paused owner of TestPausedOwnerProcessIsFenced. In a normal test
 // run (the variable unset) it does nothing.
-func TestSigstopChild(t *testing.T) {
+func TestSigstopChild(_ *testing.T) {
 	if os.Getenv(sigstopChildEnv) != "1" {
 		return
 	}

@@ -75,13 +75,13 @@ func TestQueueInfoBackPressure(t *testing.T) {
 		{
 			name: "a group that read nothing holds everything",
 			meta: maxLen4,
-			seed: func(e *opEnv, ids []string) { e.groups("fast", "slow"); e.consume("fast", 6, 6) },
+			seed: func(e *opEnv, _ []string) { e.groups("fast", "slow"); e.consume("fast", 6, 6) },
 			over: 6, holder: "slow", needs: func([]string) string { return "0-1" }, held: 6,
 		},
 		{
 			name: "the oldest pending entry holds, not the last delivered",
 			meta: maxLen4,
-			seed: func(e *opEnv, ids []string) {
+			seed: func(e *opEnv, _ []string) {
 				e.groups("fast", "slow")
 				e.consume("fast", 5, 5)
 				e.consume("slow", 8, 1) // delivered up to ids[7], ids[1] on pending
@@ -91,7 +91,7 @@ func TestQueueInfoBackPressure(t *testing.T) {
 		{
 			name: "the group with the lower position holds",
 			meta: maxLen4,
-			seed: func(e *opEnv, ids []string) {
+			seed: func(e *opEnv, _ []string) {
 				e.groups("fast", "slow")
 				e.consume("fast", 7, 7)
 				e.consume("slow", 3, 3)
@@ -101,7 +101,7 @@ func TestQueueInfoBackPressure(t *testing.T) {
 		{
 			name: "a group fewer than MaxLen entries behind holds nothing back: the next trim removes what is over",
 			meta: maxLen4,
-			seed: func(e *opEnv, ids []string) {
+			seed: func(e *opEnv, _ []string) {
 				e.groups("fast", "slow")
 				e.consume("fast", 10, 10)
 				e.consume("slow", 8, 8)
@@ -111,7 +111,7 @@ func TestQueueInfoBackPressure(t *testing.T) {
 		{
 			name: "a group MaxLen entries behind holds nothing back",
 			meta: maxLen4,
-			seed: func(e *opEnv, ids []string) {
+			seed: func(e *opEnv, _ []string) {
 				e.groups("fast", "slow")
 				e.consume("fast", 10, 10)
 				e.consume("slow", 6, 6)
@@ -121,7 +121,7 @@ func TestQueueInfoBackPressure(t *testing.T) {
 		{
 			name: "pending entries are needed too: delivered everything, acked 3",
 			meta: maxLen4,
-			seed: func(e *opEnv, ids []string) {
+			seed: func(e *opEnv, _ []string) {
 				e.groups("fast", "slow")
 				e.consume("fast", 10, 10)
 				e.consume("slow", 10, 3)
@@ -145,7 +145,7 @@ func TestQueueInfoBackPressure(t *testing.T) {
 		{
 			name: "every group caught up: nothing holds",
 			meta: maxLen4,
-			seed: func(e *opEnv, ids []string) {
+			seed: func(e *opEnv, _ []string) {
 				e.groups("fast", "slow")
 				e.consume("fast", 10, 10)
 				e.consume("slow", 10, 10)
@@ -155,22 +155,22 @@ func TestQueueInfoBackPressure(t *testing.T) {
 		{
 			name: "length retention off: nothing is over",
 			meta: []string{partition.FieldMaxLen, "-1"},
-			seed: func(e *opEnv, ids []string) { e.groups("fast", "slow"); e.consume("fast", 6, 6) },
+			seed: func(e *opEnv, _ []string) { e.groups("fast", "slow"); e.consume("fast", 6, 6) },
 		},
 		{
 			name: "within MaxLen: nothing is over, nobody holds",
 			meta: []string{partition.FieldMaxLen, "20"},
-			seed: func(e *opEnv, ids []string) { e.groups("fast", "slow"); e.consume("fast", 6, 6) },
+			seed: func(e *opEnv, _ []string) { e.groups("fast", "slow"); e.consume("fast", 6, 6) },
 		},
 		{
 			name: "hard policy: no position stops the trim, nothing holds",
 			meta: []string{partition.FieldMaxLen, "4", partition.FieldTrimPolicy, "hard"},
-			seed: func(e *opEnv, ids []string) { e.groups("fast", "slow"); e.consume("fast", 6, 6) },
+			seed: func(e *opEnv, _ []string) { e.groups("fast", "slow"); e.consume("fast", 6, 6) },
 			over: 6,
 		},
 		{
 			name: "no recorded retention: the default MaxLen",
-			seed: func(e *opEnv, ids []string) { e.groups("slow") },
+			seed: func(e *opEnv, _ []string) { e.groups("slow") },
 		},
 	}
 	for _, c := range cases {

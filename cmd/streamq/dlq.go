@@ -152,7 +152,7 @@ func dlqSizeCmd(a *app) *cobra.Command {
 		Short:             "Print how many dead letters a topic has, over all partitions",
 		Args:              argsExactly("TOPIC"),
 		ValidArgsFunction: a.completeArgs(argTopic),
-		RunE: a.withAdmin(func(ctx context.Context, adm *admin.Admin, cmd *cobra.Command, args []string) error {
+		RunE: a.withAdmin(func(ctx context.Context, adm *admin.Admin, _ *cobra.Command, args []string) error {
 			n, err := adm.DLQSize(ctx, args[0])
 			if err != nil {
 				return err

@@ -32,7 +32,7 @@ func groupsCmd(a *app) *cobra.Command {
 		GroupID:           groupGroups,
 		Args:              argsExactly("TOPIC"),
 		ValidArgsFunction: a.completeArgs(argTopic),
-		RunE: a.withAdmin(func(ctx context.Context, adm *admin.Admin, cmd *cobra.Command, args []string) error {
+		RunE: a.withAdmin(func(ctx context.Context, adm *admin.Admin, _ *cobra.Command, args []string) error {
 			groups, err := adm.ConsumerGroups(ctx, args[0])
 			if err != nil {
 				return err
@@ -132,7 +132,7 @@ back (they go once it catches up or is deleted).`,
 		GroupID:           groupGroups,
 		Args:              argsExactly("TOPIC", "GROUP"),
 		ValidArgsFunction: a.completeArgs(argTopic, argGroup),
-		RunE: a.withAdmin(func(ctx context.Context, adm *admin.Admin, cmd *cobra.Command, args []string) error {
+		RunE: a.withAdmin(func(ctx context.Context, adm *admin.Admin, _ *cobra.Command, args []string) error {
 			s, err := adm.GroupStats(ctx, args[0], args[1])
 			if err != nil {
 				return err
@@ -208,7 +208,7 @@ code is 0 whatever the lag.`,
 		GroupID:           groupGroups,
 		Args:              argsExactly("TOPIC", "GROUP"),
 		ValidArgsFunction: a.completeArgs(argTopic, argGroup),
-		RunE: a.withAdmin(func(ctx context.Context, adm *admin.Admin, cmd *cobra.Command, args []string) error {
+		RunE: a.withAdmin(func(ctx context.Context, adm *admin.Admin, _ *cobra.Command, args []string) error {
 			s, err := adm.GroupStats(ctx, args[0], args[1])
 			if err != nil {
 				return err
@@ -255,7 +255,7 @@ which only moves forward). Partitions where the group acked nothing yet are not 
 		GroupID:           groupGroups,
 		Args:              argsExactly("TOPIC", "GROUP"),
 		ValidArgsFunction: a.completeArgs(argTopic, argGroup),
-		RunE: a.withAdmin(func(ctx context.Context, adm *admin.Admin, cmd *cobra.Command, args []string) error {
+		RunE: a.withAdmin(func(ctx context.Context, adm *admin.Admin, _ *cobra.Command, args []string) error {
 			f, err := adm.CommitFrontier(ctx, args[0], args[1])
 			if err != nil {
 				return err

@@ -81,7 +81,7 @@ over, the next trim removes it.`,
 		GroupID:           groupTopics,
 		Args:              argsExactly("TOPIC"),
 		ValidArgsFunction: a.completeArgs(argTopic),
-		RunE: a.withAdmin(func(ctx context.Context, adm *admin.Admin, cmd *cobra.Command, args []string) error {
+		RunE: a.withAdmin(func(ctx context.Context, adm *admin.Admin, _ *cobra.Command, args []string) error {
 			q, err := adm.QueueInfo(ctx, args[0])
 			if err != nil {
 				return err
