@@ -120,11 +120,11 @@ func TestClusterPartitionsSpreadOverMasters(t *testing.T) {
 }
 
 // describe renders a short list for failure messages.
-func describe(ids []string, max int) string {
-	if len(ids) <= max {
+func describe(ids []string, limit int) string {
+	if len(ids) <= limit {
 		return fmt.Sprint(ids)
 	}
-	return fmt.Sprintf("%v ... (%d in all)", ids[:max], len(ids))
+	return fmt.Sprintf("%v ... (%d in all)", ids[:limit], len(ids))
 }
 
 // sortedInts returns the members of set, sorted.

@@ -164,10 +164,10 @@ func (w *worker) poison(e entry, cause error) {
 	w.writeDeadLetter(e, rec)
 }
 
-func (w *worker) record(e entry, reason string, retries, max int) dlq.Record {
+func (w *worker) record(e entry, reason string, retries, maxRetries int) dlq.Record {
 	return dlq.Record{
 		OriginalTopic: w.sub.view.topic, Partition: w.p, OriginalStreamID: e.id,
-		RetryCount: retries, MaxRetries: max, Timestamp: streamid.Time(e.id), FailedAt: time.Now(),
+		RetryCount: retries, MaxRetries: maxRetries, Timestamp: streamid.Time(e.id), FailedAt: time.Now(),
 		Reason: reason, Group: w.sub.cfg.ConsumerGroup,
 	}
 }

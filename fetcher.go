@@ -231,7 +231,7 @@ func (f *fetcher) read(ctx context.Context, streams, after []string, gens []uint
 // backoff doubles a wait from min to max (from 10 ms when min is 0).
 type backoff struct{ min, max, cur time.Duration }
 
-func newBackoff(min, max time.Duration) *backoff { return &backoff{min: min, max: max, cur: min} }
+func newBackoff(lo, hi time.Duration) *backoff { return &backoff{min: lo, max: hi, cur: lo} }
 
 func (b *backoff) peek() time.Duration { return b.cur }
 

@@ -321,7 +321,7 @@ func TestDLQDeleteAndClear(t *testing.T) {
 	e.deadLetter(topic, 2, 3, msg("a", "dead", "", 0), msg("b", "dead", "", 1), msg("c", "dead", "", 1))
 	all := e.entries(topic)
 	require.Len(t, all, 3)
-	real := all[0]
+	dead := all[0]
 
 	// Stream ids are per stream: another partition's DLQ may hold the same id when both were
 	// written in the same millisecond. Pick an id of partition 1 that partition 0 lacks.
@@ -344,12 +344,12 @@ func TestDLQDeleteAndClear(t *testing.T) {
 		want      bool
 		wantSize  int64
 	}{
-		{"unknown id", real.Partition, "1-1", false, 3},
-		{"not a stream id", real.Partition, "nope", false, 3},
-		{"empty id", real.Partition, "", false, 3},
+		{"unknown id", dead.Partition, "1-1", false, 3},
+		{"not a stream id", dead.Partition, "nope", false, 3},
+		{"empty id", dead.Partition, "", false, 3},
 		{"id of another partition", 0, foreign, false, 3},
-		{"real", real.Partition, real.ID, true, 2},
-		{"real again", real.Partition, real.ID, false, 2},
+		{"real", dead.Partition, dead.ID, true, 2},
+		{"real again", dead.Partition, dead.ID, false, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -178,12 +178,12 @@ func TrimOlderHard(ctx context.Context, rdb redis.UniversalClient, stream string
 // starting after cursor (0 the first time), and returns how many it deleted and the cursor
 // for the next round (0 once it has gone through the whole index).
 func SweepOrphans(ctx context.Context, rdb redis.UniversalClient, stream, index string, key func(ref string) string, olderThan time.Time, cursor int64, limit int64) (int, int64, error) {
-	min := "-inf"
+	from := "-inf"
 	if cursor > 0 {
-		min = "(" + strconv.FormatInt(cursor, 10)
+		from = "(" + strconv.FormatInt(cursor, 10)
 	}
 	res, err := rdb.ZRangeByScoreWithScores(ctx, index, &redis.ZRangeBy{
-		Min: min, Max: strconv.FormatInt(olderThan.UnixMilli(), 10), Count: limit,
+		Min: from, Max: strconv.FormatInt(olderThan.UnixMilli(), 10), Count: limit,
 	}).Result()
 	if err != nil || len(res) == 0 {
 		return 0, 0, err
