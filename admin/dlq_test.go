@@ -504,8 +504,6 @@ func TestDLQErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var err error
 			require.NotPanics(t, func() { err = tt.call() })
-			if tt.want == admin.ErrInvalidArgument {
-			}
 			require.ErrorIs(t, err, tt.want)
 		})
 	}

@@ -202,7 +202,7 @@ type SlotRange struct {
 
 // Slots returns the slot map (CLUSTER SLOTS) as a live node sees it.
 func (c *Cluster) Slots() ([]SlotRange, error) {
-	var lastErr error = errors.New("no live node")
+	lastErr := errors.New("no live node")
 	for _, s := range c.liveNodes() {
 		ranges, err := s.clusterSlots()
 		if err == nil {
