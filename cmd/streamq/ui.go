@@ -111,7 +111,7 @@ func (a *app) serveUI(ctx context.Context, addr string, opts dashboard.Options) 
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
-	defer ln.Close()
+	defer func() { _ = ln.Close() }() // once served, Shutdown has closed it already
 	opts.AllowedHosts = append(opts.AllowedHosts, loopbackHosts(ln.Addr())...)
 	opts.StreamPrefix, opts.ControlPrefix = a.streamPrefix, a.controlPrefix
 	opts.Logger = watermill.NewStdLoggerWithOut(a.stderr, false, false)
@@ -122,7 +122,7 @@ func (a *app) serveUI(ctx context.Context, addr string, opts dashboard.Options) 
 	if err != nil {
 		return err
 	}
-	defer h.Close()
+	defer func() { _ = h.Close() }() // stops the rate sampler; returns nil
 	srv := &http.Server{
 		Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
 		WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute, ErrorLog: log.New(io.Discard, "", 0),
@@ -138,7 +138,9 @@ func (a *app) serveUI(ctx context.Context, addr string, opts dashboard.Options) 
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), uiShutdownTimeout)
 	defer cancel()
 	err = srv.Shutdown(sctx)
-	<-served
+	if serr := <-served; !errors.Is(serr, http.ErrServerClosed) && err == nil {
+		err = fmt.Errorf("serve the dashboard: %w", serr) // it failed as ctx ended
+	}
 	fmt.Fprintln(a.stderr, "dashboard stopped")
 	return err
 }

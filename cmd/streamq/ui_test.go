@@ -55,7 +55,7 @@ func (e *cliEnv) startUI(env []string, args ...string) *uiProcess {
 	p := &uiProcess{cmd: cmd, exited: make(chan error, 1), stderr: make(chan []string, 1)}
 	found := make(chan string, 1)
 	go p.readStderr(pipe, found)
-	t.Cleanup(func() { _ = cmd.Process.Kill(); <-p.exited })
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-p.exited }) //nolint:errcheck // waits for the exit; its error is the kill's
 	select {
 	case p.url = <-found:
 	case err := <-p.exited:
