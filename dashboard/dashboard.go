@@ -130,10 +130,11 @@ func (h *Handler) routes() http.Handler {
 	return mux
 }
 
-// redirectToSlash redirects to the request's own path (before any StripPrefix) plus "/".
+// redirectToSlash redirects to the request's own path (before any StripPrefix) plus "/". A
+// path a browser would read as another host's ("//host", "/\host") is not found instead.
 func redirectToSlash(w http.ResponseWriter, r *http.Request) {
 	u, err := url.ParseRequestURI(r.RequestURI)
-	if err != nil || u.Path == "" {
+	if err != nil || !strings.HasPrefix(u.Path, "/") || strings.HasPrefix(u.Path, "//") || strings.HasPrefix(u.Path, "/\\") {
 		http.NotFound(w, r)
 		return
 	}

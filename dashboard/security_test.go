@@ -252,6 +252,15 @@ func TestMounting(t *testing.T) {
 	h.ServeHTTP(w, req)
 	assert.Equal(t, http.StatusMovedPermanently, w.Code)
 	assert.Equal(t, "/streamq/", w.Header().Get("Location"))
+	// Not when the request's path is one a browser reads as another host's.
+	for _, uri := range []string{"//evil.example", "/\\evil.example"} {
+		w := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodGet, "/streamq", nil)
+		req.RequestURI, req.URL.Path = uri, ""
+		h.ServeHTTP(w, req)
+		assert.Equal(t, http.StatusNotFound, w.Code, uri)
+		assert.Empty(t, w.Header().Get("Location"), uri)
+	}
 
 	based := e.serve(dashboard.Options{BasePath: "/streamq/"})
 	assert.Equal(t, http.StatusOK, based.get("/streamq/").status)
