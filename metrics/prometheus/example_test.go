@@ -3,6 +3,7 @@ package prometheus_test
 import (
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
 	prom "github.com/prometheus/client_golang/prometheus"
@@ -40,7 +41,8 @@ func ExampleNew() {
 	defer sub.Close()
 
 	http.Handle("/metrics", promhttp.Handler())
-	_ = http.ListenAndServe(":2112", nil)
+	srv := &http.Server{Addr: ":2112", ReadHeaderTimeout: 10 * time.Second}
+	_ = srv.ListenAndServe()
 }
 
 // A Collector on its own registry, with a namespace.
