@@ -61,10 +61,18 @@ fuzz:
 		$(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) $${t%%:*}; \
 	done
 
-## lint: golangci-lint with the linters listed in .golangci.yml
+## lint: golangci-lint GOLANGCI_LINT_VERSION with the linters and exclusions of .golangci.yml;
+## go install puts that version into LINT_BIN (GOPATH's bin) when it is missing or another
+GOLANGCI_LINT_VERSION ?= 2.15.0
+LINT_BIN      ?= $(firstword $(subst :, ,$(shell $(GO) env GOPATH)))/bin
+GOLANGCI_LINT  = $(LINT_BIN)/golangci-lint
 lint:
-	@command -v golangci-lint >/dev/null 2>&1 || { echo "golangci-lint not found: go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@latest"; exit 1; }
-	golangci-lint run $(PKGS)
+	@if [ "$$($(GOLANGCI_LINT) version --short 2>/dev/null)" != "$(GOLANGCI_LINT_VERSION)" ]; then \
+		echo "installing golangci-lint v$(GOLANGCI_LINT_VERSION) into $(LINT_BIN)"; \
+		rm -f "$(GOLANGCI_LINT)"; \
+		GOBIN="$(LINT_BIN)" $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v$(GOLANGCI_LINT_VERSION); \
+	fi
+	$(GOLANGCI_LINT) run $(PKGS)
 
 ## fmt: gofmt every file
 fmt:
