@@ -247,6 +247,8 @@ func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int
 	require.NoError(t, err, "regroup.lua")
 	_, err = stream.PruneConsumers(ctx, client, str, group, 0, []string{"member"})
 	require.NoError(t, err, "prune.lua")
+	_, err = lease.Live(ctx, client, []string{space.Members(topic, group), space.DLQMembers(topic, group)})
+	require.NoError(t, err, "live.lua")
 	_, err = retention.TrimLen(ctx, client, dlqStr, 100)
 	require.NoError(t, err)
 	_, _, err = retention.SweepOrphans(ctx, client, str, space.PayloadIndex(topic, p),
