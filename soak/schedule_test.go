@@ -66,7 +66,7 @@ func (r *run) logFault(f fault) {
 		line += fmt.Sprintf("  %s (held %d partitions)", f.target, len(f.owned))
 	}
 	if len(f.hit) > 0 {
-		line += fmt.Sprintf("  group %s on %d partitions %v", f.group, len(f.hit), f.hit)
+		line += fmt.Sprintf("  group %s on partitions %v", f.group, f.hit)
 	}
 	if f.err != nil {
 		line += "  ERROR: " + f.err.Error()
