@@ -284,6 +284,18 @@ func run(args []string) int {
 		defer srv.Stop()
 		opts = &redis.Options{Addr: srv.addr}
 	}
+	var replicas []*redisServer
+	if n := benchReplicas(); n > 0 && srv != nil {
+		fmt.Fprintf(os.Stderr, "starting %d replica(s) of the redis-server ...\n", n)
+		replicas, err = startReplicas(ctx, cfg.redisServer, srv, n)
+		for _, r := range replicas {
+			defer r.Stop()
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 1
+		}
+	}
 	var admin redis.UniversalClient
 	if cl != nil {
 		admin = redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.addrs()})
@@ -319,6 +331,9 @@ func run(args []string) int {
 	e := &env{cfg: cfg, opts: opts, logger: logger}
 	if srv != nil {
 		e.redisPIDs = []int{srv.cmd.Process.Pid}
+	}
+	for _, r := range replicas {
+		e.redisPIDs = append(e.redisPIDs, r.cmd.Process.Pid)
 	}
 	if cl != nil {
 		e.redisPIDs = cl.pids()
@@ -478,7 +493,9 @@ func (c *config) describe() map[string]string {
 		"memory_backlog":          strconv.Itoa(c.memBacklog),
 		"memory_size":             strconv.Itoa(c.memSize),
 		"memory_budget":           c.memBudget.String(),
-		"streamq_config":          "Publisher{DefaultPartitionCount: P, MaxLen: -1}; Subscriber{ConsumerGroup: bench, BatchCount: batch_count, DefaultPartitionCount: P, MaxInFlightPerPartition: 1 (default)}",
+		"min_replicas":            strconv.Itoa(benchMinReplicas()),
+		"replicas":                strconv.Itoa(benchReplicas()),
+		"streamq_config":          "Publisher{DefaultPartitionCount: P, MaxLen: -1 (BENCH_MAXLEN), MinReplicas: 0 (BENCH_MIN_REPLICAS)}; Subscriber{ConsumerGroup: bench, BatchCount: batch_count, DefaultPartitionCount: P, MaxInFlightPerPartition: 1 (default)}",
 		"redisstream_config":      "NewPublisher{Client} / NewSubscriber{Client, ConsumerGroup: bench}, everything else default",
 		"goredis_config":          "publish: pipeline XADDs per round trip; consume: XREADGROUP COUNT batch_count + one XACK per batch, no Router; with --cluster: 24 streams {topic:N} (XADDs round robin over them, one XREADGROUP loop per stream)",
 		"watermill":               "v1.5.1",

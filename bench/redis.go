@@ -137,6 +137,48 @@ func (s *redisServer) Stop() {
 	_ = os.RemoveAll(s.dir)
 }
 
+// startReplicas starts n replicas of master (--replicaof), each a redis-server child like
+// master, and waits until each acknowledges a write (WAIT): after a sync the master streams
+// commands to a replica only from its first REPLCONF ACK, sent once a second.
+func startReplicas(ctx context.Context, bin string, master *redisServer, n int) ([]*redisServer, error) {
+	path, err := exec.LookPath(bin)
+	if err != nil {
+		return nil, fmt.Errorf("redis-server not found (%v)", err)
+	}
+	host, port, _ := net.SplitHostPort(master.addr)
+	mc := redis.NewClient(&redis.Options{Addr: master.addr})
+	defer mc.Close()
+	if err := mc.ConfigSet(ctx, "repl-diskless-sync-delay", "0").Err(); err != nil {
+		return nil, fmt.Errorf("CONFIG SET repl-diskless-sync-delay 0: %w", err)
+	}
+	var out []*redisServer
+	for len(out) < n {
+		p, err := freePort()
+		if err != nil {
+			return out, err
+		}
+		r, err := launchRedis(ctx, path, p, []string{"--replicaof", host, port})
+		if err != nil {
+			return out, err
+		}
+		out = append(out, r)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		pipe := mc.Pipeline()
+		pipe.Set(ctx, "bench:replica-sync-probe", "1", 0)
+		wait := redis.NewIntCmd(ctx, "wait", n, 100)
+		_ = pipe.Process(ctx, wait)
+		_, err := pipe.Exec(ctx)
+		if err == nil && wait.Val() >= int64(n) {
+			return out, mc.Del(ctx, "bench:replica-sync-probe").Err()
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return out, fmt.Errorf("%d replica(s) of %s not acknowledging within 30s (WAIT %d, %v)", n, master.addr, wait.Val(), err)
+		}
+	}
+}
+
 // redisInfo returns redis_version from INFO server.
 func redisVersion(ctx context.Context, c redis.UniversalClient) string {
 	info, err := c.Info(ctx, "server").Result()

@@ -72,6 +72,7 @@ func (e *env) newSender(tr transport, topic string) (sender, error) {
 			Client:                c,
 			DefaultPartitionCount: tr.partitions,
 			MaxLen:                benchMaxLen(),
+			MinReplicas:           benchMinReplicas(),
 		}, e.logger)
 		if err != nil {
 			_ = c.Close()
@@ -395,4 +396,23 @@ func benchMaxLen() int64 {
 		return v
 	}
 	return -1
+}
+
+// benchMinReplicas is the Publishers' MinReplicas: 0 (off) unless BENCH_MIN_REPLICAS says
+// otherwise, so that the cost of durable publishing can be measured.
+func benchMinReplicas() int {
+	if v, err := strconv.Atoi(os.Getenv("BENCH_MIN_REPLICAS")); err == nil && v > 0 {
+		return v
+	}
+	return 0
+}
+
+// benchReplicas is how many replicas of the redis-server it starts the benchmark starts too:
+// BENCH_REPLICAS, by default BENCH_MIN_REPLICAS (BENCH_REPLICAS=1 alone measures a replicated
+// server without waiting for it).
+func benchReplicas() int {
+	if v, err := strconv.Atoi(os.Getenv("BENCH_REPLICAS")); err == nil && v >= 0 {
+		return v
+	}
+	return benchMinReplicas()
 }
