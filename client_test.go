@@ -76,4 +76,18 @@ func TestClosedClientIsInvalidConfig(t *testing.T) {
 		require.ErrorIs(t, err, ErrInvalidConfig)
 		require.ErrorIs(t, err, redis.ErrClosed)
 	})
+
+	t.Run("closed under a running subscription", func(t *testing.T) {
+		c := srv.Client(t)
+		sub := newTestSubscriber(t, fastSub(c, "g"))
+		ch, err := sub.Subscribe(context.Background(), "running")
+		require.NoError(t, err)
+		require.NoError(t, c.Close())
+		select {
+		case _, open := <-ch:
+			require.False(t, open, "nothing to deliver")
+		case <-time.After(10 * time.Second):
+			t.Fatal("the subscription went on with a closed client")
+		}
+	})
 }

@@ -518,8 +518,7 @@ func checkReplicas(c redis.UniversalClient, replicas int, timeout time.Duration)
 	case timeout < time.Millisecond:
 		return fmt.Errorf("ReplicaTimeout must be at least 1ms (WAIT counts milliseconds; WAIT 0 blocks for ever), got %s", timeout)
 	}
-	switch c.(type) {
-	case *redis.ClusterClient, *redis.Ring:
+	if server.Sharded(c) {
 		return fmt.Errorf("MinReplicas needs a single-node or Sentinel (failover) client, not a %T: "+
 			"go-redis sends a keyless WAIT in a cluster pipeline to any node, not to the masters that took the writes", c)
 	}

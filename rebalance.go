@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamq-dev/streamq/internal/lease"
+	"github.com/streamq-dev/streamq/internal/server"
 )
 
 // rebalanceLoop heartbeats the membership and moves partitions toward the assignment every
@@ -18,7 +19,15 @@ func (sub *subscription) rebalanceLoop() {
 	ctx, cancel := sub.loopCtx()
 	defer cancel()
 	for {
-		if err := sub.rebalance(ctx); err != nil && ctx.Err() == nil && !errors.Is(err, errForcedDelete) {
+		err := sub.rebalance(ctx)
+		switch {
+		case err == nil || ctx.Err() != nil || errors.Is(err, errForcedDelete):
+		case server.IsClosed(err):
+			// Closed under us: nothing can work any more, so stop rather than log for ever.
+			sub.logger.Error("The Redis client was closed under the subscription: it stops (close the client after the Subscriber)", err, nil)
+			sub.stop()
+			return
+		default:
 			reloadOnConnError(ctx, sub.rdb, err)
 			sub.logger.Error("Rebalance failed, retrying", err, nil)
 		}

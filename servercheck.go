@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-	"weak"
 
 	"github.com/ThreeDotsLabs/watermill"
 	"github.com/redis/go-redis/v9"
@@ -41,38 +39,14 @@ type serverCheck struct {
 	seen    map[string]bool // servers whose findings were logged
 }
 
-// serverChecks holds the check of each go-redis client, keyed by a weak pointer to it: a
-// client that is garbage collected takes its entry with it.
-var serverChecks sync.Map
-
-// serverCheckOf returns the check shared by every user of rdb. A client that is not one of
-// go-redis's types gets a check of its own (once per Publisher or Subscriber).
+// serverCheckOf returns the check shared by every user of rdb (one per Publisher or
+// Subscriber for a client that is not one of go-redis's types).
 func serverCheckOf(rdb redis.UniversalClient) *serverCheck {
-	switch c := rdb.(type) {
-	case *redis.Client:
-		return sharedCheck(c)
-	case *redis.ClusterClient:
-		return sharedCheck(c)
-	case *redis.Ring:
-		return sharedCheck(c)
-	}
-	return &serverCheck{}
-}
-
-func sharedCheck[T any](c *T) *serverCheck {
-	key := weak.Make(c)
-	if v, ok := serverChecks.Load(key); ok {
-		return v.(*serverCheck)
-	}
-	v, loaded := serverChecks.LoadOrStore(key, &serverCheck{})
-	if !loaded {
-		runtime.AddCleanup(c, func(key weak.Pointer[T]) { serverChecks.Delete(key) }, key)
-	}
-	return v.(*serverCheck)
+	return server.PerClient(rdb, "server-check", func() *serverCheck { return &serverCheck{} })
 }
 
 // ensure checks the servers of rdb unless that was done. It returns an error wrapping
-// ErrUnsupportedServer, or redis.ErrClosed for a closed client.
+// ErrUnsupportedServer, or the client's error when it is closed.
 func (c *serverCheck) ensure(ctx context.Context, rdb redis.UniversalClient, logger watermill.LoggerAdapter) error {
 	if c.done.Load() {
 		return nil
@@ -102,7 +76,7 @@ func (c *serverCheck) judge(nodes []server.Node, logger watermill.LoggerAdapter)
 		switch {
 		case n.Err == nil:
 			old = append(old, c.judgeFacts(n, logger))
-		case errors.Is(n.Err, redis.ErrClosed):
+		case server.IsClosed(n.Err):
 			return false, fmt.Errorf("check the Redis server: %w", n.Err)
 		case server.Refused(n.Err):
 			c.logOnce(n.Addr, func() {
@@ -157,7 +131,7 @@ func (c *serverCheck) logOnce(addr string, log func()) {
 // closedClient wraps an error caused by a closed client in ErrInvalidConfig as well: the
 // caller closed the client before the Publisher or Subscriber that uses it.
 func closedClient(err error) error {
-	if err == nil || !errors.Is(err, redis.ErrClosed) || errors.Is(err, ErrInvalidConfig) {
+	if err == nil || !server.IsClosed(err) || errors.Is(err, ErrInvalidConfig) {
 		return err
 	}
 	return fmt.Errorf("%w: the Redis client is closed (close it after the Publishers and Subscribers that use it): %w", ErrInvalidConfig, err)

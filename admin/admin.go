@@ -16,6 +16,7 @@ import (
 
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/partition"
+	"github.com/streamq-dev/streamq/internal/server"
 )
 
 var (
@@ -60,8 +61,8 @@ type Admin struct {
 
 // New returns an Admin over client. It never closes client.
 func New(client redis.UniversalClient, opts Options) (*Admin, error) {
-	if client == nil {
-		return nil, fmt.Errorf("%w: client is required", ErrInvalidArgument)
+	if server.IsNil(client) {
+		return nil, fmt.Errorf("%w: client is required (got %T)", ErrInvalidArgument, client)
 	}
 	space := keys.New(opts.StreamPrefix, opts.ControlPrefix)
 	if opts.Metrics == nil {

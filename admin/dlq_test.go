@@ -511,6 +511,9 @@ func TestDLQErrors(t *testing.T) {
 
 	_, err := admin.New(nil, admin.Options{})
 	assert.ErrorIs(t, err, admin.ErrInvalidArgument)
+	var typedNil *redis.Client
+	_, err = admin.New(typedNil, admin.Options{})
+	assert.ErrorIs(t, err, admin.ErrInvalidArgument, "a typed-nil client")
 }
 
 // A group consuming the DLQ as a topic keeps receiving dead letters after ClearDLQ.
