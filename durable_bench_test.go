@@ -50,12 +50,18 @@ func BenchmarkPublishReplicated(b *testing.B) {
 					b.SetParallelism(32)
 					b.RunParallel(func(pb *testing.PB) {
 						msgs := make([]*message.Message, run.perCall)
-						for pb.Next() && publish(msgs) {
+						for pb.Next() {
+							if !publish(msgs) {
+								return
+							}
 						}
 					})
 				} else {
 					msgs := make([]*message.Message, run.perCall)
-					for i := 0; i < b.N && publish(msgs); i++ {
+					for i := 0; i < b.N; i++ {
+						if !publish(msgs) {
+							break
+						}
 					}
 				}
 				b.ReportMetric(float64(b.N*run.perCall)/b.Elapsed().Seconds(), "msg/s")
