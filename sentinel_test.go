@@ -223,12 +223,17 @@ type sentinelOutcome struct {
 // check asserts what must hold after any failover (see checkClients, checkLosses and
 // checkGroup) and returns what was measured; the loss in k's window, named what, is allowed
 // and logged.
-func (r *sentinelRun) check(t *testing.T, k kill, promoted string, promotedAt time.Time, what string) sentinelOutcome {
+//
+// splitBrain says both masters took writes for a while (a planned failover): the members then
+// ack and delete offloaded payloads on the old master or the new one, so an entry of that
+// window may find its payload gone and be dead-lettered (streamq's documented handling of a
+// missing payload). That is reported, not failed, for such a failover only.
+func (r *sentinelRun) check(t *testing.T, k kill, promoted string, promotedAt time.Time, what string, splitBrain bool) sentinelOutcome {
 	t.Helper()
 	var o sentinelOutcome
 	o.roAll, o.roLate = r.checkClients(t, k, promoted, promotedAt)
 	o.report, o.lostLate = r.checkLosses(t, k, promotedAt, what)
-	r.checkGroup(t)
+	r.checkGroup(t, splitBrain)
 	return o
 }
 
@@ -273,8 +278,8 @@ func (r *sentinelRun) checkLosses(t *testing.T, k kill, promotedAt time.Time, wh
 }
 
 // checkGroup asserts that every partition has an owner and nothing pending, and that no
-// member found a payload missing or dead-lettered a message.
-func (r *sentinelRun) checkGroup(t *testing.T) {
+// member found a payload missing or dead-lettered a message (reported only after a split brain).
+func (r *sentinelRun) checkGroup(t *testing.T, splitBrain bool) {
 	t.Helper()
 	space := keys.New("", "")
 	owners := countByMember(leaseOwners(t, r.inspect, r.topic, "g", r.partitions))
@@ -286,6 +291,14 @@ func (r *sentinelRun) checkGroup(t *testing.T) {
 	for name, sub := range r.members {
 		stats := sub.Stats()
 		t.Logf("member %s: %+v", name, stats)
+		if splitBrain {
+			if stats.PayloadMissing+stats.DeadLettered > 0 {
+				t.Logf("SPLIT BRAIN: member %s found %d offloaded payloads missing and dead-lettered %d messages",
+					name, stats.PayloadMissing, stats.DeadLettered)
+			}
+			assert.Equal(t, stats.PayloadMissing, stats.DeadLettered, "member %s dead-lettered for another reason", name)
+			continue
+		}
 		assert.Zero(t, stats.PayloadMissing, "member %s found offloaded payloads missing", name)
 		assert.Zero(t, stats.DeadLettered, "member %s dead-lettered messages", name)
 	}
@@ -338,7 +351,7 @@ func TestSentinelFailover(t *testing.T) {
 		"started after publishing resumed and failed: %d (first: %v)",
 		outage.all, outage.readOnly, longest.Round(time.Millisecond), late.all, late.first)
 	assert.Zero(t, late.readOnly, "publishes refused with READONLY after publishing resumed")
-	o := r.check(t, k, promoted, promotedAt, "THE REPLICATION WINDOW")
+	o := r.check(t, k, promoted, promotedAt, "THE REPLICATION WINDOW", false)
 	t.Logf("SENTINEL FAILOVER (SIGKILL): promotion %s after the kill (down-after %s); publishing resumed %s and delivery %s "+
 		"after it; %d publishes failed, the longest call took %s; %d acknowledged publishes, %d lost in the replication window, "+
 		"%d lost after the promotion, %d duplicates; %d commands refused with READONLY (%d after the promotion)",
@@ -388,7 +401,7 @@ func TestSentinelPlannedFailover(t *testing.T) {
 	longest := r.longestPublishAfter(k.start)
 	t.Logf("publishes started after the request that failed: %d (%d READONLY; first: %v), the longest call took %s",
 		failed.all, failed.readOnly, failed.first, longest.Round(time.Millisecond))
-	o := r.check(t, k, promoted, promotedAt, "THE SPLIT-BRAIN WINDOW")
+	o := r.check(t, k, promoted, promotedAt, "THE SPLIT-BRAIN WINDOW", true)
 	t.Logf("SENTINEL FAILOVER (planned): promotion %s after the request; first delivery of a message published after it %s "+
 		"after the request; %d publishes failed, the longest call took %s; %d acknowledged publishes, %d handled but gone "+
 		"from Redis, %d lost before the promotion, %d lost after it, %d duplicates; %d commands refused with READONLY "+
