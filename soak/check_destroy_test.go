@@ -27,6 +27,7 @@ type destroyWindows struct {
 	faults    []fault
 	lost      []int // per fault: messages the group never acked, in the DLQ for a missing payload or not at all
 	deadAgain []int // per fault: messages the group acked, dead-lettered on redelivery for a missing payload
+	examples  [][]string
 }
 
 func newDestroyWindows(faults []fault) *destroyWindows {
@@ -37,6 +38,7 @@ func newDestroyWindows(faults []fault) *destroyWindows {
 		}
 	}
 	w.lost, w.deadAgain = make([]int, len(w.faults)), make([]int, len(w.faults))
+	w.examples = make([][]string, len(w.faults))
 	return w
 }
 
@@ -92,6 +94,8 @@ func (w *destroyWindows) excuseLost(d *dataset, g, uuid string, pub event) bool 
 	i := w.covering(d, g, uuid, pub.Part, []string{g})
 	if i >= 0 {
 		w.lost[i]++
+		w.example(i, "lost: group %s %s key %s seq %d partition %d published at %s: never acked, not in the DLQ (%d deliveries)",
+			g, uuid, pub.Key, pub.Seq, pub.Part, pub.time().Format("15:04:05.000"), len(d.byMsg[g][uuid]))
 	}
 	return i >= 0
 }
@@ -105,10 +109,19 @@ func (w *destroyWindows) excusePayloadGone(d *dataset, g string, dl admin.DeadLe
 		return false
 	case d.acked(g, dl.UUID):
 		w.deadAgain[i]++
+		w.example(i, "acked, dead-lettered on redelivery: group %s %s partition %d: %s", g, dl.UUID, dl.Partition, dl.Reason)
 	default:
 		w.lost[i]++
+		w.example(i, "lost: group %s %s partition %d, never acked: %s", g, dl.UUID, dl.Partition, dl.Reason)
 	}
 	return true
+}
+
+// example records one of the first maxExamples costs of window i.
+func (w *destroyWindows) example(i int, format string, args ...any) {
+	if len(w.examples[i]) < maxExamples {
+		w.examples[i] = append(w.examples[i], fmt.Sprintf(format, args...))
+	}
 }
 
 // destroyFigures are what one group destroy cost its group.
@@ -118,6 +131,7 @@ type destroyFigures struct {
 	redelivered int // entries handled before the re-creation and again after it, past its position
 	lost        int // see destroyWindows
 	deadAgain   int
+	examples    []string
 }
 
 // checkDestroys: the members recreated the destroyed group on every partition hit, with one
@@ -128,7 +142,7 @@ func checkDestroys(d *dataset, v *verdict, faults []fault, w *destroyWindows) []
 	heals := attributeHeals(d, v, w.faults)
 	out := make([]destroyFigures, len(w.faults))
 	for i, f := range w.faults {
-		out[i] = destroyFigures{fault: f, lost: w.lost[i], deadAgain: w.deadAgain[i]}
+		out[i] = destroyFigures{fault: f, lost: w.lost[i], deadAgain: w.deadAgain[i], examples: w.examples[i]}
 		positions := map[int]string{}
 		for j, p := range f.hit {
 			hs := heals[i][p]

@@ -188,6 +188,11 @@ func writeDestroys(b *strings.Builder, ds []destroyFigures) {
 			secs(d.fault.end.Sub(d.fault.start)), d.heals, d.redelivered, d.lost, d.deadAgain)
 	}
 	w.Flush()
+	for _, d := range ds {
+		for _, e := range d.examples {
+			fmt.Fprintf(b, "  %s %s\n", d.fault.start.Format("15:04:05.000"), e)
+		}
+	}
 }
 
 // destroyCosts sums, per group, the messages lost inside group-destroy windows and those
