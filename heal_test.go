@@ -13,6 +13,8 @@ import (
 
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/partition"
+	"github.com/streamq-dev/streamq/internal/payload"
+	"github.com/streamq-dev/streamq/internal/stream"
 )
 
 // healSub is a subscription of group "g" on topic with a capturing logger, acking every
@@ -180,4 +182,63 @@ func TestGroupDeletedByForceStopsTheSubscription(t *testing.T) {
 	n, err := client.Exists(ctx, space.GroupTombstone(topic, "g")).Result()
 	require.NoError(t, err)
 	assert.Zero(t, n, "a new Subscribe clears the tombstone")
+}
+
+// TestDestroyedGroupStillHoldsItsPayloads: an offloaded payload waits for every group ever
+// created on the partition, also one destroyed under its members (it is registered beside the
+// stream until admin.DeleteGroup), and an ack of an entry the group does not hold (destroyed,
+// or recreated after the entry was delivered) does not count the group as done with it.
+func TestDestroyedGroupStillHoldsItsPayloads(t *testing.T) {
+	t.Parallel()
+	_, client := startRedis(t)
+	ctx := context.Background()
+	const topic = "held-payloads"
+	space := keys.New("", "")
+	str := space.PartitionStream(topic, 0)
+	require.NoError(t, stream.CreateGroups(ctx, client, []string{str}, "a", "0-0"))
+	require.NoError(t, stream.CreateGroups(ctx, client, []string{str}, "b", "0-0"))
+	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 1})
+	require.NoError(t, pub.Publish(topic, message.NewMessage("big", randomPayload(t, bigPayloadSize))))
+	entry := streamEntries(t, client, str)[0]
+	ref := payload.Ref(entry.Values)
+	payloadKey := space.Payload(topic, 0, ref)
+	ack := func(group string) {
+		t.Helper()
+		leaseKey := space.Lease(topic, 0, group)
+		require.NoError(t, client.Set(ctx, leaseKey, "token", time.Minute).Err())
+		k := stream.AckKeys{Lease: leaseKey, Stream: str, Commit: space.Commit(topic, 0), PayloadIndex: space.PayloadIndex(topic, 0)}
+		require.NoError(t, stream.Ack(ctx, client, k, "token", group, string(AckDeleteNone), time.Minute,
+			[]stream.Acked{{ID: entry.ID, Ref: ref, AckSet: space.Acks(topic, 0, entry.ID), PayloadKey: payloadKey}}))
+	}
+	read := func(group string) {
+		t.Helper()
+		got, err := client.XReadGroup(ctx, &redis.XReadGroupArgs{Group: group, Consumer: "c", Streams: []string{str, ">"}, Block: -1}).Result()
+		require.NoError(t, err)
+		require.Len(t, got[0].Messages, 1)
+	}
+	payloadExists := func() bool {
+		n, err := client.Exists(ctx, payloadKey).Result()
+		require.NoError(t, err)
+		return n == 1
+	}
+	read("a")
+	read("b")
+	require.NoError(t, client.XGroupDestroy(ctx, str, "a").Err())
+	ack("a") // a late ack of the destroyed group: it holds nothing
+	ack("b")
+	assert.True(t, payloadExists(), "deleted while group a (destroyed, not deleted) has not acked it")
+
+	// The late ack moved a's commit frontier past the entry (a handled it), so a group recreated
+	// from the frontier starts after it. Without a frontier (lost with the data) it starts at
+	// the group's start id and is delivered the entry again.
+	require.NoError(t, client.HDel(ctx, space.Commit(topic, 0), "a").Err())
+	created, pos, err := stream.Regroup(ctx, client, str, space.Commit(topic, 0), "a", "", "0-0")
+	require.NoError(t, err)
+	require.True(t, created)
+	require.Equal(t, "0-0", pos)
+	ack("a") // a late ack again: the recreated group was not delivered the entry yet
+	assert.True(t, payloadExists(), "deleted by an ack of an entry the recreated group does not hold")
+	read("a")
+	ack("a")
+	assert.False(t, payloadExists(), "every group acked it: the payload goes")
 }

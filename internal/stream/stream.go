@@ -24,12 +24,19 @@ var (
 	ackScript = redis.NewScript(ackSrc)
 )
 
+// RegisteredGroups is the set, beside stream and in its slot, of the consumer groups ever
+// created on it by streamq: a group destroyed under its members (XGROUP DESTROY, a flush)
+// stays registered until admin.DeleteGroup removes it, so the payloads and ack-delete
+// decisions that must wait for every group still wait for it (see lua/ack.lua).
+func RegisteredGroups(stream string) string { return stream + ":groups" }
+
 // CreateGroups creates group on each stream at startID (MKSTREAM), treating an existing
-// group as success. All creates go in one pipeline.
+// group as success, and registers it beside each stream. All go in one pipeline.
 func CreateGroups(ctx context.Context, rdb redis.UniversalClient, streams []string, group, startID string) error {
 	cmds := make([]*redis.StatusCmd, len(streams))
 	_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, s := range streams {
+			p.SAdd(ctx, RegisteredGroups(s), group)
 			cmds[i] = p.XGroupCreateMkStream(ctx, s, group, startID)
 		}
 		return nil
@@ -223,7 +230,7 @@ func Ack(ctx context.Context, rdb redis.Scripter, k AckKeys, token, group, polic
 	if len(entries) == 0 {
 		return nil
 	}
-	keys := append(make([]string, 0, 4), k.Lease, k.Stream, k.Commit, k.PayloadIndex)
+	keys := append(make([]string, 0, 5), k.Lease, k.Stream, k.Commit, k.PayloadIndex, RegisteredGroups(k.Stream))
 	args := make([]any, 0, 6+len(entries))
 	args = append(args, token, group, policy, ackSetTTL.Milliseconds(), highest(entries), len(entries))
 	for _, e := range entries {

@@ -5,7 +5,10 @@
 -- KEYS[2] partition stream
 -- KEYS[3] commit-frontier hash of the partition: group -> highest acked id
 -- KEYS[4] payload index zset of the partition
--- KEYS[5..] per entry with more to do (ARGV below), in order: its ack-set key, its payload
+-- KEYS[5] the groups registered on the stream (stream:topic:{T:p:I}:groups): with those on
+--         the stream, the groups an entry waits for (a group destroyed under its members
+--         still counts until it is deleted)
+-- KEYS[6..] per entry with more to do (ARGV below), in order: its ack-set key, its payload
 --           key (the stream key when it has none)
 -- ARGV[1] owner token
 -- ARGV[2] consumer group
@@ -29,9 +32,32 @@ end
 
 local group, policy, ttl, highest = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local n = tonumber(ARGV[6])
-local acked = redis.call('XACK', KEYS[2], group, unpack(ARGV, 7, 6 + n))
+-- Entries with more to do are acked one by one first: only an entry this group really held
+-- (pending) joins its ack set. An ack for an entry the group does not hold (it was destroyed
+-- and recreated meanwhile) must not count the group as done with it.
+local held, acked = {}, 0
+for i = 7 + n, #ARGV, 2 do
+  local r = redis.call('XACK', KEYS[2], group, ARGV[i])
+  held[ARGV[i]] = r == 1
+  acked = acked + r
+end
+acked = acked + redis.call('XACK', KEYS[2], group, unpack(ARGV, 7, 6 + n))
 if policy == 'immediate' then
   redis.call('XDEL', KEYS[2], unpack(ARGV, 7, 6 + n))
+end
+
+-- The groups an entry waits for: those on the stream and those registered beside it.
+local function groupCount()
+  local names = {}
+  for _, g in ipairs(redis.call('XINFO', 'GROUPS', KEYS[2])) do
+    for j = 1, #g, 2 do
+      if g[j] == 'name' then names[g[j + 1]] = true end
+    end
+  end
+  for _, g in ipairs(redis.call('SMEMBERS', KEYS[5])) do names[g] = true end
+  local count = 0
+  for _ in pairs(names) do count = count + 1 end
+  return count
 end
 
 local cm, cs = parse(redis.call('HGET', KEYS[3], group))
@@ -48,16 +74,16 @@ local function dropPayload(id, ref, payload)
 end
 
 local groups = nil
-local k = 5
+local k = 6
 for i = 7 + n, #ARGV, 2 do
   local id, ref = ARGV[i], ARGV[i + 1]
   local ackset, payload = KEYS[k], KEYS[k + 1]
   k = k + 2
   if policy == 'immediate' then
     dropPayload(id, ref, payload)
-  else
+  elseif held[id] then
     if groups == nil then
-      groups = #redis.call('XINFO', 'GROUPS', KEYS[2])
+      groups = groupCount()
     end
     redis.call('SADD', ackset, group)
     redis.call('PEXPIRE', ackset, ttl)

@@ -4,6 +4,7 @@
 -- without either, at the group's start id. A group that exists is left alone.
 -- KEYS[1] partition stream (stream:topic:{T:p:I})
 -- KEYS[2] commit-frontier hash of the partition (streaming:mq:commit:{T:p:I}): group -> id
+-- KEYS[3] the groups registered on the stream (stream:topic:{T:p:I}:groups)
 -- ARGV[1] consumer group
 -- ARGV[2] highest id the member acked on the partition ("" when none)
 -- ARGV[3] the group's start id when no position survives ("0-0", "$" or an id)
@@ -34,4 +35,5 @@ end
 local pos = later(redis.call('HGET', KEYS[2], ARGV[1]), ARGV[2])
 if not parse(pos) then pos = ARGV[3] end
 redis.call('XGROUP', 'CREATE', KEYS[1], ARGV[1], pos, 'MKSTREAM')
+redis.call('SADD', KEYS[3], ARGV[1])
 return {1, pos}
