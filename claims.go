@@ -6,6 +6,7 @@ import (
 	"github.com/ThreeDotsLabs/watermill"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/streamq-dev/streamq/internal/server"
 	"github.com/streamq-dev/streamq/internal/stream"
 	"github.com/streamq-dev/streamq/internal/streamid"
 )
@@ -95,7 +96,7 @@ func (w *worker) claimPending(minIdle time.Duration) bool {
 				w.sub.requestHeal() // nothing pending to claim in a group that is gone
 				return true
 			}
-			reloadOnConnError(w.ctx, w.sub.rdb, err)
+			server.ReloadOnConnError(w.ctx, w.sub.rdb, err)
 			if w.ctx.Err() == nil {
 				w.sub.logger.Error("Could not claim pending entries", err, watermill.LogFields{"partition": w.p})
 			}
@@ -144,7 +145,7 @@ func (w *worker) claimStrays() bool {
 		return true
 	}
 	if err != nil {
-		reloadOnConnError(w.ctx, w.sub.rdb, err)
+		server.ReloadOnConnError(w.ctx, w.sub.rdb, err)
 		if w.ctx.Err() == nil {
 			// The next read round finds them again and asks once more.
 			w.sub.logger.Error("Could not claim entries a stale owner read", err, watermill.LogFields{"partition": w.p})

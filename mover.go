@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamq-dev/streamq/internal/retry"
+	"github.com/streamq-dev/streamq/internal/server"
 )
 
 // mover appends an owned partition's due retries (of this group) and delayed messages (of
@@ -89,7 +90,7 @@ func (m *mover) moveSet(set retry.Set) (time.Time, bool) {
 		w.sub.loseLease(w, err)
 		return time.Time{}, false
 	case err != nil:
-		reloadOnConnError(w.ctx, w.sub.rdb, err)
+		server.ReloadOnConnError(w.ctx, w.sub.rdb, err)
 		if w.ctx.Err() == nil {
 			w.sub.logger.Error("Could not move due retries", err, watermill.LogFields{"partition": w.p, "set": set.ZSet})
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/streamq-dev/streamq/internal/partition"
 	"github.com/streamq-dev/streamq/internal/payload"
 	"github.com/streamq-dev/streamq/internal/retry"
+	"github.com/streamq-dev/streamq/internal/server"
 )
 
 // ForcePartitionMetadata forces a message onto a partition (decimal index). An index outside
@@ -250,7 +251,7 @@ func (p *Publisher) send(ctx context.Context, topic string, n int, writes []writ
 	}
 	for i, c := range res.cmds {
 		if err := c.Err(); err != nil {
-			reloadOnConnError(ctx, p.config.Client, err)
+			server.ReloadOnConnError(ctx, p.config.Client, err)
 			return fmt.Errorf("publish message %s to %q: %w", msgs[i].UUID, topic, err)
 		}
 	}

@@ -28,7 +28,7 @@ func (sub *subscription) rebalanceLoop() {
 			sub.stop()
 			return
 		default:
-			reloadOnConnError(ctx, sub.rdb, err)
+			server.ReloadOnConnError(ctx, sub.rdb, err)
 			sub.logger.Error("Rebalance failed, retrying", err, nil)
 		}
 		if !sub.waitOrHeal(sub.cfg.RebalanceInterval) {
