@@ -142,6 +142,11 @@ func pipelineBlock(rdb redis.UniversalClient, block time.Duration) time.Duration
 	return block
 }
 
+// Append adds an entry with values to stream (XADD, an id made by Redis).
+func Append(ctx context.Context, rdb redis.UniversalClient, stream string, values map[string]any) error {
+	return rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: values}).Err()
+}
+
 // Claim moves up to count pending entries idle for at least minIdle, starting at start, to
 // consumer (XAUTOCLAIM). It returns the claimed entries in id order and the cursor to continue
 // from ("0-0" when the scan is complete). Entries deleted from the stream are dropped from the
