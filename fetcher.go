@@ -214,14 +214,14 @@ func (f *fetcher) read(ctx context.Context, streams, after []string, gens []uint
 		}
 	}
 	for _, xs := range lost {
-		if w, ok := f.workers[xs.Stream]; ok && len(xs.Messages) > 0 && !skip[xs.Stream] {
-			w.recover(xs.Messages)
+		if w, ok := f.workers[xs.Stream]; ok && len(xs.Entries) > 0 && !skip[xs.Stream] {
+			w.recover(xs.Entries)
 			skipNow(xs.Stream) // its new entries: after the lost ones, next round
 		}
 	}
 	for _, xs := range fresh {
-		if w, ok := f.workers[xs.Stream]; ok && len(xs.Messages) > 0 && !skip[xs.Stream] {
-			w.push(xs.Messages, nil)
+		if w, ok := f.workers[xs.Stream]; ok && len(xs.Entries) > 0 && !skip[xs.Stream] {
+			w.push(xs.Entries, nil)
 			got = true
 		}
 	}
