@@ -8,6 +8,7 @@ import (
 
 	"github.com/ThreeDotsLabs/watermill"
 
+	"github.com/streamq-dev/streamq/internal/server"
 	"github.com/streamq-dev/streamq/internal/stream"
 )
 
@@ -170,7 +171,7 @@ func (a *acker) flush(ctx context.Context) bool {
 		}
 		w.sub.loseLease(w, err)
 	default:
-		reloadOnConnError(ctx, w.sub.rdb, err)
+		server.ReloadOnConnError(ctx, w.sub.rdb, err)
 		a.putBack(ids)
 		if ctx.Err() == nil {
 			w.sub.logger.Error("Could not flush acks, will retry", err, watermill.LogFields{"partition": w.p, "count": len(ids)})

@@ -9,9 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/streamq-dev/streamq/internal/payload"
-	"github.com/streamq-dev/streamq/internal/retry"
-	"github.com/streamq-dev/streamq/internal/server"
+	"github.com/streamq-dev/streamq/internal/publish"
 )
 
 // batcher coalesces concurrent Publish calls into pipelines. Flushers take whatever is
@@ -39,15 +37,15 @@ type replicaWait struct {
 // request is one Publish call's writes and, once done is signalled, what their pipeline did.
 // Requests are pooled: a caller that saw done returns its request for reuse.
 type request struct {
-	writes []write
-	flushed
-	done chan struct{} // buffered: the flusher signals once and never blocks
+	call       publish.Call
+	replicated error
+	done       chan struct{} // buffered: the flusher signals once and never blocks
 }
 
-// flushed is what a pipeline did for one Publish call: its writes' commands, and the verdict
+// flushed is what a pipeline did for one Publish call: its writes' results, and the verdict
 // of the pipeline's WAIT (nil when MinReplicas is off or was met; else ErrNotReplicated).
 type flushed struct {
-	cmds       []redis.Cmder
+	results    []publish.Result
 	replicated error
 }
 
@@ -65,9 +63,9 @@ func newBatcher(rdb redis.UniversalClient, flushers, maxSize, queue int, wait re
 
 // submit queues writes and waits for their round trip, or for ctx. When ctx ends first the
 // writes may still be sent.
-func (b *batcher) submit(ctx context.Context, writes []write) (flushed, error) {
+func (b *batcher) submit(ctx context.Context, writes []publish.Write) (flushed, error) {
 	req := requests.Get().(*request)
-	req.writes = writes
+	req.call.Writes = writes
 	if ctx.Done() == nil { // no select for a context that never ends (most messages')
 		b.queue <- req
 		<-req.done
@@ -76,7 +74,7 @@ func (b *batcher) submit(ctx context.Context, writes []write) (flushed, error) {
 	select {
 	case b.queue <- req:
 	case <-ctx.Done():
-		req.writes = nil
+		req.call.Writes = nil
 		requests.Put(req)
 		return flushed{}, ctx.Err()
 	}
@@ -90,8 +88,8 @@ func (b *batcher) submit(ctx context.Context, writes []write) (flushed, error) {
 
 // release returns the request to the pool and what its pipeline did to the caller.
 func (r *request) release() flushed {
-	f := r.flushed
-	r.writes, r.flushed = nil, flushed{}
+	f := flushed{results: r.call.Results, replicated: r.replicated}
+	r.call, r.replicated = publish.Call{}, nil
 	requests.Put(r)
 	return f
 }
@@ -105,9 +103,10 @@ func (b *batcher) close() {
 
 func (b *batcher) loop() {
 	defer b.wg.Done()
+	var calls []*publish.Call // the flusher's own, reused for every pipeline
 	for req := range b.queue {
 		b.linger()
-		b.flush(b.gather(req))
+		calls = b.flush(b.gather(req), calls)
 	}
 }
 
@@ -123,7 +122,7 @@ func (b *batcher) linger() {
 
 // gather takes first and whatever else is queued, up to maxSize writes.
 func (b *batcher) gather(first *request) []*request {
-	reqs, n := []*request{first}, len(first.writes)
+	reqs, n := []*request{first}, len(first.call.Writes)
 	for n < b.maxSize {
 		select {
 		case r, ok := <-b.queue:
@@ -131,7 +130,7 @@ func (b *batcher) gather(first *request) []*request {
 				return reqs
 			}
 			reqs = append(reqs, r)
-			n += len(r.writes)
+			n += len(r.call.Writes)
 		default:
 			return reqs
 		}
@@ -139,54 +138,34 @@ func (b *batcher) gather(first *request) []*request {
 	return reqs
 }
 
-func (b *batcher) flush(reqs []*request) {
-	ctx := b.ctx
-	var wait *redis.IntCmd
-	_, _ = b.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
-		for _, r := range reqs {
-			r.cmds = make([]redis.Cmder, len(r.writes))
-			for i, w := range r.writes {
-				r.cmds[i] = w.queue(ctx, pipe)
-			}
-		}
-		if b.wait.replicas > 0 {
-			wait = server.QueueWait(ctx, pipe, b.wait.replicas, b.wait.timeout)
-		}
-		return nil
-	})
-	replicated := b.wait.verdict(wait)
+// flush sends the writes of reqs in one pipeline and signals each request; calls is scratch
+// space, returned for the next flush.
+func (b *batcher) flush(reqs []*request, calls []*publish.Call) []*publish.Call {
+	calls = calls[:0]
+	for _, r := range reqs {
+		calls = append(calls, &r.call)
+	}
+	acked, err := publish.Flush(b.ctx, b.rdb, calls, publish.Replicas{N: b.wait.replicas, Timeout: b.wait.timeout})
+	clear(calls) // the requests go back to their callers and the pool
+	replicated := b.wait.verdict(acked, err)
 	for _, r := range reqs {
 		r.replicated = replicated
 		r.done <- struct{}{}
 	}
+	return calls
 }
 
-// verdict is nil when the pipeline's WAIT (nil: none sent) counted enough replicas.
-func (w replicaWait) verdict(wait *redis.IntCmd) error {
-	if wait == nil {
+// verdict is nil when MinReplicas is off or the pipeline's WAIT, which answered acked or
+// err, counted enough replicas.
+func (w replicaWait) verdict(acked int, err error) error {
+	if w.replicas == 0 {
 		return nil
 	}
-	acked, err := wait.Result()
 	if err != nil {
 		return fmt.Errorf("%w: WAIT %d %d: %w", ErrNotReplicated, w.replicas, w.timeout.Milliseconds(), err)
 	}
-	if acked < int64(w.replicas) {
-		return &ReplicationError{Wanted: w.replicas, Acked: int(acked), Timeout: w.timeout}
+	if acked < w.replicas {
+		return &ReplicationError{Wanted: w.replicas, Acked: acked, Timeout: w.timeout}
 	}
 	return nil
-}
-
-// queue adds the write's command to pipe.
-func (w write) queue(ctx context.Context, pipe redis.Pipeliner) redis.Cmder {
-	switch {
-	case w.park != nil:
-		cmd, _ := retry.ParkCmd(ctx, pipe, w.park.zset, w.park.items, w.park.id, w.park.due, w.park.item)
-		return cmd
-	case w.offload != nil:
-		return payload.Cmd(ctx, pipe, *w.offload)
-	default:
-		cmd := redis.NewStringCmd(ctx, w.xadd...)
-		_ = pipe.Process(ctx, cmd)
-		return cmd
-	}
 }

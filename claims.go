@@ -4,8 +4,8 @@ import (
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
-	"github.com/redis/go-redis/v9"
 
+	"github.com/streamq-dev/streamq/internal/server"
 	"github.com/streamq-dev/streamq/internal/stream"
 	"github.com/streamq-dev/streamq/internal/streamid"
 )
@@ -18,8 +18,8 @@ import (
 // reply was lost, or a stray claim moved them here. Only ids above what the worker has
 // received count: the re-read started from an earlier snapshot. One deleted from the stream
 // meanwhile is acked: nothing to deliver.
-func (w *worker) recover(msgs []redis.XMessage) {
-	var live, deleted []redis.XMessage
+func (w *worker) recover(msgs []stream.Entry) {
+	var live, deleted []stream.Entry
 	w.mu.Lock()
 	for _, m := range msgs {
 		switch {
@@ -95,7 +95,7 @@ func (w *worker) claimPending(minIdle time.Duration) bool {
 				w.sub.requestHeal() // nothing pending to claim in a group that is gone
 				return true
 			}
-			reloadOnConnError(w.ctx, w.sub.rdb, err)
+			server.ReloadOnConnError(w.ctx, w.sub.rdb, err)
 			if w.ctx.Err() == nil {
 				w.sub.logger.Error("Could not claim pending entries", err, watermill.LogFields{"partition": w.p})
 			}
@@ -113,7 +113,7 @@ func (w *worker) claimPending(minIdle time.Duration) bool {
 
 // claimAndQueue claims one batch of pending entries idle for minIdle from start and queues
 // those the worker does not hold yet, with no ack flush in between (claimMu).
-func (w *worker) claimAndQueue(minIdle time.Duration, start string) ([]redis.XMessage, string, error) {
+func (w *worker) claimAndQueue(minIdle time.Duration, start string) ([]stream.Entry, string, error) {
 	cfg := w.sub.cfg
 	w.claimMu.Lock()
 	defer w.claimMu.Unlock()
@@ -144,7 +144,7 @@ func (w *worker) claimStrays() bool {
 		return true
 	}
 	if err != nil {
-		reloadOnConnError(w.ctx, w.sub.rdb, err)
+		server.ReloadOnConnError(w.ctx, w.sub.rdb, err)
 		if w.ctx.Err() == nil {
 			// The next read round finds them again and asks once more.
 			w.sub.logger.Error("Could not claim entries a stale owner read", err, watermill.LogFields{"partition": w.p})
@@ -184,7 +184,7 @@ func (w *worker) claimedSince(gen uint64) bool {
 	return gen != w.claimGen || gen%2 == 1
 }
 
-func (w *worker) deliveryCounts(msgs []redis.XMessage) map[string]int64 {
+func (w *worker) deliveryCounts(msgs []stream.Entry) map[string]int64 {
 	counts, err := stream.DeliveryCounts(w.ctx, w.sub.rdb, w.stream, w.sub.cfg.ConsumerGroup,
 		msgs[0].ID, msgs[len(msgs)-1].ID, int64(len(msgs)))
 	if err != nil {

@@ -171,7 +171,7 @@ func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int
 	_, read, _, err := stream.Read(ctx, client, group, "m", []string{str}, []string{"0-0"}, 10, -1)
 	require.NoError(t, err)
 	require.Len(t, read, 1)
-	entries := read[0].Messages
+	entries := read[0].Entries
 	require.GreaterOrEqual(t, len(entries), 2)
 	_, _, err = stream.Claim(ctx, client, str, group, "m", 0, "0-0", 10)
 	require.NoError(t, err)
@@ -193,8 +193,8 @@ func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int
 	assert.Equal(t, 1, moved.Moved)
 	require.NoError(t, retry.Forget(ctx, client, set, "nothing"))
 
-	var bigEntry redis.XMessage
-	var others []redis.XMessage
+	var bigEntry stream.Entry
+	var others []stream.Entry
 	for _, e := range entries {
 		if payload.Ref(e.Values) != "" && bigEntry.ID == "" {
 			bigEntry = e

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
-	"github.com/redis/go-redis/v9"
 
+	"github.com/streamq-dev/streamq/internal/server"
 	"github.com/streamq-dev/streamq/internal/stream"
 )
 
@@ -31,7 +31,7 @@ type fetcher struct {
 // fetcherFor returns (starting it if needed) the fetcher serving partition p.
 func (sub *subscription) fetcherFor(p int) *fetcher {
 	key := 0
-	if _, cluster := sub.rdb.(*redis.ClusterClient); cluster {
+	if server.Clustered(sub.rdb) {
 		key = p
 	}
 	sub.mu.Lock()
@@ -154,7 +154,7 @@ func (f *fetcher) failed(ctx context.Context, err error, retryIn time.Duration) 
 		f.sub.logger.Debug("Read found no group, healing", watermill.LogFields{"error": err.Error()})
 		return
 	}
-	reloadOnConnError(ctx, f.sub.rdb, err)
+	server.ReloadOnConnError(ctx, f.sub.rdb, err)
 	f.sub.logger.Error("Read failed, retrying", err, watermill.LogFields{"retry_in": retryIn})
 }
 
@@ -214,14 +214,14 @@ func (f *fetcher) read(ctx context.Context, streams, after []string, gens []uint
 		}
 	}
 	for _, xs := range lost {
-		if w, ok := f.workers[xs.Stream]; ok && len(xs.Messages) > 0 && !skip[xs.Stream] {
-			w.recover(xs.Messages)
+		if w, ok := f.workers[xs.Stream]; ok && len(xs.Entries) > 0 && !skip[xs.Stream] {
+			w.recover(xs.Entries)
 			skipNow(xs.Stream) // its new entries: after the lost ones, next round
 		}
 	}
 	for _, xs := range fresh {
-		if w, ok := f.workers[xs.Stream]; ok && len(xs.Messages) > 0 && !skip[xs.Stream] {
-			w.push(xs.Messages, nil)
+		if w, ok := f.workers[xs.Stream]; ok && len(xs.Entries) > 0 && !skip[xs.Stream] {
+			w.push(xs.Entries, nil)
 			got = true
 		}
 	}

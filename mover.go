@@ -6,9 +6,10 @@ import (
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/streamq-dev/streamq/internal/retry"
+	"github.com/streamq-dev/streamq/internal/server"
+	"github.com/streamq-dev/streamq/internal/stream"
 )
 
 // mover appends an owned partition's due retries (of this group) and delayed messages (of
@@ -89,7 +90,7 @@ func (m *mover) moveSet(set retry.Set) (time.Time, bool) {
 		w.sub.loseLease(w, err)
 		return time.Time{}, false
 	case err != nil:
-		reloadOnConnError(w.ctx, w.sub.rdb, err)
+		server.ReloadOnConnError(w.ctx, w.sub.rdb, err)
 		if w.ctx.Err() == nil {
 			w.sub.logger.Error("Could not move due retries", err, watermill.LogFields{"partition": w.p, "set": set.ZSet})
 		}
@@ -115,8 +116,8 @@ func (m *mover) handBack(set retry.Set, items []retry.Handed) {
 		if p >= w.sub.partitions() {
 			p = 0
 		}
-		stream := w.sub.view.space.PartitionStream(w.sub.view.topic, p)
-		if err := w.sub.rdb.XAdd(w.ctx, &redis.XAddArgs{Stream: stream, Values: h.Values}).Err(); err != nil {
+		to := w.sub.view.space.PartitionStream(w.sub.view.topic, p)
+		if err := stream.Append(w.ctx, w.sub.rdb, to, h.Values); err != nil {
 			w.sub.logger.Error("Could not move retry item to its partition", err, watermill.LogFields{"item": h.ID})
 			continue
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/streamq-dev/streamq/internal/codec"
 	"github.com/streamq-dev/streamq/internal/payload"
+	"github.com/streamq-dev/streamq/internal/server"
 )
 
 // Metadata set on a dead letter whose offloaded payload was gone when it was read.
@@ -40,7 +41,7 @@ func (w *worker) loadPayload(e *entry) bool {
 			w.payloadMissing(*e, ref)
 			return false
 		}
-		reloadOnConnError(w.ctx, w.sub.rdb, err)
+		server.ReloadOnConnError(w.ctx, w.sub.rdb, err)
 		w.sub.logger.Error("Could not load offloaded payload, retrying", err, watermill.LogFields{"partition": w.p, "stream_id": e.id})
 		if w.pause(w.sub.cfg.RetryMoverInterval) {
 			return false

@@ -17,7 +17,9 @@ import (
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/partition"
 	"github.com/streamq-dev/streamq/internal/payload"
+	"github.com/streamq-dev/streamq/internal/publish"
 	"github.com/streamq-dev/streamq/internal/retry"
+	"github.com/streamq-dev/streamq/internal/server"
 )
 
 // ForcePartitionMetadata forces a message onto a partition (decimal index). An index outside
@@ -116,42 +118,28 @@ func (p *Publisher) publish(topic string, msgs []*message.Message) error {
 	return p.send(ctx, topic, n, writes, msgs)
 }
 
-// write is one message's append, or its parking in the delay set when it is delayed.
-type write struct {
-	partition int
-	xadd      []any // the whole XADD command
-	park      *parked
-	offload   *payload.Offload
-}
-
-type parked struct {
-	zset, items, id string
-	due             time.Time
-	item            retry.Item
-}
-
-func (p *Publisher) appendArgs(topic string, n int, msgs []*message.Message) ([]write, error) {
-	writes := make([]write, len(msgs))
+func (p *Publisher) appendArgs(topic string, n int, msgs []*message.Message) ([]publish.Write, error) {
+	writes := make([]publish.Write, len(msgs))
 	for i, msg := range msgs {
 		part, err := p.route(topic, n, msg)
 		if err != nil {
 			return nil, err
 		}
-		writes[i].partition = part
+		writes[i].Partition = part
 		due, delayed := delayedUntil(msg)
 		if !delayed && p.offloads(msg) {
-			if writes[i].offload, err = p.offloadArgs(topic, part, msg); err != nil {
+			if writes[i].Offload, err = p.offloadArgs(topic, part, msg); err != nil {
 				return nil, err
 			}
 			continue
 		}
 		if delayed {
-			if writes[i].park, err = p.parkArgs(topic, part, due, msg); err != nil {
+			if writes[i].Park, err = p.parkArgs(topic, part, due, msg); err != nil {
 				return nil, err
 			}
 			continue
 		}
-		if writes[i].xadd, err = p.xaddCommand(topic, p.names.get(topic, part, n).stream, msg); err != nil {
+		if writes[i].XAdd, err = p.xaddCommand(topic, p.names.get(topic, part, n).stream, msg); err != nil {
 			return nil, fmt.Errorf("marshal message %s: %w", msg.UUID, err)
 		}
 	}
@@ -183,7 +171,7 @@ func (p *Publisher) offloadArgs(topic string, part int, msg *message.Message) (*
 	return o, nil
 }
 
-func (p *Publisher) parkArgs(topic string, part int, due time.Time, msg *message.Message) (*parked, error) {
+func (p *Publisher) parkArgs(topic string, part int, due time.Time, msg *message.Message) (*publish.Park, error) {
 	values, err := p.config.Marshaler.Marshal(topic, msg)
 	if err != nil {
 		return nil, fmt.Errorf("marshal message %s: %w", msg.UUID, err)
@@ -192,8 +180,8 @@ func (p *Publisher) parkArgs(topic string, part int, due time.Time, msg *message
 	if err != nil {
 		return nil, fmt.Errorf("delay message %s: %w", msg.UUID, err)
 	}
-	return &parked{zset: p.space.Delay(topic, part), items: p.space.DelayItems(topic, part),
-		id: retry.NewItemID(), due: due, item: item}, nil
+	return &publish.Park{ZSet: p.space.Delay(topic, part), Items: p.space.DelayItems(topic, part),
+		ID: retry.NewItemID(), Due: due, Item: item}, nil
 }
 
 // delayedUntil reads Watermill's delay metadata (components/delay): the message is parked
@@ -237,7 +225,7 @@ func (p *Publisher) route(topic string, n int, msg *message.Message) (int, error
 	return part, nil
 }
 
-func (p *Publisher) send(ctx context.Context, topic string, n int, writes []write, msgs []*message.Message) error {
+func (p *Publisher) send(ctx context.Context, topic string, n int, writes []publish.Write, msgs []*message.Message) error {
 	if err := p.loadScripts(ctx, writes, false); err != nil {
 		return err
 	}
@@ -248,9 +236,9 @@ func (p *Publisher) send(ctx context.Context, topic string, n int, writes []writ
 	if res, err = p.retryNoScript(ctx, writes, res); err != nil {
 		return fmt.Errorf("publish to %q: %w", topic, err)
 	}
-	for i, c := range res.cmds {
-		if err := c.Err(); err != nil {
-			reloadOnConnError(ctx, p.config.Client, err)
+	for i, r := range res.results {
+		if err := r.Err(); err != nil {
+			server.ReloadOnConnError(ctx, p.config.Client, err)
 			return fmt.Errorf("publish message %s to %q: %w", msgs[i].UUID, topic, err)
 		}
 	}
@@ -262,11 +250,11 @@ func (p *Publisher) send(ctx context.Context, topic string, n int, writes []writ
 }
 
 // produced counts the appends of a successful Publish and lets the trimmer know.
-func (p *Publisher) produced(topic string, n int, writes []write) {
+func (p *Publisher) produced(topic string, n int, writes []publish.Write) {
 	for _, w := range writes {
-		p.config.Metrics.Produced(topic, w.partition)
-		if p.trims != nil && w.park == nil {
-			p.trims.appended(p.names.get(topic, w.partition, n), topic, w.partition, 1)
+		p.config.Metrics.Produced(topic, w.Partition)
+		if p.trims != nil && w.Park == nil {
+			p.trims.appended(p.names.get(topic, w.Partition, n), topic, w.Partition, 1)
 		}
 	}
 }
@@ -285,17 +273,17 @@ func (p *Publisher) registered(ctx context.Context, topic string, t partition.To
 // restarted or failed-over node has an empty script cache), after loading the scripts there.
 // Plain appends that succeeded are not sent again. Under MinReplicas the first pipeline's
 // verdict stands when it failed: its WAIT covered the writes that are not sent again.
-func (p *Publisher) retryNoScript(ctx context.Context, writes []write, res flushed) (flushed, error) {
+func (p *Publisher) retryNoScript(ctx context.Context, writes []publish.Write, res flushed) (flushed, error) {
 	var idx []int
-	for i, c := range res.cmds {
-		if retry.IsNoScript(c.Err()) {
+	for i, r := range res.results {
+		if retry.IsNoScript(r.Err()) {
 			idx = append(idx, i)
 		}
 	}
 	if len(idx) == 0 {
 		return res, nil
 	}
-	again := make([]write, len(idx))
+	again := make([]publish.Write, len(idx))
 	for j, i := range idx {
 		again[j] = writes[i]
 	}
@@ -307,7 +295,7 @@ func (p *Publisher) retryNoScript(ctx context.Context, writes []write, res flush
 		return flushed{}, err
 	}
 	for j, i := range idx {
-		res.cmds[i] = second.cmds[j]
+		res.results[i] = second.results[j]
 	}
 	if res.replicated == nil {
 		res.replicated = second.replicated
@@ -317,11 +305,11 @@ func (p *Publisher) retryNoScript(ctx context.Context, writes []write, res flush
 
 // loadScripts caches the delay and offload scripts on the server before a pipeline uses
 // them by SHA (only for batches that hold such writes).
-func (p *Publisher) loadScripts(ctx context.Context, writes []write, force bool) error {
+func (p *Publisher) loadScripts(ctx context.Context, writes []publish.Write, force bool) error {
 	var park, offload bool
 	for _, w := range writes {
-		park = park || w.park != nil
-		offload = offload || w.offload != nil
+		park = park || w.Park != nil
+		offload = offload || w.Offload != nil
 	}
 	if park && (force || !p.parkLoaded.Load()) {
 		if err := retry.LoadScripts(ctx, p.config.Client); err != nil {

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/streamq-dev/streamq/internal/lease"
 	"github.com/streamq-dev/streamq/internal/server"
@@ -28,7 +27,7 @@ func (sub *subscription) rebalanceLoop() {
 			sub.stop()
 			return
 		default:
-			reloadOnConnError(ctx, sub.rdb, err)
+			server.ReloadOnConnError(ctx, sub.rdb, err)
 			sub.logger.Error("Rebalance failed, retrying", err, nil)
 		}
 		if !sub.waitOrHeal(sub.cfg.RebalanceInterval) {
@@ -130,14 +129,12 @@ func (sub *subscription) lengthRetention() lengthRetention {
 // owners reads the lease owner (member name) of every partition; "" when free or held by a
 // member that is not live.
 func (sub *subscription) owners(ctx context.Context, n int, live []lease.Member) ([]string, error) {
-	cmds := make([]*redis.StringCmd, n)
-	_, err := sub.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i := range cmds {
-			cmds[i] = p.Get(ctx, sub.view.lease(i, sub.cfg.ConsumerGroup))
-		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, redis.Nil) {
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = sub.view.lease(i, sub.cfg.ConsumerGroup)
+	}
+	tokens, err := lease.Owners(ctx, sub.rdb, keys)
+	if err != nil {
 		return nil, err
 	}
 	alive := make(map[string]bool, len(live))
@@ -145,8 +142,8 @@ func (sub *subscription) owners(ctx context.Context, n int, live []lease.Member)
 		alive[m.Name] = true
 	}
 	out := make([]string, n)
-	for i, c := range cmds {
-		if name := lease.TokenMember(c.Val()); alive[name] {
+	for i, t := range tokens {
+		if name := lease.TokenMember(t); alive[name] {
 			out[i] = name
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/ThreeDotsLabs/watermill"
 
 	"github.com/streamq-dev/streamq/internal/lease"
+	"github.com/streamq-dev/streamq/internal/server"
 )
 
 // renewLoop renews the leases of running workers every RenewInterval. A lease found owned by
@@ -38,7 +39,7 @@ func (sub *subscription) renewAll(ctx context.Context) {
 		case r.Err == nil:
 			sub.loseLease(w, errors.New("lease owned by another member"))
 		default:
-			reloadOnConnError(ctx, sub.rdb, r.Err)
+			server.ReloadOnConnError(ctx, sub.rdb, r.Err)
 			if time.Since(w.lastRenewed()) > sub.cfg.LeaseTTL {
 				sub.loseLease(w, r.Err)
 			}

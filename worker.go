@@ -8,7 +8,6 @@ import (
 	"github.com/ThreeDotsLabs/watermill"
 	"github.com/ThreeDotsLabs/watermill/components/delay"
 	"github.com/ThreeDotsLabs/watermill/message"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/streamq-dev/streamq/internal/stream"
 	"github.com/streamq-dev/streamq/internal/streamid"
@@ -212,7 +211,7 @@ func (w *worker) pop() (entry, bool) {
 func (w *worker) lowWater() int { return w.sub.cfg.BatchCount / 2 }
 
 // push queues entries read or claimed for this partition, skipping ids already held.
-func (w *worker) push(msgs []redis.XMessage, counts map[string]int64) {
+func (w *worker) push(msgs []stream.Entry, counts map[string]int64) {
 	w.mu.Lock()
 	w.queueLocked(msgs, counts)
 	w.mu.Unlock()
@@ -220,7 +219,7 @@ func (w *worker) push(msgs []redis.XMessage, counts map[string]int64) {
 }
 
 // queueLocked queues msgs not held yet; w.mu is held.
-func (w *worker) queueLocked(msgs []redis.XMessage, counts map[string]int64) {
+func (w *worker) queueLocked(msgs []stream.Entry, counts map[string]int64) {
 	for _, m := range msgs {
 		if _, dup := w.known[m.ID]; dup {
 			continue

@@ -83,6 +83,27 @@ func Owner(ctx context.Context, rdb redis.UniversalClient, key string) (string, 
 	return v, nil
 }
 
+// Owners returns the token holding each lease of keys ("" when free), read in one pipeline.
+// A lease whose read failed after the first free one reads as free: the pipeline's first
+// error decides, and a free lease (redis.Nil) is not one.
+func Owners(ctx context.Context, rdb redis.UniversalClient, keys []string) ([]string, error) {
+	cmds := make([]*redis.StringCmd, len(keys))
+	_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, k := range keys {
+			cmds[i] = p.Get(ctx, k)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, err
+	}
+	out := make([]string, len(keys))
+	for i, c := range cmds {
+		out[i] = c.Val()
+	}
+	return out, nil
+}
+
 // Held is a lease this member holds: its key and the token it holds it with.
 type Held struct{ Key, Token string }
 

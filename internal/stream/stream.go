@@ -30,6 +30,31 @@ var (
 // decisions that must wait for every group still wait for it (see lua/ack.lua).
 func RegisteredGroups(stream string) string { return stream + ":groups" }
 
+// Entry is one stream entry: its id and fields. Values is nil for an entry deleted from the
+// stream while it was pending.
+type Entry struct {
+	ID     string
+	Values map[string]any
+}
+
+// Batch is what one read returned for one stream, in id order.
+type Batch struct {
+	Stream  string
+	Entries []Entry
+}
+
+// entries copies go-redis's reply into Entries.
+func entries(msgs []redis.XMessage) []Entry {
+	if len(msgs) == 0 {
+		return nil
+	}
+	out := make([]Entry, len(msgs))
+	for i, m := range msgs {
+		out[i] = Entry{ID: m.ID, Values: m.Values}
+	}
+	return out
+}
+
 // CreateGroups creates group on each stream at startID (MKSTREAM), treating an existing
 // group as success, and registers it beside each stream. All go in one pipeline.
 func CreateGroups(ctx context.Context, rdb redis.UniversalClient, streams []string, group, startID string) error {
@@ -62,7 +87,7 @@ func CreateGroups(ctx context.Context, rdb redis.UniversalClient, streams []stri
 // it took them, so these came from a read of the previous owner that Redis ran after the
 // takeover (sent before its lease lapsed, delayed on the way). They may be older than what
 // this round returned for such a stream, so the caller claims them before taking more.
-func Read(ctx context.Context, rdb redis.UniversalClient, group, consumer string, streams, after []string, count int64, block time.Duration) (lost, fresh []redis.XStream, stray map[string]bool, err error) {
+func Read(ctx context.Context, rdb redis.UniversalClient, group, consumer string, streams, after []string, count int64, block time.Duration) (lost, fresh []Batch, stray map[string]bool, err error) {
 	newest := make([]string, 0, 2*len(streams))
 	newest = append(newest, streams...)
 	for range streams {
@@ -120,12 +145,19 @@ func strays(streams []string, pending []*redis.XPendingCmd, consumer string) (ma
 	return out, nil
 }
 
-func readResult(cmd *redis.XStreamSliceCmd) ([]redis.XStream, error) {
+func readResult(cmd *redis.XStreamSliceCmd) ([]Batch, error) {
 	res, err := cmd.Result()
 	if errors.Is(err, redis.Nil) {
 		return nil, nil
 	}
-	return res, err
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Batch, len(res))
+	for i, xs := range res {
+		out[i] = Batch{Stream: xs.Stream, Entries: entries(xs.Messages)}
+	}
+	return out, nil
 }
 
 // pipelineBlock keeps a blocking read inside a pipeline within the client's read timeout:
@@ -149,25 +181,30 @@ func pipelineBlock(rdb redis.UniversalClient, block time.Duration) time.Duration
 	return block
 }
 
+// Append adds an entry with values to stream (XADD, an id made by Redis).
+func Append(ctx context.Context, rdb redis.UniversalClient, stream string, values map[string]any) error {
+	return rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: values}).Err()
+}
+
 // Claim moves up to count pending entries idle for at least minIdle, starting at start, to
 // consumer (XAUTOCLAIM). It returns the claimed entries in id order and the cursor to continue
 // from ("0-0" when the scan is complete). Entries deleted from the stream are dropped from the
 // pending list by Redis and not returned.
-func Claim(ctx context.Context, rdb redis.UniversalClient, stream, group, consumer string, minIdle time.Duration, start string, count int64) ([]redis.XMessage, string, error) {
+func Claim(ctx context.Context, rdb redis.UniversalClient, stream, group, consumer string, minIdle time.Duration, start string, count int64) ([]Entry, string, error) {
 	msgs, next, err := rdb.XAutoClaim(ctx, &redis.XAutoClaimArgs{
 		Stream: stream, Group: group, Consumer: consumer, MinIdle: minIdle, Start: start, Count: count,
 	}).Result()
 	if err != nil {
 		return nil, "", fmt.Errorf("claim pending of %s: %w", stream, err)
 	}
-	return msgs, next, nil
+	return entries(msgs), next, nil
 }
 
 // ClaimOthers moves to consumer the pending entries of stream that other consumers hold, and
 // returns them in id order (entries deleted from the stream meanwhile are dropped by Redis).
 // Unlike Claim it never touches the consumer's own entries, which it may be acking.
-func ClaimOthers(ctx context.Context, rdb redis.UniversalClient, stream, group, consumer string, count int64) ([]redis.XMessage, error) {
-	var out []redis.XMessage
+func ClaimOthers(ctx context.Context, rdb redis.UniversalClient, stream, group, consumer string, count int64) ([]Entry, error) {
+	var out []Entry
 	start := "-"
 	for {
 		pending, err := rdb.XPendingExt(ctx, &redis.XPendingExtArgs{
@@ -189,7 +226,7 @@ func ClaimOthers(ctx context.Context, rdb redis.UniversalClient, stream, group, 
 			if err != nil {
 				return nil, fmt.Errorf("claim pending of %s: %w", stream, err)
 			}
-			out = append(out, msgs...)
+			out = append(out, entries(msgs)...)
 		}
 		if int64(len(pending)) < count {
 			return out, nil

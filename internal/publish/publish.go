@@ -1,0 +1,87 @@
+// Package publish sends a Publisher's writes: each flush is one pipeline (one round trip)
+// of appends, offloaded appends and delay-set parkings, ending with one WAIT when replicas
+// must confirm them.
+package publish
+
+import (
+	"context"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/streamq-dev/streamq/internal/payload"
+	"github.com/streamq-dev/streamq/internal/retry"
+	"github.com/streamq-dev/streamq/internal/server"
+)
+
+// Write is one message's write: exactly one of XAdd, Park and Offload is set.
+type Write struct {
+	Partition int   // the message's partition, for the caller: not sent
+	XAdd      []any // the whole XADD command, its name included
+	Park      *Park
+	Offload   *payload.Offload
+}
+
+// Park parks a delayed message's Item in the delay set ZSet (items in Items) until Due.
+type Park struct {
+	ZSet, Items, ID string
+	Due             time.Time
+	Item            retry.Item
+}
+
+// Call is one caller's writes in a flush and, once Flush returned, one Result per write.
+type Call struct {
+	Writes  []Write
+	Results []Result
+}
+
+// Result is what Redis answered to one write.
+type Result struct{ cmd redis.Cmder }
+
+// Err is the write's error, nil when Redis took it.
+func (r Result) Err() error { return r.cmd.Err() }
+
+// Replicas is the WAIT that ends each pipeline: none when N is 0.
+type Replicas struct {
+	N       int
+	Timeout time.Duration
+}
+
+// Flush sends the writes of every call in one pipeline, in order, and sets each call's
+// Results. Under wait it ends the pipeline with WAIT (server.QueueWait says why there) and
+// returns the replicas it counted and its error; 0 and nil without one.
+func Flush(ctx context.Context, rdb redis.UniversalClient, calls []*Call, wait Replicas) (acked int, err error) {
+	var waitCmd *redis.IntCmd
+	_, _ = rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+		for _, c := range calls {
+			c.Results = make([]Result, len(c.Writes))
+			for i, w := range c.Writes {
+				c.Results[i] = Result{w.queue(ctx, pipe)}
+			}
+		}
+		if wait.N > 0 {
+			waitCmd = server.QueueWait(ctx, pipe, wait.N, wait.Timeout)
+		}
+		return nil
+	})
+	if waitCmd == nil {
+		return 0, nil
+	}
+	n, err := waitCmd.Result()
+	return int(n), err
+}
+
+// queue adds the write's command to pipe.
+func (w Write) queue(ctx context.Context, pipe redis.Pipeliner) redis.Cmder {
+	switch {
+	case w.Park != nil:
+		cmd, _ := retry.ParkCmd(ctx, pipe, w.Park.ZSet, w.Park.Items, w.Park.ID, w.Park.Due, w.Park.Item)
+		return cmd
+	case w.Offload != nil:
+		return payload.Cmd(ctx, pipe, *w.Offload)
+	default:
+		cmd := redis.NewStringCmd(ctx, w.XAdd...)
+		_ = pipe.Process(ctx, cmd)
+		return cmd
+	}
+}
