@@ -19,8 +19,8 @@ e2e:
 
 ## soak: the fault-injection soak (soak/, build tag soak): publisher and consumer processes on
 ## a 16-partition topic while consumers are killed, paused and closed, redis-server restarted
-## and killed, and the network cut, reset and slowed; prints the figures and fails on any lost
-## message (SOAK_DURATION, SOAKFLAGS="-soak.seed=N ...")
+## and killed, the network cut, reset and slowed, and a consumer group destroyed; prints the
+## figures and fails on any lost message (SOAK_DURATION, SOAKFLAGS="-soak.seed=N ...")
 SOAK_DURATION ?= 10m
 SOAK_TIMEOUT  ?= 20m
 soak:
