@@ -104,7 +104,7 @@ func (c *serverCheck) judgeFacts(n server.Node, logger watermill.LoggerAdapter) 
 		if f.Evicting {
 			logger.Info("Redis maxmemory-policy is not noeviction: under memory pressure Redis evicts keys streamq needs", watermill.LogFields{
 				"server": n.Addr, "maxmemory_policy": n.Facts.MaxmemoryPolicy, "risk": evictionRisk,
-				"fix": "CONFIG SET maxmemory-policy noeviction (and in redis.conf): a full Redis then refuses writes, and Publish returns the OOM error, instead of dropping data",
+				"fix": "CONFIG SET maxmemory-policy noeviction (and in the server's config file): a full Redis then refuses writes, and Publish returns the OOM error, instead of dropping data",
 			})
 		}
 		if len(f.Unknown) > 0 {

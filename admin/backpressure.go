@@ -2,7 +2,6 @@ package admin
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/redis/go-redis/v9"
 
@@ -150,34 +149,14 @@ func positions(groups []redis.XInfoGroup, oldest []string) []retention.GroupPosi
 // the oldest pending ids in the shape of groups ("" where there are none). A group deleted
 // meanwhile has none.
 func (a *Admin) oldestPending(ctx context.Context, keys []string, over []int64, groups [][]redis.XInfoGroup) ([][]string, error) {
-	cmds := make([][]*redis.XPendingCmd, len(groups))
-	_, _ = a.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
-		for p, gs := range groups {
-			cmds[p] = make([]*redis.XPendingCmd, len(gs))
-			for i, g := range gs {
-				if g.Pending > 0 && over[p] > 0 {
-					cmds[p][i] = pipe.XPending(ctx, keys[p], g.Name)
-				}
-			}
-		}
-		return nil
-	})
-	return oldestIDs(groups, cmds)
-}
-
-func oldestIDs(groups [][]redis.XInfoGroup, cmds [][]*redis.XPendingCmd) ([][]string, error) {
-	out := make([][]string, len(groups))
+	names := make([][]string, len(groups))
 	for p, gs := range groups {
-		out[p] = make([]string, len(gs))
-		for i, c := range cmds[p] {
-			switch {
-			case c == nil || noGroup(c.Err()):
-			case c.Err() != nil:
-				return nil, fmt.Errorf("pending of group %q on partition %d: %w", gs[i].Name, p, c.Err())
-			default:
-				out[p][i] = c.Val().Lower
+		names[p] = make([]string, len(gs))
+		for i, g := range gs {
+			if g.Pending > 0 && over[p] > 0 {
+				names[p][i] = g.Name
 			}
 		}
 	}
-	return out, nil
+	return retention.OldestPending(ctx, a.rdb, keys, names)
 }

@@ -78,9 +78,9 @@ func (a *Admin) knownGroups(ctx context.Context, topic string, n int) ([]string,
 	if err != nil {
 		return nil, err
 	}
-	declared, err := a.rdb.HKeys(ctx, a.space.Groups(topic)).Result()
+	declared, err := a.reg.DeclaredGroups(ctx, topic)
 	if err != nil {
-		return nil, fmt.Errorf("declared groups of %q: %w", topic, err)
+		return nil, err
 	}
 	return mergeSorted(groupNames(groups), declared), nil
 }

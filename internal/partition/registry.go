@@ -166,3 +166,12 @@ func (r *Registry) Grow(ctx context.Context, topic string, n int) (int, error) {
 	}
 	return r.Register(ctx, topic, n)
 }
+
+// DeclaredGroups returns the names of the groups declared on topic (see DeclareGroup).
+func (r *Registry) DeclaredGroups(ctx context.Context, topic string) ([]string, error) {
+	names, err := r.rdb.HKeys(ctx, r.space.Groups(topic)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("declared groups of %q: %w", topic, err)
+	}
+	return names, nil
+}

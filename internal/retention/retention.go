@@ -238,3 +238,43 @@ func missingEntries(ctx context.Context, rdb redis.UniversalClient, stream strin
 	}
 	return gone, nil
 }
+
+// OldestPending reads, in one pipeline (none when nothing is asked), the oldest pending id of
+// each group named in groups[p] on streams[p] ("" for a name left empty, a group with nothing
+// pending, or one deleted meanwhile), in the shape of groups.
+func OldestPending(ctx context.Context, rdb redis.UniversalClient, streams []string, groups [][]string) ([][]string, error) {
+	cmds := make([][]*redis.XPendingCmd, len(groups))
+	asked := false
+	for p, gs := range groups {
+		cmds[p] = make([]*redis.XPendingCmd, len(gs))
+		for _, g := range gs {
+			asked = asked || g != ""
+		}
+	}
+	if asked {
+		_, _ = rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+			for p, gs := range groups {
+				for i, g := range gs {
+					if g != "" {
+						cmds[p][i] = pipe.XPending(ctx, streams[p], g)
+					}
+				}
+			}
+			return nil
+		})
+	}
+	out := make([][]string, len(groups))
+	for p, cs := range cmds {
+		out[p] = make([]string, len(cs))
+		for i, c := range cs {
+			switch {
+			case c == nil || redis.HasErrorPrefix(c.Err(), "NOGROUP"):
+			case c.Err() != nil:
+				return nil, fmt.Errorf("pending of group %q on %s: %w", groups[p][i], streams[p], c.Err())
+			default:
+				out[p][i] = c.Val().Lower
+			}
+		}
+	}
+	return out, nil
+}
