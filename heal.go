@@ -44,7 +44,10 @@ func (sub *subscription) heal(ctx context.Context) error {
 	if err := sub.healMeta(ctx); err != nil {
 		return err
 	}
-	for p := 0; p < sub.partitions(); p++ {
+	sub.mu.Lock()
+	n := sub.parts // 0 while the topic was never seen: nothing of it to recreate
+	sub.mu.Unlock()
+	for p := 0; p < n; p++ {
 		if err := sub.regroup(ctx, p); err != nil {
 			return err
 		}
