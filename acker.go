@@ -8,6 +8,7 @@ import (
 
 	"github.com/ThreeDotsLabs/watermill"
 
+	"github.com/streamq-dev/streamq/internal/fence"
 	"github.com/streamq-dev/streamq/internal/server"
 	"github.com/streamq-dev/streamq/internal/stream"
 )
@@ -164,7 +165,7 @@ func (a *acker) flush(ctx context.Context) bool {
 		a.acked = stream.Later(a.acked, stream.Highest(ids))
 		a.mu.Unlock()
 		a.recycle(ids)
-	case errors.Is(err, stream.ErrLeaseLost):
+	case errors.Is(err, fence.ErrLeaseLost):
 		if w.isStopping() { // a final flush (loseLease logs nothing more then)
 			w.sub.logger.Error("Acks not applied: the lease was lost before they were flushed; the next owner delivers these entries again",
 				err, watermill.LogFields{"partition": w.p, "count": len(ids)})

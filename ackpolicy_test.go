@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamq-dev/streamq/internal/fence"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/lease"
 	"github.com/streamq-dev/streamq/internal/stream"
@@ -312,13 +313,13 @@ func TestCommitFrontierFencedAck(t *testing.T) {
 
 	err := f.ack(ctx, "intruder", f.ids[len(f.ids)-1], f.ids[6])
 	require.Error(t, err)
-	assert.True(t, errors.Is(err, stream.ErrLeaseLost), "got %v", err)
+	assert.True(t, errors.Is(err, fence.ErrLeaseLost), "got %v", err)
 	assert.Equal(t, f.ids[5], f.frontier(t), "a fenced-out ack must not move the frontier")
 	assert.Equal(t, pending, groupPending(t, f.client, f.keys.Stream, "g"), "a fenced-out ack must not XACK")
 
 	// Once the lease is gone entirely, the old owner is fenced out too.
 	require.NoError(t, f.client.Del(ctx, f.keys.Lease).Err())
 	err = f.ack(ctx, f.token, f.ids[7])
-	assert.True(t, errors.Is(err, stream.ErrLeaseLost), "got %v", err)
+	assert.True(t, errors.Is(err, fence.ErrLeaseLost), "got %v", err)
 	assert.Equal(t, f.ids[5], f.frontier(t))
 }

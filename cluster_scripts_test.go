@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/streamq-dev/streamq/internal/dlq"
+	"github.com/streamq-dev/streamq/internal/fence"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/lease"
 	"github.com/streamq-dev/streamq/internal/partition"
@@ -178,17 +179,17 @@ func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int
 	_, err = stream.DeliveryCounts(ctx, client, str, group, entries[0].ID, entries[len(entries)-1].ID, 10)
 	require.NoError(t, err)
 
-	fence := retry.Fence{Key: leaseKey, Token: token}
+	held := fence.Fence{Key: leaseKey, Token: token}
 	fields, err := retry.Flatten(entries[len(entries)-1].Values)
 	require.NoError(t, err)
-	_, err = retry.Requeue(ctx, client, fence, str, group, entries[len(entries)-1].ID, fields)
+	_, err = retry.Requeue(ctx, client, held, str, group, entries[len(entries)-1].ID, fields)
 	require.NoError(t, err, "requeue.lua")
 	item, err := retry.NewItem(topic, p, 1, 5, entries[0].ID, group, entries[len(entries)-1].Values)
 	require.NoError(t, err)
 	set := retry.Set{ZSet: space.Retry(topic, p, group), Items: space.RetryItems(topic, p, group), Stream: str, Partition: p}
-	require.NoError(t, retry.Schedule(ctx, client, fence, str, set.ZSet, set.Items, group, entries[len(entries)-1].ID,
+	require.NoError(t, retry.Schedule(ctx, client, held, str, set.ZSet, set.Items, group, entries[len(entries)-1].ID,
 		"item-"+watermill.NewShortUUID(), time.Now().Add(-time.Second), item), "schedule.lua")
-	moved, err := retry.Move(ctx, client, fence, set, 10)
+	moved, err := retry.Move(ctx, client, held, set, 10)
 	require.NoError(t, err, "move.lua")
 	assert.Equal(t, 1, moved.Moved)
 	require.NoError(t, retry.Forget(ctx, client, set, "nothing"))
@@ -208,7 +209,7 @@ func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int
 	require.NoError(t, err)
 	rec := dlq.Record{OriginalTopic: topic, Partition: p, OriginalMessageID: bigEntry.ID, OriginalStreamID: bigEntry.ID,
 		Reason: "test", Group: group, Headers: "{}", FailedAt: time.Now(), Message: map[string]any{UUIDField: "dead", PayloadField: "x"}}
-	dlqID, err := dlq.Add(ctx, client, dlq.Fence{Key: leaseKey, Token: token}, str, dlqStr, group, bigEntry.ID, rec)
+	dlqID, err := dlq.Add(ctx, client, fence.Fence{Key: leaseKey, Token: token}, str, dlqStr, group, bigEntry.ID, rec)
 	require.NoError(t, err, "deadletter.lua")
 	dead, err := client.XRange(ctx, dlqStr, dlqID, dlqID).Result()
 	require.NoError(t, err)
@@ -225,7 +226,7 @@ func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int
 	_, _, _, err = stream.Read(ctx, client, group, "m", []string{dlqStr}, []string{"0-0"}, 10, -1)
 	require.NoError(t, err)
 	_, err = dlq.Replay(ctx, client, dlq.ReplayArgs{DLQStream: dlqStr, Stream: str, ID: dlqID, Delete: true,
-		Fence: &dlq.Fence{Key: dlqLease, Token: dlqToken}, Group: group, Fields: replayFields})
+		Fence: &fence.Fence{Key: dlqLease, Token: dlqToken}, Group: group, Fields: replayFields})
 	require.NoError(t, err, "replay.lua (fenced, from a DLQ consumer)")
 
 	ackKeys := stream.AckKeys{Lease: leaseKey, Stream: str, Commit: space.Commit(topic, p), PayloadIndex: space.PayloadIndex(topic, p)}

@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/streamq-dev/streamq/internal/codec"
+	"github.com/streamq-dev/streamq/internal/fence"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/server"
-	"github.com/streamq-dev/streamq/internal/stream"
 )
 
 var (
@@ -27,7 +27,7 @@ var (
 	ErrMalformedEntry = codec.ErrMalformed
 	// ErrLeaseLost reports that this member no longer owns a partition's lease: another member
 	// has taken the partition over and this one stopped delivering from it.
-	ErrLeaseLost = stream.ErrLeaseLost
+	ErrLeaseLost = fence.ErrLeaseLost
 	// ErrUnsupportedServer reports a Redis server older than MinRedisVersion. The first
 	// Publish and Subscribe on a client check every server behind it and return it, wrapped
 	// with the version found, the server and the version needed.

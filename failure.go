@@ -14,6 +14,7 @@ import (
 
 	"github.com/streamq-dev/streamq/internal/codec"
 	"github.com/streamq-dev/streamq/internal/dlq"
+	"github.com/streamq-dev/streamq/internal/fence"
 	"github.com/streamq-dev/streamq/internal/payload"
 	"github.com/streamq-dev/streamq/internal/retry"
 	"github.com/streamq-dev/streamq/internal/streamid"
@@ -175,7 +176,7 @@ func (w *worker) record(e entry, reason string, retries, maxRetries int) dlq.Rec
 func (w *worker) writeDeadLetter(e entry, rec dlq.Record) bool {
 	ctx, cancel := w.stepCtx()
 	defer cancel()
-	_, err := dlq.Add(ctx, w.sub.rdb, dlq.Fence(w.fence()), w.stream, w.sub.view.space.DLQ(w.sub.view.topic, w.p),
+	_, err := dlq.Add(ctx, w.sub.rdb, w.fence(), w.stream, w.sub.view.space.DLQ(w.sub.view.topic, w.p),
 		w.sub.cfg.ConsumerGroup, e.id, rec)
 	if err == nil {
 		w.sub.s.stats.deadLettered.Add(1)
@@ -191,7 +192,7 @@ func (w *worker) replay(e entry) bool {
 	defer cancel()
 	fields, err := dlq.ReplayFields(e.values, e.id)
 	if err == nil {
-		f := dlq.Fence(w.fence())
+		f := w.fence()
 		_, err = dlq.Replay(ctx, w.sub.rdb, dlq.ReplayArgs{
 			DLQStream: w.stream, Stream: w.sub.view.space.PartitionStream(w.sub.view.topic, w.p),
 			ID: e.id, Fence: &f, Group: w.sub.cfg.ConsumerGroup, Fields: fields,
@@ -213,7 +214,7 @@ func (w *worker) settled(err error, step string, e entry) bool {
 		// bookkeeping (its XACK is then a no-op).
 		w.acks.add(e.id, payload.Ref(e.values))
 		return true
-	case errors.Is(err, retry.ErrLeaseLost), errors.Is(err, dlq.ErrLeaseLost):
+	case errors.Is(err, fence.ErrLeaseLost):
 		w.sub.loseLease(w, err)
 		return true
 	default:
@@ -238,8 +239,8 @@ func (w *worker) pause(d time.Duration) bool {
 	}
 }
 
-func (w *worker) fence() retry.Fence {
-	return retry.Fence{Key: w.leaseKey, Token: w.token}
+func (w *worker) fence() fence.Fence {
+	return fence.Fence{Key: w.leaseKey, Token: w.token}
 }
 
 // stepCtx bounds one Redis step of a handler goroutine; it outlives the worker's stop so a

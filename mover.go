@@ -7,6 +7,7 @@ import (
 
 	"github.com/ThreeDotsLabs/watermill"
 
+	"github.com/streamq-dev/streamq/internal/fence"
 	"github.com/streamq-dev/streamq/internal/retry"
 	"github.com/streamq-dev/streamq/internal/server"
 	"github.com/streamq-dev/streamq/internal/stream"
@@ -86,7 +87,7 @@ func (m *mover) moveSet(set retry.Set) (time.Time, bool) {
 	w := m.w
 	res, err := retry.Move(w.ctx, w.sub.rdb, w.fence(), set, w.sub.cfg.RetryMoverBatch)
 	switch {
-	case errors.Is(err, retry.ErrLeaseLost):
+	case errors.Is(err, fence.ErrLeaseLost):
 		w.sub.loseLease(w, err)
 		return time.Time{}, false
 	case err != nil:

@@ -19,6 +19,7 @@ import (
 	"github.com/streamq-dev/streamq/internal/payload"
 	"github.com/streamq-dev/streamq/internal/publish"
 	"github.com/streamq-dev/streamq/internal/retry"
+	"github.com/streamq-dev/streamq/internal/script"
 	"github.com/streamq-dev/streamq/internal/server"
 )
 
@@ -40,7 +41,7 @@ type Publisher struct {
 	server *serverCheck // shared by every user of the client
 
 	// Scripts used by SHA inside pipelines are loaded once; NOSCRIPT reloads them.
-	parkLoaded, offloadLoaded atomic.Bool
+	parkLoaded atomic.Bool
 
 	mu     sync.RWMutex
 	closed bool
@@ -276,7 +277,7 @@ func (p *Publisher) registered(ctx context.Context, topic string, t partition.To
 func (p *Publisher) retryNoScript(ctx context.Context, writes []publish.Write, res flushed) (flushed, error) {
 	var idx []int
 	for i, r := range res.results {
-		if retry.IsNoScript(r.Err()) {
+		if script.IsNoScript(r.Err()) {
 			idx = append(idx, i)
 		}
 	}
@@ -303,25 +304,19 @@ func (p *Publisher) retryNoScript(ctx context.Context, writes []publish.Write, r
 	return res, nil
 }
 
-// loadScripts caches the delay and offload scripts on the server before a pipeline uses
-// them by SHA (only for batches that hold such writes).
+// loadScripts caches the delay script on the server before a pipeline uses it by SHA (only
+// for batches that park a delayed message). The offload script needs no load: it is sent as
+// EVAL with its text (see internal/script).
 func (p *Publisher) loadScripts(ctx context.Context, writes []publish.Write, force bool) error {
-	var park, offload bool
+	var park bool
 	for _, w := range writes {
 		park = park || w.Park != nil
-		offload = offload || w.Offload != nil
 	}
 	if park && (force || !p.parkLoaded.Load()) {
 		if err := retry.LoadScripts(ctx, p.config.Client); err != nil {
 			return fmt.Errorf("publish: %w", err)
 		}
 		p.parkLoaded.Store(true)
-	}
-	if offload && (force || !p.offloadLoaded.Load()) {
-		if err := payload.Load(ctx, p.config.Client); err != nil {
-			return fmt.Errorf("publish: %w", err)
-		}
-		p.offloadLoaded.Store(true)
 	}
 	return nil
 }

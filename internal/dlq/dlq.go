@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/streamq-dev/streamq/internal/fence"
 )
 
 // Fields of a DLQ entry besides the Watermill message fields (the seed's names).
@@ -29,9 +31,6 @@ const (
 	FieldOriginalStreamID  = "originalStreamId"
 	FieldRaw               = "raw"
 )
-
-// ErrLeaseLost is returned when the caller's lease token no longer owns the partition.
-var ErrLeaseLost = errors.New("partition lease lost")
 
 var (
 	//go:embed lua/deadletter.lua
@@ -84,18 +83,12 @@ func (r Record) Fields() []any {
 	return out
 }
 
-// Fence is the lease a fenced step checks.
-type Fence struct{ Key, Token string }
-
 // Add writes r to dlqStream and acks id of stream for group, in one fenced script.
-func Add(ctx context.Context, rdb redis.Scripter, f Fence, stream, dlqStream, group, id string, r Record) (string, error) {
+func Add(ctx context.Context, rdb redis.Scripter, f fence.Fence, stream, dlqStream, group, id string, r Record) (string, error) {
 	args := append([]any{f.Token, group, id}, r.Fields()...)
-	res, err := deadletterScript.Run(ctx, rdb, []string{f.Key, stream, dlqStream}, args...).Result()
+	res, err := fence.Run(ctx, rdb, deadletterScript, "dead-letter "+id+" of "+stream, []string{f.Key, stream, dlqStream}, args...)
 	if err != nil {
-		return "", fmt.Errorf("dead-letter %s of %s: %w", id, stream, err)
-	}
-	if n, ok := res.(int64); ok && n < 0 {
-		return "", fmt.Errorf("dead-letter %s of %s: %w", id, stream, ErrLeaseLost)
+		return "", err
 	}
 	dlqID, _ := res.(string)
 	return dlqID, nil
@@ -104,11 +97,11 @@ func Add(ctx context.Context, rdb redis.Scripter, f Fence, stream, dlqStream, gr
 // ReplayArgs describes one replay.
 type ReplayArgs struct {
 	DLQStream, Stream string
-	ID                string // DLQ entry id
-	Delete            bool   // XDEL the DLQ entry after appending
-	Fence             *Fence // set when a group consuming the DLQ replays: ack it fenced
-	Group             string // that group
-	Fields            []any  // the entry to append
+	ID                string       // DLQ entry id
+	Delete            bool         // XDEL the DLQ entry after appending
+	Fence             *fence.Fence // set when a group consuming the DLQ replays: ack it fenced
+	Group             string       // that group
+	Fields            []any        // the entry to append
 }
 
 // ErrNotFound reports a DLQ entry id that does not exist.
@@ -125,15 +118,14 @@ func Replay(ctx context.Context, rdb redis.Scripter, a ReplayArgs) (string, erro
 		del = "1"
 	}
 	args := append([]any{a.ID, del, token, a.Group}, a.Fields...)
+	op := "replay " + a.ID + " of " + a.DLQStream
 	res, err := replayScript.Run(ctx, rdb, []string{a.DLQStream, a.Stream, fenceKey}, args...).Result()
+	res, err = fence.Check(op, res, err)
 	if err != nil {
-		return "", fmt.Errorf("replay %s of %s: %w", a.ID, a.DLQStream, err)
+		return "", err
 	}
-	switch n, _ := res.(int64); {
-	case res == int64(0):
-		return "", fmt.Errorf("replay %s of %s: %w", a.ID, a.DLQStream, ErrNotFound)
-	case n < 0:
-		return "", fmt.Errorf("replay %s of %s: %w", a.ID, a.DLQStream, ErrLeaseLost)
+	if res == int64(0) {
+		return "", fmt.Errorf("%s: %w", op, ErrNotFound)
 	}
 	id, _ := res.(string)
 	return id, nil

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/streamq-dev/streamq/internal/script"
 )
 
 var (
@@ -127,7 +129,7 @@ func (l *Leases) RenewAll(ctx context.Context, held []Held) []Renewal {
 	})
 	for i, c := range cmds {
 		n, err := c.Int()
-		if redis.HasErrorPrefix(err, "NOSCRIPT") {
+		if script.IsNoScript(err) {
 			out[i].Owned, out[i].Err = l.Renew(ctx, held[i].Key, held[i].Token) // EVAL loads it
 			continue
 		}

@@ -58,14 +58,6 @@ func Cmd(ctx context.Context, pipe redis.Pipeliner, o Offload) *redis.Cmd {
 	return offloadScript.Eval(ctx, pipe, []string{o.PayloadKey, o.Stream, o.Index}, args...)
 }
 
-// Load caches the offload script on the server.
-func Load(ctx context.Context, rdb redis.Scripter) error {
-	if err := offloadScript.Load(ctx, rdb).Err(); err != nil {
-		return fmt.Errorf("load offload script: %w", err)
-	}
-	return nil
-}
-
 // Ref returns the payload reference of entry values, or "".
 func Ref(values map[string]any) string {
 	ref, _ := values[FieldRef].(string)

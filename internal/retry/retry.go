@@ -3,19 +3,17 @@ package retry
 import (
 	"context"
 	_ "embed"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/streamq-dev/streamq/internal/fence"
 )
 
 // DirectThreshold is the longest backoff that re-adds a retry to the partition at once
 // instead of parking it in the retry set.
 const DirectThreshold = 50 * time.Millisecond
-
-// ErrLeaseLost is returned when the caller's lease token no longer owns the partition.
-var ErrLeaseLost = errors.New("partition lease lost")
 
 var (
 	//go:embed lua/requeue.lua
@@ -33,42 +31,30 @@ var (
 	moveScript     = redis.NewScript(moveSrc)
 )
 
-// Fence is the lease a fenced step checks: the lease key and the caller's token.
-type Fence struct{ Key, Token string }
-
 // Requeue appends fields as a new entry of stream and acks id for group, in one script.
-func Requeue(ctx context.Context, rdb redis.Scripter, f Fence, stream, group, id string, fields []string) (string, error) {
+func Requeue(ctx context.Context, rdb redis.Scripter, f fence.Fence, stream, group, id string, fields []string) (string, error) {
 	args := make([]any, 0, 3+len(fields))
 	args = append(args, f.Token, group, id)
 	for _, s := range fields {
 		args = append(args, s)
 	}
-	res, err := requeueScript.Run(ctx, rdb, []string{f.Key, stream}, args...).Result()
+	res, err := fence.Run(ctx, rdb, requeueScript, "requeue "+id+" on "+stream, []string{f.Key, stream}, args...)
 	if err != nil {
-		return "", fmt.Errorf("requeue %s on %s: %w", id, stream, err)
-	}
-	if n, ok := res.(int64); ok && n < 0 {
-		return "", fmt.Errorf("requeue %s on %s: %w", id, stream, ErrLeaseLost)
+		return "", err
 	}
 	newID, _ := res.(string)
 	return newID, nil
 }
 
 // Schedule parks item in the group's retry set until due and acks id, in one script.
-func Schedule(ctx context.Context, rdb redis.Scripter, f Fence, stream, zset, items, group, id, itemID string, due time.Time, item Item) error {
+func Schedule(ctx context.Context, rdb redis.Scripter, f fence.Fence, stream, zset, items, group, id, itemID string, due time.Time, item Item) error {
 	blob, err := item.Encode()
 	if err != nil {
 		return err
 	}
-	n, err := scheduleScript.Run(ctx, rdb, []string{f.Key, stream, zset, items},
-		f.Token, group, id, itemID, due.UnixMilli(), blob).Int()
-	if err != nil {
-		return fmt.Errorf("schedule retry of %s on %s: %w", id, stream, err)
-	}
-	if n < 0 {
-		return fmt.Errorf("schedule retry of %s on %s: %w", id, stream, ErrLeaseLost)
-	}
-	return nil
+	_, err = fence.Run(ctx, rdb, scheduleScript, "schedule retry of "+id+" on "+stream,
+		[]string{f.Key, stream, zset, items}, f.Token, group, id, itemID, due.UnixMilli(), blob)
+	return err
 }
 
 // ParkCmd queues, on pipe, parking item in a delay set until due.
@@ -87,9 +73,6 @@ func LoadScripts(ctx context.Context, rdb redis.Scripter) error {
 	}
 	return nil
 }
-
-// IsNoScript reports whether err says a script was not cached (NOSCRIPT).
-func IsNoScript(err error) bool { return err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") }
 
 // Moved is what one move round did.
 type Moved struct {
@@ -113,19 +96,16 @@ type Set struct {
 }
 
 // Move appends up to limit due items of set to its stream, fenced by f.
-func Move(ctx context.Context, rdb redis.Scripter, f Fence, set Set, limit int) (Moved, error) {
-	res, err := moveScript.Run(ctx, rdb, []string{f.Key, set.ZSet, set.Items, set.Stream},
-		f.Token, set.Partition, limit).Result()
+func Move(ctx context.Context, rdb redis.Scripter, f fence.Fence, set Set, limit int) (Moved, error) {
+	res, err := fence.Run(ctx, rdb, moveScript, "move due items of "+set.ZSet,
+		[]string{f.Key, set.ZSet, set.Items, set.Stream}, f.Token, set.Partition, limit)
 	if err != nil {
-		return Moved{}, fmt.Errorf("move due items of %s: %w", set.ZSet, err)
+		return Moved{}, err
 	}
 	return parseMoved(res, set.ZSet)
 }
 
 func parseMoved(res any, zset string) (Moved, error) {
-	if n, ok := res.(int64); ok && n < 0 {
-		return Moved{}, fmt.Errorf("move due items of %s: %w", zset, ErrLeaseLost)
-	}
 	arr, ok := res.([]any)
 	if !ok || len(arr) != 4 {
 		return Moved{}, fmt.Errorf("move due items of %s: unexpected reply %v", zset, res)

@@ -11,12 +11,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/streamq-dev/streamq/internal/fence"
 	"github.com/streamq-dev/streamq/internal/streamid"
 )
-
-// ErrLeaseLost is returned by fenced steps when the caller's lease token no longer owns the
-// partition: another member has taken it over.
-var ErrLeaseLost = errors.New("partition lease lost")
 
 var (
 	//go:embed lua/ack.lua
@@ -261,7 +258,7 @@ type Acked struct {
 }
 
 // Ack acknowledges entries for group with the policy ("none", "immediate", "all-groups-ack")
-// in one script, if token still holds the lease: see lua/ack.lua. It returns ErrLeaseLost
+// in one script, if token still holds the lease: see lua/ack.lua. It returns fence.ErrLeaseLost
 // when the token does not.
 func Ack(ctx context.Context, rdb redis.Scripter, k AckKeys, token, group, policy string, ackSetTTL time.Duration, entries []Acked) error {
 	if len(entries) == 0 {
@@ -288,14 +285,8 @@ func Ack(ctx context.Context, rdb redis.Scripter, k AckKeys, token, group, polic
 		keys = append(keys, ackSet, payloadKey)
 		args = append(args, e.ID, e.Ref)
 	}
-	n, err := ackScript.Run(ctx, rdb, keys, args...).Int()
-	if err != nil {
-		return fmt.Errorf("ack %d entries on %s: %w", len(entries), k.Stream, err)
-	}
-	if n < 0 {
-		return fmt.Errorf("ack on %s: %w", k.Stream, ErrLeaseLost)
-	}
-	return nil
+	_, err := fence.Run(ctx, rdb, ackScript, fmt.Sprintf("ack %d entries on %s", len(entries), k.Stream), keys, args...)
+	return err
 }
 
 // highest is the greatest stream id of entries: the commit frontier's candidate.
