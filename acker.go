@@ -13,49 +13,71 @@ import (
 	"github.com/streamq-dev/streamq/internal/stream"
 )
 
+// ackConfig is what the acker needs of SubscriberConfig and the view's rules.
+type ackConfig struct {
+	batchSize     int
+	flushInterval time.Duration
+	policy        AckDeletePolicy // AckDeleteNone when the group does not own the entries
+	ackSetTTL     time.Duration
+	ownEntries    bool // ack sets and offloaded payloads are named in the acks
+}
+
+func ackConfigOf(cfg *SubscriberConfig, r topicRules) ackConfig {
+	c := ackConfig{batchSize: cfg.AckBatchSize, flushInterval: cfg.AckFlushInterval, policy: cfg.AckDeletePolicy,
+		ackSetTTL: cfg.AckSetTTL, ownEntries: r.ownEntries}
+	if !r.ownEntries {
+		c.policy = AckDeleteNone
+	}
+	return c
+}
+
 // acker batches the acks of one partition into one fenced script call, flushed when
-// AckBatchSize ids wait, AckFlushInterval after the first one, and on handover.
+// batchSize ids wait, flushInterval after the first one, and on handover.
 type acker struct {
-	w     *worker
+	d      partDeps
+	cfg    ackConfig
+	gate   *sync.Mutex          // shared with the claimer: a claim and a flush never interleave
+	forget func([]stream.Acked) // the read position releases what was acked
+	run    *runner
+	retry  *backoff // grows while flushes fail, so a Redis outage is no hot loop
+
 	mu    sync.Mutex
 	ids   []stream.Acked
 	spare []stream.Acked // a flushed batch's array, reused for the next one
+	acked string         // highest id acked so far: where a lost group is recreated
 	kick  chan struct{}  // cap 1: the first id arrived
 	full  chan struct{}  // cap 1: a batch is full
-	quit  chan struct{}
-	done  chan struct{}
-	retry *backoff // grows while flushes fail, so a Redis outage is no hot loop
-	acked string   // highest id acked so far (under mu): where a lost group is recreated
 }
 
-// highestAcked is the highest id this worker acked on its partition, "" when none.
+func newAcker(d partDeps, cfg ackConfig, gate *sync.Mutex, forget func([]stream.Acked)) *acker {
+	return &acker{
+		d: d, cfg: cfg, gate: gate, forget: forget, run: newRunner(),
+		retry: newBackoff(0, 2*time.Second),
+		kick:  make(chan struct{}, 1), full: make(chan struct{}, 1),
+	}
+}
+
+func (a *acker) start() { a.run.start(a.loop) }
+
+// stop ends the loop; a final flush is up to the caller.
+func (a *acker) stop() { a.run.stop() }
+
+// highestAcked is the highest id this acker acked on its partition, "" when none.
 func (a *acker) highestAcked() string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.acked
 }
 
-func newAcker(w *worker) *acker {
-	return &acker{
-		w:     w,
-		kick:  make(chan struct{}, 1),
-		full:  make(chan struct{}, 1),
-		quit:  make(chan struct{}),
-		done:  make(chan struct{}),
-		retry: newBackoff(0, 2*time.Second),
-	}
-}
-
 // add queues the ack of entry id; ref is its offloaded payload's reference ("" when none).
 func (a *acker) add(id, ref string) {
-	w := a.w
 	e := stream.Acked{ID: id}
 	// Ack sets and payload keys are only named when the script will touch them.
-	if !w.sub.view.dlq && (ref != "" || w.sub.cfg.AckDeletePolicy == AckDeleteAllGroups) {
-		e.AckSet = w.sub.view.space.Acks(w.sub.view.topic, w.p, id)
+	if a.cfg.ownEntries && (ref != "" || a.cfg.policy == AckDeleteAllGroups) {
+		e.AckSet = a.d.keys.Acks(id)
 	}
-	if !w.sub.view.dlq && ref != "" {
-		e.Ref, e.PayloadKey = ref, w.sub.view.space.Payload(w.sub.view.topic, w.p, ref)
+	if a.cfg.ownEntries && ref != "" {
+		e.Ref, e.PayloadKey = ref, a.d.keys.Payload(ref)
 	}
 	a.mu.Lock()
 	a.ids = append(a.ids, e)
@@ -64,15 +86,8 @@ func (a *acker) add(id, ref string) {
 	if n == 1 {
 		signal(a.kick)
 	}
-	if n >= a.w.sub.cfg.AckBatchSize {
+	if n >= a.cfg.batchSize {
 		signal(a.full)
-	}
-}
-
-func signal(ch chan struct{}) {
-	select {
-	case ch <- struct{}{}:
-	default:
 	}
 }
 
@@ -101,29 +116,18 @@ func (a *acker) putBack(ids []stream.Acked) {
 	a.ids = append(ids, a.ids...)
 }
 
-// loop flushes batches until close.
+// loop flushes batches until stop.
 func (a *acker) loop() {
-	defer close(a.done)
 	for {
 		select {
 		case <-a.kick:
-		case <-a.quit:
+		case <-a.run.quit:
 			return
 		}
-		wait := a.retry.peek()
-		if wait == 0 {
-			wait = a.w.sub.cfg.AckFlushInterval
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-a.full:
-		case <-a.quit:
-			t.Stop()
+		if !a.waitBatch() {
 			return
 		}
-		t.Stop()
-		if a.flush(a.w.ctx) {
+		if a.flush(a.d.ctx) {
 			a.retry.reset()
 		} else {
 			a.retry.next()
@@ -131,10 +135,22 @@ func (a *acker) loop() {
 	}
 }
 
-// close stops the loop; a final flush is up to the caller.
-func (a *acker) close() {
-	close(a.quit)
-	<-a.done
+// waitBatch waits for the flush interval (or the retry backoff) or a full batch; false
+// means stop.
+func (a *acker) waitBatch() bool {
+	wait := a.retry.peek()
+	if wait == 0 {
+		wait = a.cfg.flushInterval
+	}
+	t := a.d.clock.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C():
+	case <-a.full:
+	case <-a.run.quit:
+		return false
+	}
+	return true
 }
 
 // flush acks the waiting ids with the partition's lease token as fence; false when Redis
@@ -144,21 +160,14 @@ func (a *acker) flush(ctx context.Context) bool {
 	if len(ids) == 0 {
 		return true
 	}
-	w := a.w
-	policy := string(w.sub.cfg.AckDeletePolicy)
-	if w.sub.view.dlq {
-		policy = string(AckDeleteNone)
-	}
-	keys := stream.AckKeys{
-		Lease: w.leaseKey, Stream: w.stream, Commit: w.sub.view.commit(w.p),
-		PayloadIndex: w.sub.view.space.PayloadIndex(w.sub.view.topic, w.p),
-	}
-	w.claimMu.Lock()
-	err := stream.Ack(ctx, w.sub.rdb, keys, w.token, w.sub.cfg.ConsumerGroup, policy, w.sub.cfg.AckSetTTL, ids)
+	k := a.d.keys
+	keys := stream.AckKeys{Lease: k.Lease, Stream: k.Read, Commit: k.Commit, PayloadIndex: k.PayloadIndex}
+	a.gate.Lock()
+	err := stream.Ack(ctx, a.d.rdb, keys, a.d.fence.Token, a.d.group(), string(a.cfg.policy), a.cfg.ackSetTTL, ids)
 	if err == nil {
-		w.forget(ids)
+		a.forget(ids)
 	}
-	w.claimMu.Unlock()
+	a.gate.Unlock()
 	switch {
 	case err == nil:
 		a.mu.Lock()
@@ -166,16 +175,16 @@ func (a *acker) flush(ctx context.Context) bool {
 		a.mu.Unlock()
 		a.recycle(ids)
 	case errors.Is(err, fence.ErrLeaseLost):
-		if w.isStopping() { // a final flush (loseLease logs nothing more then)
-			w.sub.logger.Error("Acks not applied: the lease was lost before they were flushed; the next owner delivers these entries again",
-				err, watermill.LogFields{"partition": w.p, "count": len(ids)})
+		if a.d.stopping() { // a final flush (the lost lease logs nothing more then)
+			a.d.log.Error("Acks not applied: the lease was lost before they were flushed; the next owner delivers these entries again",
+				err, watermill.LogFields{"count": len(ids)})
 		}
-		w.sub.loseLease(w, err)
+		a.d.lost(err)
 	default:
-		server.ReloadOnConnError(ctx, w.sub.rdb, err)
+		server.ReloadOnConnError(ctx, a.d.rdb, err)
 		a.putBack(ids)
 		if ctx.Err() == nil {
-			w.sub.logger.Error("Could not flush acks, will retry", err, watermill.LogFields{"partition": w.p, "count": len(ids)})
+			a.d.log.Error("Could not flush acks, will retry", err, watermill.LogFields{"count": len(ids)})
 			signal(a.kick)
 		}
 		return false

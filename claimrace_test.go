@@ -96,10 +96,7 @@ func holds(s *Subscriber, id string) bool {
 	for sub := range s.subs {
 		sub.mu.Lock()
 		for _, w := range sub.workers {
-			w.mu.Lock()
-			_, ok := w.known[id]
-			w.mu.Unlock()
-			if ok {
+			if w.pos.Holds(id) {
 				sub.mu.Unlock()
 				return true
 			}

@@ -15,9 +15,9 @@ var errForcedDelete = errors.New("deleted by force under running members")
 // requestHeal asks the rebalancer to check at once that the group, the partition streams and
 // the topic's metadata still exist, and to recreate what is missing. Components call it when
 // Redis answers NOGROUP, or the metadata is gone.
-func (sub *subscription) requestHeal() {
-	sub.healDue.Store(true)
-	signal(sub.healReq)
+func (r *rebalancer) requestHeal() {
+	r.healDue.Store(true)
+	signal(r.healReq)
 }
 
 // heal recreates what disappeared under the running subscription (XGROUP DESTROY, FLUSHALL,
@@ -25,30 +25,30 @@ func (sub *subscription) requestHeal() {
 // metadata with the partition count known here, and the group on every partition at its last
 // known position, each logged once. A topic or group an operator deleted by force is not
 // recreated: errForcedDelete, and the subscription stops.
-func (sub *subscription) heal(ctx context.Context) error {
-	group := sub.cfg.ConsumerGroup
-	if sub.view.dlq {
+func (r *rebalancer) heal(ctx context.Context) error {
+	group := r.d.group
+	if !r.d.view.rules.declaresGroup {
 		group = "" // a DLQ consumer keeps its group name apart from the topic's groups
 	}
-	topicGone, groupGone, err := sub.s.reg.Tombstones(ctx, sub.view.topic, group)
+	topicGone, groupGone, err := r.d.reg.Tombstones(ctx, r.d.view.topic, group)
 	if err != nil {
 		return err
 	}
 	if topicGone || groupGone {
 		what := map[bool]string{true: "topic", false: "consumer group"}[topicGone]
-		sub.logger.Error("The "+what+" was deleted by force while this member ran: the subscription stops instead of recreating it",
+		r.d.log.Error("The "+what+" was deleted by force while this member ran: the subscription stops instead of recreating it",
 			errForcedDelete, nil)
-		sub.stop()
+		r.d.stopAll()
 		return errForcedDelete
 	}
-	if err := sub.healMeta(ctx); err != nil {
+	if err := r.healMeta(ctx); err != nil {
 		return err
 	}
-	sub.mu.Lock()
-	n := sub.parts // 0 while the topic was never seen: nothing of it to recreate
-	sub.mu.Unlock()
+	r.mu.Lock()
+	n := r.parts // 0 while the topic was never seen: nothing of it to recreate
+	r.mu.Unlock()
 	for p := 0; p < n; p++ {
-		if err := sub.regroup(ctx, p); err != nil {
+		if err := r.regroup(ctx, p); err != nil {
 			return err
 		}
 	}
@@ -57,14 +57,14 @@ func (sub *subscription) heal(ctx context.Context) error {
 
 // healMeta registers the topic again when its metadata is gone, with the partition count and
 // the recorded length retention known here, and declares the group again.
-func (sub *subscription) healMeta(ctx context.Context) error {
-	m, err := sub.s.reg.Meta(ctx, sub.view.topic)
+func (r *rebalancer) healMeta(ctx context.Context) error {
+	m, err := r.d.reg.Meta(ctx, r.d.view.topic)
 	if err != nil || m.Exists {
 		return err
 	}
-	sub.mu.Lock()
-	n, known := sub.parts, sub.meta
-	sub.mu.Unlock()
+	r.mu.Lock()
+	n, known := r.parts, r.meta
+	r.mu.Unlock()
 	if n == 0 {
 		return nil // never seen: still waiting for the topic
 	}
@@ -72,37 +72,27 @@ func (sub *subscription) healMeta(ctx context.Context) error {
 	if known.MaxLen != 0 {
 		settings = recordedRetention(known).settings()
 	}
-	if _, err := sub.s.reg.RegisterTopic(ctx, sub.view.topic, n, settings); err != nil {
+	if _, err := r.d.reg.RegisterTopic(ctx, r.d.view.topic, n, settings); err != nil {
 		return err
 	}
-	sub.logger.Error("The topic's metadata was missing (a flushed or failed-over Redis, a deleted key): registered it again", nil,
+	r.d.log.Error("The topic's metadata was missing (a flushed or failed-over Redis, a deleted key): registered it again", nil,
 		watermill.LogFields{"partitions": n})
-	if sub.view.dlq {
+	if !r.d.view.rules.declaresGroup {
 		return nil
 	}
-	return sub.s.reg.DeclareGroup(ctx, sub.view.topic, sub.cfg.ConsumerGroup, sub.cfg.GroupStartID)
+	return r.d.reg.DeclareGroup(ctx, r.d.view.topic, r.d.group, r.d.cfg.startID)
 }
 
 // regroup recreates the group on partition p if it is missing, at the later of its commit
-// frontier and what this member acked there, else at GroupStartID.
-func (sub *subscription) regroup(ctx context.Context, p int) error {
-	acked := ""
-	if w := sub.worker(p); w != nil {
-		acked = w.acks.highestAcked()
-	}
-	created, pos, err := stream.Regroup(ctx, sub.rdb, sub.view.stream(p), sub.view.commit(p), sub.cfg.ConsumerGroup, acked, sub.cfg.GroupStartID)
+// frontier and what this member acked there, else at the group's start id.
+func (r *rebalancer) regroup(ctx context.Context, p int) error {
+	v := r.d.view
+	created, pos, err := stream.Regroup(ctx, r.d.rdb, v.stream(p), v.commit(p), r.d.group, r.d.owned.highestAcked(p), r.d.cfg.startID)
 	if err != nil || !created {
 		return err
 	}
-	sub.logger.Error("The consumer group was missing on the partition (XGROUP DESTROY, a flushed or failed-over Redis): "+
+	r.d.log.Error("The consumer group was missing on the partition (XGROUP DESTROY, a flushed or failed-over Redis): "+
 		"recreated it; entries written before may be missing, and entries after its position are delivered again", nil,
 		watermill.LogFields{"partition": p, "position": pos})
 	return nil
-}
-
-// worker returns the worker of partition p, nil when this member does not own it.
-func (sub *subscription) worker(p int) *worker {
-	sub.mu.Lock()
-	defer sub.mu.Unlock()
-	return sub.workers[p]
 }

@@ -13,91 +13,86 @@ import (
 // its entry still exists (the entry is appended in the same script, so this only skips work).
 const orphanGrace = time.Minute
 
-// housekeeper applies retention to an owned partition every TrimInterval, starting at once:
-// the length retention the topic's publishers recorded and the Subscriber's time retention
-// (both stop at what a group still needs unless hard), the report of this group's entries a
-// hard cap removed, DLQ retention by age and length, and removal of offloaded payloads whose
-// entry is gone.
+// keepConfig is what the housekeeper needs of SubscriberConfig.
+type keepConfig struct {
+	interval     time.Duration // TrimInterval
+	retention    time.Duration // age retention, 0: none
+	hard         bool          // TrimHard
+	dlqRetention time.Duration
+	dlqMaxLen    int64
+	leaseTTL     time.Duration // a consumer idle for less may be a member that just joined
+}
+
+func keepConfigOf(cfg *SubscriberConfig) keepConfig {
+	return keepConfig{
+		interval: cfg.TrimInterval, retention: cfg.Retention, hard: cfg.TrimPolicy == TrimHard,
+		dlqRetention: cfg.DLQRetention, dlqMaxLen: cfg.DLQRetentionMaxLen, leaseTTL: cfg.LeaseTTL,
+	}
+}
+
+// housekeeper applies retention to an owned partition every interval, starting at once:
+// the length retention the topic's publishers recorded and the time retention (both stop
+// at what a group still needs unless hard), the report of this group's entries a hard cap
+// removed, DLQ retention by age and length, removal of the consumers of members that left,
+// and of offloaded payloads whose entry is gone.
 type housekeeper struct {
-	w      *worker
+	d      partDeps
+	cfg    keepConfig
+	length func() lengthRetention // what the topic's publishers recorded
+	live   func() []string        // the group's live members at the last heartbeat
+	run    *runner
 	cursor int64 // where the orphan sweep goes on
-	quit   chan struct{}
-	done   chan struct{}
 }
 
-func newHousekeeper(w *worker) *housekeeper {
-	return &housekeeper{w: w, quit: make(chan struct{}), done: make(chan struct{})}
+func newHousekeeper(d partDeps, cfg keepConfig, length func() lengthRetention, live func() []string) *housekeeper {
+	return &housekeeper{d: d, cfg: cfg, length: length, live: live, run: newRunner()}
 }
 
-func (h *housekeeper) close() {
-	close(h.quit)
-	<-h.done
-}
+func (h *housekeeper) start() { h.run.start(h.loop) }
+
+func (h *housekeeper) stop() { h.run.stop() }
 
 func (h *housekeeper) loop() {
-	defer close(h.done)
-	if h.w.sub.view.dlq {
-		return
-	}
 	for {
 		h.step()
-		t := time.NewTimer(h.w.sub.cfg.TrimInterval)
-		select {
-		case <-t.C:
-		case <-h.quit:
-			t.Stop()
+		if !h.run.sleep(h.d.clock, h.cfg.interval) {
 			return
 		}
 	}
 }
 
 func (h *housekeeper) step() {
-	w, cfg := h.w, h.w.sub.cfg
-	sp, t := w.sub.view.space, w.sub.view.topic
-	now := time.Now()
-	loss := sp.TrimLoss(t, w.p)
-	if length := w.sub.lengthRetention(); length.maxLen > 0 {
-		h.trim(loss, "length", length.rule())
+	now := h.d.clock.Now()
+	if length := h.length(); length.maxLen > 0 {
+		h.trim("length", length.rule())
 	}
-	if cfg.Retention > 0 {
-		h.trim(loss, "age", retention.Rule{Before: now.Add(-cfg.Retention), Exact: true, Hard: cfg.TrimPolicy == TrimHard})
+	if h.cfg.retention > 0 {
+		h.trim("age", retention.Rule{Before: now.Add(-h.cfg.retention), Exact: true, Hard: h.cfg.hard})
 	}
-	h.reportLosses(loss)
+	h.reportLosses()
 	h.pruneConsumers()
-	dlqKey := sp.DLQ(t, w.p)
-	if cfg.DLQRetention > 0 {
-		h.report(retention.TrimOlderHard(w.ctx, w.sub.rdb, dlqKey, now.Add(-cfg.DLQRetention)))("dlq-age")
-	}
-	if cfg.DLQRetentionMaxLen > 0 {
-		h.report(retention.TrimLen(w.ctx, w.sub.rdb, dlqKey, cfg.DLQRetentionMaxLen))("dlq-length")
-	}
-	payloadKey := func(ref string) string { return sp.Payload(t, w.p, ref) }
-	n, next, err := retention.SweepOrphans(w.ctx, w.sub.rdb, w.stream, sp.PayloadIndex(t, w.p), payloadKey, now.Add(-orphanGrace), h.cursor, 500)
-	h.cursor = next
-	h.report(int64(n), err)("orphaned-payloads")
+	h.trimDLQ(now)
+	h.sweepPayloads(now)
 }
 
 // trim applies one retention rule of the partition (never past what a group still needs,
 // unless the rule is hard).
-func (h *housekeeper) trim(loss, kind string, rule retention.Rule) {
-	w := h.w
-	res, err := retention.Trim(w.ctx, w.sub.rdb, w.stream, loss, rule)
-	reportTrim(w.sub.logger, w.sub.cfg.Metrics, w.labels(), kind, res, err, w.ctx.Err() == nil)
+func (h *housekeeper) trim(kind string, rule retention.Rule) {
+	res, err := retention.Trim(h.d.ctx, h.d.rdb, h.d.keys.Stream, h.d.keys.TrimLoss, rule)
+	reportTrim(h.d.log, h.d.count.metrics, h.d.count.labels, kind, res, err, h.d.ctx.Err() == nil)
 }
 
 // reportLosses counts and logs the entries of this group that a hard retention cap (this
 // member's, another's or a publisher's) removed from the partition before the group acked them.
-func (h *housekeeper) reportLosses(loss string) {
-	w := h.w
-	n, err := retention.TakeLosses(w.ctx, w.sub.rdb, loss, w.sub.cfg.ConsumerGroup)
+func (h *housekeeper) reportLosses() {
+	n, err := retention.TakeLosses(h.d.ctx, h.d.rdb, h.d.keys.TrimLoss, h.d.group())
 	switch {
-	case err != nil && w.ctx.Err() == nil:
-		w.sub.logger.Error("Could not read retention losses", err, watermill.LogFields{"partition": w.p})
+	case err != nil && h.d.ctx.Err() == nil:
+		h.d.log.Error("Could not read retention losses", err, nil)
 	case n > 0:
-		w.sub.s.stats.trimmedUnacked.Add(n)
-		w.sub.cfg.Metrics.Trimmed(w.labels(), "unacked", n)
-		w.sub.logger.Error("A hard retention cap removed entries this group had not acked", nil,
-			watermill.LogFields{"partition": w.p, "entries": n})
+		h.d.count.stats.trimmedUnacked.Add(n)
+		h.d.count.metrics.Trimmed(h.d.count.labels, "unacked", n)
+		h.d.log.Error("A hard retention cap removed entries this group had not acked", nil, watermill.LogFields{"entries": n})
 	}
 }
 
@@ -106,30 +101,46 @@ func (h *housekeeper) reportLosses(loss string) {
 // one behind). One idle for less than LeaseTTL may be a member that joined since the last
 // heartbeat, and stays.
 func (h *housekeeper) pruneConsumers() {
-	w := h.w
-	live := w.sub.liveMembers()
+	live := h.live()
 	if len(live) == 0 {
 		return // no heartbeat yet: nothing is known to be dead
 	}
-	names, err := stream.PruneConsumers(w.ctx, w.sub.rdb, w.stream, w.sub.cfg.ConsumerGroup, w.sub.cfg.LeaseTTL, live)
+	names, err := stream.PruneConsumers(h.d.ctx, h.d.rdb, h.d.keys.Stream, h.d.group(), h.cfg.leaseTTL, live)
 	switch {
-	case err != nil && w.ctx.Err() == nil:
-		w.sub.logger.Error("Could not remove the consumers of members that left", err, watermill.LogFields{"partition": w.p})
+	case err != nil && h.d.ctx.Err() == nil:
+		h.d.log.Error("Could not remove the consumers of members that left", err, nil)
 	case len(names) > 0:
-		w.sub.logger.Debug("Removed consumers of members that left", watermill.LogFields{"partition": w.p, "consumers": names})
+		h.d.log.Debug("Removed consumers of members that left", watermill.LogFields{"consumers": names})
 	}
 }
 
+// trimDLQ applies DLQ retention by age and by length.
+func (h *housekeeper) trimDLQ(now time.Time) {
+	if h.cfg.dlqRetention > 0 {
+		n, err := retention.TrimOlderHard(h.d.ctx, h.d.rdb, h.d.keys.DLQ, now.Add(-h.cfg.dlqRetention))
+		h.report("dlq-age", n, err)
+	}
+	if h.cfg.dlqMaxLen > 0 {
+		n, err := retention.TrimLen(h.d.ctx, h.d.rdb, h.d.keys.DLQ, h.cfg.dlqMaxLen)
+		h.report("dlq-length", n, err)
+	}
+}
+
+// sweepPayloads removes, a slice of the index per step, offloaded payloads whose entry is gone.
+func (h *housekeeper) sweepPayloads(now time.Time) {
+	k := h.d.keys
+	n, next, err := retention.SweepOrphans(h.d.ctx, h.d.rdb, k.Stream, k.PayloadIndex, k.Payload, now.Add(-orphanGrace), h.cursor, 500)
+	h.cursor = next
+	h.report("orphaned-payloads", int64(n), err)
+}
+
 // report logs and counts the outcome of one DLQ or payload retention step.
-func (h *housekeeper) report(n int64, err error) func(kind string) {
-	return func(kind string) {
-		w := h.w
-		switch {
-		case err != nil && w.ctx.Err() == nil:
-			w.sub.logger.Error("Retention step failed", err, watermill.LogFields{"partition": w.p, "step": kind})
-		case n > 0:
-			w.sub.cfg.Metrics.Trimmed(w.labels(), kind, n)
-			w.sub.logger.Debug("Retention", watermill.LogFields{"partition": w.p, "step": kind, "removed": n})
-		}
+func (h *housekeeper) report(kind string, n int64, err error) {
+	switch {
+	case err != nil && h.d.ctx.Err() == nil:
+		h.d.log.Error("Retention step failed", err, watermill.LogFields{"step": kind})
+	case n > 0:
+		h.d.count.metrics.Trimmed(h.d.count.labels, kind, n)
+		h.d.log.Debug("Retention", watermill.LogFields{"step": kind, "removed": n})
 	}
 }

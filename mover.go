@@ -8,27 +8,41 @@ import (
 	"github.com/ThreeDotsLabs/watermill"
 
 	"github.com/streamq-dev/streamq/internal/fence"
+	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/retry"
 	"github.com/streamq-dev/streamq/internal/server"
 	"github.com/streamq-dev/streamq/internal/stream"
 )
 
-// mover appends an owned partition's due retries (of this group) and delayed messages (of
-// every group) back to the partition, with one fenced script per set and step. It sleeps
-// until the earliest due item, at most RetryMoverInterval, and wakes early for retries its
-// worker schedules.
-type mover struct {
-	w    *worker
-	wake chan struct{} // cap 1
-	mu   sync.Mutex
-	next time.Time
-	quit chan struct{}
-	done chan struct{}
+// moveConfig is what the mover needs of SubscriberConfig.
+type moveConfig struct {
+	interval time.Duration // the longest sleep between looks at the sets
+	batch    int           // items moved per set and step
 }
 
-func newMover(w *worker) *mover {
-	return &mover{w: w, wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
+// mover appends an owned partition's due retries (of this group) and delayed messages (of
+// every group) back to the partition, with one fenced script per set and step. It sleeps
+// until the earliest due item, at most interval, and wakes early for retries the partition
+// schedules.
+type mover struct {
+	d          partDeps
+	cfg        moveConfig
+	space      keys.Space // hand-backs go to other partitions of the topic
+	partitions func() int // the topic's partition count as last read
+	run        *runner
+	wake       chan struct{} // cap 1
+
+	mu   sync.Mutex
+	next time.Time // the earliest due time a schedule asked for
 }
+
+func newMover(d partDeps, cfg moveConfig, space keys.Space, partitions func() int) *mover {
+	return &mover{d: d, cfg: cfg, space: space, partitions: partitions, run: newRunner(), wake: make(chan struct{}, 1)}
+}
+
+func (m *mover) start() { m.run.start(m.loop) }
+
+func (m *mover) stop() { m.run.stop() }
 
 // wakeAt asks the mover to look at its sets by t.
 func (m *mover) wakeAt(t time.Time) {
@@ -40,22 +54,13 @@ func (m *mover) wakeAt(t time.Time) {
 	signal(m.wake)
 }
 
-func (m *mover) close() {
-	close(m.quit)
-	<-m.done
-}
-
 func (m *mover) loop() {
-	defer close(m.done)
-	if m.w.sub.view.dlq {
-		return
-	}
 	for {
-		t := time.NewTimer(m.step())
+		t := m.d.clock.NewTimer(m.step())
 		select {
-		case <-t.C:
+		case <-t.C():
 		case <-m.wake:
-		case <-m.quit:
+		case <-m.run.quit:
 			t.Stop()
 			return
 		}
@@ -63,73 +68,84 @@ func (m *mover) loop() {
 	}
 }
 
+func (m *mover) sets() []retry.Set {
+	k := m.d.keys
+	return []retry.Set{
+		{ZSet: k.Retry, Items: k.RetryItems, Stream: k.Stream, Partition: k.Index},
+		{ZSet: k.Delay, Items: k.DelayItems, Stream: k.Stream, Partition: k.Index},
+	}
+}
+
 // step moves what is due in both sets and returns how long to sleep.
 func (m *mover) step() time.Duration {
-	maxWait := m.w.sub.cfg.RetryMoverInterval
-	next := time.Now().Add(maxWait)
-	for _, set := range []retry.Set{m.w.retrySet(), m.w.delaySet()} {
-		due, ok := m.moveSet(set)
-		if ok && !due.IsZero() && due.Before(next) {
-			next = due
+	now := m.d.clock.Now()
+	var dues []time.Time
+	for _, set := range m.sets() {
+		if due, ok := m.moveSet(set, now); ok {
+			dues = append(dues, due)
 		}
 	}
 	m.mu.Lock()
-	if !m.next.IsZero() && m.next.Before(next) {
-		next = m.next
-	}
+	asked := m.next
 	m.next = time.Time{}
 	m.mu.Unlock()
-	return max(time.Until(next), time.Millisecond)
+	return nextMove(now, m.d.clock.Now(), m.cfg.interval, asked, dues...)
 }
 
-// moveSet runs one move step on set; false means the lease is lost or the step failed.
-func (m *mover) moveSet(set retry.Set) (time.Time, bool) {
-	w := m.w
-	res, err := retry.Move(w.ctx, w.sub.rdb, w.fence(), set, w.sub.cfg.RetryMoverBatch)
+// nextMove is how long the mover sleeps after a step that started at start and ended at
+// end: until the earliest of the sets' next due items and a time a schedule asked for, at
+// most maxWait after start, at least 1 ms. Zero times are none.
+func nextMove(start, end time.Time, maxWait time.Duration, asked time.Time, dues ...time.Time) time.Duration {
+	next := start.Add(maxWait)
+	for _, due := range append(dues, asked) {
+		if !due.IsZero() && due.Before(next) {
+			next = due
+		}
+	}
+	return max(next.Sub(end), time.Millisecond)
+}
+
+// moveSet runs one move step on set and returns when to look again (zero: at maxWait);
+// false means the lease is lost or the step failed.
+func (m *mover) moveSet(set retry.Set, now time.Time) (time.Time, bool) {
+	res, err := retry.Move(m.d.ctx, m.d.rdb, m.d.fence, set, m.cfg.batch)
 	switch {
 	case errors.Is(err, fence.ErrLeaseLost):
-		w.sub.loseLease(w, err)
+		m.d.lost(err)
 		return time.Time{}, false
 	case err != nil:
-		server.ReloadOnConnError(w.ctx, w.sub.rdb, err)
-		if w.ctx.Err() == nil {
-			w.sub.logger.Error("Could not move due retries", err, watermill.LogFields{"partition": w.p, "set": set.ZSet})
+		server.ReloadOnConnError(m.d.ctx, m.d.rdb, err)
+		if m.d.ctx.Err() == nil {
+			m.d.log.Error("Could not move due retries", err, watermill.LogFields{"set": set.ZSet})
 		}
 		return time.Time{}, false
 	}
 	if res.Dropped > 0 {
-		w.sub.logger.Error("Dropped unusable retry items (no topic or no fields)", nil,
-			watermill.LogFields{"partition": w.p, "set": set.ZSet, "count": res.Dropped})
+		m.d.log.Error("Dropped unusable retry items (no topic or no fields)", nil,
+			watermill.LogFields{"set": set.ZSet, "count": res.Dropped})
 	}
 	m.handBack(set, res.HandedBack)
-	if res.Moved >= w.sub.cfg.RetryMoverBatch || len(res.HandedBack) > 0 {
-		return time.Now(), true
+	if res.Moved >= m.cfg.batch || len(res.HandedBack) > 0 {
+		return now, true // more may be due: look again at once
 	}
 	return res.NextDue, true
 }
 
-// handBack appends items that belong to another partition (a bad partitionId reads as 0, as
-// the seed says) with a plain XADD, then removes them from the set: at-least-once.
+// handBack appends items that belong to another partition (a bad partition id reads as 0)
+// with a plain XADD, then removes them from the set: at-least-once.
 func (m *mover) handBack(set retry.Set, items []retry.Handed) {
-	w := m.w
 	for _, h := range items {
 		p := h.Partition
-		if p >= w.sub.partitions() {
+		if p >= m.partitions() {
 			p = 0
 		}
-		to := w.sub.view.space.PartitionStream(w.sub.view.topic, p)
-		if err := stream.Append(w.ctx, w.sub.rdb, to, h.Values); err != nil {
-			w.sub.logger.Error("Could not move retry item to its partition", err, watermill.LogFields{"item": h.ID})
+		to := m.space.PartitionStream(m.d.keys.Topic, p)
+		if err := stream.Append(m.d.ctx, m.d.rdb, to, h.Values); err != nil {
+			m.d.log.Error("Could not move retry item to its partition", err, watermill.LogFields{"item": h.ID})
 			continue
 		}
-		if err := retry.Forget(w.ctx, w.sub.rdb, set, h.ID); err != nil {
-			w.sub.logger.Error("Could not remove moved retry item", err, watermill.LogFields{"item": h.ID})
+		if err := retry.Forget(m.d.ctx, m.d.rdb, set, h.ID); err != nil {
+			m.d.log.Error("Could not remove moved retry item", err, watermill.LogFields{"item": h.ID})
 		}
 	}
-}
-
-func (sub *subscription) partitions() int {
-	sub.mu.Lock()
-	defer sub.mu.Unlock()
-	return max(sub.parts, 1)
 }

@@ -132,15 +132,3 @@ func retryCount(md message.Metadata) int {
 	}
 	return n
 }
-
-// maxRetries is the effective retry cap of a message: its MaxRetriesMetadata, else the
-// Subscriber's MessageMaxRetries, capped by the policy's MaxAttempts (-1: none).
-func maxRetries(md message.Metadata, cfg *SubscriberConfig) int {
-	msgCap := cfg.MessageMaxRetries
-	if v := md.Get(MaxRetriesMetadata); v != "" {
-		if n, err := strconv.Atoi(v); err == nil {
-			msgCap = n
-		}
-	}
-	return retry.Cap(msgCap, cfg.RetryPolicy.MaxAttempts())
-}

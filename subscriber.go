@@ -10,6 +10,7 @@ import (
 	"github.com/ThreeDotsLabs/watermill"
 	"github.com/ThreeDotsLabs/watermill/message"
 
+	"github.com/streamq-dev/streamq/internal/clock"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/partition"
 	"github.com/streamq-dev/streamq/internal/stream"
@@ -25,7 +26,8 @@ type Subscriber struct {
 	reg    *partition.Registry
 	server *serverCheck // shared by every user of the client
 	stats  counters
-	warned sync.Map // topic -> struct{}: a differing stated partition count was logged
+	clock  clock.Clock // the time of every timing rule; tests set a fake one
+	warned sync.Map    // topic -> struct{}: a differing stated partition count was logged
 
 	mu      sync.Mutex
 	closed  bool
@@ -55,6 +57,7 @@ func NewSubscriber(config SubscriberConfig, logger watermill.LoggerAdapter) (*Su
 		space:   space,
 		reg:     partition.NewRegistry(config.Client, space),
 		server:  serverCheckOf(config.Client),
+		clock:   clock.Real(),
 		closing: make(chan struct{}),
 		subs:    map[*subscription]struct{}{},
 	}, nil
@@ -86,7 +89,7 @@ func (s *Subscriber) Subscribe(ctx context.Context, topic string) (<-chan *messa
 		sub.run()
 		s.untrack(sub)
 	}()
-	return sub.out, nil
+	return sub.messages(), nil
 }
 
 // SubscribeInitialize registers the consumer group on topic, so that messages published

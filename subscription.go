@@ -4,100 +4,111 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
 	"github.com/ThreeDotsLabs/watermill/message"
-	"github.com/redis/go-redis/v9"
 
+	"github.com/streamq-dev/streamq/internal/clock"
 	"github.com/streamq-dev/streamq/internal/lease"
-	"github.com/streamq-dev/streamq/internal/partition"
 )
 
-// subscription is one Subscribe call: one member of the group on one topic. Its background
-// components, started by run and stopped in this order on shutdown:
+// subscription is one Subscribe call: one member of the group on one topic, and the place
+// that builds its components and writes their start and stop order.
 //
-//	rebalancer (heartbeat, assignment, acquire/handover) and renewer (lease renewal) stop first,
-//	so no partition is taken or kept alive any more;
-//	then each partition worker stops: its fetch is detached, in-flight messages drain (up to
-//	CloseTimeout), acks are flushed and the lease is released;
-//	then the fetchers stop, the member leaves the group and the output channel closes.
+// Start (run): the rebalancer (heartbeat, assignment, acquire and hand over, heal) and the
+// renewer (lease renewal). The rebalancer starts a worker per partition it takes (see
+// startWorker, and worker for a partition's own order); the workers start their fetcher.
+//
+// Stop, in this order: the rebalancer and the renewer, so no partition is taken or kept
+// alive any more; then every worker (it leaves its fetcher, drains in-flight messages up to
+// CloseTimeout, flushes acks and releases its lease); then the fetchers; then the member
+// leaves the group and the output channel closes.
 type subscription struct {
-	s       *Subscriber
-	cfg     *SubscriberConfig
-	rdb     redis.UniversalClient
-	logger  watermill.LoggerAdapter
-	topic   string // as subscribed
-	view    view
-	member  string
-	leases  *lease.Leases
-	members *lease.Membership
-	out     chan *message.Message
+	s      *Subscriber
+	cfg    *SubscriberConfig
+	clock  clock.Clock
+	logger watermill.LoggerAdapter
+	topic  string // as subscribed
+	view   view
+	member string
+	leases *lease.Leases
+	rebal  *rebalancer
+	renew  *renewer
+	outlet outlet
+	out    chan *message.Message // the channel Subscribe returns; outlet.out sends on it
 
-	ctx       context.Context // the Subscribe context: values for message contexts
-	stopping  chan struct{}   // closed when shutdown starts
-	healReq   chan struct{}   // cap 1: wakes the rebalancer for a heal
-	healDue   atomic.Bool     // something is missing in Redis (see heal)
-	stopOnce  sync.Once
-	crashed   bool
-	inFlight  chan struct{} // MaxInFlight semaphore, nil when unbounded
-	inFlightN atomic.Int64  // unacked messages, for the InFlight gauge
+	ctx        context.Context // the Subscribe context: values for message contexts
+	stopping   chan struct{}   // closed when shutdown starts
+	stopOnce   sync.Once
+	readCtx    context.Context // the fetchers' reads: cancelled when shutdown starts
+	cancelRead context.CancelFunc
 
-	mu          sync.Mutex
-	parts       int            // partitions joined: the topic's count once it exists, else 0
-	meta        partition.Meta // the topic's metadata as last read
-	metaReadAt  time.Time
-	waitingOnce sync.Once // logs once that the topic does not exist yet
-	live        []string  // the group's live members at the last heartbeat
-	workers     map[int]*worker
-	fetchers    map[int]*fetcher
-	loops       sync.WaitGroup
-	workerWG    sync.WaitGroup
+	mu       sync.Mutex
+	crashed  bool
+	workers  map[int]*worker
+	fetchers map[int]*fetcher
+	workerWG sync.WaitGroup
 }
 
 func newSubscription(ctx context.Context, s *Subscriber, v view, member string) *subscription {
 	cfg := &s.config
-	topic := v.name
-	membersKey, capsKey := v.members(cfg.ConsumerGroup)
-	self := lease.Member{Name: member, Modulo: cfg.PartitionModulo, Remainder: cfg.PartitionRemainder, MaxLeased: cfg.MaxLeasedPartitions}
+	out := make(chan *message.Message)
 	sub := &subscription{
-		s:        s,
-		cfg:      cfg,
-		rdb:      cfg.Client,
-		logger:   s.logger.With(watermill.LogFields{"topic": topic, "consumer": member}),
-		topic:    topic,
-		view:     v,
-		member:   member,
+		s: s, cfg: cfg, clock: s.clock, topic: v.name, view: v, member: member,
+		logger:   s.logger.With(watermill.LogFields{"topic": v.name, "consumer": member}),
 		leases:   lease.New(cfg.Client, member, watermill.NewShortUUID(), cfg.LeaseTTL),
-		members:  lease.NewMembership(cfg.Client, membersKey, capsKey, self, cfg.LeaseTTL),
-		out:      make(chan *message.Message),
 		ctx:      ctx,
 		stopping: make(chan struct{}),
-		healReq:  make(chan struct{}, 1),
 		workers:  map[int]*worker{},
 		fetchers: map[int]*fetcher{},
 	}
+	sub.out = out
+	sub.readCtx, sub.cancelRead = context.WithCancel(context.WithoutCancel(ctx))
+	sub.outlet = outlet{out: out, inFlightN: new(atomic.Int64), labels: sub.labels(), ctx: ctx}
 	if cfg.MaxInFlight > 0 {
-		sub.inFlight = make(chan struct{}, cfg.MaxInFlight)
+		sub.outlet.inFlight = make(chan struct{}, cfg.MaxInFlight)
 	}
+	sub.rebal = newRebalancer(ctx, sub.rebalanceDeps())
+	sub.renew = newRenewer(ctx, cfg.Client, sub.leases, sub.heldLeases, cfg.RenewInterval, sub.clock)
 	return sub
 }
 
+func (sub *subscription) rebalanceDeps() rebalanceDeps {
+	cfg := sub.cfg
+	membersKey, capsKey := sub.view.members(cfg.ConsumerGroup)
+	self := lease.Member{Name: sub.member, Modulo: cfg.PartitionModulo, Remainder: cfg.PartitionRemainder, MaxLeased: cfg.MaxLeasedPartitions}
+	return rebalanceDeps{
+		rdb: cfg.Client, reg: sub.s.reg, leases: sub.leases,
+		members: lease.NewMembership(cfg.Client, membersKey, capsKey, self, cfg.LeaseTTL),
+		view:    sub.view, group: cfg.ConsumerGroup, member: sub.member, self: self,
+		cfg:   rebalanceConfig{interval: cfg.RebalanceInterval, refresh: cfg.PartitionRefreshInterval, startID: cfg.GroupStartID},
+		clock: sub.clock, log: sub.logger, metrics: cfg.Metrics, labels: sub.labels(),
+		createGroups: func(ctx context.Context, from, to int) error {
+			return sub.s.createGroups(ctx, sub.view, from, to)
+		},
+		owned:   partitionsOf{sub},
+		stopAll: sub.stop,
+	}
+}
+
+// messages is the channel Subscribe returns.
+func (sub *subscription) messages() <-chan *message.Message { return sub.out }
+
 // run starts the background components and blocks until the subscription has shut down.
 func (sub *subscription) run() {
-	sub.loops.Add(2)
-	go sub.rebalanceLoop()
-	go sub.renewLoop()
+	sub.rebal.start()
+	sub.renew.start()
 	select {
 	case <-sub.ctx.Done():
 	case <-sub.s.closing:
 	case <-sub.stopping:
 	}
 	sub.stop()
-	sub.loops.Wait()
+	sub.rebal.stop()
+	sub.renew.stop()
 	sub.shutdownWorkers()
 	sub.stopFetchers()
-	if !sub.crashed {
+	if !sub.isCrashed() {
 		sub.leave()
 	}
 	if f, ok := sub.cfg.Metrics.(MetricsForgetter); ok {
@@ -107,7 +118,13 @@ func (sub *subscription) run() {
 	sub.logger.Debug("Subscription closed", nil)
 }
 
-func (sub *subscription) stop() { sub.stopOnce.Do(func() { close(sub.stopping) }) }
+// stop starts the shutdown: a blocked read returns at once.
+func (sub *subscription) stop() {
+	sub.stopOnce.Do(func() {
+		close(sub.stopping)
+		sub.cancelRead()
+	})
+}
 
 // crash marks the subscription as crashed (no flush, no release, no leave) and stops it.
 func (sub *subscription) crash() {
@@ -121,12 +138,6 @@ func (sub *subscription) isCrashed() bool {
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
 	return sub.crashed
-}
-
-// bgCtx is the context of Redis calls made during shutdown: the Subscribe context's values
-// without its cancellation, bounded by CloseTimeout.
-func (sub *subscription) bgCtx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(sub.ctx), sub.cfg.CloseTimeout)
 }
 
 func (sub *subscription) shutdownWorkers() {
@@ -143,10 +154,20 @@ func (sub *subscription) shutdownWorkers() {
 	sub.workerWG.Wait()
 }
 
+func (sub *subscription) stopFetchers() {
+	sub.mu.Lock()
+	fs := sub.fetchers
+	sub.fetchers = map[int]*fetcher{}
+	sub.mu.Unlock()
+	for _, f := range fs {
+		f.stop()
+	}
+}
+
 func (sub *subscription) leave() {
-	ctx, cancel := sub.bgCtx()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(sub.ctx), sub.cfg.CloseTimeout)
 	defer cancel()
-	if err := sub.members.Leave(ctx); err != nil {
+	if err := sub.rebal.d.members.Leave(ctx); err != nil {
 		sub.logger.Error("Could not leave the group", err, nil)
 	}
 }
@@ -156,46 +177,28 @@ func (sub *subscription) labels() Labels {
 	return Labels{Topic: sub.topic, Partition: -1, Group: sub.cfg.ConsumerGroup, Consumer: sub.member}
 }
 
-// reportPartitions updates the partition gauges after a rebalance round.
-func (sub *subscription) reportPartitions(n int) {
-	eligible := 0
-	self := lease.Member{Modulo: sub.cfg.PartitionModulo, Remainder: sub.cfg.PartitionRemainder}
-	for p := 0; p < n; p++ {
-		if self.Eligible(p) {
-			eligible++
-		}
+// loseLease stops w at once, keeping everything pending for the next owner.
+func (sub *subscription) loseLease(w *worker, cause error) {
+	if !w.beginStop() {
+		return
 	}
+	sub.s.stats.leasesLost.Add(1)
+	w.d.log.Error("Partition lease lost, stopped delivering from it", cause, nil)
+	go w.shutdown(false)
+}
+
+// heldLeases are the leases of the running workers, for the renewer.
+func (sub *subscription) heldLeases() []heldLease {
 	sub.mu.Lock()
-	leased := len(sub.workers)
-	sub.mu.Unlock()
-	m, l := sub.cfg.Metrics, sub.labels()
-	m.EligiblePartitions(l, eligible)
-	m.LeasedPartitions(l, leased)
-	m.MaxLeasedPartitions(l, sub.cfg.MaxLeasedPartitions)
-}
-
-// wait blocks for d or until the subscription stops; false means it stopped.
-func (sub *subscription) wait(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-sub.stopping:
-		return false
-	}
-}
-
-// loopCtx is cancelled when the subscription stops; background loops talk to Redis with it.
-// The caller must call the returned cancel.
-func (sub *subscription) loopCtx() (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancel(context.WithoutCancel(sub.ctx))
-	go func() {
-		select {
-		case <-sub.stopping:
-		case <-ctx.Done():
+	defer sub.mu.Unlock()
+	out := make([]heldLease, 0, len(sub.workers))
+	for _, w := range sub.workers {
+		if w.isStopping() {
+			continue
 		}
-		cancel()
-	}()
-	return ctx, cancel
+		w := w
+		out = append(out, heldLease{fence: w.d.fence, term: w.d.term, renewed: w.hooks.fetch.poke,
+			lost: func(err error) { sub.loseLease(w, err) }})
+	}
+	return out
 }

@@ -15,11 +15,13 @@ const DLQSuffix = ":dlq"
 // with the same leases, groups and ordering as a normal topic.
 func DLQTopic(topic string) string { return topic + DLQSuffix }
 
-// view maps a subscribed topic name to keys: a topic's partitions, or its DLQ streams.
+// view maps a subscribed topic name to keys and rules: a topic's partitions, or its DLQ
+// streams consumed as a topic.
 type view struct {
 	name  string // as subscribed
 	topic string // the base topic
 	dlq   bool
+	rules topicRules
 	space keys.Space
 }
 
@@ -31,7 +33,12 @@ func newView(space keys.Space, name string) (view, error) {
 	if strings.HasSuffix(base, DLQSuffix) {
 		return view{}, fmt.Errorf("%w: topic %q: a DLQ has no DLQ", ErrInvalidName, name)
 	}
-	return view{name: name, topic: base, dlq: isDLQ, space: space}, nil
+	return view{name: name, topic: base, dlq: isDLQ, rules: rulesFor(isDLQ), space: space}, nil
+}
+
+// partition is every key group uses on partition p of the view.
+func (v view) partition(p int, group string) keys.Partition {
+	return v.space.Partition(v.topic, p, group, v.dlq)
 }
 
 // stream is what partition p of the view reads.
@@ -52,15 +59,14 @@ func (v view) lease(p int, group string) string {
 // commit is the commit-frontier hash of partition p's stream in this view.
 func (v view) commit(p int) string {
 	if v.dlq {
-		return v.space.Commit(v.topic, p) + ":dlq"
+		return v.space.DLQCommit(v.topic, p)
 	}
 	return v.space.Commit(v.topic, p)
 }
 
 func (v view) members(group string) (string, string) {
 	if v.dlq {
-		m := v.space.DLQMembers(v.topic, group)
-		return m, m + ":caps"
+		return v.space.DLQMembers(v.topic, group), v.space.DLQMemberCaps(v.topic, group)
 	}
 	return v.space.Members(v.topic, group), v.space.MemberCaps(v.topic, group)
 }

@@ -6,7 +6,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/streamq-dev/streamq/internal/stream"
+	"github.com/streamq-dev/streamq/internal/keys"
 )
 
 // DeletedGroup is what DeleteGroup removed.
@@ -136,7 +136,7 @@ func (a *Admin) dropFrontier(ctx context.Context, topic, group string, n int) er
 		for p := range n {
 			pipe.HDel(ctx, a.space.Commit(topic, p), group)
 			pipe.HDel(ctx, a.space.TrimLoss(topic, p), "total:"+group, "new:"+group)
-			pipe.SRem(ctx, stream.RegisteredGroups(a.space.PartitionStream(topic, p)), group)
+			pipe.SRem(ctx, keys.RegisteredGroups(a.space.PartitionStream(topic, p)), group)
 		}
 		return nil
 	})

@@ -22,7 +22,6 @@ import (
 
 	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
-	"github.com/streamq-dev/streamq/internal/stream"
 )
 
 // orderMetadata carries the order number (1..Messages) of a demo message, so the handler can
@@ -685,7 +684,7 @@ func (d *demo) deleteKeys() {
 	del := []string{space.Meta(t), space.Partitions(t), space.Groups(t), space.Members(t, g), space.MemberCaps(t, g)}
 	for p := 0; p < d.cfg.Partitions; p++ {
 		str := space.PartitionStream(t, p)
-		del = append(del, str, space.DLQ(t, p), space.Lease(t, p, g), stream.RegisteredGroups(str),
+		del = append(del, str, space.DLQ(t, p), space.Lease(t, p, g), keys.RegisteredGroups(str),
 			space.Retry(t, p, g), space.Delay(t, p), space.Commit(t, p), space.TrimLoss(t, p))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/streamid"
 )
 
@@ -26,7 +27,7 @@ func IsNoGroup(err error) bool { return err != nil && redis.HasErrorPrefix(err, 
 // startID when neither survived. created is false when the group existed; pos is where the
 // new group starts.
 func Regroup(ctx context.Context, rdb redis.Scripter, stream, commitKey, group, acked, startID string) (created bool, pos string, err error) {
-	res, err := regroupScript.Run(ctx, rdb, []string{stream, commitKey, RegisteredGroups(stream)}, group, acked, startID).Slice()
+	res, err := regroupScript.Run(ctx, rdb, []string{stream, commitKey, keys.RegisteredGroups(stream)}, group, acked, startID).Slice()
 	if err != nil {
 		return false, "", fmt.Errorf("recreate group %q on %s: %w", group, stream, err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamq-dev/streamq/internal/fence"
+	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/streamid"
 )
 
@@ -20,12 +21,6 @@ var (
 	ackSrc    string
 	ackScript = redis.NewScript(ackSrc)
 )
-
-// RegisteredGroups is the set, beside stream and in its slot, of the consumer groups ever
-// created on it by streamq: a group destroyed under its members (XGROUP DESTROY, a flush)
-// stays registered until admin.DeleteGroup removes it, so the payloads and ack-delete
-// decisions that must wait for every group still wait for it (see lua/ack.lua).
-func RegisteredGroups(stream string) string { return stream + ":groups" }
 
 // Entry is one stream entry: its id and fields. Values is nil for an entry deleted from the
 // stream while it was pending.
@@ -58,7 +53,7 @@ func CreateGroups(ctx context.Context, rdb redis.UniversalClient, streams []stri
 	cmds := make([]*redis.StatusCmd, len(streams))
 	_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, s := range streams {
-			p.SAdd(ctx, RegisteredGroups(s), group)
+			p.SAdd(ctx, keys.RegisteredGroups(s), group)
 			cmds[i] = p.XGroupCreateMkStream(ctx, s, group, startID)
 		}
 		return nil
@@ -264,7 +259,7 @@ func Ack(ctx context.Context, rdb redis.Scripter, k AckKeys, token, group, polic
 	if len(entries) == 0 {
 		return nil
 	}
-	keys := append(make([]string, 0, 5), k.Lease, k.Stream, k.Commit, k.PayloadIndex, RegisteredGroups(k.Stream))
+	names := append(make([]string, 0, 5), k.Lease, k.Stream, k.Commit, k.PayloadIndex, keys.RegisteredGroups(k.Stream))
 	args := make([]any, 0, 6+len(entries))
 	args = append(args, token, group, policy, ackSetTTL.Milliseconds(), highest(entries), len(entries))
 	for _, e := range entries {
@@ -282,10 +277,10 @@ func Ack(ctx context.Context, rdb redis.Scripter, k AckKeys, token, group, polic
 		if e.Ref == "" {
 			payloadKey = k.Stream
 		}
-		keys = append(keys, ackSet, payloadKey)
+		names = append(names, ackSet, payloadKey)
 		args = append(args, e.ID, e.Ref)
 	}
-	_, err := fence.Run(ctx, rdb, ackScript, fmt.Sprintf("ack %d entries on %s", len(entries), k.Stream), keys, args...)
+	_, err := fence.Run(ctx, rdb, ackScript, fmt.Sprintf("ack %d entries on %s", len(entries), k.Stream), names, args...)
 	return err
 }
 

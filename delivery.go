@@ -1,0 +1,271 @@
+package streamq
+
+import (
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill/components/delay"
+	"github.com/ThreeDotsLabs/watermill/message"
+
+	"github.com/streamq-dev/streamq/internal/clock"
+	"github.com/streamq-dev/streamq/internal/position"
+)
+
+// The delivery loop of one owned partition: it takes entries from the read position in
+// order, hands each to a handler (one at a time, or up to MaxInFlightPerPartition), waits
+// for its Ack or Nack, and has the settler carry out the decision.
+
+// run claims the partition's pending entries, then delivers what the fetcher reads until
+// the worker stops.
+func (w *worker) run() {
+	defer close(w.runDone)
+	if !w.claims.pending(0, w.drainQueue) {
+		return
+	}
+	w.hooks.fetch.add(w.feed)
+	scan := w.d.clock.NewTimer(w.cfg.scanInterval)
+	defer scan.Stop()
+	for {
+		e, ok := w.next(scan)
+		if !ok || !w.dispatch(e) {
+			return
+		}
+	}
+}
+
+// next returns the next queued entry, asking the fetcher for more when the queue is empty.
+// It runs the pending scan when its timer fires, and claims strays first when a read round
+// found some. false means the worker stopped.
+func (w *worker) next(scan clock.Timer) (position.Entry, bool) {
+	for {
+		select {
+		case <-scan.C():
+			w.scanPending(scan)
+		default:
+		}
+		if w.isStopping() {
+			return position.Entry{}, false
+		}
+		if w.pos.TakeStrays() && !w.claims.strays() {
+			return position.Entry{}, false
+		}
+		if e, ok := w.pop(); ok {
+			return e, true
+		}
+		w.hooks.fetch.poke()
+		select {
+		case <-w.stop:
+			return position.Entry{}, false
+		case <-w.pos.Wake():
+		case <-scan.C():
+			w.scanPending(scan)
+		}
+	}
+}
+
+func (w *worker) scanPending(scan clock.Timer) {
+	w.claims.pending(w.cfg.claimIdle, w.drainQueue)
+	scan.Reset(w.cfg.scanInterval)
+}
+
+// pop takes the next queued entry; at the low-water mark it asks the fetcher for the next
+// batch, so it arrives while this one is handled.
+func (w *worker) pop() (position.Entry, bool) {
+	e, ok, refill := w.pos.Pop()
+	if ok && refill {
+		w.hooks.fetch.poke()
+	}
+	return e, ok
+}
+
+// drainQueue dispatches everything queued (claimed entries go before new reads).
+func (w *worker) drainQueue() bool {
+	for {
+		e, ok := w.pop()
+		if !ok {
+			return true
+		}
+		if !w.dispatch(e) {
+			return false
+		}
+	}
+}
+
+// dispatch hands e to a handler goroutine once the in-flight limits allow.
+func (w *worker) dispatch(e position.Entry) bool {
+	select {
+	case w.sem <- struct{}{}:
+	default:
+		if !w.waitSlot() {
+			return false
+		}
+	}
+	if in := w.outlet.inFlight; in != nil {
+		select {
+		case in <- struct{}{}:
+		case <-w.stop:
+			<-w.sem
+			return false
+		}
+	}
+	w.handlers.Add(1)
+	w.d.count.metrics.InFlight(w.outlet.labels, int(w.outlet.inFlightN.Add(1)))
+	if w.ordered() {
+		// One message at a time: handle it on the loop's goroutine, no hand-off.
+		w.handleSlot(e)
+		return true
+	}
+	go w.handleSlot(e)
+	return true
+}
+
+// ordered reports whether the partition delivers one message at a time with no
+// subscription-wide cap, so the loop's goroutine can handle it itself.
+func (w *worker) ordered() bool { return cap(w.sem) == 1 && w.outlet.inFlight == nil }
+
+func (w *worker) handleSlot(e position.Entry) {
+	defer w.handlers.Done()
+	defer w.release()
+	w.handle(e)
+}
+
+// waitSlot waits for a free in-flight slot of the partition, recording the wait.
+func (w *worker) waitSlot() bool {
+	start := w.d.clock.Now()
+	select {
+	case w.sem <- struct{}{}:
+		w.d.count.metrics.BackpressureWait(w.d.count.labels, clock.Since(w.d.clock, start))
+		return true
+	case <-w.stop:
+		return false
+	}
+}
+
+func (w *worker) release() {
+	w.d.count.metrics.InFlight(w.outlet.labels, int(w.outlet.inFlightN.Add(-1)))
+	if in := w.outlet.inFlight; in != nil {
+		<-in
+	}
+	<-w.sem
+}
+
+type outcome int
+
+const (
+	acked outcome = iota
+	nacked
+	stopped
+)
+
+// handle delivers one entry until a decision settles it or the worker stops: entries that
+// cannot be delivered (payload gone, undecodable, another group's retry) are settled
+// before any handler sees them.
+func (w *worker) handle(e position.Entry) {
+	if !w.settle.loadPayload(&e, w.cfg.payloadRetry) {
+		return
+	}
+	msg, err := w.unmarshal(e.Values)
+	if err != nil {
+		w.settle.poison(e, err)
+		return
+	}
+	if g := msg.Metadata.Get(RetryGroupMetadata); g != "" && g != w.d.group() && w.d.rules.retries {
+		w.acks.add(e.ID, "") // another group's retry
+		return
+	}
+	next := msg
+	for count := e.Count; ; count++ {
+		out := w.deliver(next, e.ID, count)
+		w.count(out)
+		if w.settle.apply(e, next, decide(w.d.clock.Now(), w.d.rules, w.settle.cfg.retry, out, next)) {
+			return
+		}
+		next = next.Copy() // a redelivery needs a fresh message: Ack and Nack are one-shot
+	}
+}
+
+func (w *worker) count(out outcome) {
+	switch out {
+	case acked:
+		w.d.count.stats.acked.Add(1)
+		w.d.count.metrics.Acked(w.d.count.labels)
+	case nacked:
+		w.d.count.stats.nacked.Add(1)
+	}
+}
+
+// deliver sends m to the output channel and waits for its Ack or Nack.
+func (w *worker) deliver(m *message.Message, id string, count int64) outcome {
+	// Once stopping, never hand out another entry: a select below would pick a ready output
+	// channel at random over the stop signal, and an entry handed out after a skipped one
+	// would break the partition's order for the next owner.
+	if w.isStopping() || w.msgCtx.Err() != nil {
+		return stopped
+	}
+	// Nor once the lease may have expired (the process was paused, or Redis has not answered
+	// a renewal for LeaseTTL): another member may own the partition by now, and handing out
+	// a prefetched entry would deliver it twice, out of the new owner's order.
+	if w.d.term.Expired() {
+		w.d.lost(errLeaseExpired)
+		return stopped
+	}
+	// Whatever "delayed until" the message carries is history; a new one after a Nack means
+	// middleware.DelayOnError just asked for a delay (see delayOnErrorBackoff).
+	delete(m.Metadata, delay.DelayedUntilKey)
+	dc := &deliveryCtx{parent: w.msgCtx, d: w.delivery(m, id, count)}
+	defer dc.settle()
+	m.SetContext(dc)
+	select {
+	case w.outlet.out <- m:
+		w.d.count.stats.delivered.Add(1)
+		w.d.count.metrics.Consumed(w.d.count.labels)
+	case <-w.stop:
+		return stopped
+	case <-w.msgCtx.Done():
+		return stopped
+	}
+	start := w.d.clock.Now()
+	select {
+	case <-m.Acked():
+		w.d.count.metrics.HandleLatency(w.d.count.labels, clock.Since(w.d.clock, start))
+		return acked
+	case <-m.Nacked():
+		w.d.count.metrics.HandleLatency(w.d.count.labels, clock.Since(w.d.clock, start))
+		return nacked
+	case <-w.msgCtx.Done():
+		return stopped
+	}
+}
+
+// delivery is what the message's context tells its handler.
+func (w *worker) delivery(m *message.Message, id string, count int64) delivery {
+	return delivery{
+		topic: w.outlet.labels.Topic, partition: w.d.keys.Index, streamID: id, count: count,
+		group: w.d.group(), consumer: w.d.member,
+		retries: retryCount(m.Metadata), originalID: firstNonEmpty(m.Metadata.Get(OriginalIDMetadata), id),
+		lastError: m.Metadata.Get(LastErrorMetadata),
+	}
+}
+
+// unmarshal decodes an entry's fields with the configured Unmarshaler; DefaultMarshaler's
+// decoding takes the payload from the reply without a copy.
+func (w *worker) unmarshal(values map[string]any) (*message.Message, error) {
+	if _, ok := w.cfg.unmarshaler.(DefaultMarshaler); ok {
+		return unmarshalReply(values)
+	}
+	return w.cfg.unmarshaler.Unmarshal(values)
+}
+
+// pause waits d unless the worker stops first; true means it stopped.
+func (w *worker) pause(d time.Duration) bool {
+	if d <= 0 {
+		return w.isStopping()
+	}
+	t := w.d.clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C():
+		return false
+	case <-w.stop:
+		return true
+	}
+}

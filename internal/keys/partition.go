@@ -1,0 +1,63 @@
+package keys
+
+// RegisteredGroups is the set, beside stream and in its slot, of the consumer groups ever
+// created on it by streamq: a group destroyed under its members (XGROUP DESTROY, a flush)
+// stays registered until admin.DeleteGroup removes it, so the payloads and ack-delete
+// decisions that must wait for every group still wait for it (see internal/stream/lua/ack.lua).
+func RegisteredGroups(stream string) string { return stream + ":groups" }
+
+// DLQCommit is the commit-frontier hash of a group consuming partition p's DLQ as a topic.
+func (s Space) DLQCommit(t string, p int) string { return s.Commit(t, p) + ":dlq" }
+
+// DLQMemberCaps is the hash (consumer -> capabilities) beside DLQMembers.
+func (s Space) DLQMemberCaps(t, g string) string { return s.DLQMembers(t, g) + ":caps" }
+
+// Partition is every key one group uses on one partition, built once when the group's
+// member takes the partition. Read, Lease and Commit are those of what the group reads:
+// the partition's stream, or its DLQ when the group consumes the DLQ as a topic (DLQView).
+// All share the partition's hash tag.
+type Partition struct {
+	Topic   string
+	Index   int
+	Group   string
+	DLQView bool
+
+	Read   string // the stream the group reads
+	Lease  string // the group's lease on Read
+	Commit string // the group's commit frontier on Read
+
+	Stream       string // the partition's stream (where replays and hand-backs go)
+	DLQ          string // the partition's dead-letter stream
+	Retry        string // the group's retry zset
+	RetryItems   string
+	Delay        string // the partition's publish-time delay zset
+	DelayItems   string
+	PayloadIndex string
+	TrimLoss     string
+
+	space Space
+}
+
+// Partition returns the keys group g uses on partition p of topic t; dlqView when g
+// consumes the partition's DLQ as a topic.
+func (s Space) Partition(t string, p int, g string, dlqView bool) Partition {
+	k := Partition{
+		Topic: t, Index: p, Group: g, DLQView: dlqView,
+		Stream: s.PartitionStream(t, p), DLQ: s.DLQ(t, p),
+		Retry: s.Retry(t, p, g), RetryItems: s.RetryItems(t, p, g),
+		Delay: s.Delay(t, p), DelayItems: s.DelayItems(t, p),
+		PayloadIndex: s.PayloadIndex(t, p), TrimLoss: s.TrimLoss(t, p),
+		space: s,
+	}
+	k.Read, k.Lease, k.Commit = k.Stream, s.Lease(t, p, g), s.Commit(t, p)
+	if dlqView {
+		k.Read, k.Lease, k.Commit = k.DLQ, s.DLQLease(t, p, g), s.DLQCommit(t, p)
+	}
+	return k
+}
+
+// Acks is the set of groups that acked entry id of the partition.
+func (k Partition) Acks(id string) string { return k.space.Acks(k.Topic, k.Index, id) }
+
+// Payload is the key of an offloaded payload of the partition.
+func (k Partition) Payload(ref string) string { return k.space.Payload(k.Topic, k.Index, ref) }

@@ -1,0 +1,107 @@
+package streamq
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill/components/delay"
+	"github.com/ThreeDotsLabs/watermill/message"
+
+	"github.com/streamq-dev/streamq/internal/retry"
+)
+
+// verdict is what becomes of one delivered entry.
+type verdict int
+
+const (
+	ackIt        verdict = iota // ack (with the ack-delete policy, payload and frontier bookkeeping)
+	replayIt                    // append the dead letter back to its partition, ack it here
+	retryNow                    // append the retry to the partition at once, ack the original
+	retryLater                  // park the retry in the group's retry set until due, ack the original
+	deadLetter                  // write it to the partition's DLQ, ack the original
+	redeliver                   // deliver it again after wait
+	leavePending                // the partition stopped: the entry stays pending for the next owner
+)
+
+// decision is a verdict with what carrying it out needs.
+type decision struct {
+	verdict verdict
+	reason  string        // why it is retried or dead-lettered
+	retries int           // retries so far (dead letter) or the number of this retry
+	wait    time.Duration // redeliver: after this long
+	due     time.Time     // retryLater: when the retry is appended
+}
+
+// retryRules are what the decision needs of SubscriberConfig.
+type retryRules struct {
+	policy     RetryPolicy
+	maxRetries int // MessageMaxRetries
+}
+
+// capFor is the effective retry cap of a message: its MaxRetriesMetadata, else
+// MessageMaxRetries, capped by the policy's MaxAttempts (-1: none).
+func (r retryRules) capFor(md message.Metadata) int {
+	msgCap := r.maxRetries
+	if v := md.Get(MaxRetriesMetadata); v != "" {
+		if n, err := strconv.Atoi(v); err == nil {
+			msgCap = n
+		}
+	}
+	return retry.Cap(msgCap, r.policy.MaxAttempts())
+}
+
+// decide is the one place that turns a delivery's outcome into a verdict, from the
+// message, the rules of what the subscription reads and the retry policy; now is when the
+// nack came. It does no I/O.
+func decide(now time.Time, rules topicRules, pol retryRules, out outcome, m *message.Message) decision {
+	switch {
+	case out == stopped:
+		return decision{verdict: leavePending}
+	case out == acked && rules.replays && m.Metadata.Get(ReplayMetadata) != "":
+		return decision{verdict: replayIt}
+	case out == acked:
+		return decision{verdict: ackIt}
+	}
+	retries := retryCount(m.Metadata)
+	if !rules.retries { // a DLQ has no DLQ: the letter waits and comes again
+		return decision{verdict: redeliver, wait: pol.policy.NextBackoff(retries + 1)}
+	}
+	reason := failureReason(m)
+	if asked := m.Metadata.Get(DeadLetterMetadata); asked != "" {
+		return decision{verdict: deadLetter, reason: asked, retries: retries}
+	}
+	if limit := pol.capFor(m.Metadata); limit >= 0 && retries >= limit {
+		return decision{verdict: deadLetter, reason: fmt.Sprintf("retries exhausted (%d): %s", retries, reason), retries: retries}
+	}
+	backoff := delayOnErrorBackoff(m)
+	if backoff < 0 {
+		backoff = pol.policy.NextBackoff(retries + 1)
+	}
+	if backoff <= retry.DirectThreshold {
+		return decision{verdict: retryNow, reason: reason, retries: retries + 1}
+	}
+	return decision{verdict: retryLater, reason: reason, retries: retries + 1, due: now.Add(backoff)}
+}
+
+// failureReason is the handler's recorded error, or "nacked".
+func failureReason(m *message.Message) string {
+	if r := m.Metadata.Get(LastErrorMetadata); r != "" {
+		return r
+	}
+	return "nacked"
+}
+
+// delayOnErrorBackoff returns the delay middleware.DelayOnError wrote into the message during
+// this delivery, or -1. Delivery removes _watermill_delayed_until from the handler's copy, so
+// finding it again means the middleware set it now.
+func delayOnErrorBackoff(m *message.Message) time.Duration {
+	if m.Metadata.Get(delay.DelayedUntilKey) == "" {
+		return -1
+	}
+	d, err := time.ParseDuration(m.Metadata.Get(delay.DelayedForKey))
+	if err != nil || d < 0 {
+		return -1
+	}
+	return d
+}

@@ -1,0 +1,236 @@
+package streamq
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill"
+	"github.com/ThreeDotsLabs/watermill/message"
+
+	"github.com/streamq-dev/streamq/internal/codec"
+	"github.com/streamq-dev/streamq/internal/dlq"
+	"github.com/streamq-dev/streamq/internal/fence"
+	"github.com/streamq-dev/streamq/internal/payload"
+	"github.com/streamq-dev/streamq/internal/position"
+	"github.com/streamq-dev/streamq/internal/retry"
+	"github.com/streamq-dev/streamq/internal/streamid"
+)
+
+// settleConfig is what the settler needs of SubscriberConfig.
+type settleConfig struct {
+	retry       retryRules
+	marshaler   Marshaler
+	stepTimeout time.Duration // CloseTimeout: one Redis step of a handler goroutine
+}
+
+// settler carries out decisions: each verdict is one call into internal/ (the ack batch, a
+// fenced requeue, schedule, dead letter or replay script).
+type settler struct {
+	d     partDeps
+	cfg   settleConfig
+	base  context.Context // the Subscribe context: its values, not its cancellation
+	acks  *acker
+	wake  func(due time.Time) // the mover looks at the retry set by due (nil: no mover)
+	pause func(time.Duration) bool
+}
+
+// apply carries out dec for entry e whose delivered message is m; false means deliver e again.
+func (s *settler) apply(e position.Entry, m *message.Message, dec decision) bool {
+	switch dec.verdict {
+	case ackIt:
+		s.acks.add(e.ID, payload.Ref(e.Values))
+		return true
+	case replayIt:
+		return s.replay(e)
+	case retryNow, retryLater:
+		return s.retry(m, e, dec)
+	case deadLetter:
+		return s.deadLetter(m, e, dec.reason, dec.retries)
+	case redeliver:
+		return s.pause(dec.wait)
+	default: // leavePending
+		return true
+	}
+}
+
+// retry appends the retry at once or parks it in the group's retry set; either way the
+// original is acked in the same script.
+func (s *settler) retry(m *message.Message, e position.Entry, dec decision) bool {
+	next := m.Copy()
+	next.Metadata.Set(RetryCountMetadata, strconv.Itoa(dec.retries))
+	next.Metadata.Set(LastErrorMetadata, dec.reason)
+	next.Metadata.Set(RetryGroupMetadata, s.d.group())
+	if next.Metadata.Get(OriginalIDMetadata) == "" {
+		next.Metadata.Set(OriginalIDMetadata, e.ID)
+	}
+	fields, err := s.cfg.marshaler.Marshal(s.d.keys.Topic, next)
+	if err != nil {
+		return s.deadLetter(m, e, "cannot marshal retry: "+err.Error(), dec.retries-1)
+	}
+	ctx, cancel := s.stepCtx()
+	defer cancel()
+	if dec.verdict == retryNow {
+		err = s.requeue(ctx, e, fields)
+	} else {
+		err = s.schedule(ctx, next, e, dec, fields)
+	}
+	if err == nil {
+		s.d.count.metrics.Retried(s.d.count.labels)
+	}
+	return s.settled(err, "retry", e)
+}
+
+func (s *settler) requeue(ctx context.Context, e position.Entry, fields map[string]any) error {
+	flat, err := retry.Flatten(fields)
+	if err != nil {
+		return err
+	}
+	_, err = retry.Requeue(ctx, s.d.rdb, s.d.fence, s.d.keys.Read, s.d.group(), e.ID, flat)
+	return err
+}
+
+func (s *settler) schedule(ctx context.Context, next *message.Message, e position.Entry, dec decision, fields map[string]any) error {
+	k := s.d.keys
+	item, err := retry.NewItem(k.Topic, k.Index, dec.retries, s.cfg.retry.capFor(next.Metadata),
+		next.Metadata.Get(OriginalIDMetadata), k.Group, fields)
+	if err != nil {
+		return err
+	}
+	err = retry.Schedule(ctx, s.d.rdb, s.d.fence, k.Read, k.Retry, k.RetryItems, k.Group, e.ID, retry.NewItemID(), dec.due, item)
+	if err == nil && s.wake != nil {
+		s.wake(dec.due)
+	}
+	return err
+}
+
+// deadLetter writes m to the partition's DLQ and acks it, in one script.
+func (s *settler) deadLetter(m *message.Message, e position.Entry, reason string, retries int) bool {
+	md := message.Metadata{}
+	for k, v := range m.Metadata {
+		md[k] = v
+	}
+	delete(md, RetryGroupMetadata)
+	md[DeadLetterMetadata] = reason
+	fields, err := codec.Encode(m.UUID, md, m.Payload)
+	if err != nil {
+		fields, _ = codec.Encode(m.UUID, nil, m.Payload)
+	}
+	headers, _ := json.Marshal(map[string]string(md))
+	rec := s.record(e, reason, retries, s.cfg.retry.capFor(m.Metadata))
+	rec.OriginalMessageID = firstNonEmpty(m.Metadata.Get(OriginalIDMetadata), e.ID)
+	rec.Timestamp = streamid.Time(rec.OriginalMessageID)
+	rec.Headers, rec.Message = string(headers), fields
+	return s.writeDeadLetter(e, rec)
+}
+
+// poison dead-letters an entry that cannot be decoded, keeping its raw fields. On a DLQ it
+// is acked and left in place.
+func (s *settler) poison(e position.Entry, cause error) {
+	s.d.count.stats.malformed.Add(1)
+	s.d.log.Error("Malformed stream entry, moving it to the DLQ", cause,
+		watermill.LogFields{"stream_id": e.ID, "stream": s.d.keys.Read})
+	if !s.d.rules.retries {
+		s.d.log.Info("Malformed entry in a DLQ acked and left in place", watermill.LogFields{"stream_id": e.ID})
+		s.acks.add(e.ID, "")
+		return
+	}
+	raw, _ := json.Marshal(e.Values)
+	body, _ := e.Values[PayloadField].(string)
+	reason := "malformed entry: " + cause.Error()
+	fields, _ := codec.Encode(watermill.NewUUID(), map[string]string{DeadLetterMetadata: reason}, []byte(body))
+	rec := s.record(e, reason, 0, 0)
+	rec.OriginalMessageID, rec.Raw, rec.Headers, rec.Message = e.ID, string(raw), "{}", fields
+	s.writeDeadLetter(e, rec)
+}
+
+// payloadMissing dead-letters an entry whose offloaded payload is gone, flagged for operators.
+func (s *settler) payloadMissing(e position.Entry, ref string) {
+	s.d.count.stats.payloadMissing.Add(1)
+	s.d.count.metrics.PayloadMissing(s.d.count.labels)
+	reason := "offloaded payload missing: " + ref
+	uuid, md, _, err := codec.Decode(e.Values)
+	if err != nil {
+		uuid, md = watermill.NewUUID(), map[string]string{}
+	}
+	md[PayloadMissingMetadata] = "true"
+	md[PayloadMissingRefMetadata] = ref
+	md[DeadLetterMetadata] = reason
+	fields, _ := codec.Encode(uuid, md, nil)
+	rec := s.record(e, reason, retryCount(md), s.cfg.retry.capFor(md))
+	rec.OriginalMessageID = firstNonEmpty(md[OriginalIDMetadata], e.ID)
+	rec.Headers, rec.Message = "{}", fields
+	s.writeDeadLetter(e, rec)
+}
+
+func (s *settler) record(e position.Entry, reason string, retries, maxRetries int) dlq.Record {
+	return dlq.Record{
+		OriginalTopic: s.d.keys.Topic, Partition: s.d.keys.Index, OriginalStreamID: e.ID,
+		RetryCount: retries, MaxRetries: maxRetries, Timestamp: streamid.Time(e.ID), FailedAt: s.d.clock.Now(),
+		Reason: reason, Group: s.d.group(),
+	}
+}
+
+func (s *settler) writeDeadLetter(e position.Entry, rec dlq.Record) bool {
+	ctx, cancel := s.stepCtx()
+	defer cancel()
+	_, err := dlq.Add(ctx, s.d.rdb, s.d.fence, s.d.keys.Read, s.d.keys.DLQ, s.d.group(), e.ID, rec)
+	if err == nil {
+		s.d.count.stats.deadLettered.Add(1)
+		s.d.count.metrics.DeadLettered(s.d.count.labels)
+		s.d.log.Info("Message dead-lettered", watermill.LogFields{"stream_id": e.ID, "reason": rec.Reason})
+	}
+	return s.settled(err, "dead-letter", e)
+}
+
+// replay appends a DLQ entry back to its partition and acks it for this DLQ group.
+func (s *settler) replay(e position.Entry) bool {
+	ctx, cancel := s.stepCtx()
+	defer cancel()
+	fields, err := dlq.ReplayFields(e.Values, e.ID)
+	if err == nil {
+		f := s.d.fence
+		_, err = dlq.Replay(ctx, s.d.rdb, dlq.ReplayArgs{
+			DLQStream: s.d.keys.Read, Stream: s.d.keys.Stream,
+			ID: e.ID, Fence: &f, Group: s.d.group(), Fields: fields,
+		})
+	}
+	if errors.Is(err, dlq.ErrNotFound) {
+		s.acks.add(e.ID, "") // deleted from the DLQ meanwhile: nothing to replay
+		return true
+	}
+	return s.settled(err, "replay", e)
+}
+
+// settled reports whether a fenced step took effect. A lost lease stops the partition;
+// another error leaves the entry pending and is logged.
+func (s *settler) settled(err error, step string, e position.Entry) bool {
+	switch {
+	case err == nil:
+		// The script acked the entry; the ack batch adds the policy, payload and frontier
+		// bookkeeping (its XACK is then a no-op).
+		s.acks.add(e.ID, payload.Ref(e.Values))
+		return true
+	case errors.Is(err, fence.ErrLeaseLost):
+		s.d.lost(err)
+		return true
+	default:
+		s.d.log.Error("Could not "+step+" message; it is delivered again", err, watermill.LogFields{"stream_id": e.ID})
+		return s.pause(time.Second)
+	}
+}
+
+// stepCtx bounds one Redis step of a handler goroutine; it outlives the partition's stop so
+// a retry decided during a drain still lands.
+func (s *settler) stepCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(s.base), s.cfg.stepTimeout)
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
