@@ -73,11 +73,7 @@ func New(client redis.UniversalClient, opts Options) (*Admin, error) {
 
 // ListTopics returns the registered topics.
 func (a *Admin) ListTopics(ctx context.Context) ([]string, error) {
-	topics, err := a.rdb.SMembers(ctx, a.space.Registry()).Result()
-	if err != nil {
-		return nil, fmt.Errorf("list topics: %w", err)
-	}
-	return topics, nil
+	return a.reg.Topics(ctx)
 }
 
 // partitions returns a registered topic's partition count, or ErrTopicNotFound.
@@ -97,9 +93,9 @@ func (a *Admin) topicMeta(ctx context.Context, topic string) (partition.Meta, er
 		return partition.Meta{}, err
 	}
 	if !m.Exists {
-		ok, err := a.rdb.SIsMember(ctx, a.space.Registry(), topic).Result()
+		ok, err := a.reg.Registered(ctx, topic)
 		if err != nil {
-			return partition.Meta{}, fmt.Errorf("read registry: %w", err)
+			return partition.Meta{}, err
 		}
 		if !ok {
 			return partition.Meta{}, fmt.Errorf("%w: %q", ErrTopicNotFound, topic)

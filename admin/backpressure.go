@@ -3,10 +3,9 @@ package admin
 import (
 	"context"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/streamq-dev/streamq/internal/partition"
 	"github.com/streamq-dev/streamq/internal/retention"
+	"github.com/streamq-dev/streamq/internal/stream"
 	"github.com/streamq-dev/streamq/internal/streamid"
 )
 
@@ -76,11 +75,11 @@ func (h hold) heldBy(group string) int64 {
 }
 
 // holds returns the hold on every partition of a topic whose length retention is r: keys are
-// the partitions' streams, infos their XINFO STREAM replies (nil: never written) and groups
-// their XINFO GROUPS replies. The oldest pending ids of the groups with pending entries on a
+// the partitions' streams, infos their XINFO STREAM (nil: never written) and groups their
+// XINFO GROUPS. The oldest pending ids of the groups with pending entries on a
 // partition over MaxLen take one pipeline (XPENDING summaries; no round trip when there is no
 // such group). Under TrimHard no group stops the trim: nothing is held back.
-func (a *Admin) holds(ctx context.Context, r LengthRetention, keys []string, infos []*redis.XInfoStream, groups [][]redis.XInfoGroup) ([]hold, error) {
+func (a *Admin) holds(ctx context.Context, r LengthRetention, keys []string, infos []*stream.Info, groups [][]stream.GroupInfo) ([]hold, error) {
 	over := make([]int64, len(keys))
 	for p, info := range infos {
 		if info != nil && r.Policy != TrimHard {
@@ -101,23 +100,23 @@ func (a *Admin) holds(ctx context.Context, r LengthRetention, keys []string, inf
 }
 
 // holdOn is the hold on a partition over maxLen by over entries: of its groups, the one that
-// needs the oldest entry (holder). When Redis reports that group's lag (reportedLag), the
+// needs the oldest entry (holder). When Redis reports that group's lag (stream.ReportedLag), the
 // entries it still needs are its lag plus its pending entries (a lower bound of the entries
 // from its oldest pending id to its last delivered id, exact when it acks in order): it holds
 // back those beyond maxLen, at most over, and nothing when it needs no more than maxLen (the
 // next trim removes what is over). When the lag is unknown it is taken to hold back all that
 // is over.
-func holdOn(maxLen, over int64, info *redis.XInfoStream, groups []redis.XInfoGroup, oldest []string) hold {
-	group, needs := holder(positions(groups, oldest), info.LastEntry.ID)
+func holdOn(maxLen, over int64, info *stream.Info, groups []stream.GroupInfo, oldest []string) hold {
+	group, needs := holder(positions(groups, oldest), info.LastID)
 	if group == "" {
 		return hold{}
 	}
-	g, _ := find(groups, group)
-	l, known := reportedLag(g, tailOf(info))
+	g, _ := stream.Find(groups, group)
+	l, known := stream.ReportedLag(g, stream.TailOf(info))
 	if !known {
 		return hold{group: group, needs: needs, back: over}
 	}
-	if back := min(over, l.n+g.Pending-maxLen); back > 0 {
+	if back := min(over, l.N+g.Pending-maxLen); back > 0 {
 		return hold{group: group, needs: needs, back: back}
 	}
 	return hold{}
@@ -136,10 +135,10 @@ func holder(groups []retention.GroupPosition, lastID string) (group, needs strin
 
 // positions are the retention positions of a partition's groups; oldest holds the oldest
 // pending id of each ("" when none), in the order of groups.
-func positions(groups []redis.XInfoGroup, oldest []string) []retention.GroupPosition {
+func positions(groups []stream.GroupInfo, oldest []string) []retention.GroupPosition {
 	out := make([]retention.GroupPosition, len(groups))
 	for i, g := range groups {
-		out[i] = retention.GroupPosition{Group: g.Name, LastDelivered: g.LastDeliveredID, OldestPending: oldest[i]}
+		out[i] = retention.GroupPosition{Group: g.Name, LastDelivered: g.LastDelivered, OldestPending: oldest[i]}
 	}
 	return out
 }
@@ -148,7 +147,7 @@ func positions(groups []redis.XInfoGroup, oldest []string) []retention.GroupPosi
 // over MaxLen (over[p] > 0), in one pipeline (no round trip when there is none), and returns
 // the oldest pending ids in the shape of groups ("" where there are none). A group deleted
 // meanwhile has none.
-func (a *Admin) oldestPending(ctx context.Context, keys []string, over []int64, groups [][]redis.XInfoGroup) ([][]string, error) {
+func (a *Admin) oldestPending(ctx context.Context, keys []string, over []int64, groups [][]stream.GroupInfo) ([][]string, error) {
 	names := make([][]string, len(groups))
 	for p, gs := range groups {
 		names[p] = make([]string, len(gs))

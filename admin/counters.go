@@ -2,10 +2,10 @@ package admin
 
 import (
 	"context"
-	"fmt"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/streamq-dev/streamq/internal/inspect"
+	"github.com/streamq-dev/streamq/internal/stream"
 )
 
 // TopicCounters is a snapshot of a topic's ever-growing counters, for rates: read it twice
@@ -45,16 +45,24 @@ func (a *Admin) TopicCounters(ctx context.Context, topic string) (TopicCounters,
 		return TopicCounters{}, err
 	}
 	keys := streams(a.space.PartitionStream, topic, 0, n)
-	c, tails, err := a.streamCounters(ctx, keys)
+	now, infos, err := inspect.Counters(ctx, a.rdb, keys)
 	if err != nil {
 		return TopicCounters{}, err
 	}
-	c.Topic, c.Partitions = topic, n
-	groups, err := a.groupsOf(ctx, keys)
+	c := TopicCounters{Topic: topic, Partitions: n, Time: now}
+	tails := make([]*stream.Tail, n)
+	for p, info := range infos {
+		if info != nil {
+			c.EntriesAdded += info.EntriesAdded
+			c.Length += info.Length
+		}
+		tails[p] = stream.TailOf(info)
+	}
+	groups, err := stream.Groups(ctx, a.rdb, keys)
 	if err != nil {
 		return TopicCounters{}, err
 	}
-	lags, err := a.lags(ctx, keys, groups, tails)
+	lags, err := stream.Lags(ctx, a.rdb, keys, groups, tails)
 	if err != nil {
 		return TopicCounters{}, err
 	}
@@ -62,43 +70,13 @@ func (a *Admin) TopicCounters(ctx context.Context, topic string) (TopicCounters,
 	return c, nil
 }
 
-// streamCounters reads TIME and XINFO STREAM of every key in one pipeline; a stream that was
-// never written counts as empty. It also returns each stream's tail, for lags.
-func (a *Admin) streamCounters(ctx context.Context, keys []string) (TopicCounters, []*tail, error) {
-	var now *redis.TimeCmd
-	infos := make([]*redis.XInfoStreamCmd, len(keys))
-	_, _ = a.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
-		now = pipe.Time(ctx)
-		for i, k := range keys {
-			infos[i] = pipe.XInfoStream(ctx, k)
-		}
-		return nil
-	})
-	if err := now.Err(); err != nil {
-		return TopicCounters{}, nil, fmt.Errorf("read server time: %w", err)
-	}
-	c := TopicCounters{Time: now.Val()}
-	tails := make([]*tail, len(keys))
-	for i, info := range infos {
-		if err := info.Err(); err != nil && !noSuchKey(err) {
-			return TopicCounters{}, nil, fmt.Errorf("info of %s: %w", keys[i], err)
-		}
-		if v := info.Val(); v != nil {
-			c.EntriesAdded += v.EntriesAdded
-			c.Length += v.Length
-		}
-		tails[i] = tailOf(info.Val())
-	}
-	return c, tails, nil
-}
-
-func sumGroupCounters(groups [][]redis.XInfoGroup, lags [][]lag) map[string]GroupCounters {
+func sumGroupCounters(groups [][]stream.GroupInfo, lags [][]stream.Lag) map[string]GroupCounters {
 	out := map[string]GroupCounters{}
 	for p, gs := range groups {
 		for i, g := range gs {
 			gc := out[g.Name]
 			gc.EntriesRead += max(g.EntriesRead, 0)
-			gc.Lag += lags[p][i].n
+			gc.Lag += lags[p][i].N
 			gc.Pending += g.Pending
 			out[g.Name] = gc
 		}

@@ -2,11 +2,10 @@ package admin
 
 import (
 	"context"
-	"fmt"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/partition"
+	"github.com/streamq-dev/streamq/internal/retention"
+	"github.com/streamq-dev/streamq/internal/stream"
 )
 
 // DeletedGroup is what DeleteGroup removed.
@@ -70,12 +69,12 @@ func (a *Admin) groupLive(ctx context.Context, topic, group string, forced bool)
 
 // removeGroup destroys the group on the partitions where it was found and deletes its keys,
 // declaration and frontier fields, recording what it removed in d.
-func (a *Admin) removeGroup(ctx context.Context, d *DeletedGroup, n int, found []*redis.XInfoGroup) error {
+func (a *Admin) removeGroup(ctx context.Context, d *DeletedGroup, n int, found []bool) error {
 	var err error
 	if d.Partitions, err = a.destroyGroup(ctx, d.Topic, d.Group, found); err != nil {
 		return err
 	}
-	if d.Keys, err = a.deleteKeys(ctx, a.groupKeys(d.Topic, d.Group, n)); err != nil {
+	if d.Keys, err = partition.DeleteKeys(ctx, a.rdb, a.groupKeys(d.Topic, d.Group, n)); err != nil {
 		return err
 	}
 	if err := a.reg.ForgetGroup(ctx, d.Topic, d.Group); err != nil {
@@ -84,18 +83,19 @@ func (a *Admin) removeGroup(ctx context.Context, d *DeletedGroup, n int, found [
 	return a.dropFrontier(ctx, d.Topic, d.Group, n)
 }
 
-func (a *Admin) destroyGroup(ctx context.Context, topic, group string, found []*redis.XInfoGroup) (int, error) {
+func (a *Admin) destroyGroup(ctx context.Context, topic, group string, found []bool) (int, error) {
 	destroyed := 0
-	for p, g := range found {
-		if g == nil {
+	for p, ok := range found {
+		if !ok {
 			continue
 		}
-		stream := a.space.PartitionStream(topic, p)
-		c, err := a.rdb.XGroupDestroy(ctx, stream, group).Result()
-		if err != nil && !noSuchKey(err) {
-			return destroyed, fmt.Errorf("destroy group %q on %s: %w", group, stream, err)
+		existed, err := stream.DestroyGroup(ctx, a.rdb, a.space.PartitionStream(topic, p), group)
+		if err != nil {
+			return destroyed, err
 		}
-		destroyed += int(c)
+		if existed {
+			destroyed++
+		}
 	}
 	return destroyed, nil
 }
@@ -109,36 +109,14 @@ func (a *Admin) groupKeys(topic, group string, n int) []string {
 	return out
 }
 
-// deleteKeys deletes keys (one DEL each, so it works across Cluster slots) and returns those
-// that existed.
-func (a *Admin) deleteKeys(ctx context.Context, keys []string) ([]string, error) {
-	cmds := make([]*redis.IntCmd, len(keys))
-	_, _ = a.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
-		for i, k := range keys {
-			cmds[i] = pipe.Del(ctx, k)
-		}
-		return nil
-	})
-	var deleted []string
-	for i, c := range cmds {
-		if err := c.Err(); err != nil {
-			return deleted, fmt.Errorf("delete %s: %w", keys[i], err)
-		}
-		if c.Val() > 0 {
-			deleted = append(deleted, keys[i])
+// dropFrontier removes group's commit frontier, trim-loss counts and stream registration
+// from topic's n partitions.
+func (a *Admin) dropFrontier(ctx context.Context, topic, group string, n int) error {
+	parts := make([]stream.GroupState, n)
+	for p := range parts {
+		parts[p] = stream.GroupState{
+			Stream: a.space.PartitionStream(topic, p), Commit: a.space.Commit(topic, p), TrimLoss: a.space.TrimLoss(topic, p),
 		}
 	}
-	return deleted, nil
-}
-
-func (a *Admin) dropFrontier(ctx context.Context, topic, group string, n int) error {
-	_, err := a.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
-		for p := range n {
-			pipe.HDel(ctx, a.space.Commit(topic, p), group)
-			pipe.HDel(ctx, a.space.TrimLoss(topic, p), "total:"+group, "new:"+group)
-			pipe.SRem(ctx, keys.RegisteredGroups(a.space.PartitionStream(topic, p)), group)
-		}
-		return nil
-	})
-	return wrapErr(err, "remove commit frontier of group %q", group)
+	return stream.ForgetGroup(ctx, a.rdb, parts, group, retention.LossFields(group))
 }

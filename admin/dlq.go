@@ -5,13 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/streamq-dev/streamq/internal/codec"
 	"github.com/streamq-dev/streamq/internal/dlq"
+	"github.com/streamq-dev/streamq/internal/retention"
+	"github.com/streamq-dev/streamq/internal/stream"
 )
 
 // DeadLetter is one DLQ entry.
@@ -61,19 +59,9 @@ func (a *Admin) DLQSize(ctx context.Context, topic string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	cmds := make([]*redis.IntCmd, n)
-	_, err = a.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i := range cmds {
-			cmds[i] = p.XLen(ctx, a.space.DLQ(topic, i))
-		}
-		return nil
-	})
+	total, err := dlq.Size(ctx, a.rdb, streams(a.space.DLQ, topic, 0, n))
 	if err != nil {
 		return 0, fmt.Errorf("DLQ size of %q: %w", topic, err)
-	}
-	var total int64
-	for _, c := range cmds {
-		total += c.Val()
 	}
 	return total, nil
 }
@@ -90,11 +78,11 @@ func (a *Admin) DLQEntries(ctx context.Context, topic string, limit int) ([]Dead
 	}
 	var all []DeadLetter
 	for p := 0; p < n; p++ {
-		msgs, err := a.rdb.XRangeN(ctx, a.space.DLQ(topic, p), "-", "+", int64(limit)).Result()
+		letters, err := dlq.Read(ctx, a.rdb, a.space.DLQ(topic, p), "-", int64(limit))
 		if err != nil {
 			return nil, fmt.Errorf("read DLQ of %q partition %d: %w", topic, p, err)
 		}
-		for _, m := range msgs {
+		for _, m := range letters {
 			all = append(all, toDeadLetter(topic, p, m))
 		}
 	}
@@ -114,25 +102,24 @@ func (a *Admin) DLQEntry(ctx context.Context, topic string, partition int, id st
 	return toDeadLetter(topic, partition, m), nil
 }
 
-func (a *Admin) dlqMessage(ctx context.Context, topic string, partition int, id string) (redis.XMessage, error) {
+func (a *Admin) dlqMessage(ctx context.Context, topic string, partition int, id string) (dlq.Entry, error) {
 	n, err := a.partitions(ctx, topic)
 	if err != nil {
-		return redis.XMessage{}, err
+		return dlq.Entry{}, err
 	}
 	if err := a.checkPartition(topic, partition, n); err != nil {
-		return redis.XMessage{}, err
+		return dlq.Entry{}, err
 	}
-	msgs, err := a.rdb.XRange(ctx, a.space.DLQ(topic, partition), id, id).Result()
-	if err != nil {
-		if redis.HasErrorPrefix(err, "Invalid stream ID") {
-			return redis.XMessage{}, fmt.Errorf("%w: %q is not a stream id", ErrInvalidArgument, id)
-		}
-		return redis.XMessage{}, fmt.Errorf("read dead letter %s: %w", id, err)
+	m, err := dlq.Get(ctx, a.rdb, a.space.DLQ(topic, partition), id)
+	switch {
+	case errors.Is(err, stream.ErrInvalidID):
+		return dlq.Entry{}, fmt.Errorf("%w: %q is not a stream id", ErrInvalidArgument, id)
+	case errors.Is(err, dlq.ErrNotFound):
+		return dlq.Entry{}, fmt.Errorf("%w: dead letter %s of %q partition %d", ErrEntryNotFound, id, topic, partition)
+	case err != nil:
+		return dlq.Entry{}, fmt.Errorf("read dead letter %s: %w", id, err)
 	}
-	if len(msgs) == 0 {
-		return redis.XMessage{}, fmt.Errorf("%w: dead letter %s of %q partition %d", ErrEntryNotFound, id, topic, partition)
-	}
-	return msgs[0], nil
+	return m, nil
 }
 
 // ReplayOptions tunes a replay.
@@ -151,7 +138,7 @@ func (a *Admin) ReplayDeadLetter(ctx context.Context, topic string, partition in
 	return a.replay(ctx, topic, partition, m, opts)
 }
 
-func (a *Admin) replay(ctx context.Context, topic string, partition int, m redis.XMessage, opts ReplayOptions) (string, error) {
+func (a *Admin) replay(ctx context.Context, topic string, partition int, m dlq.Entry, opts ReplayOptions) (string, error) {
 	defer func(start time.Time) { a.metrics.DLQReplay(topic, time.Since(start)) }(time.Now())
 	fields, err := dlq.ReplayFields(m.Values, m.ID)
 	if err != nil {
@@ -199,7 +186,7 @@ func (a *Admin) ReplayAll(ctx context.Context, topic string, limit int, keep fun
 func (a *Admin) replayPartition(ctx context.Context, topic string, p, limit int, keep func(DeadLetter) bool, opts ReplayOptions) (int, error) {
 	done, start := 0, "-"
 	for done < limit {
-		msgs, err := a.rdb.XRangeN(ctx, a.space.DLQ(topic, p), start, "+", 100).Result()
+		msgs, err := dlq.Read(ctx, a.rdb, a.space.DLQ(topic, p), start, 100)
 		if err != nil || len(msgs) == 0 {
 			return done, err
 		}
@@ -229,17 +216,14 @@ func (a *Admin) DeleteDeadLetter(ctx context.Context, topic string, partition in
 	if err := a.checkPartition(topic, partition, n); err != nil {
 		return false, err
 	}
-	c, err := a.rdb.XDel(ctx, a.space.DLQ(topic, partition), id).Result()
+	ok, err := dlq.Delete(ctx, a.rdb, a.space.DLQ(topic, partition), id)
 	if err != nil {
-		if redis.HasErrorPrefix(err, "Invalid stream ID") {
-			return false, nil
-		}
 		return false, fmt.Errorf("delete dead letter %s: %w", id, err)
 	}
-	if c > 0 {
-		a.metrics.DLQDeleted(topic, int(c))
+	if ok {
+		a.metrics.DLQDeleted(topic, 1)
 	}
-	return c > 0, nil
+	return ok, nil
 }
 
 // ClearDLQ deletes every dead letter of topic and returns how many it deleted. The DLQ
@@ -251,7 +235,7 @@ func (a *Admin) ClearDLQ(ctx context.Context, topic string) (int64, error) {
 	}
 	var removed int64
 	for p := 0; p < n; p++ {
-		c, err := a.rdb.XTrimMaxLen(ctx, a.space.DLQ(topic, p), 0).Result()
+		c, err := retention.TrimLen(ctx, a.rdb, a.space.DLQ(topic, p), 0)
 		if err != nil {
 			return removed, fmt.Errorf("clear DLQ of %q partition %d: %w", topic, p, err)
 		}
@@ -261,25 +245,13 @@ func (a *Admin) ClearDLQ(ctx context.Context, topic string) (int64, error) {
 	return removed, nil
 }
 
-func toDeadLetter(topic string, p int, m redis.XMessage) DeadLetter {
-	str := func(k string) string { s, _ := m.Values[k].(string); return s }
-	num := func(k string) int { v, _ := strconv.Atoi(str(k)); return v }
-	ms := func(k string) time.Time {
-		v, err := strconv.ParseInt(str(k), 10, 64)
-		if err != nil || v <= 0 {
-			return time.Time{}
-		}
-		return time.UnixMilli(v)
-	}
-	d := DeadLetter{
+func toDeadLetter(topic string, p int, m dlq.Entry) DeadLetter {
+	l := dlq.Decode(m.Values)
+	return DeadLetter{
 		Topic: topic, Partition: p, ID: m.ID,
-		Reason: str(dlq.FieldReason), Group: str(dlq.FieldGroup),
-		RetryCount: num(dlq.FieldRetryCount), MaxRetries: num(dlq.FieldMaxRetries),
-		OriginalMessageID: str(dlq.FieldOriginalMessageID), OriginalStreamID: str(dlq.FieldOriginalStreamID),
-		Timestamp: ms(dlq.FieldTimestamp), FailedAt: ms(dlq.FieldFailedAt), Raw: str(dlq.FieldRaw),
+		UUID: l.UUID, Payload: l.Payload, Metadata: l.Metadata,
+		Reason: l.Reason, Group: l.Group, RetryCount: l.RetryCount, MaxRetries: l.MaxRetries,
+		OriginalMessageID: l.OriginalMessageID, OriginalStreamID: l.OriginalStreamID,
+		Timestamp: l.Timestamp, FailedAt: l.FailedAt, Raw: l.Raw,
 	}
-	if uuid, md, payload, err := codec.Decode(m.Values); err == nil {
-		d.UUID, d.Metadata, d.Payload = uuid, md, []byte(payload)
-	}
-	return d
 }

@@ -2,15 +2,15 @@ package admin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/streamq-dev/streamq/internal/codec"
 	"github.com/streamq-dev/streamq/internal/payload"
+	"github.com/streamq-dev/streamq/internal/stream"
 	"github.com/streamq-dev/streamq/internal/streamid"
 )
 
@@ -49,19 +49,13 @@ func (a *Admin) ListRecent(ctx context.Context, topic string, n int) ([]Entry, e
 	if n <= 0 {
 		n = DefaultListLimit
 	}
-	cmds := make([]*redis.XMessageSliceCmd, parts)
-	_, _ = a.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
-		for p := range cmds {
-			cmds[p] = pipe.XRevRangeN(ctx, a.space.PartitionStream(topic, p), "+", "-", int64(n))
-		}
-		return nil
-	})
+	newest, err := stream.Newest(ctx, a.rdb, streams(a.space.PartitionStream, topic, 0, parts), int64(n))
+	if err != nil {
+		return nil, fmt.Errorf("read %q: %w", topic, err)
+	}
 	var all []Entry
-	for p, c := range cmds {
-		if err := c.Err(); err != nil {
-			return nil, fmt.Errorf("read %q partition %d: %w", topic, p, err)
-		}
-		all = append(all, toEntries(topic, p, c.Val())...)
+	for p, es := range newest {
+		all = append(all, toEntries(topic, p, es)...)
 	}
 	sort.SliceStable(all, func(i, j int) bool { return newer(all[i], all[j]) })
 	return all[:min(len(all), n)], nil
@@ -90,18 +84,14 @@ func (a *Admin) Range(ctx context.Context, topic string, partition int, start, e
 	if count == 0 {
 		count = DefaultListLimit
 	}
-	stream := a.space.PartitionStream(topic, partition)
-	cmd := a.rdb.XRangeN(ctx, stream, start, end, count)
-	if reverse {
-		cmd = a.rdb.XRevRangeN(ctx, stream, end, start, count)
+	es, err := stream.Range(ctx, a.rdb, a.space.PartitionStream(topic, partition), start, end, count, reverse)
+	if errors.Is(err, stream.ErrInvalidID) {
+		return nil, fmt.Errorf("%w: range %q..%q: %w", ErrInvalidArgument, start, end, err)
 	}
-	if err := cmd.Err(); err != nil {
-		if invalidID(err) {
-			return nil, fmt.Errorf("%w: range %q..%q: %w", ErrInvalidArgument, start, end, err)
-		}
-		return nil, fmt.Errorf("read %s: %w", stream, err)
+	if err != nil {
+		return nil, err
 	}
-	return toEntries(topic, partition, cmd.Val()), nil
+	return toEntries(topic, partition, es), nil
 }
 
 func orDefault(s, def string) string {
@@ -111,33 +101,29 @@ func orDefault(s, def string) string {
 	return s
 }
 
-func toEntries(topic string, p int, msgs []redis.XMessage) []Entry {
-	out := make([]Entry, len(msgs))
-	for i, m := range msgs {
-		out[i] = toEntry(topic, p, m)
+func toEntries(topic string, p int, es []stream.Entry) []Entry {
+	out := make([]Entry, len(es))
+	for i, e := range es {
+		out[i] = toEntry(topic, p, e.ID, e.Values)
 	}
 	return out
 }
 
-// DecodeEntry decodes an entry of partition p of topic as read from its stream (XRANGE,
-// XREAD): what ListRecent and Range return, for tools that read streams themselves.
-func DecodeEntry(topic string, p int, m redis.XMessage) Entry { return toEntry(topic, p, m) }
-
-func toEntry(topic string, p int, m redis.XMessage) Entry {
-	e := Entry{Topic: topic, Partition: p, ID: m.ID, Time: streamid.Time(m.ID), Fields: map[string]string{}}
-	uuid, md, body, err := codec.Decode(m.Values)
+func toEntry(topic string, p int, id string, values map[string]any) Entry {
+	e := Entry{Topic: topic, Partition: p, ID: id, Time: streamid.Time(id), Fields: map[string]string{}}
+	uuid, md, body, err := codec.Decode(values)
 	if err != nil {
 		e.Malformed = err.Error()
-		uuid, _ = m.Values[codec.UUIDField].(string)
-		body, _ = m.Values[codec.PayloadField].(string)
+		uuid, _ = values[codec.UUIDField].(string)
+		body, _ = values[codec.PayloadField].(string)
 	}
 	e.UUID, e.Metadata, e.Payload, e.PayloadSize = uuid, md, []byte(body), len(body)
-	for k, v := range m.Values {
+	for k, v := range values {
 		if k != codec.UUIDField && k != codec.MetadataField && k != codec.PayloadField {
 			e.Fields[k], _ = v.(string)
 		}
 	}
-	if ref := payload.Ref(m.Values); ref != "" {
+	if ref := payload.Ref(values); ref != "" {
 		e.Offloaded, e.Payload = true, nil
 		e.PayloadSize, _ = strconv.Atoi(e.Fields[payload.FieldOriginalSize])
 	}

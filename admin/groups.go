@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/streamq-dev/streamq/internal/stream"
 )
 
 // GroupInfo summarises one consumer group of a topic over its partitions.
@@ -33,15 +33,15 @@ func (a *Admin) ConsumerGroups(ctx context.Context, topic string) ([]GroupInfo, 
 		return nil, err
 	}
 	keys := streams(a.space.PartitionStream, topic, 0, n)
-	groups, err := a.groupsOf(ctx, keys)
+	groups, err := stream.Groups(ctx, a.rdb, keys)
 	if err != nil {
 		return nil, err
 	}
-	lags, err := a.lags(ctx, keys, groups, nil)
+	lags, err := stream.Lags(ctx, a.rdb, keys, groups, nil)
 	if err != nil {
 		return nil, err
 	}
-	consumers, err := a.consumerNames(ctx, keys, groups)
+	consumers, err := stream.ConsumerNames(ctx, a.rdb, keys, groups)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +60,7 @@ func (a *Admin) ConsumerGroups(ctx context.Context, topic string) ([]GroupInfo, 
 	return out, nil
 }
 
-func summarise(groups [][]redis.XInfoGroup, lags [][]lag, consumers map[string]map[string]bool) []GroupInfo {
+func summarise(groups [][]stream.GroupInfo, lags [][]stream.Lag, consumers map[string]map[string]bool) []GroupInfo {
 	byName := map[string]*GroupInfo{}
 	for p, gs := range groups {
 		for i, g := range gs {
@@ -70,8 +70,8 @@ func summarise(groups [][]redis.XInfoGroup, lags [][]lag, consumers map[string]m
 				byName[g.Name] = gi
 			}
 			gi.Pending += g.Pending
-			gi.Lag += lags[p][i].n
-			gi.LagUnknown = gi.LagUnknown || !lags[p][i].exact
+			gi.Lag += lags[p][i].N
+			gi.LagUnknown = gi.LagUnknown || !lags[p][i].Exact
 		}
 	}
 	out := make([]GroupInfo, 0, len(byName))
@@ -82,65 +82,9 @@ func summarise(groups [][]redis.XInfoGroup, lags [][]lag, consumers map[string]m
 	return out
 }
 
-// consumerNames reads XINFO CONSUMERS of every group on every stream in one pipeline and
-// returns group -> set of consumer names.
-func (a *Admin) consumerNames(ctx context.Context, keys []string, groups [][]redis.XInfoGroup) (map[string]map[string]bool, error) {
-	out := map[string]map[string]bool{}
-	for _, r := range a.queryConsumers(ctx, keys, groups) {
-		if err := r.cmd.Err(); err != nil && !noGroup(err) {
-			return nil, fmt.Errorf("consumers of group %q: %w", r.group, err)
-		}
-		if out[r.group] == nil {
-			out[r.group] = map[string]bool{}
-		}
-		for _, c := range r.cmd.Val() {
-			out[r.group][c.Name] = true
-		}
-	}
-	return out, nil
-}
-
-type consumersRead struct {
-	group string
-	cmd   *redis.XInfoConsumersCmd
-}
-
-func (a *Admin) queryConsumers(ctx context.Context, keys []string, groups [][]redis.XInfoGroup) []consumersRead {
-	var reads []consumersRead
-	_, _ = a.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
-		for p, gs := range groups {
-			for _, g := range gs {
-				reads = append(reads, consumersRead{g.Name, pipe.XInfoConsumers(ctx, keys[p], g.Name)})
-			}
-		}
-		return nil
-	})
-	return reads
-}
-
-// groupsOf reads XINFO GROUPS of every stream in one pipeline; a stream that was never
-// written has no groups.
-func (a *Admin) groupsOf(ctx context.Context, keys []string) ([][]redis.XInfoGroup, error) {
-	cmds := make([]*redis.XInfoGroupsCmd, len(keys))
-	_, _ = a.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
-		for i, k := range keys {
-			cmds[i] = pipe.XInfoGroups(ctx, k)
-		}
-		return nil
-	})
-	out := make([][]redis.XInfoGroup, len(keys))
-	for i, c := range cmds {
-		if err := c.Err(); err != nil && !noSuchKey(err) {
-			return nil, fmt.Errorf("groups of %s: %w", keys[i], err)
-		}
-		out[i] = c.Val()
-	}
-	return out, nil
-}
-
-// groupOn returns the partition count of topic and group's XINFO GROUPS entry on each
-// partition (nil where the group does not exist); ErrGroupNotFound when it exists on none.
-func (a *Admin) groupOn(ctx context.Context, topic, group string) (int, []*redis.XInfoGroup, error) {
+// groupOn returns the partition count of topic and whether group exists on each partition;
+// ErrGroupNotFound when it exists on none.
+func (a *Admin) groupOn(ctx context.Context, topic, group string) (int, []bool, error) {
 	if err := checkGroup(group); err != nil {
 		return 0, nil, err
 	}
@@ -148,7 +92,7 @@ func (a *Admin) groupOn(ctx context.Context, topic, group string) (int, []*redis
 	if err != nil {
 		return 0, nil, err
 	}
-	groups, err := a.groupsOf(ctx, streams(a.space.PartitionStream, topic, 0, n))
+	groups, err := stream.Groups(ctx, a.rdb, streams(a.space.PartitionStream, topic, 0, n))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -159,31 +103,21 @@ func (a *Admin) groupOn(ctx context.Context, topic, group string) (int, []*redis
 	return n, found, nil
 }
 
-// pick returns group's entry in each partition's groups (nil where absent) and whether it
-// was found at all.
-func pick(groups [][]redis.XInfoGroup, group string) ([]*redis.XInfoGroup, bool) {
-	out := make([]*redis.XInfoGroup, len(groups))
+// pick returns whether group is among each partition's groups, and whether it was found at
+// all.
+func pick(groups [][]stream.GroupInfo, group string) ([]bool, bool) {
+	out := make([]bool, len(groups))
 	found := false
 	for p, gs := range groups {
-		if g, ok := find(gs, group); ok {
-			out[p], found = &g, true
+		if _, ok := stream.Find(gs, group); ok {
+			out[p], found = true, true
 		}
 	}
 	return out, found
 }
 
-// find returns group's entry among one stream's groups.
-func find(gs []redis.XInfoGroup, group string) (redis.XInfoGroup, bool) {
-	for _, g := range gs {
-		if g.Name == group {
-			return g, true
-		}
-	}
-	return redis.XInfoGroup{}, false
-}
-
 // groupNames returns the distinct group names in groups, sorted.
-func groupNames(groups [][]redis.XInfoGroup) []string {
+func groupNames(groups [][]stream.GroupInfo) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, gs := range groups {
@@ -198,5 +132,9 @@ func groupNames(groups [][]redis.XInfoGroup) []string {
 	return out
 }
 
-// noGroup reports a command on a group (or stream) that does not exist.
-func noGroup(err error) bool { return redis.HasErrorPrefix(err, "NOGROUP") }
+// LagScanLimit bounds the XRANGE that counts a partition's lag when Redis reports it unknown:
+// a larger lag is reported as LagScanLimit with LagExact false (GroupInfo.LagUnknown).
+const LagScanLimit = 10000
+
+// The lag is counted in internal/stream, with its own copy of the bound.
+var _ = [1]struct{}{}[LagScanLimit-stream.LagScanLimit]

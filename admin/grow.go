@@ -32,7 +32,7 @@ func (a *Admin) GrowPartitions(ctx context.Context, topic string, n int) (int, e
 
 // copyGroups creates every group found on from on each stream of to, at 0-0.
 func (a *Admin) copyGroups(ctx context.Context, from, to []string) error {
-	groups, err := a.groupsOf(ctx, from)
+	groups, err := stream.Groups(ctx, a.rdb, from)
 	if err != nil {
 		return err
 	}

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/streamq-dev/streamq/internal/inspect"
+	"github.com/streamq-dev/streamq/internal/stream"
 	"github.com/streamq-dev/streamq/internal/streamid"
 )
 
@@ -53,13 +53,6 @@ type QueueInfo struct {
 	PerPartition []PartitionInfo
 }
 
-// infoReads are the per-partition replies QueueInfo pipelines.
-type infoReads struct {
-	info   *redis.XInfoStreamCmd
-	dlq    *redis.IntCmd
-	groups *redis.XInfoGroupsCmd
-}
-
 // QueueInfo reads the topic's metadata (partition count, length retention), then the length,
 // first and last ids, consumer groups and DLQ length of every partition in one pipeline
 // (XINFO STREAM, XINFO GROUPS and XLEN) and aggregates them. For the partitions over MaxLen it
@@ -71,16 +64,16 @@ func (a *Admin) QueueInfo(ctx context.Context, topic string) (QueueInfo, error) 
 		return QueueInfo{}, err
 	}
 	n := meta.Count
-	reads := a.readInfo(ctx, topic, n)
+	reads, err := inspect.Partitions(ctx, a.rdb, streams(a.space.PartitionStream, topic, 0, n), streams(a.space.DLQ, topic, 0, n))
+	if err != nil {
+		return QueueInfo{}, err
+	}
 	q := QueueInfo{Topic: topic, Partitions: n, Retention: lengthRetention(meta), PerPartition: make([]PartitionInfo, 0, n)}
-	groups, infos := make([][]redis.XInfoGroup, n), make([]*redis.XInfoStream, n)
-	for p := range n {
-		pi, err := a.partitionInfo(topic, p, reads[p])
-		if err != nil {
-			return QueueInfo{}, err
-		}
+	groups, infos := make([][]stream.GroupInfo, n), make([]*stream.Info, n)
+	for p, r := range reads {
+		pi := a.partitionInfo(topic, p, r)
 		pi.OverMaxLen = q.Retention.over(pi.Length)
-		groups[p], infos[p] = reads[p].groups.Val(), reads[p].info.Val()
+		groups[p], infos[p] = r.Groups, r.Info
 		q.add(pi)
 	}
 	if err := a.setHolders(ctx, &q, infos, groups); err != nil {
@@ -89,42 +82,18 @@ func (a *Admin) QueueInfo(ctx context.Context, topic string) (QueueInfo, error) 
 	return q, nil
 }
 
-func (a *Admin) readInfo(ctx context.Context, topic string, n int) []infoReads {
-	reads := make([]infoReads, n)
-	_, _ = a.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
-		for p := range n {
-			stream := a.space.PartitionStream(topic, p)
-			reads[p] = infoReads{
-				info: pipe.XInfoStream(ctx, stream), dlq: pipe.XLen(ctx, a.space.DLQ(topic, p)),
-				groups: pipe.XInfoGroups(ctx, stream),
-			}
-		}
-		return nil
-	})
-	return reads
-}
-
-func (a *Admin) partitionInfo(topic string, p int, r infoReads) (PartitionInfo, error) {
-	pi := PartitionInfo{Partition: p, Stream: a.space.PartitionStream(topic, p)}
-	for _, err := range []error{r.info.Err(), r.groups.Err()} {
-		if err != nil && !noSuchKey(err) {
-			return pi, fmt.Errorf("info of %s: %w", pi.Stream, err)
-		}
-	}
-	if err := r.dlq.Err(); err != nil {
-		return pi, fmt.Errorf("length of %s: %w", a.space.DLQ(topic, p), err)
-	}
-	pi.DLQLength = r.dlq.Val()
-	if v := r.info.Val(); v != nil { // nil: never written
+func (a *Admin) partitionInfo(topic string, p int, r inspect.Partition) PartitionInfo {
+	pi := PartitionInfo{Partition: p, Stream: a.space.PartitionStream(topic, p), DLQLength: r.DLQLen}
+	if v := r.Info; v != nil { // nil: never written
 		pi.Length, pi.Groups = v.Length, int(v.Groups)
-		pi.FirstID, pi.LastID = v.FirstEntry.ID, v.LastEntry.ID
+		pi.FirstID, pi.LastID = v.FirstID, v.LastID
 	}
-	return pi, nil
+	return pi
 }
 
 // setHolders sets Holder, HolderNeeds and HeldBack of every partition of q (holds over the
-// partitions' XINFO STREAM and XINFO GROUPS replies).
-func (a *Admin) setHolders(ctx context.Context, q *QueueInfo, infos []*redis.XInfoStream, groups [][]redis.XInfoGroup) error {
+// partitions' XINFO STREAM and XINFO GROUPS).
+func (a *Admin) setHolders(ctx context.Context, q *QueueInfo, infos []*stream.Info, groups [][]stream.GroupInfo) error {
 	keys := streams(a.space.PartitionStream, q.Topic, 0, q.Partitions)
 	hs, err := a.holds(ctx, q.Retention, keys, infos, groups)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/streamq-dev/streamq/internal/lease"
+	"github.com/streamq-dev/streamq/internal/stream"
 )
 
 // DeleteOptions changes how DeleteGroup and DeleteTopic treat live members.
@@ -74,7 +75,7 @@ func (a *Admin) LiveMembers(ctx context.Context, topic string) ([]LiveGroup, err
 // DLQs, or declared on the topic, sorted.
 func (a *Admin) knownGroups(ctx context.Context, topic string, n int) ([]string, error) {
 	keys := append(streams(a.space.PartitionStream, topic, 0, n), streams(a.space.DLQ, topic, 0, n)...)
-	groups, err := a.groupsOf(ctx, keys)
+	groups, err := stream.Groups(ctx, a.rdb, keys)
 	if err != nil {
 		return nil, err
 	}

@@ -6,8 +6,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/streamq-dev/streamq/internal/stream"
 	"github.com/streamq-dev/streamq/internal/streamid"
 )
 
@@ -88,37 +87,23 @@ func (o PendingOptions) withDefaults() (PendingOptions, error) {
 	return o, nil
 }
 
+// samplePending samples group's pending entries on topic's n partitions (see Pending).
 func (a *Admin) samplePending(ctx context.Context, topic, group string, n int, opts PendingOptions) ([]PendingEntry, error) {
-	var all []PendingEntry
-	found := false
-	for p, c := range a.queryPending(ctx, topic, group, n, opts) {
-		if err := c.Err(); err != nil && !noGroup(err) {
-			return nil, fmt.Errorf("pending of group %q on partition %d: %w", group, p, err)
-		}
-		found = found || c.Err() == nil
-		for _, e := range c.Val() {
-			all = append(all, PendingEntry{Partition: p, ID: e.ID, Consumer: e.Consumer, Idle: e.Idle, Deliveries: e.RetryCount})
-		}
+	keys := streams(a.space.PartitionStream, topic, 0, n)
+	sample, found, err := stream.PendingSample(ctx, a.rdb, keys, group, opts.MinIdle, int64(opts.PerPartition))
+	if err != nil {
+		return nil, err
 	}
 	if !found {
 		return nil, fmt.Errorf("%w: %q on topic %q", ErrGroupNotFound, group, topic)
 	}
-	return all, nil
-}
-
-// queryPending runs XPENDING IDLE - + COUNT on every partition in one pipeline.
-func (a *Admin) queryPending(ctx context.Context, topic, group string, n int, opts PendingOptions) []*redis.XPendingExtCmd {
-	cmds := make([]*redis.XPendingExtCmd, n)
-	_, _ = a.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
-		for p := range cmds {
-			cmds[p] = pipe.XPendingExt(ctx, &redis.XPendingExtArgs{
-				Stream: a.space.PartitionStream(topic, p), Group: group, Idle: opts.MinIdle,
-				Start: "-", End: "+", Count: int64(opts.PerPartition),
-			})
+	var all []PendingEntry
+	for p, es := range sample {
+		for _, e := range es {
+			all = append(all, PendingEntry{Partition: p, ID: e.ID, Consumer: e.Consumer, Idle: e.Idle, Deliveries: e.Deliveries})
 		}
-		return nil
-	})
-	return cmds
+	}
+	return all, nil
 }
 
 func sortPending(all []PendingEntry, by PendingSort) {

@@ -2,9 +2,10 @@ package admin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/streamq-dev/streamq/internal/stream"
 )
 
 // ResetResult reports a ResetGroupOffset.
@@ -49,39 +50,10 @@ func (a *Admin) ResetGroupOffset(ctx context.Context, topic, group string, to Of
 
 // setGroupID sets the group's id on the partitions where it exists and creates it on the
 // others; it returns how many it created.
-func (a *Admin) setGroupID(ctx context.Context, topic, group, id string, found []*redis.XInfoGroup) (int, error) {
-	cmds := make([]*redis.StatusCmd, len(found))
-	created := 0
-	_, _ = a.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
-		for p, g := range found {
-			stream := a.space.PartitionStream(topic, p)
-			if g != nil {
-				cmds[p] = pipe.XGroupSetID(ctx, stream, group, id)
-			} else {
-				cmds[p] = pipe.XGroupCreateMkStream(ctx, stream, group, id)
-				created++
-			}
-		}
-		return nil
-	})
-	for p, c := range cmds {
-		if err := c.Err(); err != nil {
-			if err := a.resetErr(ctx, topic, group, id, p, err); err != nil {
-				return created, err
-			}
-		}
+func (a *Admin) setGroupID(ctx context.Context, topic, group, id string, found []bool) (int, error) {
+	created, err := stream.SetGroupID(ctx, a.rdb, streams(a.space.PartitionStream, topic, 0, len(found)), found, group, id)
+	if errors.Is(err, stream.ErrInvalidID) {
+		return created, fmt.Errorf("%w: offset id %q: %w", ErrInvalidArgument, id, err)
 	}
-	return created, nil
-}
-
-// resetErr handles a failed step: a group created meanwhile (BUSYGROUP) is set instead.
-func (a *Admin) resetErr(ctx context.Context, topic, group, id string, p int, err error) error {
-	stream := a.space.PartitionStream(topic, p)
-	if redis.HasErrorPrefix(err, "BUSYGROUP") {
-		err = a.rdb.XGroupSetID(ctx, stream, group, id).Err()
-	}
-	if invalidID(err) {
-		return fmt.Errorf("%w: offset id %q: %w", ErrInvalidArgument, id, err)
-	}
-	return wrapErr(err, "set offset of group %q on %s", group, stream)
+	return created, err
 }

@@ -2,16 +2,13 @@ package admin
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"sort"
-	"strconv"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/streamq-dev/streamq/internal/inspect"
 	"github.com/streamq-dev/streamq/internal/lease"
 	"github.com/streamq-dev/streamq/internal/retention"
+	"github.com/streamq-dev/streamq/internal/stream"
 	"github.com/streamq-dev/streamq/internal/streamid"
 )
 
@@ -65,16 +62,6 @@ type GroupStats struct {
 	Partitions []PartitionGroupStats
 }
 
-// partitionReads are the per-partition replies GroupStats pipelines.
-type partitionReads struct {
-	groups *redis.XInfoGroupsCmd
-	info   *redis.XInfoStreamCmd
-	owner  *redis.StringCmd
-	ttl    *redis.DurationCmd
-	commit *redis.StringCmd
-	lost   *redis.StringCmd
-}
-
 // GroupStats reads the topic's metadata (partition count, length retention), then group's
 // position, pending entries, lag, lease, commit frontier and hard-trim losses on every
 // partition of topic and its live members, in one pipeline, plus one to count lags Redis
@@ -89,72 +76,45 @@ func (a *Admin) GroupStats(ctx context.Context, topic, group string) (GroupStats
 	if err != nil {
 		return GroupStats{}, err
 	}
-	reads, members, now := a.readGroupStats(ctx, topic, group, meta.Count)
-	gs := GroupStats{Topic: topic, Group: group}
-	if gs.Members, err = liveMembers(members, now); err != nil {
-		return GroupStats{}, fmt.Errorf("members of group %q: %w", group, err)
+	view, err := inspect.GroupView(ctx, a.rdb, a.space.Members(topic, group), group, retention.LossField(group), a.statsKeys(topic, group, meta.Count))
+	if err != nil {
+		return GroupStats{}, err
 	}
-	found, err := a.partitionStats(ctx, topic, group, lengthRetention(meta), reads)
+	found, err := a.partitionStats(ctx, topic, group, lengthRetention(meta), view.Parts)
 	if err != nil {
 		return GroupStats{}, err
 	}
 	if len(found) == 0 {
 		return GroupStats{}, fmt.Errorf("%w: %q on topic %q", ErrGroupNotFound, group, topic)
 	}
+	gs := GroupStats{Topic: topic, Group: group, Members: view.Members}
 	gs.add(found)
 	return gs, nil
 }
 
-func (a *Admin) readGroupStats(ctx context.Context, topic, group string, n int) ([]partitionReads, *redis.ZSliceCmd, *redis.TimeCmd) {
-	reads := make([]partitionReads, n)
-	var members *redis.ZSliceCmd
-	var now *redis.TimeCmd
-	_, _ = a.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
-		now = pipe.Time(ctx)
-		members = pipe.ZRangeWithScores(ctx, a.space.Members(topic, group), 0, -1)
-		for p := range reads {
-			stream, leaseKey := a.space.PartitionStream(topic, p), a.space.Lease(topic, p, group)
-			reads[p] = partitionReads{
-				groups: pipe.XInfoGroups(ctx, stream), info: pipe.XInfoStream(ctx, stream),
-				owner: pipe.Get(ctx, leaseKey), ttl: pipe.PTTL(ctx, leaseKey),
-				commit: pipe.HGet(ctx, a.space.Commit(topic, p), group),
-				lost:   pipe.HGet(ctx, a.space.TrimLoss(topic, p), retention.LossField(group)),
-			}
-		}
-		return nil
-	})
-	return reads, members, now
-}
-
-// liveMembers returns the members whose heartbeat expiry (score, server ms) is after now.
-func liveMembers(members *redis.ZSliceCmd, now *redis.TimeCmd) ([]string, error) {
-	if err := errors.Join(members.Err(), now.Err()); err != nil {
-		return nil, err
-	}
-	nowMs := float64(now.Val().UnixMilli())
-	out := []string{}
-	for _, z := range members.Val() {
-		if name, _ := z.Member.(string); z.Score > nowMs {
-			out = append(out, name)
+// statsKeys are the keys GroupStats reads of group on topic's n partitions.
+func (a *Admin) statsKeys(topic, group string, n int) []inspect.GroupKeys {
+	out := make([]inspect.GroupKeys, n)
+	for p := range out {
+		out[p] = inspect.GroupKeys{
+			Stream: a.space.PartitionStream(topic, p), Lease: a.space.Lease(topic, p, group),
+			Commit: a.space.Commit(topic, p), TrimLoss: a.space.TrimLoss(topic, p),
 		}
 	}
-	sort.Strings(out)
-	return out, nil
+	return out
 }
 
 // partitionStats builds the stats of the partitions where group exists; r is the topic's
 // length retention.
-func (a *Admin) partitionStats(ctx context.Context, topic, group string, r LengthRetention, reads []partitionReads) ([]PartitionGroupStats, error) {
-	keys := streams(a.space.PartitionStream, topic, 0, len(reads))
-	all, infos, err := replies(keys, group, reads)
-	if err != nil {
-		return nil, err
+func (a *Admin) partitionStats(ctx context.Context, topic, group string, r LengthRetention, parts []inspect.GroupPartition) ([]PartitionGroupStats, error) {
+	keys := streams(a.space.PartitionStream, topic, 0, len(parts))
+	all, infos := make([][]stream.GroupInfo, len(parts)), make([]*stream.Info, len(parts))
+	tails := make([]*stream.Tail, len(parts))
+	for p, part := range parts {
+		all[p], infos[p], tails[p] = part.Groups, part.Info, stream.TailOf(part.Info)
 	}
-	groups, tails := only(all, group), make([]*tail, len(reads))
-	for p, info := range infos {
-		tails[p] = tailOf(info)
-	}
-	lags, err := a.lags(ctx, keys, groups, tails)
+	groups := only(all, group)
+	lags, err := stream.Lags(ctx, a.rdb, keys, groups, tails)
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +125,7 @@ func (a *Admin) partitionStats(ctx context.Context, topic, group string, r Lengt
 	var out []PartitionGroupStats
 	for p, gs := range groups {
 		if len(gs) == 1 {
-			st := reads[p].stats(p, gs[0], lags[p][0])
+			st := partitionGroupStats(p, parts[p], gs[0], lags[p][0])
 			st.HoldsBack = hs[p].heldBy(group)
 			out = append(out, st)
 		}
@@ -173,57 +133,28 @@ func (a *Admin) partitionStats(ctx context.Context, topic, group string, r Lengt
 	return out, nil
 }
 
-// replies are every partition's XINFO GROUPS and XINFO STREAM replies (nil: never written).
-func replies(keys []string, group string, reads []partitionReads) ([][]redis.XInfoGroup, []*redis.XInfoStream, error) {
-	all, infos := make([][]redis.XInfoGroup, len(reads)), make([]*redis.XInfoStream, len(reads))
-	for p, rd := range reads {
-		if err := rd.check(); err != nil {
-			return nil, nil, fmt.Errorf("stats of group %q on %s: %w", group, keys[p], err)
-		}
-		all[p], infos[p] = rd.groups.Val(), rd.info.Val()
-	}
-	return all, infos, nil
-}
-
 // only keeps group of every partition's groups (none where it does not exist).
-func only(all [][]redis.XInfoGroup, group string) [][]redis.XInfoGroup {
-	out := make([][]redis.XInfoGroup, len(all))
+func only(all [][]stream.GroupInfo, group string) [][]stream.GroupInfo {
+	out := make([][]stream.GroupInfo, len(all))
 	for p, gs := range all {
-		if g, ok := find(gs, group); ok {
-			out[p] = []redis.XInfoGroup{g}
+		if g, ok := stream.Find(gs, group); ok {
+			out[p] = []stream.GroupInfo{g}
 		}
 	}
 	return out
 }
 
-// check reports the first unexpected error: a missing stream, lease, frontier or loss count
-// is not one.
-func (r partitionReads) check() error {
-	for _, err := range []error{r.groups.Err(), r.info.Err()} {
-		if err != nil && !noSuchKey(err) {
-			return err
-		}
-	}
-	for _, err := range []error{r.owner.Err(), r.ttl.Err(), r.commit.Err(), r.lost.Err()} {
-		if err != nil && !errors.Is(err, redis.Nil) {
-			return err
-		}
-	}
-	return nil
-}
-
-func (r partitionReads) stats(p int, g redis.XInfoGroup, l lag) PartitionGroupStats {
-	info := r.info.Val()
+func partitionGroupStats(p int, part inspect.GroupPartition, g stream.GroupInfo, l stream.Lag) PartitionGroupStats {
+	info := part.Info
 	if info == nil { // never written
-		info = &redis.XInfoStream{}
+		info = &stream.Info{}
 	}
-	lost, _ := strconv.ParseInt(r.lost.Val(), 10, 64) // "" when none
 	return PartitionGroupStats{
-		Partition: p, Pending: g.Pending, Lag: l.n, LagExact: l.exact,
-		LastDeliveredID: g.LastDeliveredID, EntriesRead: g.EntriesRead, Consumers: int(g.Consumers),
-		LeaseOwner: ownerName(r.owner.Val()), LeaseTTL: max(r.ttl.Val(), 0),
-		TimeLag:        timeLag(info.FirstEntry.ID, info.LastEntry.ID, g.LastDeliveredID),
-		CommitFrontier: r.commit.Val(), TrimLost: lost,
+		Partition: p, Pending: g.Pending, Lag: l.N, LagExact: l.Exact,
+		LastDeliveredID: g.LastDelivered, EntriesRead: g.EntriesRead, Consumers: int(g.Consumers),
+		LeaseOwner: ownerName(part.LeaseToken), LeaseTTL: part.LeaseTTL,
+		TimeLag:        timeLag(info.FirstID, info.LastID, g.LastDelivered),
+		CommitFrontier: part.Commit, TrimLost: part.TrimLost,
 	}
 }
 

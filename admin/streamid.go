@@ -5,24 +5,13 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/server"
 )
-
-// noSuchKey reports the XINFO error of a stream that was never written.
-func noSuchKey(err error) bool { return redis.HasErrorPrefix(err, "no such key") }
-
-// invalidID reports Redis rejecting a stream id argument.
-func invalidID(err error) bool { return redis.HasErrorPrefix(err, "Invalid stream ID") }
 
 // serverTime is the Redis server's clock, the one stream ids and heartbeats are written with.
 func (a *Admin) serverTime(ctx context.Context) (time.Time, error) {
-	t, err := a.rdb.Time(ctx).Result()
-	if err != nil {
-		return time.Time{}, fmt.Errorf("read server time: %w", err)
-	}
-	return t, nil
+	return server.Time(ctx, a.rdb)
 }
 
 // streams returns the stream keys of partitions [from, to) of topic, built by key.

@@ -2,15 +2,14 @@ package admin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/partition"
 )
 
 // Deleted is what DeleteTopic removed.
@@ -81,17 +80,12 @@ func (a *Admin) topicLive(ctx context.Context, topic string, n int, scanned []st
 
 // removeTopic deletes the keys found and the registry entry, recording them in d.
 func (a *Admin) removeTopic(ctx context.Context, d *Deleted, found []string) error {
-	for i, k := range found {
-		if err := a.rdb.Del(ctx, k).Err(); err != nil {
-			d.Keys = found[:i]
-			return fmt.Errorf("delete %s: %w", k, err)
-		}
+	n, err := partition.DeleteEach(ctx, a.rdb, found)
+	d.Keys = found[:n]
+	if err != nil {
+		return err
 	}
-	d.Keys = found
-	if err := a.rdb.SRem(ctx, a.space.Registry(), d.Topic).Err(); err != nil {
-		return fmt.Errorf("remove %q from the registry: %w", d.Topic, err)
-	}
-	return nil
+	return a.reg.Unregister(ctx, d.Topic)
 }
 
 // topicKeys scans every node for keys carrying the topic's hash tags ({T} or {T:p:N}).
@@ -99,29 +93,8 @@ func (a *Admin) topicKeys(ctx context.Context, topic string) ([]string, error) {
 	pattern := "*{" + globEscape(topic) + "[:}]*"
 	topicTag := "{" + topic + "}"
 	partTag := regexp.MustCompile(`^\{` + regexp.QuoteMeta(topic) + `:p:\d+\}`)
-	var (
-		mu  sync.Mutex
-		out []string
-	)
-	scan := func(ctx context.Context, c *redis.Client) error {
-		iter := c.Scan(ctx, 0, pattern, 1000).Iterator()
-		for iter.Next(ctx) {
-			k := iter.Val()
-			if owned(k, topicTag, partTag, a.space) {
-				mu.Lock()
-				out = append(out, k)
-				mu.Unlock()
-			}
-		}
-		return iter.Err()
-	}
-	var err error
-	switch c := a.rdb.(type) {
-	case *redis.ClusterClient:
-		err = c.ForEachMaster(ctx, scan)
-	case *redis.Client:
-		err = scan(ctx, c)
-	default:
+	out, err := partition.ScanKeys(ctx, a.rdb, pattern, func(k string) bool { return owned(k, topicTag, partTag, a.space) })
+	if errors.Is(err, partition.ErrScanUnsupported) {
 		return nil, fmt.Errorf("%w: DeleteTopic needs a *redis.Client or *redis.ClusterClient, got %T", ErrInvalidArgument, a.rdb)
 	}
 	if err != nil {

@@ -68,40 +68,7 @@ func (a *Admin) TrimByAge(ctx context.Context, topic string, age time.Duration, 
 	cutoff := streamid.Min(now.Add(-age))
 	var removed int64
 	for p := 0; p < n && err == nil; p++ {
-		removed, err = a.deleteOlder(ctx, a.space.PartitionStream(topic, p), cutoff, opts, removed)
+		removed, err = retention.DeleteOlder(ctx, a.rdb, a.space.PartitionStream(topic, p), cutoff, opts.PageSize, opts.Progress, removed)
 	}
 	return removed, err
-}
-
-// deleteOlder deletes the entries of stream below cutoff a page at a time, adding to removed.
-func (a *Admin) deleteOlder(ctx context.Context, stream, cutoff string, opts TrimOptions, removed int64) (int64, error) {
-	for {
-		msgs, err := a.rdb.XRangeN(ctx, stream, "-", "("+cutoff, int64(opts.PageSize)).Result()
-		if err != nil || len(msgs) == 0 {
-			return removed, wrapErr(err, "read old entries of %s", stream)
-		}
-		ids := make([]string, len(msgs))
-		for i, m := range msgs {
-			ids[i] = m.ID
-		}
-		c, err := a.rdb.XDel(ctx, stream, ids...).Result()
-		removed += c
-		if err != nil {
-			return removed, fmt.Errorf("delete old entries of %s: %w", stream, err)
-		}
-		if opts.Progress != nil {
-			opts.Progress(removed)
-		}
-		if len(msgs) < opts.PageSize {
-			return removed, nil
-		}
-	}
-}
-
-// wrapErr wraps err with an operation, or returns nil.
-func wrapErr(err error, format string, args ...any) error {
-	if err == nil {
-		return nil
-	}
-	return fmt.Errorf(format+": %w", append(args, err)...)
 }
