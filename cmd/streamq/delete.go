@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -52,65 +53,74 @@ recreating the group.`
 // tombstoneTTL is keys.TombstoneTTL for people ("24h").
 func tombstoneTTL() string { return fmt.Sprintf("%gh", keys.TombstoneTTL.Hours()) }
 
-func deleteTopicCmd(a *app) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "delete-topic TOPIC",
-		Short: "Delete a topic entirely: streams, DLQs, groups, leases, payloads, registry",
-		Long: `Deletes every key of the topic (found by scanning every node): partition streams and
+// deleteTopicLong is the long help of delete-topic.
+const deleteTopicLong = `Deletes every key of the topic (found by scanning every node): partition streams and
 DLQs, metadata, leases, membership, retry and delay sets, commit frontiers, offloaded
 payloads, and its registry entry. Consumers lose their position. It cannot be undone.
 
-` + topicLiveHelp,
+` + topicLiveHelp
+
+// deleteTopicCmd is "streamq delete-topic".
+func deleteTopicCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:               "delete-topic TOPIC",
+		Short:             "Delete a topic entirely: streams, DLQs, groups, leases, payloads, registry",
+		Long:              deleteTopicLong,
 		GroupID:           groupTopics,
 		Args:              argsExactly("TOPIC"),
 		ValidArgsFunction: a.completeArgs(argTopic),
-		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
-			topic := args[0]
-			ctx := cmd.Context()
-			adm, err := a.admin(ctx)
-			if err != nil {
-				return err
-			}
-			q, err := adm.QueueInfo(ctx, topic)
-			if err != nil {
-				return err
-			}
-			live, err := adm.LiveMembers(ctx, topic)
-			if err != nil {
-				return err
-			}
-			subject := fmt.Sprintf("topic %q", topic)
-			if len(live) > 0 && !a.force {
-				return refuseLive(subject, describeLive(live))
-			}
-			what := fmt.Sprintf("delete topic %q with its %d partitions, %s, %s and consumer groups%s (cannot be undone)",
-				topic, q.Partitions, plural(q.Length, "entry", "entries"), plural(q.DLQLength, "dead letter", "dead letters"),
-				whileLive(describeLive(live)))
-			if err := a.confirm(ctx, what); err != nil {
-				return err
-			}
-			bar := a.startProgress(fmt.Sprintf("deleting topic %q", topic), "", 0)
-			d, err := adm.DeleteTopic(ctx, topic, admin.DeleteOptions{Force: a.force})
-			bar.done()
-			if lm := (*admin.LiveMembersError)(nil); errors.As(err, &lm) {
-				return refuseLive(subject, describeLive(lm.Groups)) // joined since LiveMembers
-			}
-			if err != nil {
-				return fmt.Errorf("%w (%d keys were removed before the error)", err, len(d.Keys))
-			}
-			if a.json {
-				return printJSON(a.stdout, deletedTopicView{Topic: topic, KeysRemoved: len(d.Keys), Keys: nonNil(d.Keys),
-					LiveMembers: liveGroupViews(d.LiveGroups), Tombstone: d.Tombstone})
-			}
-			fmt.Fprintf(a.stdout, "deleted topic %q: %s removed\n", topic, plural(int64(len(d.Keys)), "key", "keys"))
-			a.printTombstone(describeLive(d.LiveGroups), "topic", d.Tombstone)
-			return nil
-		}),
+		RunE:              a.withAdmin(a.deleteTopic),
 	}
 	a.addYesFlag(cmd)
 	a.addForceFlag(cmd, "topic")
 	a.addJSONFlag(cmd)
 	return cmd
+}
+
+// deleteTopic runs delete-topic: it refuses while the topic's groups have live members
+// (unless --force), asks for confirmation, deletes the topic and reports what went.
+func (a *app) deleteTopic(ctx context.Context, adm *admin.Admin, _ *cobra.Command, args []string) error {
+	topic := args[0]
+	q, err := adm.QueueInfo(ctx, topic)
+	if err != nil {
+		return err
+	}
+	live, err := adm.LiveMembers(ctx, topic)
+	if err != nil {
+		return err
+	}
+	subject := fmt.Sprintf("topic %q", topic)
+	if len(live) > 0 && !a.force {
+		return refuseLive(subject, describeLive(live))
+	}
+	what := fmt.Sprintf("delete topic %q with its %d partitions, %s, %s and consumer groups%s (cannot be undone)",
+		topic, q.Partitions, plural(q.Length, "entry", "entries"), plural(q.DLQLength, "dead letter", "dead letters"),
+		whileLive(describeLive(live)))
+	if err := a.confirm(ctx, what); err != nil {
+		return err
+	}
+	bar := a.startProgress(fmt.Sprintf("deleting topic %q", topic), "", 0)
+	d, err := adm.DeleteTopic(ctx, topic, admin.DeleteOptions{Force: a.force})
+	bar.done()
+	if lm := (*admin.LiveMembersError)(nil); errors.As(err, &lm) {
+		return refuseLive(subject, describeLive(lm.Groups)) // joined since LiveMembers
+	}
+	if err != nil {
+		return fmt.Errorf("%w (%d keys were removed before the error)", err, len(d.Keys))
+	}
+	return a.printDeletedTopic(topic, d)
+}
+
+// printDeletedTopic reports a deleted topic: its keys, and the tombstone a forced delete
+// left for live members.
+func (a *app) printDeletedTopic(topic string, d admin.Deleted) error {
+	if a.json {
+		return printJSON(a.stdout, deletedTopicView{Topic: topic, KeysRemoved: len(d.Keys), Keys: nonNil(d.Keys),
+			LiveMembers: liveGroupViews(d.LiveGroups), Tombstone: d.Tombstone})
+	}
+	fmt.Fprintf(a.stdout, "deleted topic %q: %s removed\n", topic, plural(int64(len(d.Keys)), "key", "keys"))
+	a.printTombstone(describeLive(d.LiveGroups), "topic", d.Tombstone)
+	return nil
 }
 
 // deletedGroupView is "delete-group --json": admin.DeletedGroup.
@@ -125,59 +135,62 @@ type deletedGroupView struct {
 	Tombstone   string   `json:"tombstone"` // "" unless LiveMembers is not empty
 }
 
-func deleteGroupCmd(a *app) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "delete-group TOPIC GROUP",
-		Short: "Delete a consumer group from a topic, with its pending entries and leases",
-		Long: `Destroys the consumer group on every partition (its pending entries go with it) and
+// deleteGroupLong is the long help of delete-group.
+const deleteGroupLong = `Destroys the consumer group on every partition (its pending entries go with it) and
 removes its leases, retry sets, membership and commit frontier. It cannot be undone. A
 group of the same name consuming the topic's DLQ is left alone.
 
-` + groupLiveHelp,
+` + groupLiveHelp
+
+// deleteGroupCmd is "streamq delete-group".
+func deleteGroupCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:               "delete-group TOPIC GROUP",
+		Short:             "Delete a consumer group from a topic, with its pending entries and leases",
+		Long:              deleteGroupLong,
 		GroupID:           groupGroups,
 		Args:              argsExactly("TOPIC", "GROUP"),
 		ValidArgsFunction: a.completeArgs(argTopic, argGroup),
-		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
-			topic, group := args[0], args[1]
-			ctx := cmd.Context()
-			adm, err := a.admin(ctx)
-			if err != nil {
-				return err
-			}
-			s, err := adm.GroupStats(ctx, topic, group)
-			if err != nil {
-				return err
-			}
-			subject := fmt.Sprintf("consumer group %q of topic %q", group, topic)
-			live := strings.Join(s.Members, ", ")
-			if live != "" && !a.force {
-				return refuseLive(subject, live)
-			}
-			what := fmt.Sprintf("delete %s%s (%d pending, lag %d; cannot be undone)", subject, whileLive(live), s.Pending, s.Lag)
-			if err := a.confirm(ctx, what); err != nil {
-				return err
-			}
-			d, err := adm.DeleteGroup(ctx, topic, group, admin.DeleteOptions{Force: a.force})
-			if lm := (*admin.LiveMembersError)(nil); errors.As(err, &lm) {
-				return refuseLive(subject, strings.Join(lm.Members, ", ")) // joined since GroupStats
-			}
-			if err != nil {
-				return err
-			}
-			if a.json {
-				return printJSON(a.stdout, deletedGroupView{Topic: topic, Group: group, Partitions: d.Partitions,
-					KeysRemoved: len(d.Keys), Keys: nonNil(d.Keys), LiveMembers: nonNil(d.LiveMembers), Tombstone: d.Tombstone})
-			}
-			fmt.Fprintf(a.stdout, "deleted group %q of topic %q: destroyed on %d partitions, %s removed\n",
-				group, topic, d.Partitions, plural(int64(len(d.Keys)), "key", "keys"))
-			a.printTombstone(strings.Join(d.LiveMembers, ", "), "group", d.Tombstone)
-			return nil
-		}),
+		RunE:              a.withAdmin(a.deleteGroup),
 	}
 	a.addYesFlag(cmd)
 	a.addForceFlag(cmd, "group")
 	a.addJSONFlag(cmd)
 	return cmd
+}
+
+// deleteGroup runs delete-group: it refuses while the group has live members (unless
+// --force), asks for confirmation, deletes the group and reports what went.
+func (a *app) deleteGroup(ctx context.Context, adm *admin.Admin, _ *cobra.Command, args []string) error {
+	topic, group := args[0], args[1]
+	s, err := adm.GroupStats(ctx, topic, group)
+	if err != nil {
+		return err
+	}
+	subject := fmt.Sprintf("consumer group %q of topic %q", group, topic)
+	live := strings.Join(s.Members, ", ")
+	if live != "" && !a.force {
+		return refuseLive(subject, live)
+	}
+	what := fmt.Sprintf("delete %s%s (%d pending, lag %d; cannot be undone)", subject, whileLive(live), s.Pending, s.Lag)
+	if err := a.confirm(ctx, what); err != nil {
+		return err
+	}
+	d, err := adm.DeleteGroup(ctx, topic, group, admin.DeleteOptions{Force: a.force})
+	if lm := (*admin.LiveMembersError)(nil); errors.As(err, &lm) {
+		return refuseLive(subject, strings.Join(lm.Members, ", ")) // joined since GroupStats
+	}
+	if err != nil {
+		return err
+	}
+	if a.json {
+		return printJSON(a.stdout, deletedGroupView{Topic: topic, Group: group, Partitions: d.Partitions,
+			KeysRemoved: len(d.Keys), Keys: nonNil(d.Keys), LiveMembers: nonNil(d.LiveMembers), Tombstone: d.Tombstone})
+	}
+	fmt.Fprintf(a.stdout, "deleted group %q of topic %q: destroyed on %d partitions, %s removed\n",
+		group, topic, d.Partitions, plural(int64(len(d.Keys)), "key", "keys"))
+	a.printTombstone(strings.Join(d.LiveMembers, ", "), "group", d.Tombstone)
+	return nil
 }
 
 // describeLive names the live members of groups for a message.

@@ -567,27 +567,50 @@ func (d *demo) handler(name string) message.NoPublishHandlerFunc {
 	}
 }
 
+// memberTally is what one member handled: its partitions, its keys and its handler calls.
+type memberTally struct {
+	parts map[int]bool
+	keys  map[string]bool
+	n     int
+}
+
 // summarize fills the result from what the handlers saw, prints the summary and returns an
 // error when a check failed.
 func (d *demo) summarize() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	res := d.res
+	per := d.tally(res)
+
+	fmt.Fprintf(d.out, "\n[4/4] summary\n")
+	d.summarizeMembers(res, per)
+
+	var problems []string
+	problems = append(problems, d.checkExactlyOnce(res)...)
+	problems = append(problems, d.checkOneMemberPerKey(res)...)
+	problems = append(problems, d.checkOrder(res)...)
+	if n := d.logger.errors.Load(); n > 0 {
+		problems = append(problems, fmt.Sprintf("%d errors logged by streamq or Watermill (see stderr)", n))
+	}
+	if len(problems) > 0 {
+		sort.Strings(problems)
+		return fmt.Errorf("checks failed:\n  %s", strings.Join(problems, "\n  "))
+	}
+	return nil
+}
+
+// tally fills res's counts, members per key and order per key from the handled messages,
+// and returns what each member handled, by member name.
+func (d *demo) tally(res *DemoResult) map[string]*memberTally {
 	res.Deliveries = len(d.handled)
 	res.Handled = d.distinct
 	res.KeyMembers = map[string][]string{}
 	res.KeyOrder = map[string][]int{}
-
-	type acc struct {
-		parts map[int]bool
-		keys  map[string]bool
-		n     int
-	}
-	per := map[string]*acc{}
+	per := map[string]*memberTally{}
 	for _, h := range d.handled {
 		a := per[h.member]
 		if a == nil {
-			a = &acc{parts: map[int]bool{}, keys: map[string]bool{}}
+			a = &memberTally{parts: map[int]bool{}, keys: map[string]bool{}}
 			per[h.member] = a
 		}
 		a.parts[h.partition] = true
@@ -598,8 +621,12 @@ func (d *demo) summarize() error {
 		}
 		res.KeyOrder[h.key] = append(res.KeyOrder[h.key], h.order)
 	}
+	return per
+}
 
-	fmt.Fprintf(d.out, "\n[4/4] summary\n")
+// summarizeMembers fills each member's partitions, keys and message count from per and
+// prints a line per member: what it handled, or why it handled nothing.
+func (d *demo) summarizeMembers(res *DemoResult, per map[string]*memberTally) {
 	for i := range res.Members {
 		m := &res.Members[i]
 		if a := per[m.Name]; a != nil {
@@ -624,15 +651,24 @@ func (d *demo) summarize() error {
 		fmt.Fprintf(d.out, "      %s handled partitions %v: %d messages, keys %s\n",
 			m.Name, m.Partitions, m.Messages, strings.Join(m.Keys, " "))
 	}
+}
 
-	var problems []string
+// checkExactlyOnce prints whether every published message was handled exactly once and
+// returns the problem when not.
+func (d *demo) checkExactlyOnce(res *DemoResult) []string {
 	dups := res.Deliveries - res.Handled
 	exactlyOnce := dups == 0 && res.Handled == res.Published
 	fmt.Fprintf(d.out, "      messages handled: %d of %d, each exactly once: %s\n", res.Handled, res.Published, yesNo(exactlyOnce))
 	if !exactlyOnce {
-		problems = append(problems, fmt.Sprintf("%d of %d messages handled with %d deliveries", res.Handled, res.Published, res.Deliveries))
+		return []string{fmt.Sprintf("%d of %d messages handled with %d deliveries", res.Handled, res.Published, res.Deliveries)}
 	}
+	return nil
+}
 
+// checkOneMemberPerKey prints whether every key was handled by one member and returns a
+// problem per key that was not.
+func (d *demo) checkOneMemberPerKey(res *DemoResult) []string {
+	var problems []string
 	oneMember := true
 	for key, ms := range res.KeyMembers {
 		if len(ms) != 1 {
@@ -641,7 +677,13 @@ func (d *demo) summarize() error {
 		}
 	}
 	fmt.Fprintf(d.out, "      every key handled by exactly one member: %s\n", yesNo(oneMember))
+	return problems
+}
 
+// checkOrder sets res.OrderKept, prints whether every key's messages were handled in
+// publish order and returns a problem per key that was not.
+func (d *demo) checkOrder(res *DemoResult) []string {
+	var problems []string
 	res.OrderKept = true
 	for key, want := range d.published {
 		if got := res.KeyOrder[key]; !slices.Equal(got, want) {
@@ -650,15 +692,7 @@ func (d *demo) summarize() error {
 		}
 	}
 	fmt.Fprintf(d.out, "      per-key order kept: %s\n", yesNo(res.OrderKept))
-
-	if n := d.logger.errors.Load(); n > 0 {
-		problems = append(problems, fmt.Sprintf("%d errors logged by streamq or Watermill (see stderr)", n))
-	}
-	if len(problems) > 0 {
-		sort.Strings(problems)
-		return fmt.Errorf("checks failed:\n  %s", strings.Join(problems, "\n  "))
-	}
-	return nil
+	return problems
 }
 
 // sortKeys sorts customer-N keys by N.

@@ -275,13 +275,18 @@ type replayAllView struct {
 	Deleted  bool   `json:"deleted"`
 }
 
+// replayAllOpts are the flags of dlq replay-all.
+type replayAllOpts struct {
+	a              *app
+	limit          int
+	reasonContains string
+	group          string
+	del            bool
+}
+
+// dlqReplayAllCmd is "streamq dlq replay-all".
 func dlqReplayAllCmd(a *app) *cobra.Command {
-	var (
-		limit          int
-		reasonContains string
-		group          string
-		del            bool
-	)
+	o := &replayAllOpts{a: a}
 	cmd := &cobra.Command{
 		Use:   "replay-all TOPIC",
 		Short: "Append many dead letters back to their partitions",
@@ -293,55 +298,64 @@ progress bar on a terminal.`,
   streamq dlq replay-all orders --delete --yes`,
 		Args:              argsExactly("TOPIC"),
 		ValidArgsFunction: a.completeArgs(argTopic),
-		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
-			if limit < 1 {
-				return usageErrorf("--limit must be at least 1, got %d", limit)
-			}
-			topic := args[0]
-			ctx := cmd.Context()
-			adm, err := a.admin(ctx)
-			if err != nil {
-				return err
-			}
-			size, err := adm.DLQSize(ctx, topic)
-			if err != nil {
-				return err
-			}
-			if del {
-				what := fmt.Sprintf("replay up to %d of the %s of topic %q%s and delete them from the DLQ",
-					limit, plural(size, "dead letter", "dead letters"), topic, filterText(reasonContains, group))
-				if err := a.confirm(ctx, what); err != nil {
-					return err
-				}
-			}
-			bar := a.startProgress("replaying", "dead letters", min(size, int64(limit)))
-			keep := func(d admin.DeadLetter) bool {
-				ok := (group == "" || d.Group == group) && strings.Contains(d.Reason, reasonContains)
-				if ok {
-					bar.add(1)
-				}
-				return ok
-			}
-			n, err := adm.ReplayAll(ctx, topic, limit, keep, admin.ReplayOptions{Delete: del})
-			bar.done()
-			if err != nil {
-				return fmt.Errorf("%w (%s replayed before the error)", err, plural(int64(n), "dead letter was", "dead letters were"))
-			}
-			if a.json {
-				return printJSON(a.stdout, replayAllView{Topic: topic, Replayed: n, Deleted: del})
-			}
-			fmt.Fprintf(a.stdout, "replayed %s of topic %q\n", plural(int64(n), "dead letter", "dead letters"), topic)
-			return nil
-		}),
+		RunE:              a.runE(o.run),
 	}
 	f := cmd.Flags()
-	f.IntVarP(&limit, "limit", "n", admin.DefaultReplayLimit, "most dead letters to replay")
-	f.StringVar(&reasonContains, "reason-contains", "", "only dead letters whose reason contains this")
-	f.StringVar(&group, "group", "", "only dead letters that failed in this consumer group")
-	f.BoolVar(&del, "delete", false, "delete the dead letters once replayed")
+	f.IntVarP(&o.limit, "limit", "n", admin.DefaultReplayLimit, "most dead letters to replay")
+	f.StringVar(&o.reasonContains, "reason-contains", "", "only dead letters whose reason contains this")
+	f.StringVar(&o.group, "group", "", "only dead letters that failed in this consumer group")
+	f.BoolVar(&o.del, "delete", false, "delete the dead letters once replayed")
 	a.addYesFlag(cmd)
 	a.addJSONFlag(cmd)
 	return cmd
+}
+
+// run runs dlq replay-all: it checks --limit, asks for confirmation with --delete, replays
+// the dead letters that pass the filters with a progress bar and prints how many.
+func (o *replayAllOpts) run(cmd *cobra.Command, args []string) error {
+	if o.limit < 1 {
+		return usageErrorf("--limit must be at least 1, got %d", o.limit)
+	}
+	topic := args[0]
+	ctx := cmd.Context()
+	adm, err := o.a.admin(ctx)
+	if err != nil {
+		return err
+	}
+	size, err := adm.DLQSize(ctx, topic)
+	if err != nil {
+		return err
+	}
+	if o.del {
+		what := fmt.Sprintf("replay up to %d of the %s of topic %q%s and delete them from the DLQ",
+			o.limit, plural(size, "dead letter", "dead letters"), topic, filterText(o.reasonContains, o.group))
+		if err := o.a.confirm(ctx, what); err != nil {
+			return err
+		}
+	}
+	bar := o.a.startProgress("replaying", "dead letters", min(size, int64(o.limit)))
+	n, err := adm.ReplayAll(ctx, topic, o.limit, o.keep(bar), admin.ReplayOptions{Delete: o.del})
+	bar.done()
+	if err != nil {
+		return fmt.Errorf("%w (%s replayed before the error)", err, plural(int64(n), "dead letter was", "dead letters were"))
+	}
+	if o.a.json {
+		return printJSON(o.a.stdout, replayAllView{Topic: topic, Replayed: n, Deleted: o.del})
+	}
+	fmt.Fprintf(o.a.stdout, "replayed %s of topic %q\n", plural(int64(n), "dead letter", "dead letters"), topic)
+	return nil
+}
+
+// keep is the filter of --group and --reason-contains; it advances bar for every dead
+// letter it keeps.
+func (o *replayAllOpts) keep(bar *progress) func(admin.DeadLetter) bool {
+	return func(d admin.DeadLetter) bool {
+		ok := (o.group == "" || d.Group == o.group) && strings.Contains(d.Reason, o.reasonContains)
+		if ok {
+			bar.add(1)
+		}
+		return ok
+	}
 }
 
 func filterText(reason, group string) string {

@@ -23,12 +23,17 @@ var pendingSorts = map[string]admin.PendingSort{
 	"idle": admin.SortByIdle, "deliveries": admin.SortByDeliveries, "id": admin.SortByID,
 }
 
+// pendingOpts are the flags of pending.
+type pendingOpts struct {
+	a       *app
+	limit   int
+	sortBy  string
+	minIdle time.Duration
+}
+
+// pendingCmd is "streamq pending".
 func pendingCmd(a *app) *cobra.Command {
-	var (
-		limit   int
-		sortBy  string
-		minIdle time.Duration
-	)
+	o := &pendingOpts{a: a}
 	cmd := &cobra.Command{
 		Use:   "pending TOPIC GROUP",
 		Short: "List a group's delivered, unacked entries across partitions",
@@ -37,49 +42,67 @@ partition are sampled, merged, filtered by --min-idle and sorted.`, admin.MaxPen
 		GroupID:           groupGroups,
 		Args:              argsExactly("TOPIC", "GROUP"),
 		ValidArgsFunction: a.completeArgs(argTopic, argGroup),
-		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
-			order, ok := pendingSorts[sortBy]
-			if !ok {
-				return usageErrorf("--sort must be idle, deliveries or id, got %q", sortBy)
-			}
-			if limit < 1 {
-				return usageErrorf("--limit must be at least 1, got %d", limit)
-			}
-			if minIdle < 0 {
-				return usageErrorf("--min-idle must not be negative, got %s", minIdle)
-			}
-			ctx := cmd.Context()
-			adm, err := a.admin(ctx)
-			if err != nil {
-				return err
-			}
-			entries, err := adm.Pending(ctx, args[0], args[1], admin.PendingOptions{Limit: limit, Sort: order, MinIdle: minIdle})
-			if err != nil {
-				return err
-			}
-			views := []pendingView{}
-			for _, e := range entries {
-				views = append(views, pendingView{Partition: e.Partition, ID: e.ID, Consumer: e.Consumer, IdleMs: ms(e.Idle), Deliveries: e.Deliveries})
-			}
-			if a.json {
-				return printJSON(a.stdout, views)
-			}
-			if len(views) == 0 {
-				fmt.Fprintf(a.stdout, "group %q has no pending entries on topic %q\n", args[1], args[0])
-				return nil
-			}
-			t := newTable(a.stdout, "PARTITION", "ID", "CONSUMER", "IDLE", "DELIVERIES")
-			for _, e := range entries {
-				t.row(e.Partition, e.ID, e.Consumer, human(e.Idle), e.Deliveries)
-			}
-			return t.flush()
-		}),
+		RunE:              a.runE(o.run),
 	}
 	f := cmd.Flags()
-	f.IntVarP(&limit, "limit", "n", admin.DefaultPendingLimit, "most entries to list")
-	f.StringVar(&sortBy, "sort", "idle", "order: idle (longest first), deliveries (most first) or id (oldest first)")
-	f.DurationVar(&minIdle, "min-idle", 0, "only entries idle at least this long, e.g. 30s")
+	f.IntVarP(&o.limit, "limit", "n", admin.DefaultPendingLimit, "most entries to list")
+	f.StringVar(&o.sortBy, "sort", "idle", "order: idle (longest first), deliveries (most first) or id (oldest first)")
+	f.DurationVar(&o.minIdle, "min-idle", 0, "only entries idle at least this long, e.g. 30s")
 	_ = cmd.RegisterFlagCompletionFunc("sort", cobra.FixedCompletions([]cobra.Completion{"idle", "deliveries", "id"}, cobra.ShellCompDirectiveNoFileComp))
 	a.addJSONFlag(cmd)
 	return cmd
+}
+
+// options checks the flags and turns them into admin's options (a usage error when one is
+// out of range).
+func (o *pendingOpts) options() (admin.PendingOptions, error) {
+	order, ok := pendingSorts[o.sortBy]
+	if !ok {
+		return admin.PendingOptions{}, usageErrorf("--sort must be idle, deliveries or id, got %q", o.sortBy)
+	}
+	if o.limit < 1 {
+		return admin.PendingOptions{}, usageErrorf("--limit must be at least 1, got %d", o.limit)
+	}
+	if o.minIdle < 0 {
+		return admin.PendingOptions{}, usageErrorf("--min-idle must not be negative, got %s", o.minIdle)
+	}
+	return admin.PendingOptions{Limit: o.limit, Sort: order, MinIdle: o.minIdle}, nil
+}
+
+// run runs pending: it reads the group's pending entries and prints them.
+func (o *pendingOpts) run(cmd *cobra.Command, args []string) error {
+	opts, err := o.options()
+	if err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	adm, err := o.a.admin(ctx)
+	if err != nil {
+		return err
+	}
+	entries, err := adm.Pending(ctx, args[0], args[1], opts)
+	if err != nil {
+		return err
+	}
+	return o.a.printPending(args[0], args[1], entries)
+}
+
+// printPending prints a group's pending entries: a table, or JSON with --json.
+func (a *app) printPending(topic, group string, entries []admin.PendingEntry) error {
+	views := []pendingView{}
+	for _, e := range entries {
+		views = append(views, pendingView{Partition: e.Partition, ID: e.ID, Consumer: e.Consumer, IdleMs: ms(e.Idle), Deliveries: e.Deliveries})
+	}
+	if a.json {
+		return printJSON(a.stdout, views)
+	}
+	if len(views) == 0 {
+		fmt.Fprintf(a.stdout, "group %q has no pending entries on topic %q\n", group, topic)
+		return nil
+	}
+	t := newTable(a.stdout, "PARTITION", "ID", "CONSUMER", "IDLE", "DELIVERIES")
+	for _, e := range entries {
+		t.row(e.Partition, e.ID, e.Consumer, human(e.Idle), e.Deliveries)
+	}
+	return t.flush()
 }

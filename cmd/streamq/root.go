@@ -213,12 +213,8 @@ const (
 	groupOther  = "other"
 )
 
-// newRootCmd builds the command tree.
-func newRootCmd(a *app) *cobra.Command {
-	root := &cobra.Command{
-		Use:   "streamq",
-		Short: "Operate streamq topics, consumer groups and dead-letter queues on Redis",
-		Long: `streamq operates Kafka-style partitioned topics on Redis Streams (the streamq Watermill
+// rootLong is the long help of streamq.
+const rootLong = `streamq operates Kafka-style partitioned topics on Redis Streams (the streamq Watermill
 Pub/Sub): topics, consumer groups, offsets, dead letters, and a live tail.
 
 Redis: --redis-url, else $REDIS_URL, else ` + defaultRedisURL + ` (the demo uses an embedded
@@ -229,7 +225,14 @@ Output: tables for people; --json prints a stable JSON shape for scripts. Destru
 commands ask for confirmation on a terminal; --yes confirms, and without a terminal they
 refuse unless --yes is given.
 
-` + exitCodesHelp,
+` + exitCodesHelp
+
+// newRootCmd builds the command tree.
+func newRootCmd(a *app) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "streamq",
+		Short:         "Operate streamq topics, consumer groups and dead-letter queues on Redis",
+		Long:          rootLong,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		RunE:          a.parentRunE,
@@ -240,25 +243,8 @@ refuse unless --yes is given.
 	root.SetUsageTemplate(usageTemplate)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err: err} })
 	root.SetHelpCommand(helpCmd(a))
-
-	pf := root.PersistentFlags()
-	pf.StringVar(&a.redisURL, "redis-url", "",
-		"Redis URL, redis:// or rediss:// (TLS), user:password@ for ACLs; comma-separated\n"+
-			"addresses for a Cluster (default $REDIS_URL, else "+defaultRedisURL+";\n"+
-			"the demo uses an embedded Redis instead)")
-	pf.BoolVar(&a.cluster, "cluster", false, "connect to a Redis Cluster (implied by several comma-separated addresses)")
-	pf.StringVar(&a.streamPrefix, "prefix-stream", "", "key prefix of the partition and DLQ streams (default \"stream:topic\"); must match the publishers'")
-	pf.StringVar(&a.controlPrefix, "prefix-control", "", "key prefix of the control keys (default \"streaming:mq\"); must match the publishers'")
-
-	root.AddGroup(
-		&cobra.Group{ID: groupTopics, Title: "Topic Commands:"},
-		&cobra.Group{ID: groupGroups, Title: "Consumer Group Commands:"},
-		&cobra.Group{ID: groupData, Title: "Entry Commands:"},
-		&cobra.Group{ID: groupDLQ, Title: "Dead-Letter Commands:"},
-		&cobra.Group{ID: groupOther, Title: "Other Commands:"},
-	)
-	root.SetHelpCommandGroupID(groupOther)
-	root.SetCompletionCommandGroupID(groupOther)
+	a.addGlobalFlags(root)
+	addCommandGroups(root)
 	root.AddCommand(
 		topicsCmd(a), createTopicCmd(a), infoCmd(a), partitionsCmd(a), trimCmd(a), deleteTopicCmd(a),
 		groupsCmd(a), statsCmd(a), lagCmd(a), pendingCmd(a), frontierCmd(a), resetOffsetCmd(a), deleteGroupCmd(a),
@@ -268,6 +254,33 @@ refuse unless --yes is given.
 		uiCmd(a),
 	)
 	return root
+}
+
+// addGlobalFlags adds the persistent flags of every command to root: the Redis URL,
+// --cluster and the key prefixes.
+func (a *app) addGlobalFlags(root *cobra.Command) {
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.redisURL, "redis-url", "",
+		"Redis URL, redis:// or rediss:// (TLS), user:password@ for ACLs; comma-separated\n"+
+			"addresses for a Cluster (default $REDIS_URL, else "+defaultRedisURL+";\n"+
+			"the demo uses an embedded Redis instead)")
+	pf.BoolVar(&a.cluster, "cluster", false, "connect to a Redis Cluster (implied by several comma-separated addresses)")
+	pf.StringVar(&a.streamPrefix, "prefix-stream", "", "key prefix of the partition and DLQ streams (default \"stream:topic\"); must match the publishers'")
+	pf.StringVar(&a.controlPrefix, "prefix-control", "", "key prefix of the control keys (default \"streaming:mq\"); must match the publishers'")
+}
+
+// addCommandGroups adds the command groups of "streamq --help" to root, help and
+// completion going under Other Commands.
+func addCommandGroups(root *cobra.Command) {
+	root.AddGroup(
+		&cobra.Group{ID: groupTopics, Title: "Topic Commands:"},
+		&cobra.Group{ID: groupGroups, Title: "Consumer Group Commands:"},
+		&cobra.Group{ID: groupData, Title: "Entry Commands:"},
+		&cobra.Group{ID: groupDLQ, Title: "Dead-Letter Commands:"},
+		&cobra.Group{ID: groupOther, Title: "Other Commands:"},
+	)
+	root.SetHelpCommandGroupID(groupOther)
+	root.SetCompletionCommandGroupID(groupOther)
 }
 
 // parentRunE runs a command that only groups subcommands (streamq, streamq dlq, streamq

@@ -23,15 +23,8 @@ const tailBlock = time.Second
 // tailBatch is the COUNT of one XREAD per stream.
 const tailBatch = 100
 
-func tailCmd(a *app) *cobra.Command {
-	var (
-		from  string
-		count int
-	)
-	cmd := &cobra.Command{
-		Use:   "tail TOPIC",
-		Short: "Follow a topic's new entries live, across all partitions",
-		Long: `Prints the topic's entries as they are appended, across all partitions: partition, id,
+// tailLong is the long help of tail.
+const tailLong = `Prints the topic's entries as they are appended, across all partitions: partition, id,
 time, message UUID, metadata and a payload preview (the whole payload with --json, one JSON
 object per line). It reads with plain XREAD BLOCK, not as a consumer group, so consumers are
 never disturbed. On a Redis Cluster each partition is read by its own XREAD.
@@ -39,55 +32,81 @@ never disturbed. On a Redis Cluster each partition is read by its own XREAD.
 --from picks the start: latest (default: only entries appended from now on), beginning,
 a stream id (entries after it), an RFC 3339 time or @unix-milliseconds (entries at or
 after it). Stop with Ctrl-C (exit code 0) or after --count entries. Partitions added while
-tail runs are not followed.`,
+tail runs are not followed.`
+
+// tailOpts are the flags of tail.
+type tailOpts struct {
+	a     *app
+	from  string
+	count int
+}
+
+// tailCmd is "streamq tail".
+func tailCmd(a *app) *cobra.Command {
+	o := &tailOpts{a: a}
+	cmd := &cobra.Command{
+		Use:   "tail TOPIC",
+		Short: "Follow a topic's new entries live, across all partitions",
+		Long:  tailLong,
 		Example: `  streamq tail orders
   streamq tail orders --from 2024-05-01T12:00:00Z --json | jq .payload`,
 		GroupID:           groupData,
 		Args:              argsExactly("TOPIC"),
 		ValidArgsFunction: a.completeArgs(argTopic),
-		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
-			if count < 0 {
-				return usageErrorf("--count must not be negative, got %d", count)
-			}
-			start, err := tailStart(from)
-			if err != nil {
-				return err
-			}
-			ctx := cmd.Context()
-			adm, err := a.admin(ctx)
-			if err != nil {
-				return err
-			}
-			q, err := adm.QueueInfo(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			t := &tailer{a: a, topic: args[0], limit: count, client: a.conn.client}
-			for _, p := range q.PerPartition {
-				id := start
-				if start == "$" { // resolve now, so nothing appended between two reads is missed
-					id = p.LastID
-					if id == "" {
-						id = "0-0"
-					}
-				}
-				t.streams = append(t.streams, p.Stream)
-				t.ids = append(t.ids, id)
-			}
-			fmt.Fprintf(a.stderr, "tailing topic %q (%d partitions) from %s; Ctrl-C to stop\n", t.topic, len(t.streams), from)
-			err = t.run(ctx)
-			if err != nil && ctx.Err() != nil && interrupted(ctx) {
-				return nil // Ctrl-C is how tail stops
-			}
-			return err
-		}),
+		RunE:              a.runE(o.run),
 	}
 	f := cmd.Flags()
-	f.StringVar(&from, "from", "latest", "start: latest, beginning, a stream id, an RFC 3339 time or @unix-ms")
-	f.IntVarP(&count, "count", "n", 0, "stop after this many entries (0: run until Ctrl-C)")
+	f.StringVar(&o.from, "from", "latest", "start: latest, beginning, a stream id, an RFC 3339 time or @unix-ms")
+	f.IntVarP(&o.count, "count", "n", 0, "stop after this many entries (0: run until Ctrl-C)")
 	_ = cmd.RegisterFlagCompletionFunc("from", cobra.FixedCompletions([]cobra.Completion{"latest", "beginning"}, cobra.ShellCompDirectiveNoFileComp))
 	a.addJSONFlag(cmd)
 	return cmd
+}
+
+// run runs tail: it checks the flags, finds the topic's partitions and follows them until
+// Ctrl-C (exit code 0), an error or --count entries.
+func (o *tailOpts) run(cmd *cobra.Command, args []string) error {
+	if o.count < 0 {
+		return usageErrorf("--count must not be negative, got %d", o.count)
+	}
+	start, err := tailStart(o.from)
+	if err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	adm, err := o.a.admin(ctx)
+	if err != nil {
+		return err
+	}
+	q, err := adm.QueueInfo(ctx, args[0])
+	if err != nil {
+		return err
+	}
+	t := o.newTailer(args[0], q, start)
+	fmt.Fprintf(o.a.stderr, "tailing topic %q (%d partitions) from %s; Ctrl-C to stop\n", t.topic, len(t.streams), o.from)
+	err = t.run(ctx)
+	if err != nil && ctx.Err() != nil && interrupted(ctx) {
+		return nil // Ctrl-C is how tail stops
+	}
+	return err
+}
+
+// newTailer returns the tailer of topic's partitions (q), each starting after start; "$"
+// (latest) is resolved to each partition's last id.
+func (o *tailOpts) newTailer(topic string, q admin.QueueInfo, start string) *tailer {
+	t := &tailer{a: o.a, topic: topic, limit: o.count, client: o.a.conn.client}
+	for _, p := range q.PerPartition {
+		id := start
+		if start == "$" { // resolve now, so nothing appended between two reads is missed
+			id = p.LastID
+			if id == "" {
+				id = "0-0"
+			}
+		}
+		t.streams = append(t.streams, p.Stream)
+		t.ids = append(t.ids, id)
+	}
+	return t
 }
 
 // tailStart turns --from into the id XREAD starts after ("$" for latest, resolved per

@@ -42,49 +42,9 @@ func Assign(n int, members []Member, current []string) []string {
 // is shared evenly by the others, floor or ceil, the ceil going to members holding the
 // most today, ties broken by name.
 func quotas(n int, members []Member, current []string) []int {
-	k := len(members)
-	held := make([]int, k)
-	idx := make(map[string]int, k)
-	for i, m := range members {
-		idx[m.Name] = i
-	}
-	for _, o := range current {
-		if i, ok := idx[o]; ok {
-			held[i]++
-		}
-	}
-	limit := make([]int, k)
-	for i, m := range members {
-		for p := 0; p < n; p++ {
-			if m.Eligible(p) {
-				limit[i]++
-			}
-		}
-		if m.MaxLeased > 0 && m.MaxLeased < limit[i] {
-			limit[i] = m.MaxLeased
-		}
-	}
-	quota := make([]int, k)
-	active := make([]int, 0, k)
-	for i := range members {
-		active = append(active, i)
-	}
-	remaining := n
-	for changed := true; changed && len(active) > 0; {
-		changed = false
-		share := remaining / len(active)
-		kept := active[:0]
-		for _, i := range active {
-			if limit[i] <= share {
-				quota[i] = limit[i]
-				remaining -= limit[i]
-				changed = true
-			} else {
-				kept = append(kept, i)
-			}
-		}
-		active = kept
-	}
+	held, limit := heldCounts(members, current), limits(n, members)
+	quota := make([]int, len(members))
+	active, remaining := capped(n, limit, quota)
 	if len(active) == 0 {
 		return quota
 	}
@@ -101,6 +61,65 @@ func quotas(n int, members []Member, current []string) []int {
 		}
 	}
 	return quota
+}
+
+// heldCounts is how many partitions each member holds today.
+func heldCounts(members []Member, current []string) []int {
+	held := make([]int, len(members))
+	idx := make(map[string]int, len(members))
+	for i, m := range members {
+		idx[m.Name] = i
+	}
+	for _, o := range current {
+		if i, ok := idx[o]; ok {
+			held[i]++
+		}
+	}
+	return held
+}
+
+// limits is how many of n partitions each member can take: those it is eligible for, at
+// most MaxLeased.
+func limits(n int, members []Member) []int {
+	limit := make([]int, len(members))
+	for i, m := range members {
+		for p := 0; p < n; p++ {
+			if m.Eligible(p) {
+				limit[i]++
+			}
+		}
+		if m.MaxLeased > 0 && m.MaxLeased < limit[i] {
+			limit[i] = m.MaxLeased
+		}
+	}
+	return limit
+}
+
+// capped gives every member whose limit is at most an even share of what remains its
+// limit in quota, repeatedly, and returns the members left to share the rest and how many
+// partitions that is.
+func capped(n int, limit, quota []int) (active []int, remaining int) {
+	active = make([]int, 0, len(limit))
+	for i := range limit {
+		active = append(active, i)
+	}
+	remaining = n
+	for changed := true; changed && len(active) > 0; {
+		changed = false
+		share := remaining / len(active)
+		kept := active[:0]
+		for _, i := range active {
+			if limit[i] <= share {
+				quota[i] = limit[i]
+				remaining -= limit[i]
+				changed = true
+			} else {
+				kept = append(kept, i)
+			}
+		}
+		active = kept
+	}
+	return active, remaining
 }
 
 // keepPass leaves each partition with its current owner while the owner is eligible and
