@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamq-dev/streamq/internal/deferred"
 	"github.com/streamq-dev/streamq/internal/dlq"
 	"github.com/streamq-dev/streamq/internal/fence"
 	"github.com/streamq-dev/streamq/internal/keys"
@@ -28,7 +29,6 @@ import (
 	"github.com/streamq-dev/streamq/internal/payload"
 	"github.com/streamq-dev/streamq/internal/redistest"
 	"github.com/streamq-dev/streamq/internal/retention"
-	"github.com/streamq-dev/streamq/internal/retry"
 	"github.com/streamq-dev/streamq/internal/stream"
 )
 
@@ -180,19 +180,19 @@ func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int
 	require.NoError(t, err)
 
 	held := fence.Fence{Key: leaseKey, Token: token}
-	fields, err := retry.Flatten(entries[len(entries)-1].Values)
+	fields, err := deferred.Flatten(entries[len(entries)-1].Values)
 	require.NoError(t, err)
-	_, err = retry.Requeue(ctx, client, held, str, group, entries[len(entries)-1].ID, fields)
+	_, err = deferred.Requeue(ctx, client, held, str, group, entries[len(entries)-1].ID, fields)
 	require.NoError(t, err, "requeue.lua")
-	item, err := retry.NewItem(topic, p, 1, 5, entries[0].ID, group, entries[len(entries)-1].Values)
+	item, err := deferred.NewItem(topic, p, 1, 5, entries[0].ID, group, entries[len(entries)-1].Values)
 	require.NoError(t, err)
-	set := retry.Set{ZSet: space.Retry(topic, p, group), Items: space.RetryItems(topic, p, group), Stream: str, Partition: p}
-	require.NoError(t, retry.Schedule(ctx, client, held, str, set.ZSet, set.Items, group, entries[len(entries)-1].ID,
+	set := deferred.Set{ZSet: space.Retry(topic, p, group), Items: space.RetryItems(topic, p, group), Stream: str, Partition: p}
+	require.NoError(t, deferred.Schedule(ctx, client, held, str, set.ZSet, set.Items, group, entries[len(entries)-1].ID,
 		"item-"+watermill.NewShortUUID(), time.Now().Add(-time.Second), item), "schedule.lua")
-	moved, err := retry.Move(ctx, client, held, set, 10)
+	moved, err := deferred.Move(ctx, client, held, set, 10)
 	require.NoError(t, err, "move.lua")
 	assert.Equal(t, 1, moved.Moved)
-	require.NoError(t, retry.Forget(ctx, client, set, "nothing"))
+	require.NoError(t, deferred.Forget(ctx, client, set, "nothing"))
 
 	var bigEntry stream.Entry
 	var others []stream.Entry

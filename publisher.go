@@ -14,11 +14,11 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 
 	"github.com/streamq-dev/streamq/internal/codec"
+	"github.com/streamq-dev/streamq/internal/deferred"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/partition"
 	"github.com/streamq-dev/streamq/internal/payload"
 	"github.com/streamq-dev/streamq/internal/publish"
-	"github.com/streamq-dev/streamq/internal/retry"
 	"github.com/streamq-dev/streamq/internal/script"
 	"github.com/streamq-dev/streamq/internal/server"
 )
@@ -177,12 +177,12 @@ func (p *Publisher) parkArgs(topic string, part int, due time.Time, msg *message
 	if err != nil {
 		return nil, fmt.Errorf("marshal message %s: %w", msg.UUID, err)
 	}
-	item, err := retry.NewItem(topic, part, 0, -1, "", "", values)
+	item, err := deferred.NewItem(topic, part, 0, -1, "", "", values)
 	if err != nil {
 		return nil, fmt.Errorf("delay message %s: %w", msg.UUID, err)
 	}
 	return &publish.Park{ZSet: p.space.Delay(topic, part), Items: p.space.DelayItems(topic, part),
-		ID: retry.NewItemID(), Due: due, Item: item}, nil
+		ID: deferred.NewItemID(), Due: due, Item: item}, nil
 }
 
 // delayedUntil reads Watermill's delay metadata (components/delay): the message is parked
@@ -202,7 +202,7 @@ func delayedUntil(msg *message.Message) (time.Time, bool) {
 			}
 		}
 	}
-	return due, !due.IsZero() && time.Until(due) > retry.DirectThreshold
+	return due, !due.IsZero() && time.Until(due) > deferred.DirectThreshold
 }
 
 // route picks the partition: x-force-partition-id when set, else the partitioner.
@@ -313,7 +313,7 @@ func (p *Publisher) loadScripts(ctx context.Context, writes []publish.Write, for
 		park = park || w.Park != nil
 	}
 	if park && (force || !p.parkLoaded.Load()) {
-		if err := retry.LoadScripts(ctx, p.config.Client); err != nil {
+		if err := deferred.LoadScripts(ctx, p.config.Client); err != nil {
 			return fmt.Errorf("publish: %w", err)
 		}
 		p.parkLoaded.Store(true)

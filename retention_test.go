@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamq-dev/streamq/internal/deferred"
 	"github.com/streamq-dev/streamq/internal/keys"
-	"github.com/streamq-dev/streamq/internal/retry"
 )
 
 // seqMessages returns n messages with metadata seq from..from+n-1.
@@ -521,7 +521,7 @@ func testLengthRetentionAppliesToEveryAppend(t *testing.T, client redis.Universa
 			for i := 0; i < 20; i++ {
 				fields, err := DefaultMarshaler{}.Marshal(topic, seqMessages(i, 1, nil)[0])
 				require.NoError(t, err)
-				item, err := retry.NewItem(topic, 1, 0, -1, "", "", fields)
+				item, err := deferred.NewItem(topic, 1, 0, -1, "", "", fields)
 				require.NoError(t, err)
 				blob, err := item.Encode()
 				require.NoError(t, err)

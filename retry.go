@@ -9,7 +9,7 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 
 	"github.com/streamq-dev/streamq/internal/codec"
-	"github.com/streamq-dev/streamq/internal/retry"
+	"github.com/streamq-dev/streamq/internal/deferred"
 )
 
 // Metadata streamq writes on retried and dead-lettered messages, and reads from handlers.
@@ -72,7 +72,7 @@ func (e ExponentialBackoff) MaxAttempts() int { return e.Attempts }
 
 // NextBackoff implements RetryPolicy.
 func (e ExponentialBackoff) NextBackoff(attempt int) time.Duration {
-	return retry.Exponential(e.Base, e.Max, attempt, e.Jitter)
+	return deferred.Exponential(e.Base, e.Max, attempt, e.Jitter)
 }
 
 // ErrDeadLettered wraps the error returned by DeadLetter, so a handler can return it and the

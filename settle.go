@@ -8,7 +8,7 @@ import (
 	"github.com/ThreeDotsLabs/watermill/components/delay"
 	"github.com/ThreeDotsLabs/watermill/message"
 
-	"github.com/streamq-dev/streamq/internal/retry"
+	"github.com/streamq-dev/streamq/internal/deferred"
 )
 
 // verdict is what becomes of one delivered entry.
@@ -48,7 +48,7 @@ func (r retryRules) capFor(md message.Metadata) int {
 			msgCap = n
 		}
 	}
-	return retry.Cap(msgCap, r.policy.MaxAttempts())
+	return deferred.Cap(msgCap, r.policy.MaxAttempts())
 }
 
 // decide is the one place that turns a delivery's outcome into a verdict, from the
@@ -78,7 +78,7 @@ func decide(now time.Time, rules topicRules, pol retryRules, out outcome, m *mes
 	if backoff < 0 {
 		backoff = pol.policy.NextBackoff(retries + 1)
 	}
-	if backoff <= retry.DirectThreshold {
+	if backoff <= deferred.DirectThreshold {
 		return decision{verdict: retryNow, reason: reason, retries: retries + 1}
 	}
 	return decision{verdict: retryLater, reason: reason, retries: retries + 1, due: now.Add(backoff)}

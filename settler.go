@@ -11,11 +11,11 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 
 	"github.com/streamq-dev/streamq/internal/codec"
+	"github.com/streamq-dev/streamq/internal/deferred"
 	"github.com/streamq-dev/streamq/internal/dlq"
 	"github.com/streamq-dev/streamq/internal/fence"
 	"github.com/streamq-dev/streamq/internal/payload"
 	"github.com/streamq-dev/streamq/internal/position"
-	"github.com/streamq-dev/streamq/internal/retry"
 	"github.com/streamq-dev/streamq/internal/streamid"
 )
 
@@ -84,22 +84,22 @@ func (s *settler) retry(m *message.Message, e position.Entry, dec decision) bool
 }
 
 func (s *settler) requeue(ctx context.Context, e position.Entry, fields map[string]any) error {
-	flat, err := retry.Flatten(fields)
+	flat, err := deferred.Flatten(fields)
 	if err != nil {
 		return err
 	}
-	_, err = retry.Requeue(ctx, s.d.rdb, s.d.fence, s.d.keys.Read, s.d.group(), e.ID, flat)
+	_, err = deferred.Requeue(ctx, s.d.rdb, s.d.fence, s.d.keys.Read, s.d.group(), e.ID, flat)
 	return err
 }
 
 func (s *settler) schedule(ctx context.Context, next *message.Message, e position.Entry, dec decision, fields map[string]any) error {
 	k := s.d.keys
-	item, err := retry.NewItem(k.Topic, k.Index, dec.retries, s.cfg.retry.capFor(next.Metadata),
+	item, err := deferred.NewItem(k.Topic, k.Index, dec.retries, s.cfg.retry.capFor(next.Metadata),
 		next.Metadata.Get(OriginalIDMetadata), k.Group, fields)
 	if err != nil {
 		return err
 	}
-	err = retry.Schedule(ctx, s.d.rdb, s.d.fence, k.Read, k.Retry, k.RetryItems, k.Group, e.ID, retry.NewItemID(), dec.due, item)
+	err = deferred.Schedule(ctx, s.d.rdb, s.d.fence, k.Read, k.Retry, k.RetryItems, k.Group, e.ID, deferred.NewItemID(), dec.due, item)
 	if err == nil && s.wake != nil {
 		s.wake(dec.due)
 	}

@@ -9,8 +9,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/streamq-dev/streamq/internal/deferred"
 	"github.com/streamq-dev/streamq/internal/payload"
-	"github.com/streamq-dev/streamq/internal/retry"
 	"github.com/streamq-dev/streamq/internal/server"
 )
 
@@ -26,7 +26,7 @@ type Write struct {
 type Park struct {
 	ZSet, Items, ID string
 	Due             time.Time
-	Item            retry.Item
+	Item            deferred.Item
 }
 
 // Call is one caller's writes in a flush and, once Flush returned, one Result per write.
@@ -75,7 +75,7 @@ func Flush(ctx context.Context, rdb redis.UniversalClient, calls []*Call, wait R
 func (w Write) queue(ctx context.Context, pipe redis.Pipeliner) redis.Cmder {
 	switch {
 	case w.Park != nil:
-		cmd, _ := retry.ParkCmd(ctx, pipe, w.Park.ZSet, w.Park.Items, w.Park.ID, w.Park.Due, w.Park.Item)
+		cmd, _ := deferred.ParkCmd(ctx, pipe, w.Park.ZSet, w.Park.Items, w.Park.ID, w.Park.Due, w.Park.Item)
 		return cmd
 	case w.Offload != nil:
 		return payload.Cmd(ctx, pipe, *w.Offload)

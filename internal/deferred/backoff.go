@@ -1,7 +1,4 @@
-// Package retry holds the retry machinery of streamq: backoff arithmetic, the Lua steps that
-// requeue a nacked entry or park it in a group's retry set (each acking the original in the
-// same script), and the mover that appends due items back to their partition.
-package retry
+package deferred
 
 import (
 	"math/rand/v2"

@@ -1,4 +1,9 @@
-package retry
+// Package deferred holds what a partition gets later than it is written: a consumer
+// group's retries (requeued at once, or parked in the group's retry set until due) and
+// publish-time delays (parked in the partition's delay set), the items they wait as, the
+// backoff arithmetic, and the mover step that appends due items back to their partition.
+// The Lua steps that requeue or park a nacked entry ack the original in the same script.
+package deferred
 
 import (
 	"context"
