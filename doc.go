@@ -51,4 +51,16 @@
 //	})
 //
 // Neither Close closes the Redis client passed in.
+//
+// # How it is built
+//
+// This package holds the API and the consumer engine; every Redis command, pipeline and
+// script lives in internal/ packages, one per concept (keys, topic metadata, leases, a
+// partition's read position, stream reads and acks, retries and delays, dead letters,
+// payloads, retention, the lease fence). A subscription runs a rebalancer and a renewer,
+// and one worker per owned partition with its claimer, acker, settler, mover and
+// housekeeper, each built from explicit dependencies. One message goes: Publish, one
+// pipelined XADD, a fetcher's read round, the partition's read position, the delivery
+// loop and the handler, one settling decision (ack, retry, dead letter, replay), the
+// acker's fenced batch. README's "Development" section has the package table.
 package streamq

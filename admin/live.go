@@ -119,8 +119,7 @@ func (a *Admin) memberships(topic string, groups []string) []membership {
 // the group is what follows the tag. A capabilities hash beside a zset reads as a group of
 // its own, whose key is no zset and so has no live member.
 func (a *Admin) scannedMemberships(topic string, keys []string) []membership {
-	members := a.space.Control + ":members:{" + topic + "}:"
-	dlq := a.space.Control + ":dlqmembers:{" + topic + "}:"
+	members, dlq := a.space.Members(topic, ""), a.space.DLQMembers(topic, "") // the prefixes of the groups' keys
 	var out []membership
 	for _, k := range keys {
 		if g, ok := strings.CutPrefix(k, members); ok {
