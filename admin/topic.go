@@ -78,14 +78,44 @@ func (a *Admin) topicLive(ctx context.Context, topic string, n int, scanned []st
 	return live, nil
 }
 
-// removeTopic deletes the keys found and the registry entry, recording them in d.
+// removeTopic deletes the keys found and the registry entry, recording them in d. The
+// leases go first: once they are gone, no running member's fenced step (an ack flush, a
+// retry, a dead letter) writes anything, so a second scan finds what one wrote between the
+// first scan and the leases' removal (a commit frontier, a DLQ entry).
 func (a *Admin) removeTopic(ctx context.Context, d *Deleted, found []string) error {
+	slices.SortStableFunc(found, func(x, y string) int { return boolOrder(a.space.IsLease(y), a.space.IsLease(x)) })
 	n, err := partition.DeleteEach(ctx, a.rdb, found)
 	d.Keys = found[:n]
 	if err != nil {
 		return err
 	}
+	late, err := a.topicKeys(ctx, d.Topic)
+	if err != nil {
+		return err
+	}
+	late = slices.DeleteFunc(late, func(k string) bool { return k == d.Tombstone })
+	n, err = partition.DeleteEach(ctx, a.rdb, late)
+	for _, k := range late[:n] {
+		if !slices.Contains(d.Keys, k) {
+			d.Keys = append(d.Keys, k)
+		}
+	}
+	if err != nil {
+		return err
+	}
 	return a.reg.Unregister(ctx, d.Topic)
+}
+
+// boolOrder orders false before true.
+func boolOrder(x, y bool) int {
+	switch {
+	case x == y:
+		return 0
+	case x:
+		return 1
+	default:
+		return -1
+	}
 }
 
 // topicKeys scans every node for keys carrying the topic's hash tags ({T} or {T:p:N}).

@@ -1,5 +1,7 @@
 package keys
 
+import "strings"
+
 // RegisteredGroups is the set, beside stream and in its slot, of the consumer groups ever
 // created on it by streamq: a group destroyed under its members (XGROUP DESTROY, a flush)
 // stays registered until admin.DeleteGroup removes it, so the payloads and ack-delete
@@ -61,3 +63,9 @@ func (k Partition) Acks(id string) string { return k.space.Acks(k.Topic, k.Index
 
 // Payload is the key of an offloaded payload of the partition.
 func (k Partition) Payload(ref string) string { return k.space.Payload(k.Topic, k.Index, ref) }
+
+// IsLease reports whether key is a partition lease of some group (of a topic or of its DLQ).
+// Deleting a topic's leases first stops every fenced write of its running members.
+func (s Space) IsLease(key string) bool {
+	return strings.HasPrefix(key, s.Control+":lease:") || strings.HasPrefix(key, s.Control+":dlqlease:")
+}
