@@ -56,10 +56,10 @@ func (l logger) Error(msg string, err error, fields watermill.LogFields) {
 	switch {
 	case l.led == nil:
 	case msg == "Partition lease lost, stopped delivering from it":
-		l.led.write(event{Ev: evLost, Part: partitionField(fields), Err: fmt.Sprint(err)})
+		l.led.write(event{Ev: evLost, Part: partitionField(l.fields.Add(fields)), Err: fmt.Sprint(err)})
 	case strings.HasPrefix(msg, healMessage):
 		position, _ := fields["position"].(string)
-		l.led.write(event{Ev: evHealed, Part: partitionField(fields), ID: position})
+		l.led.write(event{Ev: evHealed, Part: partitionField(l.fields.Add(fields)), ID: position})
 	}
 	l.print("ERROR", msg+": "+fmt.Sprint(err), fields)
 }
@@ -75,9 +75,9 @@ func (l logger) Debug(msg string, fields watermill.LogFields) {
 	}
 	switch msg {
 	case "Partition acquired":
-		l.led.write(event{Ev: evAcquired, Part: partitionField(fields)})
+		l.led.write(event{Ev: evAcquired, Part: partitionField(l.fields.Add(fields))})
 	case "Partition released":
-		l.led.write(event{Ev: evReleased, Part: partitionField(fields)})
+		l.led.write(event{Ev: evReleased, Part: partitionField(l.fields.Add(fields))})
 	}
 }
 
@@ -91,6 +91,9 @@ func (l logger) print(level, msg string, fields watermill.LogFields) {
 	fmt.Fprintf(os.Stderr, "%s %s %s %v\n", time.Now().Format("15:04:05.000"), level, msg, l.fields.Add(fields))
 }
 
+// partitionField is the partition of a log line: the library names it in the fields of the
+// call or of the logger the line came from (a partition's components log through
+// logger.With(partition)), as any Watermill logger adapter merges them.
 func partitionField(fields watermill.LogFields) int {
 	if p, ok := fields["partition"].(int); ok {
 		return p
