@@ -90,8 +90,12 @@ func (w *worker) drainQueue() bool {
 	}
 }
 
-// dispatch hands e to a handler goroutine once the in-flight limits allow.
+// dispatch hands e to a handler goroutine once delivery is not paused and the in-flight
+// limits allow.
 func (w *worker) dispatch(e position.Entry) bool {
+	if w.gates.paused() && !w.gates.waitOpen(w.stop) {
+		return false
+	}
 	select {
 	case w.sem <- struct{}{}:
 	default:

@@ -46,6 +46,7 @@ type fetchDeps struct {
 	clock  clock.Clock
 	log    watermill.LoggerAdapter
 	heal   func() // a group or stream is missing: ask the rebalancer to heal
+	gates  gates  // no reads while one is closed (Pause, a paused group)
 }
 
 // fetcher reads new entries for a set of owned partitions with one blocking XREADGROUP over
@@ -144,6 +145,9 @@ const busyPoll = 2 * time.Millisecond
 func (f *fetcher) loop() {
 	retry := newBackoff(50*time.Millisecond, 2*time.Second)
 	for {
+		if f.d.gates.paused() && !f.d.gates.waitOpen(f.run.quit) {
+			return
+		}
 		r := f.ready()
 		if len(r.streams) == 0 {
 			if !f.idle(0) {

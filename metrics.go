@@ -61,6 +61,15 @@ type MetricsForgetter interface {
 	Forget(l Labels)
 }
 
+// PauseReporter is implemented by a MetricsCollector that shows paused subscriptions
+// (package metrics/prometheus does). A subscription calls Paused with its labels
+// (Partition -1) when its delivery pauses, by Subscriber.Pause or by an operator's
+// admin.PauseGroup, with when the pause started, and with the zero time when it resumes.
+// Optional: a collector without it shows no pause.
+type PauseReporter interface {
+	Paused(l Labels, since time.Time)
+}
+
 // NoopMetrics discards every metric.
 type NoopMetrics struct{}
 

@@ -60,7 +60,7 @@ func (sub *subscription) worker(p int) *worker {
 // startWorker starts delivering partition p, leased with token by a request sent at sent:
 // it builds the partition's dependencies once and every component from them.
 func (sub *subscription) startWorker(p int, token string, sent time.Time) {
-	w := &worker{stop: make(chan struct{}), runDone: make(chan struct{}), outlet: sub.outlet,
+	w := &worker{stop: make(chan struct{}), runDone: make(chan struct{}), outlet: sub.outlet, gates: sub.gates,
 		sem: make(chan struct{}, sub.cfg.MaxInFlightPerPartition)}
 	w.d = sub.partDeps(w, p, token, sent)
 	w.msgCtx, w.cancelMsgs = context.WithCancel(sub.ctx)
@@ -146,7 +146,7 @@ func (sub *subscription) fetcherFor(p int) *fetcher {
 	}
 	cfg := sub.cfg
 	f := newFetcher(sub.readCtx, fetchDeps{rdb: cfg.Client, group: cfg.ConsumerGroup, member: sub.member, batch: int64(cfg.BatchCount),
-		block: cfg.BlockTime, clock: sub.clock, log: sub.logger, heal: sub.rebal.requestHeal})
+		block: cfg.BlockTime, clock: sub.clock, log: sub.logger, heal: sub.rebal.requestHeal, gates: sub.gates})
 	sub.fetchers[key] = f
 	f.start()
 	return f

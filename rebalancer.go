@@ -43,6 +43,8 @@ type rebalanceDeps struct {
 	createGroups func(ctx context.Context, from, to int) error
 	owned        partitionSet
 	stopAll      func() // stop the subscription (forced delete, closed client)
+	pause        *gate  // closed while an operator pauses the group (admin.PauseGroup)
+	paused       func() // report a change of the pause to the metrics
 }
 
 // rebalanceConfig is what the rebalancer needs of SubscriberConfig.
@@ -120,6 +122,9 @@ func (r *rebalancer) waitOrHeal() bool {
 // round is one rebalance: heal if asked, refresh the partition count, heartbeat, read lease
 // owners, compute the assignment, hand over what is no longer ours and take what is.
 func (r *rebalancer) round(ctx context.Context) error {
+	if err := r.refreshPause(ctx); err != nil { // before taking anything: a paused group stays paused
+		return err
+	}
 	if r.healDue.Swap(false) {
 		if err := r.heal(ctx); err != nil {
 			r.healDue.Store(true) // again next round, after RebalanceInterval
@@ -277,4 +282,26 @@ func (r *rebalancer) reportPartitions(n int) {
 	m.EligiblePartitions(l, eligible)
 	m.LeasedPartitions(l, r.d.owned.count())
 	m.MaxLeasedPartitions(l, r.d.self.MaxLeased)
+}
+
+// refreshPause reads whether an operator paused the group (admin.PauseGroup) and opens or
+// closes the subscription's group gate, logging each change once.
+func (r *rebalancer) refreshPause(ctx context.Context) error {
+	p, err := r.d.reg.Paused(ctx, r.d.reg.PauseKey(r.d.view.topic, r.d.group, r.d.view.dlq))
+	if err != nil {
+		return err
+	}
+	if p.Paused && p.Since.IsZero() {
+		p.Since = r.d.clock.Now()
+	}
+	if !r.d.pause.set(p.Paused, p.Since) {
+		return nil
+	}
+	if p.Paused {
+		r.d.log.Info("The group was paused by an operator: delivery stops until it is resumed", watermill.LogFields{"since": p.Since})
+	} else {
+		r.d.log.Info("The group was resumed by an operator", nil)
+	}
+	r.d.paused()
+	return nil
 }

@@ -27,6 +27,7 @@ type Subscriber struct {
 	server *serverCheck // shared by every user of the client
 	stats  counters
 	clock  clock.Clock // the time of every timing rule; tests set a fake one
+	pause  *gate       // Pause and Resume
 	warned sync.Map    // topic -> struct{}: a differing stated partition count was logged
 
 	mu      sync.Mutex
@@ -58,6 +59,7 @@ func NewSubscriber(config SubscriberConfig, logger watermill.LoggerAdapter) (*Su
 		reg:     partition.NewRegistry(config.Client, space),
 		server:  serverCheckOf(config.Client),
 		clock:   clock.Real(),
+		pause:   newGate(),
 		closing: make(chan struct{}),
 		subs:    map[*subscription]struct{}{},
 	}, nil

@@ -35,6 +35,7 @@ type subscription struct {
 	rebal  *rebalancer
 	renew  *renewer
 	outlet outlet
+	gates  gates // delivery waits while one is closed: the Subscriber's Pause, the group's
 	out    chan *message.Message // the channel Subscribe returns; outlet.out sends on it
 
 	ctx        context.Context // the Subscribe context: values for message contexts
@@ -63,6 +64,7 @@ func newSubscription(ctx context.Context, s *Subscriber, v view, member string) 
 		fetchers: map[int]*fetcher{},
 	}
 	sub.out = out
+	sub.gates = gates{s.pause, newGate()}
 	sub.readCtx, sub.cancelRead = context.WithCancel(context.WithoutCancel(ctx))
 	sub.outlet = outlet{out: out, inFlightN: new(atomic.Int64), labels: sub.labels(), ctx: ctx}
 	if cfg.MaxInFlight > 0 {
@@ -88,6 +90,8 @@ func (sub *subscription) rebalanceDeps() rebalanceDeps {
 		},
 		owned:   partitionsOf{sub},
 		stopAll: sub.stop,
+		pause:   sub.gates[1],
+		paused:  sub.reportPause,
 	}
 }
 

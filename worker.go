@@ -53,6 +53,7 @@ type worker struct {
 	d      partDeps
 	cfg    deliveryConfig
 	outlet outlet
+	gates  gates // delivery waits while one is closed (Pause, a paused group)
 	hooks  workerHooks
 	pos    *position.Position
 	feed   *feed

@@ -58,6 +58,8 @@ type GroupStats struct {
 	TrimLost int64
 	// HoldsBack is the entries over MaxLen the group holds back, summed.
 	HoldsBack int64
+	// Pause is whether an operator paused the group (PauseGroup), and since when.
+	Pause PauseState
 	// Partitions holds the partitions on which the group exists, in partition order.
 	Partitions []PartitionGroupStats
 }
@@ -89,7 +91,9 @@ func (a *Admin) GroupStats(ctx context.Context, topic, group string) (GroupStats
 	}
 	gs := GroupStats{Topic: topic, Group: group, Members: view.Members}
 	gs.add(found)
-	return gs, nil
+	p, err := a.reg.Paused(ctx, a.reg.PauseKey(topic, group, false))
+	gs.Pause = pauseState(p)
+	return gs, err
 }
 
 // statsKeys are the keys GroupStats reads of group on topic's n partitions.

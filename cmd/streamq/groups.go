@@ -78,6 +78,8 @@ type statsView struct {
 	TimeLagMs  int64                `json:"timeLagMs"` // the largest of the partitions'
 	TrimLost   int64                `json:"trimLost"`  // entries hard trimming removed unacked
 	HoldsBack  int64                `json:"holdsBack"` // entries over max length the group holds back
+	Paused     bool                 `json:"paused"`    // an operator paused the group (streamq pause)
+	PausedAt   string               `json:"pausedAt,omitempty"`
 	Partitions []partitionStatsView `json:"partitions"`
 }
 
@@ -105,6 +107,10 @@ func newStatsView(s admin.GroupStats) statsView {
 	v := statsView{
 		Topic: s.Topic, Group: s.Group, Members: nonNil(s.Members), Pending: s.Pending, Lag: s.Lag,
 		TimeLagMs: ms(s.TimeLag), TrimLost: s.TrimLost, HoldsBack: s.HoldsBack, Partitions: []partitionStatsView{},
+		Paused: s.Pause.Paused,
+	}
+	if s.Pause.Paused {
+		v.PausedAt = rfc3339(s.Pause.Since)
 	}
 	for _, p := range s.Partitions {
 		v.Partitions = append(v.Partitions, partitionStatsView{
@@ -153,7 +159,11 @@ func printStats(w io.Writer, s admin.GroupStats, v statsView) error {
 	if len(v.Members) > 0 {
 		members = strings.Join(v.Members, ", ")
 	}
-	fmt.Fprintf(w, "group %q on topic %q\nmembers: %s\n\n", v.Group, v.Topic, members)
+	fmt.Fprintf(w, "group %q on topic %q\nmembers: %s\n", v.Group, v.Topic, members)
+	if v.Paused {
+		fmt.Fprintf(w, "paused by an operator since %s (streamq resume %s %s)\n", orDash(v.PausedAt), v.Topic, v.Group)
+	}
+	fmt.Fprintln(w)
 	// The columns shown only when hard trimming cost the group entries, or it holds some back.
 	extra := statsExtras{lost: v.TrimLost > 0, held: v.HoldsBack > 0}
 	t := newTable(w)

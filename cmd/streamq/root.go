@@ -247,7 +247,7 @@ func newRootCmd(a *app) *cobra.Command {
 	addCommandGroups(root)
 	root.AddCommand(
 		topicsCmd(a), createTopicCmd(a), infoCmd(a), partitionsCmd(a), trimCmd(a), deleteTopicCmd(a),
-		groupsCmd(a), statsCmd(a), lagCmd(a), pendingCmd(a), frontierCmd(a), resetOffsetCmd(a), deleteGroupCmd(a),
+		groupsCmd(a), statsCmd(a), lagCmd(a), pendingCmd(a), frontierCmd(a), resetOffsetCmd(a), pauseCmd(a), resumeCmd(a), deleteGroupCmd(a),
 		recentCmd(a), rangeCmd(a), tailCmd(a),
 		dlqCmd(a),
 		demoCmd(a),

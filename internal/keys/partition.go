@@ -69,3 +69,12 @@ func (k Partition) Payload(ref string) string { return k.space.Payload(k.Topic, 
 func (s Space) IsLease(key string) bool {
 	return strings.HasPrefix(key, s.Control+":lease:") || strings.HasPrefix(key, s.Control+":dlqlease:")
 }
+
+// GroupPause marks group g on topic t as paused by an operator (admin.PauseGroup): its
+// value is the pause's start, in Unix ms. Every member of the group stops delivering while
+// it exists; it carries the topic's tag, so it survives member restarts and stays in the
+// topic's slot.
+func (s Space) GroupPause(t, g string) string { return s.Control + ":paused:{" + t + "}:" + g }
+
+// DLQGroupPause is GroupPause for group g consuming the DLQ of topic t as a topic.
+func (s Space) DLQGroupPause(t, g string) string { return s.Control + ":dlqpaused:{" + t + "}:" + g }

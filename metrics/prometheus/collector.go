@@ -10,6 +10,7 @@ import (
 )
 
 var _ streamq.MetricsCollector = (*Collector)(nil)
+var _ streamq.PauseReporter = (*Collector)(nil)
 
 // Collector exports streamq's metrics to Prometheus. Its methods are safe for concurrent
 // use and do not allocate once a label set has been seen. One Collector can serve any
@@ -82,6 +83,16 @@ func (c *Collector) Trimmed(l streamq.Labels, kind string, n int64) {
 
 // InFlight implements streamq.MetricsCollector. l.Partition is ignored.
 func (c *Collector) InFlight(l streamq.Labels, n int) { c.subscription(l).inFlight.Set(float64(n)) }
+
+// Paused implements streamq.PauseReporter: the paused_since_seconds gauge is since as Unix
+// time, 0 for the zero time (resumed). l.Partition is ignored.
+func (c *Collector) Paused(l streamq.Labels, since time.Time) {
+	v := 0.0
+	if !since.IsZero() {
+		v = float64(since.UnixMilli()) / 1000
+	}
+	c.subscription(l).pausedSince.Set(v)
+}
 
 // EligiblePartitions implements streamq.MetricsCollector. l.Partition is ignored.
 func (c *Collector) EligiblePartitions(l streamq.Labels, n int) {

@@ -68,6 +68,11 @@ func record(c streamq.MetricsCollector) {
 	c.HandleLatency(ordersP0, 2*time.Second)
 	c.BackpressureWait(ordersP1, 10*time.Millisecond)
 	c.DLQReplay("orders", 300*time.Millisecond)
+	if r, ok := c.(streamq.PauseReporter); ok {
+		r.Paused(ordersSub, time.Unix(1_700_000_000, 500_000_000))
+		r.Paused(ordersSub, time.Time{}) // resumed
+		r.Paused(ordersSub, time.Unix(1_700_000_100, 0))
+	}
 }
 
 const (
@@ -101,6 +106,7 @@ func TestCollectorExportsEveryMetric(t *testing.T) {
 		`streamq_eligible_partitions` + sub:                             4,
 		`streamq_leased_partitions` + sub:                               2,
 		`streamq_max_leased_partitions` + sub:                           0,
+		`streamq_paused_since_seconds` + sub:                            1_700_000_100,
 		`streamq_handle_seconds_count` + p0:                             2,
 		`streamq_handle_seconds_sum` + p0:                               2.05,
 		`streamq_handle_seconds_bucket` + withLE(p0, "0.1"):             1,
@@ -152,6 +158,7 @@ func TestCollectorSeriesPerFamily(t *testing.T) {
 		{"streamq_eligible_partitions", []string{"consumer", "group", "topic"}, 1},
 		{"streamq_leased_partitions", []string{"consumer", "group", "topic"}, 1},
 		{"streamq_max_leased_partitions", []string{"consumer", "group", "topic"}, 1},
+		{"streamq_paused_since_seconds", []string{"consumer", "group", "topic"}, 1},
 		{"streamq_handle_seconds", []string{"consumer", "group", "partition", "topic"}, 3},
 		{"streamq_backpressure_wait_seconds", []string{"consumer", "group", "partition", "topic"}, 3},
 		{"streamq_dlq_replay_seconds", []string{"topic"}, 1},

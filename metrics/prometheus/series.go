@@ -31,7 +31,7 @@ type partitionSeries struct {
 
 // subscriptionSeries are the gauges of one member on one topic.
 type subscriptionSeries struct {
-	inFlight, eligible, leased, maxLeased prom.Gauge
+	inFlight, eligible, leased, maxLeased, pausedSince prom.Gauge
 }
 
 // topicSeries are the DLQ series of one topic.
@@ -60,10 +60,11 @@ func (v vecs) partitionSeries(l streamq.Labels) *partitionSeries {
 func (v vecs) subscriptionSeries(l streamq.Labels) *subscriptionSeries {
 	lv := []string{l.Topic, l.Group, l.Consumer}
 	return &subscriptionSeries{
-		inFlight:  v.inFlight.WithLabelValues(lv...),
-		eligible:  v.eligiblePartitions.WithLabelValues(lv...),
-		leased:    v.leasedPartitions.WithLabelValues(lv...),
-		maxLeased: v.maxLeasedPartitions.WithLabelValues(lv...),
+		inFlight:    v.inFlight.WithLabelValues(lv...),
+		eligible:    v.eligiblePartitions.WithLabelValues(lv...),
+		leased:      v.leasedPartitions.WithLabelValues(lv...),
+		maxLeased:   v.maxLeasedPartitions.WithLabelValues(lv...),
+		pausedSince: v.pausedSince.WithLabelValues(lv...),
 	}
 }
 

@@ -31,6 +31,7 @@ type vecs struct {
 	eligiblePartitions  *prom.GaugeVec
 	leasedPartitions    *prom.GaugeVec
 	maxLeasedPartitions *prom.GaugeVec
+	pausedSince         *prom.GaugeVec
 
 	handle       *prom.HistogramVec
 	backpressure *prom.HistogramVec
@@ -80,6 +81,8 @@ func newVecs(ns string, buckets []float64) vecs {
 		eligiblePartitions:  gauge("eligible_partitions", "Partitions this member may lease."),
 		leasedPartitions:    gauge("leased_partitions", "Partitions this member leases."),
 		maxLeasedPartitions: gauge("max_leased_partitions", "Cap on the partitions this member leases (0: none)."),
+		pausedSince: gauge("paused_since_seconds",
+			"Unix time the subscription's delivery was paused (Subscriber.Pause or admin.PauseGroup); 0 while it is not paused."),
 
 		handle:       histogram("handle_seconds", "Time from handing a message over to its Ack or Nack.", partitionLabels),
 		backpressure: histogram("backpressure_wait_seconds", "Time a fetched message waited for an in-flight slot.", partitionLabels),
