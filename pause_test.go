@@ -153,7 +153,10 @@ func (p *pauseMetrics) last() (time.Time, int) {
 // writes): the member stops within RebalanceInterval and tells its PauseReporter since when;
 // a local Resume does not lift a group's pause; removing the key resumes it.
 func TestGroupPauseFromOutside(t *testing.T) {
-	_, client := startRedis(t)
+	onBackends(t, func(t *testing.T, client redis.UniversalClient) { groupPauseFromOutside(t, client) })
+}
+
+func groupPauseFromOutside(t *testing.T, client redis.UniversalClient) {
 	const topic, group = "group-paused", "workers"
 	metrics := &pauseMetrics{}
 	cfg := fastSub(client, group)

@@ -63,6 +63,8 @@ type groupView struct {
 	Lag        int64                `json:"lag"`
 	TimeLagMs  int64                `json:"timeLagMs"`
 	Unowned    []int                `json:"unowned"` // partitions whose lease nobody holds
+	Paused     bool                 `json:"paused"`  // an operator paused the group (admin.PauseGroup)
+	PausedAt   string               `json:"pausedAt,omitempty"`
 	Partitions []groupPartitionView `json:"partitions"`
 }
 
@@ -96,6 +98,7 @@ func (h *Handler) group(r *http.Request) (any, error) {
 	v := groupView{
 		Topic: st.Topic, Group: st.Group, Pending: st.Pending, Lag: st.Lag, TimeLagMs: ms(st.TimeLag),
 		Members: membersOf(st), Unowned: []int{}, Partitions: make([]groupPartitionView, 0, len(st.Partitions)),
+		Paused: st.Pause.Paused, PausedAt: rfc3339(st.Pause.Since),
 	}
 	for _, p := range st.Partitions {
 		if p.LeaseOwner == "" {
@@ -222,4 +225,45 @@ func (h *Handler) resetOffset(r *http.Request) (any, watermill.LogFields, error)
 		return nil, fields, err
 	}
 	return resetView{Partitions: res.Partitions, PendingKept: res.PendingKept, Note: res.Note}, fields, nil
+}
+
+// pauseView is POST .../pause and .../resume: the group's pause after the request.
+type pauseView struct {
+	Paused   bool   `json:"paused"`
+	PausedAt string `json:"pausedAt,omitempty"`
+	Changed  bool   `json:"changed"` // false: it already was in that state
+}
+
+// pauseGroup pauses the group for every member (admin.PauseGroup).
+func (h *Handler) pauseGroup(r *http.Request) (any, watermill.LogFields, error) {
+	topic, group := r.PathValue("topic"), r.PathValue("group")
+	fields := watermill.LogFields{"topic": topic, "group": group}
+	before, err := h.adm.GroupPause(r.Context(), topic, group)
+	if err != nil {
+		return nil, fields, err
+	}
+	p, err := h.adm.PauseGroup(r.Context(), topic, group)
+	if err != nil {
+		return nil, fields, err
+	}
+	return pauseView{Paused: true, PausedAt: rfc3339(p.Since), Changed: !before.Paused}, fields, nil
+}
+
+// resumeGroup ends a group's pause (admin.ResumeGroup).
+func (h *Handler) resumeGroup(r *http.Request) (any, watermill.LogFields, error) {
+	topic, group := r.PathValue("topic"), r.PathValue("group")
+	fields := watermill.LogFields{"topic": topic, "group": group}
+	was, err := h.adm.ResumeGroup(r.Context(), topic, group)
+	if err != nil {
+		return nil, fields, err
+	}
+	return pauseView{Changed: was}, fields, nil
+}
+
+// rfc3339 formats t in UTC, "" for the zero time.
+func rfc3339(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
 }

@@ -123,6 +123,8 @@ func (h *Handler) routes() http.Handler {
 	read("topics/{topic}/dlq", h.dlqEntries)
 	read("topics/{topic}/dlq/{partition}/{id}", h.dlqEntry)
 	write("topics/{topic}/groups/{group}/reset-offset", "reset-offset", h.resetOffset)
+	write("topics/{topic}/groups/{group}/pause", "pause-group", h.pauseGroup)
+	write("topics/{topic}/groups/{group}/resume", "resume-group", h.resumeGroup)
 	write("topics/{topic}/dlq/replay", "dlq-replay", h.dlqReplay)
 	write("topics/{topic}/dlq/replay-all", "dlq-replay-all", h.dlqReplayAll)
 	write("topics/{topic}/dlq/delete", "dlq-delete", h.dlqDelete)

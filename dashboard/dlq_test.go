@@ -233,6 +233,40 @@ func TestResetOffset(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, s.write("/api/topics/orders/groups/nope/reset-offset", map[string]string{"to": "latest"}).status)
 }
 
+// TestPauseAndResumeGroup pauses and resumes a group through the API and reads the state
+// back from the group view.
+func TestPauseAndResumeGroup(t *testing.T) {
+	e, _ := topicFixture(t)
+	s := e.serve(dashboard.Options{AllowWrites: true})
+	var res struct {
+		Paused   bool   `json:"paused"`
+		PausedAt string `json:"pausedAt"`
+		Changed  bool   `json:"changed"`
+	}
+	r := s.write("/api/topics/orders/groups/g/pause", map[string]any{})
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	r.json(t, &res)
+	assert.True(t, res.Paused && res.Changed)
+	assert.NotEmpty(t, res.PausedAt)
+	var group struct {
+		Paused   bool   `json:"paused"`
+		PausedAt string `json:"pausedAt"`
+	}
+	s.get("/api/topics/orders/groups/g").json(t, &group)
+	assert.True(t, group.Paused)
+	assert.Equal(t, res.PausedAt, group.PausedAt)
+
+	r = s.write("/api/topics/orders/groups/g/resume", map[string]any{})
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	r.json(t, &res)
+	assert.True(t, res.Changed)
+	assert.False(t, res.Paused)
+	p, err := e.adm.GroupPause(e.ctx, "orders", "g")
+	require.NoError(t, err)
+	assert.False(t, p.Paused)
+	assert.Equal(t, http.StatusNotFound, s.write("/api/topics/orders/groups/nope/pause", map[string]any{}).status)
+}
+
 func dlqSize(t *testing.T, e *env) int64 {
 	t.Helper()
 	n, err := e.adm.DLQSize(e.ctx, "payments")

@@ -159,6 +159,7 @@ func TestReadOnlyRefusesEveryWrite(t *testing.T) {
 	for _, path := range []string{
 		"/api/topics/orders/dlq/replay", "/api/topics/orders/dlq/replay-all", "/api/topics/orders/dlq/delete",
 		"/api/topics/orders/dlq/clear", "/api/topics/orders/groups/workers/reset-offset",
+		"/api/topics/orders/groups/workers/pause", "/api/topics/orders/groups/workers/resume",
 	} {
 		r := s.write(path, map[string]any{})
 		assert.Equal(t, http.StatusForbidden, r.status, path)

@@ -44,6 +44,7 @@ func TestDashboardInBrowser(t *testing.T) {
 
 	t.Run("topic page", func(t *testing.T) { topicPage(t, b.with(t), e.with(t), rw) })
 	t.Run("reset offset", func(t *testing.T) { resetOffset(t, b.with(t), e.with(t), rw) })
+	t.Run("pause and resume a group", func(t *testing.T) { pauseGroup(t, b.with(t), e.with(t), rw) })
 	require.NoError(t, e.adm.CreateTopic(e.ctx, "payments", 4)) // before its first subscriber
 	arrivals := e.deadLetters("payments")
 	dlqID := deadLetterWithMarkup(t, e)
@@ -190,6 +191,30 @@ func resetOffset(t *testing.T, b *browser, e *env, url string) {
 		return true
 	}, 10*time.Second, 20*time.Millisecond, "audit's lag never dropped to 0")
 	b.waitFor(`document.getElementById('stat-lag').textContent === '0'`, "the page to show lag 0")
+}
+
+// pauseGroup pauses group "audit" from its page through the confirmation, checks the pause
+// in Redis and on the page, then resumes it the same way.
+func pauseGroup(t *testing.T, b *browser, e *env, url string) {
+	b.open(url + "/#/topics/orders/groups/audit")
+	b.waitFor(`document.getElementById('stat-delivery')?.textContent === 'running'`, "the group shown running")
+	paused := func() bool {
+		p, err := e.adm.GroupPause(e.ctx, "orders", "audit")
+		require.NoError(t, err)
+		return p.Paused
+	}
+	b.click(`[data-action="pause-group"]`)
+	b.waitFor(`document.querySelector('dialog[open]')?.textContent.includes('stops reading and delivering')`, "the pause confirmation")
+	b.click(`dialog[open] [data-confirm]`)
+	require.Eventually(t, paused, 10*time.Second, 20*time.Millisecond, "the group was not paused")
+	b.waitFor(`document.getElementById('stat-delivery').textContent === 'paused'`, "the page to show the pause")
+	b.waitFor(`document.querySelector('[data-field="pause-state"]').textContent.includes('Paused by an operator since')`, "since when")
+
+	b.click(`[data-action="resume-group"]`)
+	b.waitFor(`document.querySelector('dialog[open]')?.textContent.includes('goes on where it stopped')`, "the resume confirmation")
+	b.click(`dialog[open] [data-confirm]`)
+	require.Eventually(t, func() bool { return !paused() }, 10*time.Second, 20*time.Millisecond, "the group was not resumed")
+	b.waitFor(`document.getElementById('stat-delivery').textContent === 'running'`, "the page to show it running")
 }
 
 // deadLetterWithMarkup dead-letters one message forced to partition 2 of "payments" whose

@@ -1,5 +1,6 @@
 // A consumer group: members and the partitions they hold, per-partition position and lag,
-// pending entries with idle time and deliveries, and (when writes are enabled) reset offset.
+// pending entries with idle time and deliveries, whether an operator paused it, and (when
+// writes are enabled) pause and resume, and reset offset.
 
 import { h, fill, route } from '../dom.js';
 import * as api from '../api.js';
@@ -11,16 +12,18 @@ export default function groupPage(topic, group) {
   let members;
   let parts;
   let pending;
+  let pause;
   let ctx;
   return {
     title: group + ' · ' + topic,
     mount(root, c) {
       ctx = c;
-      st = ui.stats([['members', 'Live members'], ['pending', 'Pending'], ['lag', 'Lag'], ['timelag', 'Time lag'], ['unowned', 'Unowned partitions']]);
+      st = ui.stats([['delivery', 'Delivery'], ['members', 'Live members'], ['pending', 'Pending'], ['lag', 'Lag'], ['timelag', 'Time lag'], ['unowned', 'Unowned partitions']]);
       members = ui.card('Members');
       parts = ui.card('Partitions');
       pending = ui.card('Pending entries', h('span', { class: 'muted small', text: 'longest idle first' }));
-      root.append(ui.header(group, [['Topics', '#/'], [topic, route('topics', topic)]], 'Consumer group'), st, members, parts, pending);
+      pause = pauseCard(topic, group, ctx);
+      root.append(ui.header(group, [['Topics', '#/'], [topic, route('topics', topic)]], 'Consumer group'), st, pause.el, members, parts, pending);
       root.append(ctx.canWrite ? resetCard(topic, group, ctx) : h('p', { class: 'muted small readonly-note', text: 'Read-only: offsets can be reset when the dashboard allows writes.' }));
     },
     async load(signal) {
@@ -29,6 +32,8 @@ export default function groupPage(topic, group) {
       return { info, pend };
     },
     update({ info, pend }) {
+      st.set('delivery', h('span', { class: ['pill', info.paused ? 'danger' : 'ok'], dataset: { field: 'delivery' }, text: info.paused ? 'paused' : 'running' }));
+      pause.update(info);
       st.set('members', fmt.int(info.members.filter((m) => m.live).length));
       st.set('pending', fmt.int(info.pending));
       st.set('lag', fmt.int(info.lag));
@@ -105,4 +110,43 @@ function resetCard(topic, group, ctx) {
     ui.button('Reset offset…', submit, 'danger', { dataset: { action: 'reset-offset' } })),
   h('p', { class: 'muted small', text: 'beginning, latest, a stream id (1700000000000-0), an RFC 3339 time (first entry at or after it) or @unix-milliseconds.' }));
   return c;
+}
+
+// pauseCard shows whether an operator paused the group and, when writes are enabled, pauses
+// or resumes it for every member after a confirmation.
+function pauseCard(topic, group, ctx) {
+  const el = ui.card('Delivery');
+  let paused = false;
+  const act = async () => {
+    const verb = paused ? 'resume' : 'pause';
+    const ok = await ui.confirm({
+      title: (paused ? 'Resume ' : 'Pause ') + group + '?',
+      body: paused
+        ? [h('p', null, 'Every member of ', h('strong', { text: group }), ' on ', h('strong', { text: topic }), ' goes on where it stopped, within its rebalance interval.')]
+        : [h('p', null, 'Every member of ', h('strong', { text: group }), ' on ', h('strong', { text: topic }), ' stops reading and delivering within its rebalance interval, keeping its partitions; messages in flight finish.'),
+          h('p', { class: 'muted', text: 'Messages published meanwhile wait. Members that restart stay paused until the group is resumed.' })],
+      confirmLabel: paused ? 'Resume group' : 'Pause group', danger: !paused,
+    });
+    if (!ok) return;
+    try {
+      await api.post(api.path('topics', topic, 'groups', group, verb), {});
+      ui.toast(paused ? 'Group resumed' : 'Group paused');
+      ctx.refresh();
+    } catch (err) {
+      ui.toast((paused ? 'Resume' : 'Pause') + ' failed: ' + err.message, 'error');
+    }
+  };
+  return {
+    el,
+    update(info) {
+      paused = info.paused;
+      const state = paused
+        ? h('p', { dataset: { field: 'pause-state' } }, 'Paused by an operator since ', h('strong', { text: fmt.time(info.pausedAt) }), '.')
+        : h('p', { dataset: { field: 'pause-state' }, text: 'Running: members deliver as usual.' });
+      const button = ctx.canWrite
+        ? ui.button(paused ? 'Resume group…' : 'Pause group…', act, paused ? '' : 'danger', { dataset: { action: paused ? 'resume-group' : 'pause-group' } })
+        : h('p', { class: 'muted small', text: 'Read-only: the group can be paused when the dashboard allows writes.' });
+      fill(el.body, state, button);
+    },
+  };
 }
