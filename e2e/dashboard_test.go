@@ -30,7 +30,7 @@ const (
 
 // TestDashboardInBrowser drives the dashboard in headless Chromium against a redis-server
 // with live traffic: the topic page (partitions, lease owners, lag, live chart), reset
-// offset from a group page, a dead letter with markup in it shown as text and replayed from
+// offset and pause and resume from a group page, a dead letter with markup in it shown as text and replayed from
 // the page onto its original partition, and a read-only dashboard that hides and refuses
 // every write.
 func TestDashboardInBrowser(t *testing.T) {
