@@ -178,7 +178,10 @@ func (w *worker) handle(e position.Entry) {
 	}
 	next := msg
 	for count := e.Count; ; count++ {
-		out := w.deliver(next, e.ID, count)
+		out, deferred := w.deliver(next, e, count)
+		if deferred {
+			return // the handler settles it later through its DeferredAck
+		}
 		w.count(out)
 		if w.settle.apply(e, next, decide(w.d.clock.Now(), w.d.rules, w.settle.cfg.retry, out, next)) {
 			return
@@ -197,25 +200,26 @@ func (w *worker) count(out outcome) {
 	}
 }
 
-// deliver sends m to the output channel and waits for its Ack or Nack.
-func (w *worker) deliver(m *message.Message, id string, count int64) outcome {
+// deliver sends m, the message of entry e, to the output channel and waits for its Ack or
+// Nack; deferred reports an Ack of a message its handler deferred (DeferAck).
+func (w *worker) deliver(m *message.Message, e position.Entry, count int64) (out outcome, deferred bool) {
 	// Once stopping, never hand out another entry: a select below would pick a ready output
 	// channel at random over the stop signal, and an entry handed out after a skipped one
 	// would break the partition's order for the next owner.
 	if w.isStopping() || w.msgCtx.Err() != nil {
-		return stopped
+		return stopped, false
 	}
 	// Nor once the lease may have expired (the process was paused, or Redis has not answered
 	// a renewal for LeaseTTL): another member may own the partition by now, and handing out
 	// a prefetched entry would deliver it twice, out of the new owner's order.
 	if w.d.term.Expired() {
 		w.d.lost(errLeaseExpired)
-		return stopped
+		return stopped, false
 	}
 	// Whatever "delayed until" the message carries is history; a new one after a Nack means
 	// middleware.DelayOnError just asked for a delay (see delayOnErrorBackoff).
 	delete(m.Metadata, delay.DelayedUntilKey)
-	dc := &deliveryCtx{parent: w.msgCtx, d: w.delivery(m, id, count)}
+	dc := &deliveryCtx{parent: w.msgCtx, d: w.delivery(m, e.ID, count), w: w, entry: e}
 	defer dc.settle()
 	m.SetContext(dc)
 	select {
@@ -223,20 +227,20 @@ func (w *worker) deliver(m *message.Message, id string, count int64) outcome {
 		w.d.count.stats.delivered.Add(1)
 		w.d.count.metrics.Consumed(w.d.count.labels)
 	case <-w.stop:
-		return stopped
+		return stopped, false
 	case <-w.msgCtx.Done():
-		return stopped
+		return stopped, false
 	}
 	start := w.d.clock.Now()
 	select {
 	case <-m.Acked():
 		w.d.count.metrics.HandleLatency(w.d.count.labels, clock.Since(w.d.clock, start))
-		return acked
+		return acked, dc.deferred.Load() != nil
 	case <-m.Nacked():
 		w.d.count.metrics.HandleLatency(w.d.count.labels, clock.Since(w.d.clock, start))
-		return nacked
+		return nacked, false
 	case <-w.msgCtx.Done():
-		return stopped
+		return stopped, false
 	}
 }
 

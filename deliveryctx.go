@@ -3,7 +3,10 @@ package streamq
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/streamq-dev/streamq/internal/position"
 )
 
 // deliveryCtx is a delivered message's context: done when the worker's message context is
@@ -18,6 +21,10 @@ import (
 type deliveryCtx struct {
 	parent context.Context
 	d      delivery
+	w      *worker        // the partition that delivered it, for DeferAck
+	entry  position.Entry // the entry delivered, for DeferAck
+	// deferred is set when the handler called DeferAck: its ack does not settle the entry.
+	deferred atomic.Pointer[DeferredAck]
 
 	mu      sync.Mutex
 	settled bool
@@ -58,6 +65,9 @@ func (c *deliveryCtx) Err() error {
 func (c *deliveryCtx) Value(key any) any {
 	if key == any(deliveryKey) {
 		return &c.d
+	}
+	if key == any(deferKey) {
+		return c
 	}
 	c.mu.Lock()
 	var child context.Context
