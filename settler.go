@@ -10,6 +10,7 @@ import (
 	"github.com/ThreeDotsLabs/watermill"
 	"github.com/ThreeDotsLabs/watermill/message"
 
+	"github.com/streamq-dev/streamq/internal/clock"
 	"github.com/streamq-dev/streamq/internal/codec"
 	"github.com/streamq-dev/streamq/internal/deferred"
 	"github.com/streamq-dev/streamq/internal/dlq"
@@ -189,6 +190,8 @@ func (s *settler) writeDeadLetter(e position.Entry, rec dlq.Record) bool {
 func (s *settler) replay(e position.Entry) bool {
 	ctx, cancel := s.stepCtx()
 	defer cancel()
+	start := s.d.clock.Now()
+	defer func() { s.d.count.metrics.DLQReplay(s.d.keys.Topic, clock.Since(s.d.clock, start)) }()
 	fields, err := dlq.ReplayFields(e.Values, e.ID)
 	if err == nil {
 		f := s.d.fence
