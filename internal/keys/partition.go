@@ -8,6 +8,11 @@ import "strings"
 // decisions that must wait for every group still wait for it (see internal/stream/lua/ack.lua).
 func RegisteredGroups(stream string) string { return stream + ":groups" }
 
+// Regrouped is the hash, beside stream and in its slot, of the groups a member recreated
+// there lately (group -> "token|position", expiring after a minute): a recreation whose
+// reply was lost and that the client sent again is still reported as made, once.
+func Regrouped(stream string) string { return stream + ":regrouped" }
+
 // DLQCommit is the commit-frontier hash of a group consuming partition p's DLQ as a topic.
 func (s Space) DLQCommit(t string, p int) string { return s.Commit(t, p) + ":dlq" }
 

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"context"
+	"crypto/rand"
 	_ "embed"
 	"fmt"
 	"time"
@@ -25,9 +26,12 @@ func IsNoGroup(err error) bool { return err != nil && redis.HasErrorPrefix(err, 
 // Regroup creates group on stream when it is missing, at the later of the group's commit
 // frontier (commitKey) and acked, the highest id the caller acked there ("" when none), or at
 // startID when neither survived. created is false when the group existed; pos is where the
-// new group starts.
+// new group starts. A call whose reply was lost and that go-redis sent again reports the
+// creation it made (keys.Regrouped), so each recreation is reported once.
 func Regroup(ctx context.Context, rdb redis.Scripter, stream, commitKey, group, acked, startID string) (created bool, pos string, err error) {
-	res, err := regroupScript.Run(ctx, rdb, []string{stream, commitKey, keys.RegisteredGroups(stream)}, group, acked, startID).Slice()
+	token := rand.Text() // one per call: a retry of it sends the same
+	res, err := regroupScript.Run(ctx, rdb, []string{stream, commitKey, keys.RegisteredGroups(stream), keys.Regrouped(stream)},
+		group, acked, startID, token).Slice()
 	if err != nil {
 		return false, "", fmt.Errorf("recreate group %q on %s: %w", group, stream, err)
 	}
