@@ -44,7 +44,9 @@ func (s *settler) apply(e position.Entry, m *message.Message, dec decision) bool
 		s.acks.add(e.ID, payload.Ref(e.Values))
 		return true
 	case replayIt:
-		return s.replay(e)
+		return s.replay(e, dec.drop)
+	case dropIt:
+		return s.drop(e)
 	case retryNow, retryLater:
 		return s.retry(m, e, dec)
 	case deadLetter:
@@ -112,7 +114,9 @@ func (s *settler) deadLetter(m *message.Message, e position.Entry, reason string
 	for k, v := range m.Metadata {
 		md[k] = v
 	}
-	delete(md, RetryGroupMetadata)
+	for _, k := range []string{RetryGroupMetadata, ReplayMetadata, DropMetadata} {
+		delete(md, k) // marks for this delivery, not for the dead letter's
+	}
 	md[DeadLetterMetadata] = reason
 	fields, err := codec.Encode(m.UUID, md, m.Payload)
 	if err != nil {
@@ -185,8 +189,9 @@ func (s *settler) writeDeadLetter(e position.Entry, rec dlq.Record) bool {
 	return s.settled(err, "dead-letter", e)
 }
 
-// replay appends a DLQ entry back to its partition and acks it for this DLQ group.
-func (s *settler) replay(e position.Entry) bool {
+// replay appends a DLQ entry back to its partition and acks it for this DLQ group (and
+// deletes it from the DLQ when drop).
+func (s *settler) replay(e position.Entry, drop bool) bool {
 	ctx, cancel := s.stepCtx()
 	defer cancel()
 	fields, err := dlq.ReplayFields(e.Values, e.ID)
@@ -194,7 +199,7 @@ func (s *settler) replay(e position.Entry) bool {
 		f := s.d.fence
 		_, err = dlq.Replay(ctx, s.d.rdb, dlq.ReplayArgs{
 			DLQStream: s.d.keys.Read, Stream: s.d.keys.Stream,
-			ID: e.ID, Fence: &f, Group: s.d.group(), Fields: fields,
+			ID: e.ID, Delete: drop, Fence: &f, Group: s.d.group(), Fields: fields,
 		})
 	}
 	if errors.Is(err, dlq.ErrNotFound) {
@@ -202,6 +207,18 @@ func (s *settler) replay(e position.Entry) bool {
 		return true
 	}
 	return s.settled(err, "replay", e)
+}
+
+// drop acks a DLQ entry for this DLQ group and deletes it from the DLQ, in one script.
+func (s *settler) drop(e position.Entry) bool {
+	ctx, cancel := s.stepCtx()
+	defer cancel()
+	deleted, err := dlq.Drop(ctx, s.d.rdb, s.d.fence, s.d.keys.Read, s.d.group(), e.ID)
+	if deleted {
+		s.d.count.metrics.DLQDeleted(s.d.keys.Topic, 1)
+		s.d.log.Info("Dead letter dropped", watermill.LogFields{"stream_id": e.ID})
+	}
+	return s.settled(err, "drop", e)
 }
 
 // settled reports whether a fenced step took effect. A lost lease stops the partition;
