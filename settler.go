@@ -122,11 +122,10 @@ func (s *settler) deadLetter(m *message.Message, e position.Entry, reason string
 	if err != nil {
 		fields, _ = codec.Encode(m.UUID, nil, m.Payload)
 	}
-	headers, _ := json.Marshal(map[string]string(md))
 	rec := s.record(e, reason, retries, s.cfg.retry.capFor(m.Metadata))
 	rec.OriginalMessageID = firstNonEmpty(m.Metadata.Get(OriginalIDMetadata), e.ID)
 	rec.Timestamp = streamid.Time(rec.OriginalMessageID)
-	rec.Headers, rec.Message = string(headers), fields
+	rec.Headers, rec.Message = headersOf(md), fields
 	return s.writeDeadLetter(e, rec)
 }
 
@@ -144,9 +143,10 @@ func (s *settler) poison(e position.Entry, cause error) {
 	raw, _ := json.Marshal(e.Values)
 	body, _ := e.Values[PayloadField].(string)
 	reason := "malformed entry: " + cause.Error()
-	fields, _ := codec.Encode(watermill.NewUUID(), map[string]string{DeadLetterMetadata: reason}, []byte(body))
+	md := map[string]string{DeadLetterMetadata: reason}
+	fields, _ := codec.Encode(watermill.NewUUID(), md, []byte(body))
 	rec := s.record(e, reason, 0, 0)
-	rec.OriginalMessageID, rec.Raw, rec.Headers, rec.Message = e.ID, string(raw), "{}", fields
+	rec.OriginalMessageID, rec.Raw, rec.Headers, rec.Message = e.ID, string(raw), headersOf(md), fields
 	s.writeDeadLetter(e, rec)
 }
 
@@ -165,7 +165,7 @@ func (s *settler) payloadMissing(e position.Entry, ref string) {
 	fields, _ := codec.Encode(uuid, md, nil)
 	rec := s.record(e, reason, retryCount(md), s.cfg.retry.capFor(md))
 	rec.OriginalMessageID = firstNonEmpty(md[OriginalIDMetadata], e.ID)
-	rec.Headers, rec.Message = "{}", fields
+	rec.Headers, rec.Message = headersOf(md), fields
 	s.writeDeadLetter(e, rec)
 }
 
@@ -243,6 +243,13 @@ func (s *settler) settled(err error, step string, e position.Entry) bool {
 // a retry decided during a drain still lands.
 func (s *settler) stepCtx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(s.base), s.cfg.stepTimeout)
+}
+
+// headersOf is the DLQ entry's headers field: the dead letter's metadata as JSON, its flags
+// (reason, payload missing) included.
+func headersOf(md map[string]string) string {
+	b, _ := json.Marshal(md)
+	return string(b)
 }
 
 func firstNonEmpty(a, b string) string {
