@@ -7,8 +7,8 @@ import (
 )
 
 // DeadLetterInfo is the record of a dead letter, as a handler of a DLQTopic subscription reads
-// it with DeadLetterFromCtx (the seed's DeadLetterEntry; the message itself is the delivered
-// message). Fields a hand-written DLQ entry lacks are zero.
+// it with DeadLetterFromCtx (the message itself is the delivered message). Fields a DLQ
+// entry written by another tool lacks are zero.
 type DeadLetterInfo struct {
 	// Reason is why the message was dead-lettered: the handler's DeadLetter reason,
 	// "retries exhausted (N): last error", or what made the entry unreadable.

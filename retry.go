@@ -93,7 +93,7 @@ var ErrDeadLettered = errors.New("dead-lettered")
 // Under middleware.Retry, exclude it with ShouldRetry: !errors.Is(err, streamq.ErrDeadLettered).
 //
 // A DLQ has no DLQ: on a message delivered from a DLQTopic, DeadLetter marks it with Drop, so
-// the nack deletes the dead letter (the seed's FAIL).
+// the nack deletes the dead letter.
 func DeadLetter(msg *message.Message, reason error) error {
 	if d, ok := fromCtx(msg.Context()); ok && d.letter != nil {
 		Drop(msg)
@@ -113,10 +113,10 @@ func DeadLetter(msg *message.Message, reason error) error {
 func Replay(msg *message.Message) { msg.Metadata.Set(ReplayMetadata, "true") }
 
 // Drop marks msg, consumed from a DLQTopic, to be deleted from the DLQ when its handler
-// finishes, acked or nacked (the seed's FAIL result for a dead letter: confirm and discard):
-// the dead letter is acked and deleted in one script, for every group reading the DLQ. With
-// Replay as well, an ack replays the letter and deletes it. On a topic that is not a DLQ the
-// mark is ignored. DeadLetter on a dead letter marks it with Drop too.
+// finishes, acked or nacked (confirm and discard): the dead letter is acked and deleted in
+// one script, for every group reading the DLQ. With Replay as well, an ack replays the letter
+// and deletes it. On a topic that is not a DLQ the mark is ignored. DeadLetter on a dead
+// letter marks it with Drop too.
 //
 //	streamq.Drop(msg) // nothing left to do with it
 //	return nil
