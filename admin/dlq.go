@@ -207,7 +207,8 @@ func (a *Admin) replayPartition(ctx context.Context, topic string, p, limit int,
 	return done, nil
 }
 
-// DeleteDeadLetter removes one dead letter; false when it did not exist.
+// DeleteDeadLetter removes one dead letter; false when it did not exist. An id that is not
+// a stream id is ErrInvalidArgument, as for DLQEntry.
 func (a *Admin) DeleteDeadLetter(ctx context.Context, topic string, partition int, id string) (bool, error) {
 	n, err := a.partitions(ctx, topic)
 	if err != nil {
@@ -217,6 +218,9 @@ func (a *Admin) DeleteDeadLetter(ctx context.Context, topic string, partition in
 		return false, err
 	}
 	ok, err := dlq.Delete(ctx, a.rdb, a.space.DLQ(topic, partition), id)
+	if errors.Is(err, stream.ErrInvalidID) {
+		return false, fmt.Errorf("%w: %q is not a stream id", ErrInvalidArgument, id)
+	}
 	if err != nil {
 		return false, fmt.Errorf("delete dead letter %s: %w", id, err)
 	}

@@ -342,21 +342,28 @@ func TestDLQDeleteAndClear(t *testing.T) {
 		partition int
 		id        string
 		want      bool
+		wantErr   error
 		wantSize  int64
 	}{
-		{"unknown id", dead.Partition, "1-1", false, 3},
-		{"not a stream id", dead.Partition, "nope", false, 3},
-		{"empty id", dead.Partition, "", false, 3},
-		{"id of another partition", 0, foreign, false, 3},
-		{"real", dead.Partition, dead.ID, true, 2},
-		{"real again", dead.Partition, dead.ID, false, 2},
+		{"unknown id", dead.Partition, "1-1", false, nil, 3},
+		{"not a stream id", dead.Partition, "nope", false, admin.ErrInvalidArgument, 3},
+		{"empty id", dead.Partition, "", false, admin.ErrInvalidArgument, 3},
+		{"id of another partition", 0, foreign, false, nil, 3},
+		{"real", dead.Partition, dead.ID, true, nil, 2},
+		{"real again", dead.Partition, dead.ID, false, nil, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var ok bool
 			var err error
 			require.NotPanics(t, func() { ok, err = e.adm.DeleteDeadLetter(ctx, topic, tt.partition, tt.id) })
-			require.NoError(t, err)
+			if tt.wantErr != nil {
+				require.ErrorIs(t, err, tt.wantErr)
+				_, getErr := e.adm.DLQEntry(ctx, topic, tt.partition, tt.id)
+				require.ErrorIs(t, getErr, tt.wantErr, "DLQEntry agrees")
+			} else {
+				require.NoError(t, err)
+			}
 			assert.Equal(t, tt.want, ok)
 			assert.Equal(t, tt.wantSize, e.size(topic))
 		})
