@@ -566,3 +566,32 @@ func TestDLQClearKeepsDLQConsumers(t *testing.T) {
 		t.Fatal("dead letter written after ClearDLQ not delivered on the DLQ topic")
 	}
 }
+
+// TestDLQReplayAllCountsWhatItReplayed: a dead letter deleted between its read and its
+// replay is skipped: not counted, and not using up the limit.
+func TestDLQReplayAllCountsWhatItReplayed(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	const topic, partitions = "gone", 2
+	var msgs []*message.Message
+	for i := 0; i < 6; i++ {
+		msgs = append(msgs, msg(fmt.Sprintf("m%d", i), "dead", "bad", i%partitions))
+	}
+	e.deadLetter(topic, partitions, 6, msgs...)
+	before := e.totalStreamLen(topic, partitions)
+	seen := 0
+	n, err := e.adm.ReplayAll(ctx, topic, 3, func(d admin.DeadLetter) bool {
+		if seen++; seen <= 2 { // deleted by someone else meanwhile
+			ok, err := e.adm.DeleteDeadLetter(ctx, topic, d.Partition, d.ID)
+			require.NoError(t, err)
+			require.True(t, ok)
+		}
+		return true
+	}, admin.ReplayOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, 3, n, "two letters were gone: three others were replayed")
+	assert.Equal(t, 5, seen, "the limit counts replays only")
+	assert.Equal(t, before+3, e.totalStreamLen(topic, partitions), "what was appended is what was counted")
+	assert.Equal(t, int64(4), e.size(topic))
+}
