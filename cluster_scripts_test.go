@@ -228,6 +228,13 @@ func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int
 	_, err = dlq.Replay(ctx, client, dlq.ReplayArgs{DLQStream: dlqStr, Stream: str, ID: dlqID, Delete: true,
 		Fence: &fence.Fence{Key: dlqLease, Token: dlqToken}, Group: group, Fields: replayFields})
 	require.NoError(t, err, "replay.lua (fenced, from a DLQ consumer)")
+	dropID, err := dlq.Add(ctx, client, fence.Fence{Key: leaseKey, Token: token}, str, dlqStr, group, bigEntry.ID, rec)
+	require.NoError(t, err)
+	_, _, _, err = stream.Read(ctx, client, group, "m", []string{dlqStr}, []string{">"}, 10, -1)
+	require.NoError(t, err)
+	dropped, err := dlq.Drop(ctx, client, fence.Fence{Key: dlqLease, Token: dlqToken}, dlqStr, group, dropID)
+	require.NoError(t, err, "drop.lua")
+	require.True(t, dropped)
 
 	ackKeys := stream.AckKeys{Lease: leaseKey, Stream: str, Commit: space.Commit(topic, p), PayloadIndex: space.PayloadIndex(topic, p)}
 	var acks []stream.Acked

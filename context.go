@@ -52,7 +52,8 @@ func RetryCountFromCtx(ctx context.Context) (int, bool) {
 }
 
 // OriginalIDFromCtx returns the stream id of the message's first entry: its own id unless it
-// is a retry or a replay.
+// is a retry or a replay. On a DLQTopic it is the dead letter's original message id (the id
+// in its partition, never the DLQ entry's), retried or not.
 func OriginalIDFromCtx(ctx context.Context) (string, bool) {
 	d, ok := fromCtx(ctx)
 	return d.originalID, ok
@@ -62,6 +63,17 @@ func OriginalIDFromCtx(ctx context.Context) (string, bool) {
 func LastErrorFromCtx(ctx context.Context) (string, bool) {
 	d, ok := fromCtx(ctx)
 	return d.lastError, ok && d.lastError != ""
+}
+
+// DeadLetterFromCtx returns the record of a dead letter delivered on a DLQTopic
+// subscription: why and when it failed, in which group, where it came from. false on a topic
+// that is not a DLQ.
+func DeadLetterFromCtx(ctx context.Context) (DeadLetterInfo, bool) {
+	d, _ := fromCtx(ctx)
+	if d.letter == nil {
+		return DeadLetterInfo{}, false
+	}
+	return *d.letter, true
 }
 
 func fromCtx(ctx context.Context) (*delivery, bool) {
@@ -76,4 +88,5 @@ type delivery struct {
 	originalID, lastError            string
 	partition, retries               int
 	count                            int64
+	letter                           *DeadLetterInfo // on a DLQ view only
 }

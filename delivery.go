@@ -176,9 +176,13 @@ func (w *worker) handle(e position.Entry) {
 		w.acks.add(e.ID, "") // another group's retry
 		return
 	}
+	var letter *DeadLetterInfo
+	if w.d.rules.letters {
+		letter = letterOf(e.Values)
+	}
 	next := msg
 	for count := e.Count; ; count++ {
-		out, deferred := w.deliver(next, e, count)
+		out, deferred := w.deliver(next, e, count, letter)
 		if deferred {
 			return // the handler settles it later through its DeferredAck
 		}
@@ -201,8 +205,9 @@ func (w *worker) count(out outcome) {
 }
 
 // deliver sends m, the message of entry e, to the output channel and waits for its Ack or
-// Nack; deferred reports an Ack of a message its handler deferred (DeferAck).
-func (w *worker) deliver(m *message.Message, e position.Entry, count int64) (out outcome, deferred bool) {
+// Nack; letter is the dead letter's record on a DLQ view, else nil. deferred reports an Ack
+// of a message its handler deferred (DeferAck).
+func (w *worker) deliver(m *message.Message, e position.Entry, count int64, letter *DeadLetterInfo) (out outcome, deferred bool) {
 	// Once stopping, never hand out another entry: a select below would pick a ready output
 	// channel at random over the stop signal, and an entry handed out after a skipped one
 	// would break the partition's order for the next owner.
@@ -219,7 +224,7 @@ func (w *worker) deliver(m *message.Message, e position.Entry, count int64) (out
 	// Whatever "delayed until" the message carries is history; a new one after a Nack means
 	// middleware.DelayOnError just asked for a delay (see delayOnErrorBackoff).
 	delete(m.Metadata, delay.DelayedUntilKey)
-	dc := &deliveryCtx{parent: w.msgCtx, d: w.delivery(m, e.ID, count), w: w, entry: e}
+	dc := &deliveryCtx{parent: w.msgCtx, d: w.delivery(m, e.ID, count, letter), w: w, entry: e}
 	defer dc.settle()
 	m.SetContext(dc)
 	select {
@@ -244,13 +249,18 @@ func (w *worker) deliver(m *message.Message, e position.Entry, count int64) (out
 	}
 }
 
-// delivery is what the message's context tells its handler.
-func (w *worker) delivery(m *message.Message, id string, count int64) delivery {
+// delivery is what the message's context tells its handler. A dead letter's original id
+// is its record's (a letter never retried has no OriginalIDMetadata), never the DLQ entry's.
+func (w *worker) delivery(m *message.Message, id string, count int64, letter *DeadLetterInfo) delivery {
+	original := m.Metadata.Get(OriginalIDMetadata)
+	if letter != nil {
+		original = firstNonEmpty(letter.OriginalMessageID, original)
+	}
 	return delivery{
 		topic: w.outlet.labels.Topic, partition: w.d.keys.Index, streamID: id, count: count,
 		group: w.d.group(), consumer: w.d.member,
-		retries: retryCount(m.Metadata), originalID: firstNonEmpty(m.Metadata.Get(OriginalIDMetadata), id),
-		lastError: m.Metadata.Get(LastErrorMetadata),
+		retries: retryCount(m.Metadata), originalID: firstNonEmpty(original, id),
+		lastError: m.Metadata.Get(LastErrorMetadata), letter: letter,
 	}
 }
 

@@ -2,6 +2,7 @@ package streamq
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -362,6 +363,9 @@ func testDLQTopicPoisonEntry(t *testing.T, client redis.UniversalClient) {
 				}
 			}
 			assert.Contains(t, v[dlq.FieldReason], "malformed")
+			var headers map[string]string
+			require.NoError(t, json.Unmarshal([]byte(v[dlq.FieldHeaders].(string)), &headers))
+			assert.Equal(t, map[string]string{DeadLetterMetadata: v[dlq.FieldReason].(string)}, headers, "headers carry the reason")
 			assert.Equal(t, orig[0].ID, v[dlq.FieldOriginalMessageID])
 			assert.Equal(t, strconv.Itoa(tt.partition), v[dlq.FieldPartitionID])
 			assert.Equal(t, "workers", v[dlq.FieldGroup])

@@ -61,6 +61,6 @@
 // and one worker per owned partition with its claimer, acker, settler, mover and
 // housekeeper, each built from explicit dependencies. One message goes: Publish, one
 // pipelined XADD, a fetcher's read round, the partition's read position, the delivery
-// loop and the handler, one settling decision (ack, retry, dead letter, replay), the
+// loop and the handler, one settling decision (ack, retry, dead letter, replay, drop), the
 // acker's fenced batch. README's "Development" section has the package table.
 package streamq

@@ -3,6 +3,7 @@ package streamq_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
@@ -77,6 +78,25 @@ func ExampleDeadLetter() {
 	// Output:
 	// dead-lettered: empty order
 	// empty order
+}
+
+// A Router handler of a topic's dead letters (registered on streamq.DLQTopic("orders") with
+// any consumer group) reads why each letter failed and decides what becomes of it.
+func ExampleDeadLetterFromCtx() {
+	handler := func(msg *message.Message) error {
+		letter, _ := streamq.DeadLetterFromCtx(msg.Context())
+		switch {
+		case letter.Group != "payments":
+			return nil // ack: seen; the letter stays in the DLQ
+		case strings.HasPrefix(letter.Reason, "retries exhausted"):
+			streamq.Replay(msg) // appended back to letter.OriginalPartition, handled again
+			return nil
+		default:
+			streamq.Drop(msg) // confirm and discard: deleted from the DLQ
+			return nil
+		}
+	}
+	_ = message.NoPublishHandlerFunc(handler) // router.AddConsumerHandler("orders-dlq", streamq.DLQTopic("orders"), sub, handler)
 }
 
 // The dead letters of a topic are a topic of their own.

@@ -9,10 +9,6 @@ import (
 	"github.com/streamq-dev/streamq/internal/stream"
 )
 
-// orphanGrace is how old an offloaded payload must be before the housekeeper checks whether
-// its entry still exists (the entry is appended in the same script, so this only skips work).
-const orphanGrace = time.Minute
-
 // keepConfig is what the housekeeper needs of SubscriberConfig.
 type keepConfig struct {
 	interval     time.Duration // TrimInterval
@@ -129,7 +125,7 @@ func (h *housekeeper) trimDLQ(now time.Time) {
 // sweepPayloads removes, a slice of the index per step, offloaded payloads whose entry is gone.
 func (h *housekeeper) sweepPayloads(now time.Time) {
 	k := h.d.keys
-	n, next, err := retention.SweepOrphans(h.d.ctx, h.d.rdb, k.Stream, k.PayloadIndex, k.Payload, now.Add(-orphanGrace), h.cursor, 500)
+	n, next, err := retention.SweepOrphans(h.d.ctx, h.d.rdb, k.Stream, k.PayloadIndex, k.Payload, now.Add(-retention.OrphanGrace), h.cursor, 500)
 	h.cursor = next
 	h.report("orphaned-payloads", int64(n), err)
 }

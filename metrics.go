@@ -27,7 +27,8 @@ type MetricsCollector interface {
 	DeadLettered(l Labels)
 	// PayloadMissing counts entries whose offloaded payload was gone.
 	PayloadMissing(l Labels)
-	// DLQDeleted and DLQCleared count dead letters removed by admin.
+	// DLQDeleted counts dead letters deleted one at a time: by admin, or dropped by a DLQ
+	// handler (Drop). DLQCleared counts those admin removed clearing a topic's DLQ.
 	DLQDeleted(topic string, n int)
 	DLQCleared(topic string, n int)
 

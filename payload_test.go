@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"strconv"
 	"testing"
@@ -341,6 +342,11 @@ func testPayloadMissingGoesToDLQ(t *testing.T, client redis.UniversalClient) {
 	assert.Equal(t, lost.UUID, dead.Values[UUIDField])
 	assert.Equal(t, entry.ID, dead.Values[dlq.FieldOriginalStreamID])
 	assert.Contains(t, dead.Values[dlq.FieldReason], "payload missing")
+	var headers map[string]string
+	require.NoError(t, json.Unmarshal([]byte(dead.Values[dlq.FieldHeaders].(string)), &headers))
+	assert.Equal(t, "true", headers[PayloadMissingMetadata], "headers carry the flags")
+	assert.Equal(t, ref, headers[PayloadMissingRefMetadata])
+	assert.Equal(t, dead.Values[dlq.FieldReason], headers[DeadLetterMetadata])
 
 	require.Eventually(t, func() bool { return groupPending(t, client, stream, "g1") == 0 },
 		10*time.Second, 10*time.Millisecond, "the original entry and the later one must be acked")

@@ -31,6 +31,9 @@ const (
 	ReplayMetadata = codec.HeaderReplay
 	// ReplayedFromMetadata is set on a replayed message: the DLQ entry id it came from.
 	ReplayedFromMetadata = codec.HeaderReplayedFrom
+	// DropMetadata asks for a message consumed from a DLQ topic to be deleted from the DLQ
+	// when it is acked or nacked (see Drop).
+	DropMetadata = codec.HeaderDrop
 )
 
 // Defaults of the built-in retry policy.
@@ -88,7 +91,13 @@ var ErrDeadLettered = errors.New("dead-lettered")
 //	}
 //
 // Under middleware.Retry, exclude it with ShouldRetry: !errors.Is(err, streamq.ErrDeadLettered).
+//
+// A DLQ has no DLQ: on a message delivered from a DLQTopic, DeadLetter marks it with Drop, so
+// the nack deletes the dead letter.
 func DeadLetter(msg *message.Message, reason error) error {
+	if d, ok := fromCtx(msg.Context()); ok && d.letter != nil {
+		Drop(msg)
+	}
 	if reason == nil {
 		msg.Metadata.Set(DeadLetterMetadata, "dead-lettered by handler")
 		return ErrDeadLettered
@@ -98,8 +107,20 @@ func DeadLetter(msg *message.Message, reason error) error {
 }
 
 // Replay marks msg, consumed from a DLQTopic, to be appended back to its original partition
-// when it is acked (the seed's RETRY result). The DLQ entry stays in the DLQ.
+// when it is acked (the seed's RETRY result). The DLQ entry stays in the DLQ, unless msg is
+// also marked with Drop: then the replay deletes it. On a topic that is not a DLQ the mark is
+// ignored.
 func Replay(msg *message.Message) { msg.Metadata.Set(ReplayMetadata, "true") }
+
+// Drop marks msg, consumed from a DLQTopic, to be deleted from the DLQ when its handler
+// finishes, acked or nacked (confirm and discard): the dead letter is acked and deleted in
+// one script, for every group reading the DLQ. With Replay as well, an ack replays the letter
+// and deletes it. On a topic that is not a DLQ the mark is ignored. DeadLetter on a dead
+// letter marks it with Drop too.
+//
+//	streamq.Drop(msg) // nothing left to do with it
+//	return nil
+func Drop(msg *message.Message) { msg.Metadata.Set(DropMetadata, "true") }
 
 // FailureMiddleware records a failing handler's error in the message (LastErrorMetadata), so
 // the retry and the dead letter carry the reason, and dead-letters at once the errors for

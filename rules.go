@@ -17,6 +17,10 @@ type topicRules struct {
 	retries bool
 	// replays: an ack of a letter marked with Replay appends it back to its partition.
 	replays bool
+	// letters: the entries are dead letters. Each delivery carries its record
+	// (DeadLetterFromCtx, and OriginalIDFromCtx from it), and a letter marked with Drop is
+	// deleted from the DLQ when its handler finishes.
+	letters bool
 	// declaresGroup: the group is declared on the topic and checked against the group's
 	// tombstone; a DLQ group keeps its name apart from the topic's groups.
 	declaresGroup bool
@@ -24,7 +28,7 @@ type topicRules struct {
 
 func rulesFor(dlq bool) topicRules {
 	if dlq {
-		return topicRules{replays: true}
+		return topicRules{replays: true, letters: true}
 	}
 	return topicRules{ownEntries: true, background: true, retries: true, declaresGroup: true}
 }

@@ -16,7 +16,8 @@ type verdict int
 
 const (
 	ackIt        verdict = iota // ack (with the ack-delete policy, payload and frontier bookkeeping)
-	replayIt                    // append the dead letter back to its partition, ack it here
+	replayIt                    // append the dead letter back to its partition, ack it here (and delete it: drop)
+	dropIt                      // ack the dead letter here and delete it from the DLQ
 	retryNow                    // append the retry to the partition at once, ack the original
 	retryLater                  // park the retry in the group's retry set until due, ack the original
 	deadLetter                  // write it to the partition's DLQ, ack the original
@@ -27,6 +28,7 @@ const (
 // decision is a verdict with what carrying it out needs.
 type decision struct {
 	verdict verdict
+	drop    bool          // replayIt: delete the dead letter once replayed
 	reason  string        // why it is retried or dead-lettered
 	retries int           // retries so far (dead letter) or the number of this retry
 	wait    time.Duration // redeliver: after this long
@@ -55,16 +57,19 @@ func (r retryRules) capFor(md message.Metadata) int {
 // message, the rules of what the subscription reads and the retry policy; now is when the
 // nack came. It does no I/O.
 func decide(now time.Time, rules topicRules, pol retryRules, out outcome, m *message.Message) decision {
+	drop := rules.letters && m.Metadata.Get(DropMetadata) != ""
 	switch {
 	case out == stopped:
 		return decision{verdict: leavePending}
 	case out == acked && rules.replays && m.Metadata.Get(ReplayMetadata) != "":
-		return decision{verdict: replayIt}
+		return decision{verdict: replayIt, drop: drop}
+	case drop: // acked or nacked: Drop, or DeadLetter on a dead letter
+		return decision{verdict: dropIt}
 	case out == acked:
 		return decision{verdict: ackIt}
 	}
 	retries := retryCount(m.Metadata)
-	if !rules.retries { // a DLQ has no DLQ: the letter waits and comes again
+	if !rules.retries { // a DLQ has no DLQ: a nacked letter waits and comes again
 		return decision{verdict: redeliver, wait: pol.policy.NextBackoff(retries + 1)}
 	}
 	reason := failureReason(m)

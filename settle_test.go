@@ -57,8 +57,21 @@ func TestDecide(t *testing.T) {
 			want: decision{verdict: retryLater, reason: "nacked", retries: 1, due: now.Add(time.Second)}},
 		{name: "a DLQ nack is delivered again after the backoff", rules: dlq, pol: rules, out: nacked, md: md(RetryCountMetadata, "2"),
 			want: decision{verdict: redeliver, wait: 4 * time.Second}},
-		{name: "a DLQ ignores an asked dead letter", rules: dlq, pol: rules, out: nacked, md: md(DeadLetterMetadata, "again"),
+		{name: "a DLQ letter's own reason is no request: nack redelivers", rules: dlq, pol: rules, out: nacked, md: md(DeadLetterMetadata, "again"),
 			want: decision{verdict: redeliver, wait: time.Second}},
+		{name: "drop mark on a DLQ drops when acked", rules: dlq, pol: rules, out: acked, md: md(DropMetadata, "true"),
+			want: decision{verdict: dropIt}},
+		{name: "drop mark on a DLQ drops when nacked (DeadLetter on a dead letter)", rules: dlq, pol: rules, out: nacked,
+			md: md(DropMetadata, "true", DeadLetterMetadata, "again"), want: decision{verdict: dropIt}},
+		{name: "replay and drop marks on a DLQ replay, then delete", rules: dlq, pol: rules, out: acked,
+			md: md(ReplayMetadata, "true", DropMetadata, "true"), want: decision{verdict: replayIt, drop: true}},
+		{name: "replay mark on a nacked DLQ letter redelivers", rules: dlq, pol: rules, out: nacked, md: md(ReplayMetadata, "true"),
+			want: decision{verdict: redeliver, wait: time.Second}},
+		{name: "drop mark stopped stays pending", rules: dlq, pol: rules, out: stopped, md: md(DropMetadata, "true"),
+			want: decision{verdict: leavePending}},
+		{name: "drop mark on a topic is a plain ack", rules: topic, pol: rules, out: acked, md: md(DropMetadata, "true"), want: decision{verdict: ackIt}},
+		{name: "drop mark on a topic nack retries", rules: topic, pol: rules, out: nacked, md: md(DropMetadata, "true"),
+			want: decision{verdict: retryLater, reason: "nacked", retries: 1, due: now.Add(time.Second)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

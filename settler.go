@@ -45,7 +45,9 @@ func (s *settler) apply(e position.Entry, m *message.Message, dec decision) bool
 		s.acks.add(e.ID, payload.Ref(e.Values))
 		return true
 	case replayIt:
-		return s.replay(e)
+		return s.replay(e, dec.drop)
+	case dropIt:
+		return s.drop(e)
 	case retryNow, retryLater:
 		return s.retry(m, e, dec)
 	case deadLetter:
@@ -113,17 +115,18 @@ func (s *settler) deadLetter(m *message.Message, e position.Entry, reason string
 	for k, v := range m.Metadata {
 		md[k] = v
 	}
-	delete(md, RetryGroupMetadata)
+	for _, k := range []string{RetryGroupMetadata, ReplayMetadata, DropMetadata} {
+		delete(md, k) // marks for this delivery, not for the dead letter's
+	}
 	md[DeadLetterMetadata] = reason
 	fields, err := codec.Encode(m.UUID, md, m.Payload)
 	if err != nil {
 		fields, _ = codec.Encode(m.UUID, nil, m.Payload)
 	}
-	headers, _ := json.Marshal(map[string]string(md))
 	rec := s.record(e, reason, retries, s.cfg.retry.capFor(m.Metadata))
 	rec.OriginalMessageID = firstNonEmpty(m.Metadata.Get(OriginalIDMetadata), e.ID)
 	rec.Timestamp = streamid.Time(rec.OriginalMessageID)
-	rec.Headers, rec.Message = string(headers), fields
+	rec.Headers, rec.Message = headersOf(md), fields
 	return s.writeDeadLetter(e, rec)
 }
 
@@ -141,9 +144,10 @@ func (s *settler) poison(e position.Entry, cause error) {
 	raw, _ := json.Marshal(e.Values)
 	body, _ := e.Values[PayloadField].(string)
 	reason := "malformed entry: " + cause.Error()
-	fields, _ := codec.Encode(watermill.NewUUID(), map[string]string{DeadLetterMetadata: reason}, []byte(body))
+	md := map[string]string{DeadLetterMetadata: reason}
+	fields, _ := codec.Encode(watermill.NewUUID(), md, []byte(body))
 	rec := s.record(e, reason, 0, 0)
-	rec.OriginalMessageID, rec.Raw, rec.Headers, rec.Message = e.ID, string(raw), "{}", fields
+	rec.OriginalMessageID, rec.Raw, rec.Headers, rec.Message = e.ID, string(raw), headersOf(md), fields
 	s.writeDeadLetter(e, rec)
 }
 
@@ -162,7 +166,7 @@ func (s *settler) payloadMissing(e position.Entry, ref string) {
 	fields, _ := codec.Encode(uuid, md, nil)
 	rec := s.record(e, reason, retryCount(md), s.cfg.retry.capFor(md))
 	rec.OriginalMessageID = firstNonEmpty(md[OriginalIDMetadata], e.ID)
-	rec.Headers, rec.Message = "{}", fields
+	rec.Headers, rec.Message = headersOf(md), fields
 	s.writeDeadLetter(e, rec)
 }
 
@@ -186,8 +190,9 @@ func (s *settler) writeDeadLetter(e position.Entry, rec dlq.Record) bool {
 	return s.settled(err, "dead-letter", e)
 }
 
-// replay appends a DLQ entry back to its partition and acks it for this DLQ group.
-func (s *settler) replay(e position.Entry) bool {
+// replay appends a DLQ entry back to its partition and acks it for this DLQ group (and
+// deletes it from the DLQ when drop).
+func (s *settler) replay(e position.Entry, drop bool) bool {
 	ctx, cancel := s.stepCtx()
 	defer cancel()
 	start := s.d.clock.Now()
@@ -197,7 +202,7 @@ func (s *settler) replay(e position.Entry) bool {
 		f := s.d.fence
 		_, err = dlq.Replay(ctx, s.d.rdb, dlq.ReplayArgs{
 			DLQStream: s.d.keys.Read, Stream: s.d.keys.Stream,
-			ID: e.ID, Fence: &f, Group: s.d.group(), Fields: fields,
+			ID: e.ID, Delete: drop, Fence: &f, Group: s.d.group(), Fields: fields,
 		})
 	}
 	if errors.Is(err, dlq.ErrNotFound) {
@@ -205,6 +210,18 @@ func (s *settler) replay(e position.Entry) bool {
 		return true
 	}
 	return s.settled(err, "replay", e)
+}
+
+// drop acks a DLQ entry for this DLQ group and deletes it from the DLQ, in one script.
+func (s *settler) drop(e position.Entry) bool {
+	ctx, cancel := s.stepCtx()
+	defer cancel()
+	deleted, err := dlq.Drop(ctx, s.d.rdb, s.d.fence, s.d.keys.Read, s.d.group(), e.ID)
+	if deleted {
+		s.d.count.metrics.DLQDeleted(s.d.keys.Topic, 1)
+		s.d.log.Info("Dead letter dropped", watermill.LogFields{"stream_id": e.ID})
+	}
+	return s.settled(err, "drop", e)
 }
 
 // settled reports whether a fenced step took effect. A lost lease stops the partition;
@@ -229,6 +246,13 @@ func (s *settler) settled(err error, step string, e position.Entry) bool {
 // a retry decided during a drain still lands.
 func (s *settler) stepCtx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(s.base), s.cfg.stepTimeout)
+}
+
+// headersOf is the DLQ entry's headers field: the dead letter's metadata as JSON, its flags
+// (reason, payload missing) included.
+func headersOf(md map[string]string) string {
+	b, _ := json.Marshal(md)
+	return string(b)
 }
 
 func firstNonEmpty(a, b string) string {

@@ -163,7 +163,8 @@ const DefaultReplayLimit = 1000
 
 // ReplayAll replays up to limit dead letters of topic (limit <= 0: DefaultReplayLimit),
 // oldest first per partition, for which keep returns true (nil: all), and returns how many
-// it replayed.
+// it replayed: a letter deleted between its read and its replay is skipped, uncounted, and
+// on an error the count is of the letters replayed before it.
 func (a *Admin) ReplayAll(ctx context.Context, topic string, limit int, keep func(DeadLetter) bool, opts ReplayOptions) (int, error) {
 	n, err := a.partitions(ctx, topic)
 	if err != nil {
@@ -197,17 +198,22 @@ func (a *Admin) replayPartition(ctx context.Context, topic string, p, limit int,
 			if keep != nil && !keep(toDeadLetter(topic, p, m)) {
 				continue
 			}
-			if _, err := a.replay(ctx, topic, p, m, opts); err != nil && !errors.Is(err, ErrEntryNotFound) {
+			_, err := a.replay(ctx, topic, p, m, opts)
+			switch {
+			case errors.Is(err, ErrEntryNotFound): // deleted meanwhile: nothing replayed
+			case err != nil:
 				return done, err
+			default:
+				done++
 			}
-			done++
 		}
 		start = "(" + msgs[len(msgs)-1].ID
 	}
 	return done, nil
 }
 
-// DeleteDeadLetter removes one dead letter; false when it did not exist.
+// DeleteDeadLetter removes one dead letter; false when it did not exist. An id that is not
+// a stream id is ErrInvalidArgument, as for DLQEntry.
 func (a *Admin) DeleteDeadLetter(ctx context.Context, topic string, partition int, id string) (bool, error) {
 	n, err := a.partitions(ctx, topic)
 	if err != nil {
@@ -217,6 +223,9 @@ func (a *Admin) DeleteDeadLetter(ctx context.Context, topic string, partition in
 		return false, err
 	}
 	ok, err := dlq.Delete(ctx, a.rdb, a.space.DLQ(topic, partition), id)
+	if errors.Is(err, stream.ErrInvalidID) {
+		return false, fmt.Errorf("%w: %q is not a stream id", ErrInvalidArgument, id)
+	}
 	if err != nil {
 		return false, fmt.Errorf("delete dead letter %s: %w", id, err)
 	}

@@ -342,21 +342,28 @@ func TestDLQDeleteAndClear(t *testing.T) {
 		partition int
 		id        string
 		want      bool
+		wantErr   error
 		wantSize  int64
 	}{
-		{"unknown id", dead.Partition, "1-1", false, 3},
-		{"not a stream id", dead.Partition, "nope", false, 3},
-		{"empty id", dead.Partition, "", false, 3},
-		{"id of another partition", 0, foreign, false, 3},
-		{"real", dead.Partition, dead.ID, true, 2},
-		{"real again", dead.Partition, dead.ID, false, 2},
+		{"unknown id", dead.Partition, "1-1", false, nil, 3},
+		{"not a stream id", dead.Partition, "nope", false, admin.ErrInvalidArgument, 3},
+		{"empty id", dead.Partition, "", false, admin.ErrInvalidArgument, 3},
+		{"id of another partition", 0, foreign, false, nil, 3},
+		{"real", dead.Partition, dead.ID, true, nil, 2},
+		{"real again", dead.Partition, dead.ID, false, nil, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var ok bool
 			var err error
 			require.NotPanics(t, func() { ok, err = e.adm.DeleteDeadLetter(ctx, topic, tt.partition, tt.id) })
-			require.NoError(t, err)
+			if tt.wantErr != nil {
+				require.ErrorIs(t, err, tt.wantErr)
+				_, getErr := e.adm.DLQEntry(ctx, topic, tt.partition, tt.id)
+				require.ErrorIs(t, getErr, tt.wantErr, "DLQEntry agrees")
+			} else {
+				require.NoError(t, err)
+			}
 			assert.Equal(t, tt.want, ok)
 			assert.Equal(t, tt.wantSize, e.size(topic))
 		})
@@ -558,4 +565,33 @@ func TestDLQClearKeepsDLQConsumers(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("dead letter written after ClearDLQ not delivered on the DLQ topic")
 	}
+}
+
+// TestDLQReplayAllCountsWhatItReplayed: a dead letter deleted between its read and its
+// replay is skipped: not counted, and not using up the limit.
+func TestDLQReplayAllCountsWhatItReplayed(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	const topic, partitions = "gone", 2
+	var msgs []*message.Message
+	for i := 0; i < 6; i++ {
+		msgs = append(msgs, msg(fmt.Sprintf("m%d", i), "dead", "bad", i%partitions))
+	}
+	e.deadLetter(topic, partitions, 6, msgs...)
+	before := e.totalStreamLen(topic, partitions)
+	seen := 0
+	n, err := e.adm.ReplayAll(ctx, topic, 3, func(d admin.DeadLetter) bool {
+		if seen++; seen <= 2 { // deleted by someone else meanwhile
+			ok, err := e.adm.DeleteDeadLetter(ctx, topic, d.Partition, d.ID)
+			require.NoError(t, err)
+			require.True(t, ok)
+		}
+		return true
+	}, admin.ReplayOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, 3, n, "two letters were gone: three others were replayed")
+	assert.Equal(t, 5, seen, "the limit counts replays only")
+	assert.Equal(t, before+3, e.totalStreamLen(topic, partitions), "what was appended is what was counted")
+	assert.Equal(t, int64(4), e.size(topic))
 }

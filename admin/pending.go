@@ -1,9 +1,10 @@
 package admin
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/streamq-dev/streamq/internal/stream"
@@ -20,6 +21,20 @@ const (
 	SortByID                            // oldest id first across partitions (then partition)
 )
 
+// PendingOrder is the direction of Pending's Sort.
+type PendingOrder int
+
+// Directions of Pending's Sort.
+const (
+	// OrderDefault is each Sort's own direction: SortByIdle and SortByDeliveries descending
+	// (longest idle, most deliveries first), SortByID ascending (oldest first).
+	OrderDefault PendingOrder = iota
+	// Ascending puts the smallest first: shortest idle, fewest deliveries, oldest id.
+	Ascending
+	// Descending puts the largest first: longest idle, most deliveries, newest id.
+	Descending
+)
+
 // Pending defaults and bounds.
 const (
 	// DefaultPendingLimit is Pending's default Limit.
@@ -34,6 +49,8 @@ type PendingOptions struct {
 	Limit int
 	// Sort orders the entries. Optional; default SortByIdle.
 	Sort PendingSort
+	// Order is the direction of Sort. Optional; default OrderDefault (Sort's own direction).
+	Order PendingOrder
 	// MinIdle keeps only entries idle at least this long (XPENDING IDLE). Optional; default 0.
 	MinIdle time.Duration
 	// PerPartition is how many pending entries are sampled per partition: the oldest by id.
@@ -70,13 +87,13 @@ func (a *Admin) Pending(ctx context.Context, topic, group string, opts PendingOp
 	if err != nil {
 		return nil, err
 	}
-	sortPending(all, opts.Sort)
+	sortPending(all, opts.Sort, opts.Order)
 	return all[:min(len(all), opts.Limit)], nil
 }
 
 func (o PendingOptions) withDefaults() (PendingOptions, error) {
-	if o.MinIdle < 0 || o.Sort < SortByIdle || o.Sort > SortByID {
-		return o, fmt.Errorf("%w: pending options: MinIdle %s, Sort %d", ErrInvalidArgument, o.MinIdle, o.Sort)
+	if o.MinIdle < 0 || o.Sort < SortByIdle || o.Sort > SortByID || o.Order < OrderDefault || o.Order > Descending {
+		return o, fmt.Errorf("%w: pending options: MinIdle %s, Sort %d, Order %d", ErrInvalidArgument, o.MinIdle, o.Sort, o.Order)
 	}
 	if o.Limit <= 0 {
 		o.Limit = DefaultPendingLimit
@@ -106,26 +123,40 @@ func (a *Admin) samplePending(ctx context.Context, topic, group string, n int, o
 	return all, nil
 }
 
-func sortPending(all []PendingEntry, by PendingSort) {
-	byID := func(x, y PendingEntry) bool {
-		if x.ID != y.ID {
-			return streamid.Less(x.ID, y.ID)
-		}
-		return x.Partition < y.Partition
+// sortPending sorts all by the key of by in direction order; entries equal by it keep the
+// order of their ids (then partitions), oldest first.
+func sortPending(all []PendingEntry, by PendingSort, order PendingOrder) {
+	asc := pendingKeys[by]
+	primary := asc
+	if order == Descending || (order == OrderDefault && by != SortByID) {
+		primary = func(x, y PendingEntry) int { return asc(y, x) }
 	}
-	less := map[PendingSort]func(x, y PendingEntry) bool{
-		SortByIdle: func(x, y PendingEntry) bool {
-			return x.Idle > y.Idle || (x.Idle == y.Idle && x.Deliveries > y.Deliveries)
-		},
-		SortByDeliveries: func(x, y PendingEntry) bool {
-			return x.Deliveries > y.Deliveries || (x.Deliveries == y.Deliveries && x.Idle > y.Idle)
-		},
-		SortByID: byID,
-	}[by]
-	sort.SliceStable(all, func(i, j int) bool {
-		if less(all[i], all[j]) {
-			return true
+	slices.SortStableFunc(all, func(x, y PendingEntry) int {
+		if c := primary(x, y); c != 0 {
+			return c
 		}
-		return !less(all[j], all[i]) && byID(all[i], all[j])
+		return compareID(x, y)
 	})
+}
+
+// pendingKeys compare two entries by each Sort, ascending.
+var pendingKeys = map[PendingSort]func(x, y PendingEntry) int{
+	SortByIdle: func(x, y PendingEntry) int {
+		return cmp.Or(cmp.Compare(x.Idle, y.Idle), cmp.Compare(x.Deliveries, y.Deliveries))
+	},
+	SortByDeliveries: func(x, y PendingEntry) int {
+		return cmp.Or(cmp.Compare(x.Deliveries, y.Deliveries), cmp.Compare(x.Idle, y.Idle))
+	},
+	SortByID: compareID,
+}
+
+// compareID orders by stream id, then partition.
+func compareID(x, y PendingEntry) int {
+	switch {
+	case streamid.Less(x.ID, y.ID):
+		return -1
+	case streamid.Less(y.ID, x.ID):
+		return 1
+	}
+	return cmp.Compare(x.Partition, y.Partition)
 }

@@ -61,6 +61,11 @@ func TestPendingSampling(t *testing.T) {
 		{"limit", admin.PendingOptions{Limit: 2}, []time.Duration{50 * s, 40 * s}},
 		{"sample of one per partition", admin.PendingOptions{PerPartition: 1}, []time.Duration{40 * s, 10 * s}},
 		{"by deliveries, min idle, limit", admin.PendingOptions{Sort: admin.SortByDeliveries, MinIdle: 15 * s, Limit: 3}, []time.Duration{30 * s, 40 * s, 20 * s}},
+		{"by idle, ascending", admin.PendingOptions{Order: admin.Ascending}, []time.Duration{5 * s, 10 * s, 20 * s, 30 * s, 40 * s, 50 * s}},
+		{"by idle, descending", admin.PendingOptions{Order: admin.Descending}, []time.Duration{50 * s, 40 * s, 30 * s, 20 * s, 10 * s, 5 * s}},
+		{"by deliveries, ascending", admin.PendingOptions{Sort: admin.SortByDeliveries, Order: admin.Ascending},
+			[]time.Duration{10 * s, 50 * s, 20 * s, 40 * s, 5 * s, 30 * s}},
+		{"by idle, ascending, min idle, limit", admin.PendingOptions{Order: admin.Ascending, MinIdle: 15 * s, Limit: 2}, []time.Duration{20 * s, 30 * s}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -69,6 +74,16 @@ func TestPendingSampling(t *testing.T) {
 			assert.Equal(t, tt.want, idles(got))
 		})
 	}
+
+	t.Run("by id, descending", func(t *testing.T) {
+		got, err := e.adm.Pending(e.ctx, topic, group, admin.PendingOptions{Sort: admin.SortByID, Order: admin.Descending})
+		require.NoError(t, err)
+		require.Len(t, got, 6)
+		for i := 1; i < len(got); i++ {
+			assert.False(t, idBefore(got[i-1].ID, got[i].ID), "%s before %s", got[i-1].ID, got[i].ID)
+		}
+		assert.ElementsMatch(t, allIDs, pendingIDs(got))
+	})
 
 	t.Run("by id", func(t *testing.T) {
 		got, err := e.adm.Pending(e.ctx, topic, group, admin.PendingOptions{Sort: admin.SortByID})
@@ -88,6 +103,8 @@ func TestPendingSampling(t *testing.T) {
 		_, err := e.adm.Pending(e.ctx, topic, group, admin.PendingOptions{MinIdle: -s})
 		assert.ErrorIs(t, err, admin.ErrInvalidArgument)
 		_, err = e.adm.Pending(e.ctx, topic, group, admin.PendingOptions{Sort: 7})
+		assert.ErrorIs(t, err, admin.ErrInvalidArgument)
+		_, err = e.adm.Pending(e.ctx, topic, group, admin.PendingOptions{Order: 3})
 		assert.ErrorIs(t, err, admin.ErrInvalidArgument)
 	})
 }

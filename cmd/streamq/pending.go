@@ -23,11 +23,17 @@ var pendingSorts = map[string]admin.PendingSort{
 	"idle": admin.SortByIdle, "deliveries": admin.SortByDeliveries, "id": admin.SortByID,
 }
 
+// pendingOrders maps --order to admin's directions ("": the sort's own).
+var pendingOrders = map[string]admin.PendingOrder{
+	"": admin.OrderDefault, "asc": admin.Ascending, "desc": admin.Descending,
+}
+
 // pendingOpts are the flags of pending.
 type pendingOpts struct {
 	a       *app
 	limit   int
 	sortBy  string
+	order   string
 	minIdle time.Duration
 }
 
@@ -47,8 +53,10 @@ partition are sampled, merged, filtered by --min-idle and sorted.`, admin.MaxPen
 	f := cmd.Flags()
 	f.IntVarP(&o.limit, "limit", "n", admin.DefaultPendingLimit, "most entries to list")
 	f.StringVar(&o.sortBy, "sort", "idle", "order: idle (longest first), deliveries (most first) or id (oldest first)")
+	f.StringVar(&o.order, "order", "", "direction of --sort: asc (smallest first) or desc (largest first); default: the sort's own")
 	f.DurationVar(&o.minIdle, "min-idle", 0, "only entries idle at least this long, e.g. 30s")
 	_ = cmd.RegisterFlagCompletionFunc("sort", cobra.FixedCompletions([]cobra.Completion{"idle", "deliveries", "id"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("order", cobra.FixedCompletions([]cobra.Completion{"asc", "desc"}, cobra.ShellCompDirectiveNoFileComp))
 	a.addJSONFlag(cmd)
 	return cmd
 }
@@ -60,13 +68,17 @@ func (o *pendingOpts) options() (admin.PendingOptions, error) {
 	if !ok {
 		return admin.PendingOptions{}, usageErrorf("--sort must be idle, deliveries or id, got %q", o.sortBy)
 	}
+	direction, ok := pendingOrders[o.order]
+	if !ok {
+		return admin.PendingOptions{}, usageErrorf("--order must be asc or desc, got %q", o.order)
+	}
 	if o.limit < 1 {
 		return admin.PendingOptions{}, usageErrorf("--limit must be at least 1, got %d", o.limit)
 	}
 	if o.minIdle < 0 {
 		return admin.PendingOptions{}, usageErrorf("--min-idle must not be negative, got %s", o.minIdle)
 	}
-	return admin.PendingOptions{Limit: o.limit, Sort: order, MinIdle: o.minIdle}, nil
+	return admin.PendingOptions{Limit: o.limit, Sort: order, Order: direction, MinIdle: o.minIdle}, nil
 }
 
 // run runs pending: it reads the group's pending entries and prints them.

@@ -250,6 +250,7 @@ func newRootCmd(a *app) *cobra.Command {
 		groupsCmd(a), statsCmd(a), lagCmd(a), pendingCmd(a), frontierCmd(a), resetOffsetCmd(a), pauseCmd(a), resumeCmd(a), deleteGroupCmd(a),
 		recentCmd(a), rangeCmd(a), tailCmd(a),
 		dlqCmd(a),
+		payloadsCmd(a),
 		demoCmd(a),
 		uiCmd(a),
 	)

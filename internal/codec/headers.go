@@ -9,6 +9,7 @@ const (
 	HeaderRetryGroup     = "x-retry-group"
 	HeaderDeadLetter     = "x-dead-letter-reason"
 	HeaderReplay         = "x-dlq-replay"
+	HeaderDrop           = "x-dlq-drop"
 	HeaderReplayedFrom   = "x-replayed-from"
 	HeaderForcePartition = "x-force-partition-id"
 )

@@ -29,16 +29,8 @@ var recordFields = map[string]bool{
 // bad or non-positive time as the zero time, a bad partition as PartitionOf reads it; every
 // field that is not one of the Record's goes to Message.
 func Decode(values map[string]any) Letter {
-	str := func(k string) string { s, _ := values[k].(string); return s }
-	num := func(k string) int { v, _ := strconv.Atoi(str(k)); return v }
-	l := Letter{Record: Record{
-		OriginalTopic: str(FieldOriginalTopic), Partition: PartitionOf(values),
-		OriginalMessageID: str(FieldOriginalMessageID), OriginalStreamID: str(FieldOriginalStreamID),
-		RetryCount: num(FieldRetryCount), MaxRetries: num(FieldMaxRetries),
-		Timestamp: millis(str(FieldTimestamp)), FailedAt: millis(str(FieldFailedAt)),
-		Reason: str(FieldReason), Group: str(FieldGroup), Headers: str(FieldHeaders), Raw: str(FieldRaw),
-		Message: map[string]any{},
-	}}
+	l := Letter{Record: DecodeRecord(values)}
+	l.Message = map[string]any{}
 	for k, v := range values {
 		if !recordFields[k] {
 			l.Message[k] = v
@@ -48,6 +40,20 @@ func Decode(values map[string]any) Letter {
 		l.UUID, l.Metadata, l.Payload = uuid, md, []byte(payload)
 	}
 	return l
+}
+
+// DecodeRecord reads the Record fields of a DLQ entry as Decode does, without its message
+// (Message is nil): what a delivery of the entry on a DLQ topic needs, read cheaply.
+func DecodeRecord(values map[string]any) Record {
+	str := func(k string) string { s, _ := values[k].(string); return s }
+	num := func(k string) int { v, _ := strconv.Atoi(str(k)); return v }
+	return Record{
+		OriginalTopic: str(FieldOriginalTopic), Partition: PartitionOf(values),
+		OriginalMessageID: str(FieldOriginalMessageID), OriginalStreamID: str(FieldOriginalStreamID),
+		RetryCount: num(FieldRetryCount), MaxRetries: num(FieldMaxRetries),
+		Timestamp: millis(str(FieldTimestamp)), FailedAt: millis(str(FieldFailedAt)),
+		Reason: str(FieldReason), Group: str(FieldGroup), Headers: str(FieldHeaders), Raw: str(FieldRaw),
+	}
 }
 
 // millis reads a time stored as unix milliseconds; anything but a positive integer is zero.

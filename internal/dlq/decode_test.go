@@ -65,6 +65,11 @@ func TestDecode(t *testing.T) {
 			if got := Decode(tt.values); !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("Decode = %+v\nwant     %+v", got, tt.want)
 			}
+			wantRecord := tt.want.Record
+			wantRecord.Message = nil
+			if got := DecodeRecord(tt.values); !reflect.DeepEqual(got, wantRecord) {
+				t.Fatalf("DecodeRecord = %+v\nwant           %+v", got, wantRecord)
+			}
 		})
 	}
 }

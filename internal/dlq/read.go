@@ -2,7 +2,6 @@ package dlq
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/redis/go-redis/v9"
@@ -51,12 +50,9 @@ func Get(ctx context.Context, rdb redis.UniversalClient, dlqStream, id string) (
 	return Entry{ID: e.ID, Partition: PartitionOf(e.Values), Values: e.Values}, nil
 }
 
-// Delete removes dead letter id of dlqStream and reports whether it existed; an id that is
-// no stream id names none.
+// Delete removes dead letter id of dlqStream and reports whether it existed;
+// stream.ErrInvalidID when id is not a stream id.
 func Delete(ctx context.Context, rdb redis.UniversalClient, dlqStream, id string) (bool, error) {
 	n, err := stream.Delete(ctx, rdb, dlqStream, id)
-	if errors.Is(err, stream.ErrInvalidID) {
-		return false, nil
-	}
 	return n > 0, err
 }

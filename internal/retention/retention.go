@@ -173,6 +173,10 @@ func TrimOlderHard(ctx context.Context, rdb redis.UniversalClient, stream string
 	return n, nil
 }
 
+// OrphanGrace is how old an offloaded payload must be before a sweep checks whether its entry
+// still exists (the entry is appended in the same script, so this only skips work).
+const OrphanGrace = time.Minute
+
 // SweepOrphans deletes offloaded payloads of a partition whose entry no longer exists
 // (trimmed or deleted). It checks up to limit index members indexed before olderThan,
 // starting after cursor (0 the first time), and returns how many it deleted and the cursor
