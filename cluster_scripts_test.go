@@ -214,7 +214,7 @@ func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int
 	dead, err := client.XRange(ctx, dlqStr, dlqID, dlqID).Result()
 	require.NoError(t, err)
 	require.Len(t, dead, 1)
-	replayFields, err := dlq.ReplayFields(dead[0].Values, dlqID)
+	replayFields, err := dlq.ReplayFields(dead[0].Values, dlqID, false)
 	require.NoError(t, err)
 	_, err = dlq.Replay(ctx, client, dlq.ReplayArgs{DLQStream: dlqStr, Stream: str, ID: dlqID, Fields: replayFields})
 	require.NoError(t, err, "replay.lua")

@@ -110,7 +110,17 @@ func DeadLetter(msg *message.Message, reason error) error {
 // when it is acked (the seed's RETRY result). The DLQ entry stays in the DLQ, unless msg is
 // also marked with Drop: then the replay deletes it. On a topic that is not a DLQ the mark is
 // ignored.
+//
+// The replay is delivered to the group that failed the message only (the letter's group),
+// like a retry: the groups that handled it skip it. ReplayToAllGroups replays to every group.
 func Replay(msg *message.Message) { msg.Metadata.Set(ReplayMetadata, "true") }
+
+// replayAllGroups is ReplayMetadata's value for a replay to every group.
+const replayAllGroups = "all-groups"
+
+// ReplayToAllGroups is Replay delivered to every consumer group of the topic, not only to
+// the one that failed the message.
+func ReplayToAllGroups(msg *message.Message) { msg.Metadata.Set(ReplayMetadata, replayAllGroups) }
 
 // Drop marks msg, consumed from a DLQTopic, to be deleted from the DLQ when its handler
 // finishes, acked or nacked (confirm and discard): the dead letter is acked and deleted in

@@ -29,6 +29,7 @@ const (
 type decision struct {
 	verdict verdict
 	drop    bool          // replayIt: delete the dead letter once replayed
+	all     bool          // replayIt: deliver the replay to every group, not only the failing one
 	reason  string        // why it is retried or dead-lettered
 	retries int           // retries so far (dead letter) or the number of this retry
 	wait    time.Duration // redeliver: after this long
@@ -62,7 +63,7 @@ func decide(now time.Time, rules topicRules, pol retryRules, out outcome, m *mes
 	case out == stopped:
 		return decision{verdict: leavePending}
 	case out == acked && rules.replays && m.Metadata.Get(ReplayMetadata) != "":
-		return decision{verdict: replayIt, drop: drop}
+		return decision{verdict: replayIt, drop: drop, all: m.Metadata.Get(ReplayMetadata) == replayAllGroups}
 	case drop: // acked or nacked: Drop, or DeadLetter on a dead letter
 		return decision{verdict: dropIt}
 	case out == acked:

@@ -30,6 +30,7 @@ func TestDecide(t *testing.T) {
 		{name: "stopped stays pending", rules: topic, pol: rules, out: stopped, want: decision{verdict: leavePending}},
 		{name: "replay mark on a topic is a plain ack", rules: topic, pol: rules, out: acked, md: md(ReplayMetadata, "true"), want: decision{verdict: ackIt}},
 		{name: "replay mark on a DLQ replays", rules: dlq, pol: rules, out: acked, md: md(ReplayMetadata, "true"), want: decision{verdict: replayIt}},
+		{name: "a replay to every group", rules: dlq, pol: rules, out: acked, md: md(ReplayMetadata, replayAllGroups), want: decision{verdict: replayIt, all: true}},
 		{name: "first nack parks the retry a second out", rules: topic, pol: rules, out: nacked,
 			want: decision{verdict: retryLater, reason: "nacked", retries: 1, due: now.Add(time.Second)}},
 		{name: "second nack backs off twice as long", rules: topic, pol: rules, out: nacked, md: md(RetryCountMetadata, "1", LastErrorMetadata, "boom"),

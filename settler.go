@@ -45,7 +45,7 @@ func (s *settler) apply(e position.Entry, m *message.Message, dec decision) bool
 		s.acks.add(e.ID, payload.Ref(e.Values))
 		return true
 	case replayIt:
-		return s.replay(e, dec.drop)
+		return s.replay(e, dec.drop, dec.all)
 	case dropIt:
 		return s.drop(e)
 	case retryNow, retryLater:
@@ -192,12 +192,12 @@ func (s *settler) writeDeadLetter(e position.Entry, rec dlq.Record) bool {
 
 // replay appends a DLQ entry back to its partition and acks it for this DLQ group (and
 // deletes it from the DLQ when drop).
-func (s *settler) replay(e position.Entry, drop bool) bool {
+func (s *settler) replay(e position.Entry, drop, allGroups bool) bool {
 	ctx, cancel := s.stepCtx()
 	defer cancel()
 	start := s.d.clock.Now()
 	defer func() { s.d.count.metrics.DLQReplay(s.d.keys.Topic, clock.Since(s.d.clock, start)) }()
-	fields, err := dlq.ReplayFields(e.Values, e.ID)
+	fields, err := dlq.ReplayFields(e.Values, e.ID, allGroups)
 	if err == nil {
 		f := s.d.fence
 		_, err = dlq.Replay(ctx, s.d.rdb, dlq.ReplayArgs{

@@ -212,7 +212,7 @@ func replay(t *testing.T, adm *admin.Admin, dead []admin.DeadLetter) int {
 	}
 	n, err := adm.ReplayAll(ctx, cmpTopic, 0, func(d admin.DeadLetter) bool {
 		return strings.HasPrefix(d.Reason, "bad-")
-	}, admin.ReplayOptions{Delete: true})
+	}, admin.ReplayOptions{Delete: true, Again: true})
 	require.NoError(t, err)
 	return n
 }

@@ -31,6 +31,12 @@ type DeadLetter struct {
 	Timestamp         time.Time
 	FailedAt          time.Time
 	Raw               string // JSON of the fields of an undecodable entry
+
+	// ReplayedAt and ReplayedAs tell the latest replay of a letter kept in the DLQ: when, and
+	// the stream id of the entry appended to its partition. Zero and "" when never replayed
+	// (or more than a week after the latest replay from its partition's DLQ).
+	ReplayedAt time.Time
+	ReplayedAs string
 }
 
 // DLQTopics returns the topics whose DLQ holds entries.
@@ -82,9 +88,11 @@ func (a *Admin) DLQEntries(ctx context.Context, topic string, limit int) ([]Dead
 		if err != nil {
 			return nil, fmt.Errorf("read DLQ of %q partition %d: %w", topic, p, err)
 		}
-		for _, m := range letters {
-			all = append(all, toDeadLetter(topic, p, m))
+		marked, err := a.marked(ctx, topic, p, letters)
+		if err != nil {
+			return nil, err
 		}
+		all = append(all, marked...)
 	}
 	sort.SliceStable(all, func(i, j int) bool { return all[i].FailedAt.Before(all[j].FailedAt) })
 	if len(all) > limit {
@@ -99,7 +107,31 @@ func (a *Admin) DLQEntry(ctx context.Context, topic string, partition int, id st
 	if err != nil {
 		return DeadLetter{}, err
 	}
-	return toDeadLetter(topic, partition, m), nil
+	marked, err := a.marked(ctx, topic, partition, []dlq.Entry{m})
+	if err != nil {
+		return DeadLetter{}, err
+	}
+	return marked[0], nil
+}
+
+// marked decodes the dead letters of partition p with their replay marks.
+func (a *Admin) marked(ctx context.Context, topic string, p int, letters []dlq.Entry) ([]DeadLetter, error) {
+	ids := make([]string, len(letters))
+	for i, m := range letters {
+		ids[i] = m.ID
+	}
+	marks, err := dlq.Marks(ctx, a.rdb, a.space.DLQ(topic, p), ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]DeadLetter, len(letters))
+	for i, m := range letters {
+		out[i] = toDeadLetter(topic, p, m)
+		if mk, ok := marks[m.ID]; ok {
+			out[i].ReplayedAt, out[i].ReplayedAs = mk.At, mk.As
+		}
+	}
+	return out, nil
 }
 
 func (a *Admin) dlqMessage(ctx context.Context, topic string, partition int, id string) (dlq.Entry, error) {
@@ -124,12 +156,24 @@ func (a *Admin) dlqMessage(ctx context.Context, topic string, partition int, id 
 
 // ReplayOptions tunes a replay.
 type ReplayOptions struct {
-	// Delete removes the DLQ entry once replayed. Default: keep it (the seed's behaviour).
+	// Delete removes the DLQ entry once replayed. Default: keep it, marked as replayed.
 	Delete bool
+	// AllGroups delivers the replay to every consumer group of the topic. Default: only to
+	// the group that failed the message (the letter's Group), like a retry: the groups that
+	// handled it skip it. A letter without a group goes to every group either way.
+	AllGroups bool
+	// Again lets ReplayAll replay letters replayed before (ReplayedAt set). Default: skip
+	// them, so running ReplayAll twice replays each letter once.
+	Again bool
+	// DryRun makes ReplayAll count, and pass to keep, the letters it would replay, and replay
+	// nothing.
+	DryRun bool
 }
 
 // ReplayDeadLetter appends dead letter id back to its original partition (with
 // x-force-partition-id, x-replayed-from, the retry count reset) and returns the new stream id.
+// By default only the group that failed the message delivers the replay (opts.AllGroups: every
+// group), and the letter stays in the DLQ marked as replayed (opts.Delete: removed).
 func (a *Admin) ReplayDeadLetter(ctx context.Context, topic string, partition int, id string, opts ReplayOptions) (string, error) {
 	m, err := a.dlqMessage(ctx, topic, partition, id)
 	if err != nil {
@@ -140,7 +184,7 @@ func (a *Admin) ReplayDeadLetter(ctx context.Context, topic string, partition in
 
 func (a *Admin) replay(ctx context.Context, topic string, partition int, m dlq.Entry, opts ReplayOptions) (string, error) {
 	defer func(start time.Time) { a.metrics.DLQReplay(topic, time.Since(start)) }(time.Now())
-	fields, err := dlq.ReplayFields(m.Values, m.ID)
+	fields, err := dlq.ReplayFields(m.Values, m.ID, opts.AllGroups)
 	if err != nil {
 		return "", err
 	}
@@ -164,7 +208,9 @@ const DefaultReplayLimit = 1000
 // ReplayAll replays up to limit dead letters of topic (limit <= 0: DefaultReplayLimit),
 // oldest first per partition, for which keep returns true (nil: all), and returns how many
 // it replayed: a letter deleted between its read and its replay is skipped, uncounted, and
-// on an error the count is of the letters replayed before it.
+// on an error the count is of the letters replayed before it. Letters replayed before are
+// skipped unless opts.Again; with opts.DryRun nothing is replayed and the count is of what
+// would be.
 func (a *Admin) ReplayAll(ctx context.Context, topic string, limit int, keep func(DeadLetter) bool, opts ReplayOptions) (int, error) {
 	n, err := a.partitions(ctx, topic)
 	if err != nil {
@@ -191,11 +237,22 @@ func (a *Admin) replayPartition(ctx context.Context, topic string, p, limit int,
 		if err != nil || len(msgs) == 0 {
 			return done, err
 		}
-		for _, m := range msgs {
+		letters, err := a.marked(ctx, topic, p, msgs)
+		if err != nil {
+			return done, err
+		}
+		for i, m := range msgs {
 			if done >= limit {
 				break
 			}
-			if keep != nil && !keep(toDeadLetter(topic, p, m)) {
+			if !opts.Again && !letters[i].ReplayedAt.IsZero() {
+				continue // replayed before
+			}
+			if keep != nil && !keep(letters[i]) {
+				continue
+			}
+			if opts.DryRun {
+				done++
 				continue
 			}
 			_, err := a.replay(ctx, topic, p, m, opts)
@@ -232,7 +289,7 @@ func (a *Admin) DeleteDeadLetter(ctx context.Context, topic string, partition in
 	if ok {
 		a.metrics.DLQDeleted(topic, 1)
 	}
-	return ok, nil
+	return ok, dlq.ForgetMarks(ctx, a.rdb, a.space.DLQ(topic, partition), id)
 }
 
 // ClearDLQ deletes every dead letter of topic and returns how many it deleted. The DLQ
@@ -249,6 +306,9 @@ func (a *Admin) ClearDLQ(ctx context.Context, topic string) (int64, error) {
 			return removed, fmt.Errorf("clear DLQ of %q partition %d: %w", topic, p, err)
 		}
 		removed += c
+		if err := dlq.ForgetMarks(ctx, a.rdb, a.space.DLQ(topic, p)); err != nil {
+			return removed, err
+		}
 	}
 	a.metrics.DLQCleared(topic, int(removed))
 	return removed, nil

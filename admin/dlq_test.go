@@ -250,7 +250,7 @@ func TestDLQReplayToOriginalPartition(t *testing.T) {
 	before := e.streamEntries(topic, 5)
 	require.Len(t, before, 3)
 
-	newID, err := e.adm.ReplayDeadLetter(ctx, topic, 5, d.ID, admin.ReplayOptions{})
+	newID, err := e.adm.ReplayDeadLetter(ctx, topic, 5, d.ID, admin.ReplayOptions{AllGroups: true}) // a fresh group gets it too
 	require.NoError(t, err)
 	require.NotEmpty(t, newID)
 	assert.Equal(t, int64(1), e.size(topic), "a replay keeps the DLQ entry by default")
@@ -264,7 +264,7 @@ func TestDLQReplayToOriginalPartition(t *testing.T) {
 	assert.Equal(t, original.UUID, uuid)
 	assert.Equal(t, "p5", last.Values[streamq.PayloadField])
 
-	// A fresh group consumes the replay from partition 5, without the retry marks.
+	// A fresh group consumes the replay to every group from partition 5, without the retry marks.
 	sub, err := streamq.NewSubscriber(fastSub(e.client, "fresh", 8), watermill.NopLogger{})
 	require.NoError(t, err)
 	defer func() { _ = sub.Close() }()
@@ -419,7 +419,7 @@ func TestDLQReplayAll(t *testing.T) {
 	appended := int64(0)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			n, err := e.adm.ReplayAll(ctx, topic, tt.limit, tt.keep, admin.ReplayOptions{})
+			n, err := e.adm.ReplayAll(ctx, topic, tt.limit, tt.keep, admin.ReplayOptions{Again: true})
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, n)
 			appended += int64(n)
@@ -437,14 +437,14 @@ func TestDLQReplayAll(t *testing.T) {
 	}
 
 	// With Delete, the replayed entries leave the DLQ.
-	n, err := e.adm.ReplayAll(ctx, topic, 100, onlyX, admin.ReplayOptions{Delete: true})
+	n, err := e.adm.ReplayAll(ctx, topic, 100, onlyX, admin.ReplayOptions{Delete: true, Again: true})
 	require.NoError(t, err)
 	assert.Equal(t, withX, n)
 	assert.Equal(t, int64(10-withX), e.size(topic))
 	for _, d := range e.entries(topic) {
 		assert.NotContains(t, d.Reason, "x")
 	}
-	n, err = e.adm.ReplayAll(ctx, topic, 100, nil, admin.ReplayOptions{Delete: true})
+	n, err = e.adm.ReplayAll(ctx, topic, 100, nil, admin.ReplayOptions{Delete: true, Again: true})
 	require.NoError(t, err)
 	assert.Equal(t, 10-withX, n)
 	assert.Equal(t, int64(0), e.size(topic))

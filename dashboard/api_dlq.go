@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
+	"time"
 
 	"github.com/streamq-dev/streamq/admin"
 )
@@ -66,6 +67,8 @@ type deadLetterView struct {
 	Metadata          map[string]string `json:"metadata"`
 	Raw               string            `json:"raw"` // JSON fields of an undecodable entry
 	Payload           payloadView       `json:"payload"`
+	ReplayedAt        *jsonTime         `json:"replayedAt"` // the latest replay; null when never replayed
+	ReplayedAs        string            `json:"replayedAs,omitempty"`
 }
 
 // deadLetterDetailView is GET api/topics/{topic}/dlq/{partition}/{id}: with the whole payload.
@@ -116,7 +119,17 @@ func (h *Handler) deadLetterOf(d admin.DeadLetter) deadLetterView {
 		RetryCount: d.RetryCount, MaxRetries: d.MaxRetries, OriginalMessageID: d.OriginalMessageID,
 		OriginalStreamID: d.OriginalStreamID, Timestamp: jsonTime(d.Timestamp), FailedAt: jsonTime(d.FailedAt),
 		Metadata: nonNilMap(d.Metadata), Raw: d.Raw, Payload: previewPayload(d.Payload, h.opts.PreviewBytes),
+		ReplayedAt: replayedAt(d.ReplayedAt), ReplayedAs: d.ReplayedAs,
 	}
+}
+
+// replayedAt is a replay mark's time, nil for none.
+func replayedAt(t time.Time) *jsonTime {
+	if t.IsZero() {
+		return nil
+	}
+	j := jsonTime(t)
+	return &j
 }
 
 // partitionArg reads a partition number from the path.

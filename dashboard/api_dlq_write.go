@@ -24,6 +24,8 @@ type entryRef struct {
 type selectionRequest struct {
 	Entries []entryRef `json:"entries"`
 	Delete  bool       `json:"delete"` // replay only: remove each dead letter once replayed
+	// AllGroups replays to every consumer group; by default only the group that failed it.
+	AllGroups bool `json:"allGroups"`
 }
 
 // entryResult is the outcome for one selected dead letter.
@@ -64,7 +66,7 @@ func (h *Handler) dlqReplay(r *http.Request) (any, watermill.LogFields, error) {
 	v := selectionView{Topic: topic, Results: make([]entryResult, 0, len(req.Entries))}
 	for _, e := range req.Entries {
 		res := entryResult{Partition: e.Partition, ID: e.ID}
-		res.NewID, err = h.adm.ReplayDeadLetter(r.Context(), topic, e.Partition, e.ID, admin.ReplayOptions{Delete: req.Delete})
+		res.NewID, err = h.adm.ReplayDeadLetter(r.Context(), topic, e.Partition, e.ID, admin.ReplayOptions{Delete: req.Delete, AllGroups: req.AllGroups})
 		if fatal(err) {
 			return nil, fields, err
 		}
@@ -134,6 +136,9 @@ type replayAllRequest struct {
 	Delete         bool   `json:"delete"`         // remove the replayed dead letters
 	Group          string `json:"group"`          // only those that failed in this group
 	ReasonContains string `json:"reasonContains"` // only those whose reason contains this
+	AllGroups      bool   `json:"allGroups"`      // replay to every group, not only the failing one
+	Again          bool   `json:"again"`          // also those replayed before
+	DryRun         bool   `json:"dryRun"`         // count what would be replayed, replay nothing
 }
 
 // countView answers replay-all ("replayed") and clear ("removed").
@@ -158,7 +163,8 @@ func (h *Handler) dlqReplayAll(r *http.Request) (any, watermill.LogFields, error
 	keep := func(d admin.DeadLetter) bool {
 		return (req.Group == "" || d.Group == req.Group) && strings.Contains(d.Reason, req.ReasonContains)
 	}
-	n, err := h.adm.ReplayAll(r.Context(), topic, req.Limit, keep, admin.ReplayOptions{Delete: req.Delete})
+	n, err := h.adm.ReplayAll(r.Context(), topic, req.Limit, keep,
+		admin.ReplayOptions{Delete: req.Delete, AllGroups: req.AllGroups, Again: req.Again, DryRun: req.DryRun})
 	fields["done"] = n
 	if err != nil {
 		return nil, fields, err

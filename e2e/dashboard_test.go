@@ -257,6 +257,7 @@ func replayFromPage(t *testing.T, b *browser, e *env, url, dlqID string, arrival
 	}
 	b.waitFor(`[...document.querySelectorAll('.toast')].some((el) => el.textContent === 'Replayed 1 dead letter to partition 2')`, "the notice")
 	assert.Len(t, e.ids("payments", 2), 2, "the original and the replay")
+	b.waitFor(`document.querySelector('`+row+` [data-field="replayed"]') !== null`, "the letter shown as replayed")
 }
 
 // readOnly opens the read-only dashboard: no write control anywhere, and a write sent from

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -27,7 +28,9 @@ type deadLetterView struct {
 	OriginalStreamID  string            `json:"originalStreamId"`
 	Timestamp         jsonTime          `json:"timestamp"`
 	FailedAt          jsonTime          `json:"failedAt"`
-	Raw               string            `json:"raw"` // JSON fields of an undecodable entry
+	Raw               string            `json:"raw"`        // JSON fields of an undecodable entry
+	ReplayedAt        *jsonTime         `json:"replayedAt"` // the latest replay; null when never replayed
+	ReplayedAs        string            `json:"replayedAs,omitempty"`
 }
 
 func newDeadLetterView(d admin.DeadLetter) deadLetterView {
@@ -37,7 +40,17 @@ func newDeadLetterView(d admin.DeadLetter) deadLetterView {
 		Metadata: nonNilMap(d.Metadata), Reason: d.Reason, Group: d.Group, RetryCount: d.RetryCount,
 		MaxRetries: d.MaxRetries, OriginalMessageID: d.OriginalMessageID, OriginalStreamID: d.OriginalStreamID,
 		Timestamp: jsonTime(d.Timestamp), FailedAt: jsonTime(d.FailedAt), Raw: d.Raw,
+		ReplayedAt: replayedAt(d.ReplayedAt), ReplayedAs: d.ReplayedAs,
 	}
+}
+
+// replayedAt is a replay mark's time, nil for none.
+func replayedAt(t time.Time) *jsonTime {
+	if t.IsZero() {
+		return nil
+	}
+	j := jsonTime(t)
+	return &j
 }
 
 func dlqCmd(a *app) *cobra.Command {
@@ -86,9 +99,9 @@ func dlqListCmd(a *app) *cobra.Command {
 				fmt.Fprintf(a.stdout, "topic %q has no dead letters\n", args[0])
 				return nil
 			}
-			t := newTable(a.stdout, "PARTITION", "ID", "FAILED AT", "GROUP", "RETRIES", "REASON", "PAYLOAD")
+			t := newTable(a.stdout, "PARTITION", "ID", "FAILED AT", "GROUP", "RETRIES", "REPLAYED", "REASON", "PAYLOAD")
 			for _, d := range dead {
-				t.row(d.Partition, d.ID, tableTime(d.FailedAt), orDash(d.Group), d.RetryCount,
+				t.row(d.Partition, d.ID, tableTime(d.FailedAt), orDash(d.Group), d.RetryCount, replayedText(d),
 					orDash(truncate(d.Reason, previewLen)), payloadPreview(d.Payload))
 			}
 			return t.flush()
@@ -230,12 +243,14 @@ type replayView struct {
 }
 
 func dlqReplayCmd(a *app) *cobra.Command {
-	var del bool
+	var del, allGroups bool
 	cmd := &cobra.Command{
 		Use:   "replay TOPIC PARTITION ID",
 		Short: "Append one dead letter back to its partition",
-		Long: `Appends the dead letter back to its original partition (retry count reset), so the
-consumer groups get it again. The dead letter stays in the DLQ unless --delete is given.`,
+		Long: `Appends the dead letter back to its original partition (retry count reset). Only the
+consumer group that failed it gets it again, like a retry (the groups that handled the
+message skip it), unless --all-groups is given. The dead letter stays in the DLQ, marked as
+replayed, unless --delete is given.`,
 		Args:              argsExactly("TOPIC", "PARTITION", "ID"),
 		ValidArgsFunction: a.completeArgs(argTopic),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
@@ -248,7 +263,7 @@ consumer groups get it again. The dead letter stays in the DLQ unless --delete i
 			if err != nil {
 				return err
 			}
-			newID, err := adm.ReplayDeadLetter(ctx, args[0], p, args[2], admin.ReplayOptions{Delete: del})
+			newID, err := adm.ReplayDeadLetter(ctx, args[0], p, args[2], admin.ReplayOptions{Delete: del, AllGroups: allGroups})
 			if err != nil {
 				return err
 			}
@@ -264,6 +279,7 @@ consumer groups get it again. The dead letter stays in the DLQ unless --delete i
 		}),
 	}
 	cmd.Flags().BoolVar(&del, "delete", false, "delete the dead letter once replayed")
+	cmd.Flags().BoolVar(&allGroups, "all-groups", false, "deliver the replay to every consumer group, not only the one that failed it")
 	a.addJSONFlag(cmd)
 	return cmd
 }
@@ -273,6 +289,9 @@ type replayAllView struct {
 	Topic    string `json:"topic"`
 	Replayed int    `json:"replayed"`
 	Deleted  bool   `json:"deleted"`
+	DryRun   bool   `json:"dryRun"`
+	// Letters are what a dry run would replay (none without --dry-run).
+	Letters []deadLetterView `json:"letters,omitempty"`
 }
 
 // replayAllOpts are the flags of dlq replay-all.
@@ -282,6 +301,10 @@ type replayAllOpts struct {
 	reasonContains string
 	group          string
 	del            bool
+	allGroups      bool
+	again          bool
+	dryRun         bool
+	would          []admin.DeadLetter // what a dry run would replay
 }
 
 // dlqReplayAllCmd is "streamq dlq replay-all".
@@ -291,10 +314,13 @@ func dlqReplayAllCmd(a *app) *cobra.Command {
 		Use:   "replay-all TOPIC",
 		Short: "Append many dead letters back to their partitions",
 		Long: `Replays up to --limit dead letters of the topic, oldest first per partition, optionally
-only those whose reason contains a string or that failed in one consumer group. With
---delete the replayed dead letters are removed from the DLQ (asks for confirmation). Shows a
-progress bar on a terminal.`,
-		Example: `  streamq dlq replay-all orders --group payments --reason-contains timeout
+only those whose reason contains a string or that failed in one consumer group. Each goes to
+the group that failed it only (--all-groups: to every group). Letters replayed before are
+skipped, so running it twice replays each once (--again replays them again). --dry-run lists
+what would be replayed and changes nothing. With --delete the replayed dead letters are
+removed from the DLQ (asks for confirmation). Shows a progress bar on a terminal.`,
+		Example: `  streamq dlq replay-all orders --group payments --reason-contains timeout --dry-run
+  streamq dlq replay-all orders --group payments --reason-contains timeout
   streamq dlq replay-all orders --delete --yes`,
 		Args:              argsExactly("TOPIC"),
 		ValidArgsFunction: a.completeArgs(argTopic),
@@ -305,6 +331,9 @@ progress bar on a terminal.`,
 	f.StringVar(&o.reasonContains, "reason-contains", "", "only dead letters whose reason contains this")
 	f.StringVar(&o.group, "group", "", "only dead letters that failed in this consumer group")
 	f.BoolVar(&o.del, "delete", false, "delete the dead letters once replayed")
+	f.BoolVar(&o.allGroups, "all-groups", false, "deliver each replay to every consumer group, not only the one that failed it")
+	f.BoolVar(&o.again, "again", false, "also replay dead letters replayed before")
+	f.BoolVar(&o.dryRun, "dry-run", false, "list what would be replayed, replay nothing")
 	a.addYesFlag(cmd)
 	a.addJSONFlag(cmd)
 	return cmd
@@ -326,7 +355,7 @@ func (o *replayAllOpts) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	if o.del {
+	if o.del && !o.dryRun {
 		what := fmt.Sprintf("replay up to %d of the %s of topic %q%s and delete them from the DLQ",
 			o.limit, plural(size, "dead letter", "dead letters"), topic, filterText(o.reasonContains, o.group))
 		if err := o.a.confirm(ctx, what); err != nil {
@@ -334,16 +363,48 @@ func (o *replayAllOpts) run(cmd *cobra.Command, args []string) error {
 		}
 	}
 	bar := o.a.startProgress("replaying", "dead letters", min(size, int64(o.limit)))
-	n, err := adm.ReplayAll(ctx, topic, o.limit, o.keep(bar), admin.ReplayOptions{Delete: o.del})
+	n, err := adm.ReplayAll(ctx, topic, o.limit, o.keep(bar),
+		admin.ReplayOptions{Delete: o.del, AllGroups: o.allGroups, Again: o.again, DryRun: o.dryRun})
 	bar.done()
 	if err != nil {
 		return fmt.Errorf("%w (%s replayed before the error)", err, plural(int64(n), "dead letter was", "dead letters were"))
+	}
+	if o.dryRun {
+		return o.printDryRun(topic, n)
 	}
 	if o.a.json {
 		return printJSON(o.a.stdout, replayAllView{Topic: topic, Replayed: n, Deleted: o.del})
 	}
 	fmt.Fprintf(o.a.stdout, "replayed %s of topic %q\n", plural(int64(n), "dead letter", "dead letters"), topic)
 	return nil
+}
+
+// printDryRun lists the n dead letters replay-all would replay.
+func (o *replayAllOpts) printDryRun(topic string, n int) error {
+	if o.a.json {
+		v := replayAllView{Topic: topic, DryRun: true, Letters: []deadLetterView{}}
+		for _, d := range o.would[:n] {
+			v.Letters = append(v.Letters, newDeadLetterView(d))
+		}
+		return printJSON(o.a.stdout, v)
+	}
+	fmt.Fprintf(o.a.stdout, "would replay %s of topic %q (dry run: nothing replayed)\n", plural(int64(n), "dead letter", "dead letters"), topic)
+	if n == 0 {
+		return nil
+	}
+	t := newTable(o.a.stdout, "PARTITION", "ID", "FAILED AT", "GROUP", "REPLAYED", "REASON")
+	for _, d := range o.would[:n] {
+		t.row(d.Partition, d.ID, tableTime(d.FailedAt), orDash(d.Group), replayedText(d), orDash(truncate(d.Reason, previewLen)))
+	}
+	return t.flush()
+}
+
+// replayedText is a dead letter's replay mark in a table: when, or "-".
+func replayedText(d admin.DeadLetter) string {
+	if d.ReplayedAt.IsZero() {
+		return "-"
+	}
+	return tableTime(d.ReplayedAt)
 }
 
 // keep is the filter of --group and --reason-contains; it advances bar for every dead
@@ -353,6 +414,9 @@ func (o *replayAllOpts) keep(bar *progress) func(admin.DeadLetter) bool {
 		ok := (o.group == "" || d.Group == o.group) && strings.Contains(d.Reason, o.reasonContains)
 		if ok {
 			bar.add(1)
+			if o.dryRun && len(o.would) < o.limit {
+				o.would = append(o.would, d)
+			}
 		}
 		return ok
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamq-dev/streamq/internal/fence"
+	"github.com/streamq-dev/streamq/internal/keys"
 )
 
 // Fields of a DLQ entry besides the Watermill message fields (the seed's names).
@@ -119,7 +120,7 @@ func Replay(ctx context.Context, rdb redis.Scripter, a ReplayArgs) (string, erro
 	}
 	args := append([]any{a.ID, del, token, a.Group}, a.Fields...)
 	op := "replay " + a.ID + " of " + a.DLQStream
-	res, err := replayScript.Run(ctx, rdb, []string{a.DLQStream, a.Stream, fenceKey}, args...).Result()
+	res, err := replayScript.Run(ctx, rdb, []string{a.DLQStream, a.Stream, fenceKey, keys.ReplayMarks(a.DLQStream)}, args...).Result()
 	res, err = fence.Check(op, res, err)
 	if err != nil {
 		return "", err

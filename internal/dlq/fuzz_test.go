@@ -17,7 +17,7 @@ func FuzzReplayFields(f *testing.F) {
 	f.Add("u", "\x80\xff", "p", "x")
 	f.Fuzz(func(t *testing.T, uuid, md, payload, partition string) {
 		values := map[string]any{codec.UUIDField: uuid, codec.MetadataField: md, codec.PayloadField: payload, FieldPartitionID: partition}
-		fields, err := ReplayFields(values, "1-1")
+		fields, err := ReplayFields(values, "1-1", false)
 		if err != nil {
 			return
 		}

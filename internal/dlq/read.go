@@ -3,9 +3,13 @@ package dlq
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/stream"
 )
 
@@ -55,4 +59,48 @@ func Get(ctx context.Context, rdb redis.UniversalClient, dlqStream, id string) (
 func Delete(ctx context.Context, rdb redis.UniversalClient, dlqStream, id string) (bool, error) {
 	n, err := stream.Delete(ctx, rdb, dlqStream, id)
 	return n > 0, err
+}
+
+// Mark is a dead letter's latest replay: when, and the stream id of the appended entry.
+type Mark struct {
+	At time.Time
+	As string
+}
+
+// Marks reads the replay marks of ids in dlqStream (keys.ReplayMarks); ids without one are
+// absent.
+func Marks(ctx context.Context, rdb redis.UniversalClient, dlqStream string, ids []string) (map[string]Mark, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	vals, err := rdb.HMGet(ctx, keys.ReplayMarks(dlqStream), ids...).Result()
+	if err != nil {
+		return nil, fmt.Errorf("read replay marks of %s: %w", dlqStream, err)
+	}
+	out := map[string]Mark{}
+	for i, v := range vals {
+		s, _ := v.(string)
+		at, as, ok := strings.Cut(s, "|")
+		if !ok {
+			continue
+		}
+		ms, _ := strconv.ParseInt(at, 10, 64)
+		out[ids[i]] = Mark{At: time.UnixMilli(ms), As: as}
+	}
+	return out, nil
+}
+
+// ForgetMarks removes the replay marks of ids (none: every mark) of dlqStream, for dead
+// letters deleted from it.
+func ForgetMarks(ctx context.Context, rdb redis.UniversalClient, dlqStream string, ids ...string) error {
+	var err error
+	if len(ids) == 0 {
+		err = rdb.Del(ctx, keys.ReplayMarks(dlqStream)).Err()
+	} else {
+		err = rdb.HDel(ctx, keys.ReplayMarks(dlqStream), ids...).Err()
+	}
+	if err != nil {
+		return fmt.Errorf("forget replay marks of %s: %w", dlqStream, err)
+	}
+	return nil
 }

@@ -26,8 +26,10 @@ func PartitionOf(values map[string]any) int {
 
 // ReplayFields rebuilds the message of a DLQ entry for its original partition: the retry and
 // dead-letter marks are removed, x-force-partition-id and x-replayed-from are set, the
-// original id is kept.
-func ReplayFields(values map[string]any, dlqID string) ([]any, error) {
+// original id is kept. Unless allGroups, the entry is marked for the group that failed it
+// (x-retry-group): the other groups, which handled the message, skip it as they skip a
+// retry. A letter without a group goes to every group.
+func ReplayFields(values map[string]any, dlqID string, allGroups bool) ([]any, error) {
 	uuid, md, payload, err := codec.Decode(values)
 	if err != nil {
 		return nil, fmt.Errorf("dead letter %s: %w", dlqID, err)
@@ -36,6 +38,9 @@ func ReplayFields(values map[string]any, dlqID string) ([]any, error) {
 		delete(md, k)
 	}
 	md[codec.HeaderReplayedFrom] = dlqID
+	if g, _ := values[FieldGroup].(string); g != "" && !allGroups {
+		md[codec.HeaderRetryGroup] = g // only the group that failed it delivers it, as a retry
+	}
 	md[codec.HeaderForcePartition] = strconv.Itoa(PartitionOf(values))
 	if md[codec.HeaderOriginalID] == "" {
 		if orig, _ := values[FieldOriginalMessageID].(string); orig != "" {

@@ -13,6 +13,11 @@ func RegisteredGroups(stream string) string { return stream + ":groups" }
 // reply was lost and that the client sent again is still reported as made, once.
 func Regrouped(stream string) string { return stream + ":regrouped" }
 
+// ReplayMarks is the hash, beside a DLQ stream and in its slot, of the dead letters replayed
+// from it: DLQ id -> "ms|new stream id" of the latest replay. It expires a week after the
+// latest replay from that DLQ.
+func ReplayMarks(dlqStream string) string { return dlqStream + ":replayed" }
+
 // DLQCommit is the commit-frontier hash of a group consuming partition p's DLQ as a topic.
 func (s Space) DLQCommit(t string, p int) string { return s.Commit(t, p) + ":dlq" }
 

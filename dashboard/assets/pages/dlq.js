@@ -90,7 +90,8 @@ export default function dlqPage(topic) {
         h('dl', { class: 'kv wide' },
           [['Partition', String(d.partition)], ['UUID', d.uuid], ['Reason', d.reason], ['Group', d.group],
             ['Retries', d.retryCount + ' of ' + d.maxRetries], ['Original message id', d.originalMessageId],
-            ['Original stream id', d.originalStreamId], ['Published', fmt.time(d.timestamp)], ['Failed at', fmt.time(d.failedAt)]]
+            ['Original stream id', d.originalStreamId], ['Published', fmt.time(d.timestamp)], ['Failed at', fmt.time(d.failedAt)],
+            ['Replayed', d.replayedAt ? fmt.time(d.replayedAt) + ' as ' + d.replayedAs : '']]
             .map(([k, v]) => [h('dt', { text: k }), h('dd', { text: v || fmt.dash })])),
         h('h4', { text: 'Metadata' }), ui.metadataList(d.metadata),
         h('h4', { text: 'Payload (' + fmt.bytes(d.payload.size) + (d.dataEncoding === 'base64' ? ', base64' : '') + ')' }),
@@ -141,6 +142,7 @@ export default function dlqPage(topic) {
       { text: e.retryCount + ' / ' + e.maxRetries, class: 'num' },
       { node: ui.payload(e.payload), class: 'payload-cell', attrs: { dataset: { field: 'payload' } } },
       { node: h('div', { class: 'row-actions' },
+        e.replayedAt ? h('span', { class: 'pill', title: 'replayed ' + fmt.time(e.replayedAt) + ' as ' + e.replayedAs, dataset: { field: 'replayed' }, text: 'replayed' }) : null,
         ui.button('Details', () => details(e), 'small', { dataset: { action: 'details' } }),
         write ? ui.button('Replay', () => replay([{ partition: e.partition, id: e.id }]), 'small primary', { dataset: { action: 'replay' } }) : null,
         write ? ui.button('Delete', () => remove([{ partition: e.partition, id: e.id }]), 'small danger', { dataset: { action: 'delete' } }) : null) },

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestCLIReplayAllOnce: a dry run lists what would be replayed and changes nothing;
+// replay-all run twice replays each dead letter once, --again replays them again, and
+// "dlq list" shows the mark.
+func TestCLIReplayAllOnce(t *testing.T) {
+	e := newCLIEnv(t)
+	e.seed()
+	length := func() int64 {
+		var n int64
+		for p := 0; p < 2; p++ {
+			c, err := e.client.XLen(context.Background(), "stream:topic:{"+failing+":p:"+string(rune('0'+p))+"}").Result()
+			require.NoError(t, err)
+			n += c
+		}
+		return n
+	}
+	before := length()
+	out := e.ok("dlq", "replay-all", failing, "--dry-run")
+	assert.Contains(t, out, "would replay 3 dead letters")
+	assert.Equal(t, before, length(), "a dry run appends nothing")
+	var dry replayAllView
+	e.jsonOf(&dry, "dlq", "replay-all", failing, "--dry-run")
+	assert.True(t, dry.DryRun)
+	assert.Len(t, dry.Letters, 3)
+
+	assert.Contains(t, e.ok("dlq", "replay-all", failing), "replayed 3 dead letters")
+	assert.Equal(t, before+3, length())
+	assert.Contains(t, e.ok("dlq", "replay-all", failing), "replayed 0 dead letters", "replayed before: skipped")
+	assert.Contains(t, e.ok("dlq", "replay-all", failing, "--dry-run"), "would replay 0 dead letters")
+	assert.Contains(t, e.ok("dlq", "replay-all", failing, "--again"), "replayed 3 dead letters")
+	assert.Equal(t, before+6, length())
+
+	var letters []deadLetterView
+	e.jsonOf(&letters, "dlq", "list", failing)
+	require.Len(t, letters, 3)
+	for _, l := range letters {
+		assert.NotNil(t, l.ReplayedAt, "letter %s has no replay mark", l.ID)
+		assert.NotEmpty(t, l.ReplayedAs)
+	}
+	assert.Contains(t, e.ok("dlq", "list", failing), "REPLAYED")
+}
