@@ -5,21 +5,24 @@ import (
 
 	"github.com/ThreeDotsLabs/watermill/message"
 
+	"github.com/streamq-dev/streamq/internal/codec"
 	"github.com/streamq-dev/streamq/internal/publish"
 )
 
 // Metadata keys Publish sets on each message it wrote, for its caller: where the message went
 // (the seed's send() returns the id). Read them with PublishedPartition and PublishedStreamID.
-// They are never stored in the entry: Publish removes both from every message it is given
+// They are never stored in an entry: Publish removes both from every message it is given
 // before writing it, and sets them once Redis confirmed the write, so a message published
-// again (or a copy of one) never carries a previous Publish's values into the stream.
+// again (or a copy of one) never carries a previous Publish's values into the stream; the
+// entry format (DefaultMarshaler, dead letters) leaves them out, and a Subscriber removes them
+// from a delivered message it retries or dead-letters (a handler may have published it).
 const (
 	// PublishedPartitionMetadata is the partition (decimal index) the message was written to.
-	PublishedPartitionMetadata = "x-streamq-partition"
+	PublishedPartitionMetadata = codec.HeaderPublishedPartition
 	// PublishedStreamIDMetadata is the stream id of the entry the message became in its
 	// partition. A delayed message (parked until it is due) has none yet: it gets its entry,
 	// and its id, when it is moved to the partition.
-	PublishedStreamIDMetadata = "x-streamq-stream-id"
+	PublishedStreamIDMetadata = codec.HeaderPublishedStreamID
 )
 
 // PublishedPartition returns the partition Publish wrote msg to; false when msg was not

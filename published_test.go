@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/streamq-dev/streamq/internal/codec"
+	"github.com/streamq-dev/streamq/internal/dlq"
 	"github.com/streamq-dev/streamq/internal/keys"
 )
 
@@ -181,4 +182,80 @@ func TestPublishedGettersWithoutPublish(t *testing.T) {
 	m.Metadata.Set(PublishedPartitionMetadata, "-1")
 	_, ok = PublishedPartition(m)
 	assert.False(t, ok)
+}
+
+// A handler that publishes the message it received (so the message carries the results)
+// and then nacks or dead-letters it: neither the retry nor the dead letter (its metadata and
+// headers) stores the results.
+func TestPublishResultsNotStoredByRetriesAndDeadLetters(t *testing.T) {
+	t.Parallel()
+	_, client := startRedis(t)
+	const topic, partitions = "relay", 2
+	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: partitions})
+	_, ch := subscribeMember(t, client, topic, "relays", "r1", partitions, nil)
+	retried := make(chan message.Metadata, 1)
+	go func() {
+		for m := range ch {
+			assert.NoError(t, pub.Publish("elsewhere", m))
+			_, ok := PublishedStreamID(m)
+			assert.True(t, ok)
+			if n, _ := RetryCountFromCtx(m.Context()); n > 0 {
+				md := message.Metadata{}
+				for k, v := range m.Metadata {
+					md[k] = v
+				}
+				retried <- md
+				_ = DeadLetter(m, assert.AnError)
+			}
+			m.Nack()
+		}
+	}()
+	require.NoError(t, pub.Publish(topic, forced("relayed", 1)))
+	waitDLQLen(t, client, topic, partitions, 1)
+	stored := storedByUUID(t, client, topic, partitions)
+	require.Len(t, stored, 1)
+	for _, es := range stored {
+		require.Len(t, es, 2, "the message and its retry")
+		for _, e := range es {
+			assert.NotContains(t, e.metadata, PublishedPartitionMetadata)
+			assert.NotContains(t, e.metadata, PublishedStreamIDMetadata)
+		}
+	}
+	select {
+	case md := <-retried:
+		assert.Equal(t, "1", md.Get(RetryCountMetadata))
+	case <-time.After(10 * time.Second):
+		t.Fatal("no retry delivered")
+	}
+	es, err := client.XRange(context.Background(), keys.New("", "").DLQ(topic, 1), "-", "+").Result()
+	require.NoError(t, err)
+	require.Len(t, es, 1)
+	letter := dlq.Decode(es[0].Values)
+	assert.NotContains(t, letter.Metadata, PublishedPartitionMetadata)
+	assert.NotContains(t, letter.Metadata, PublishedStreamIDMetadata)
+	assert.NotContains(t, letter.Headers, PublishedPartitionMetadata)
+	assert.NotContains(t, letter.Headers, PublishedStreamIDMetadata)
+}
+
+// The entry format never holds the results, whoever encodes it.
+func TestDefaultMarshalerLeavesOutPublishResults(t *testing.T) {
+	m := message.NewMessage(watermill.NewUUID(), []byte("x"))
+	m.Metadata.Set("k", "v")
+	m.Metadata.Set(PublishedPartitionMetadata, "1")
+	m.Metadata.Set(PublishedStreamIDMetadata, "1-1")
+	fields, err := DefaultMarshaler{}.Marshal("t", m)
+	require.NoError(t, err)
+	values := map[string]any{}
+	for k, v := range fields {
+		switch v := v.(type) {
+		case []byte:
+			values[k] = string(v)
+		default:
+			values[k] = v
+		}
+	}
+	back, err := DefaultMarshaler{}.Unmarshal(values)
+	require.NoError(t, err)
+	assert.Equal(t, message.Metadata{"k": "v"}, back.Metadata)
+	assert.Equal(t, "1-1", m.Metadata.Get(PublishedStreamIDMetadata), "the caller's message keeps them")
 }

@@ -60,6 +60,7 @@ func (s *settler) apply(e position.Entry, m *message.Message, dec decision) bool
 // original is acked in the same script.
 func (s *settler) retry(m *message.Message, e position.Entry, dec decision) bool {
 	next := m.Copy()
+	clearPublished([]*message.Message{next}) // the handler may have published m: not stored
 	next.Metadata.Set(RetryCountMetadata, strconv.Itoa(dec.retries))
 	next.Metadata.Set(LastErrorMetadata, dec.reason)
 	next.Metadata.Set(RetryGroupMetadata, s.d.group())
@@ -113,6 +114,8 @@ func (s *settler) deadLetter(m *message.Message, e position.Entry, reason string
 		md[k] = v
 	}
 	delete(md, RetryGroupMetadata)
+	delete(md, PublishedPartitionMetadata) // the handler may have published m: not stored
+	delete(md, PublishedStreamIDMetadata)
 	md[DeadLetterMetadata] = reason
 	fields, err := codec.Encode(m.UUID, md, m.Payload)
 	if err != nil {
