@@ -122,6 +122,8 @@ func (l NewDeadLetter) record() (dlq.Record, map[string]string, error) {
 	for k, v := range l.Metadata {
 		md[k] = v
 	}
+	delete(md, codec.HeaderPublishedPartition) // a Publish's results are never stored
+	delete(md, codec.HeaderPublishedStreamID)
 	md[codec.HeaderDeadLetter] = l.Reason
 	if l.OriginalMessageID != "" && md[codec.HeaderOriginalID] == "" {
 		md[codec.HeaderOriginalID] = l.OriginalMessageID

@@ -83,7 +83,7 @@ func testAddDeadLetter(t *testing.T, client redis.UniversalClient) {
 	failedAt := time.UnixMilli(time.Now().Add(-time.Minute).UnixMilli())
 	added, err := adm.AddDeadLetter(ctx, admin.NewDeadLetter{
 		Topic: topic, Partition: 2, UUID: orig.UUID, Payload: orig.Payload,
-		Metadata: map[string]string{"customer": "c-7"},
+		Metadata: map[string]string{"customer": "c-7", streamq.PublishedStreamIDMetadata: origID}, // as orig carries it
 		Reason:   "rejected by the reconciler", Group: "workers", OriginalMessageID: origID,
 		RetryCount: 1, MaxRetries: 3, FailedAt: failedAt,
 	})
@@ -101,6 +101,7 @@ func testAddDeadLetter(t *testing.T, client redis.UniversalClient) {
 	assert.Equal(t, orig.UUID, got.UUID)
 	assert.Equal(t, []byte("order 7"), got.Payload)
 	assert.Equal(t, "c-7", got.Metadata["customer"])
+	assert.NotContains(t, got.Metadata, streamq.PublishedStreamIDMetadata, "a Publish's result is not stored")
 	assert.Equal(t, "rejected by the reconciler", got.Metadata[streamq.DeadLetterMetadata])
 	assert.Equal(t, origID, got.Metadata[streamq.OriginalIDMetadata])
 	assert.Equal(t, "rejected by the reconciler", got.Reason)
