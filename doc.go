@@ -33,6 +33,8 @@
 // other than noeviction, under which Redis may evict leases, retries, payloads and streams; a
 // server that refuses INFO to the client's ACL user is not checked. PublisherConfig.MinReplicas
 // makes Publish return only once that many replicas have the messages (ErrNotReplicated).
+// After Publish returned, PublishedPartition and PublishedStreamID say where each message
+// went (Publish records them on the message, never in the entry).
 //
 // Quick start:
 //

@@ -87,11 +87,16 @@ func NewPublisher(config PublisherConfig, logger watermill.LoggerAdapter) (*Publ
 // confirmed them, or an error wrapping ErrNotReplicated. It stops waiting when any message's
 // context is done (the messages may then still be written). A closed client gives an error
 // wrapping ErrInvalidConfig and redis.ErrClosed. Publish is safe for concurrent use.
+//
+// Each message Redis took gets its partition and stream id in its metadata, read with
+// PublishedPartition and PublishedStreamID: set also when Publish returns an error for
+// another message or for the replicas (ErrNotReplicated: the entries are on the master).
 func (p *Publisher) Publish(topic string, msgs ...*message.Message) error {
 	return closedClient(p.publish(topic, msgs))
 }
 
 func (p *Publisher) publish(topic string, msgs []*message.Message) error {
+	clearPublished(msgs) // a previous Publish's results are not written into the entries
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	if p.closed {
@@ -237,6 +242,7 @@ func (p *Publisher) send(ctx context.Context, topic string, n int, writes []publ
 	if res, err = p.retryNoScript(ctx, writes, res); err != nil {
 		return fmt.Errorf("publish to %q: %w", topic, err)
 	}
+	recordPublished(msgs, writes, res.results) // also when another write or the WAIT failed
 	for i, r := range res.results {
 		if err := r.Err(); err != nil {
 			server.ReloadOnConnError(ctx, p.config.Client, err)

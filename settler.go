@@ -63,6 +63,7 @@ func (s *settler) apply(e position.Entry, m *message.Message, dec decision) bool
 // original is acked in the same script.
 func (s *settler) retry(m *message.Message, e position.Entry, dec decision) bool {
 	next := m.Copy()
+	clearPublished([]*message.Message{next}) // the handler may have published m: not stored
 	next.Metadata.Set(RetryCountMetadata, strconv.Itoa(dec.retries))
 	next.Metadata.Set(LastErrorMetadata, dec.reason)
 	next.Metadata.Set(RetryGroupMetadata, s.d.group())
@@ -115,7 +116,8 @@ func (s *settler) deadLetter(m *message.Message, e position.Entry, reason string
 	for k, v := range m.Metadata {
 		md[k] = v
 	}
-	for _, k := range []string{RetryGroupMetadata, ReplayMetadata, DropMetadata} {
+	for _, k := range []string{RetryGroupMetadata, ReplayMetadata, DropMetadata,
+		PublishedPartitionMetadata, PublishedStreamIDMetadata} { // the handler may have published m
 		delete(md, k) // marks for this delivery, not for the dead letter's
 	}
 	md[DeadLetterMetadata] = reason

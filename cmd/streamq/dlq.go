@@ -63,7 +63,7 @@ original partition) and delete them.`,
 		GroupID: groupDLQ,
 		RunE:    a.parentRunE,
 	}
-	cmd.AddCommand(dlqListCmd(a), dlqTopicsCmd(a), dlqSizeCmd(a), dlqShowCmd(a),
+	cmd.AddCommand(dlqListCmd(a), dlqTopicsCmd(a), dlqSizeCmd(a), dlqShowCmd(a), dlqAddCmd(a),
 		dlqReplayCmd(a), dlqReplayAllCmd(a), dlqDeleteCmd(a), dlqClearCmd(a))
 	return cmd
 }

@@ -47,6 +47,7 @@ func encodeMetadata(uuid string, md map[string]string) ([]byte, error) {
 	if md[UUIDField] != "" {
 		return nil, fmt.Errorf("%w: %q holds the message UUID", ErrReserved, UUIDField)
 	}
+	md = withoutResults(md)
 	if len(md) == 0 {
 		return nil, nil
 	}
@@ -55,6 +56,23 @@ func encodeMetadata(uuid string, md map[string]string) ([]byte, error) {
 		return nil, fmt.Errorf("marshal metadata of message %s: %w", uuid, err)
 	}
 	return raw, nil
+}
+
+// withoutResults is md without a Publish's results (HeaderPublishedPartition,
+// HeaderPublishedStreamID): md itself when it holds neither, else a copy.
+func withoutResults(md map[string]string) map[string]string {
+	_, p := md[HeaderPublishedPartition]
+	_, id := md[HeaderPublishedStreamID]
+	if !p && !id {
+		return md
+	}
+	out := make(map[string]string, len(md))
+	for k, v := range md {
+		if k != HeaderPublishedPartition && k != HeaderPublishedStreamID {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // Decode reads a message's UUID, metadata (never nil) and payload from stream fields as Redis

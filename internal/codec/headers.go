@@ -13,3 +13,10 @@ const (
 	HeaderReplayedFrom   = "x-replayed-from"
 	HeaderForcePartition = "x-force-partition-id"
 )
+
+// Metadata keys of a Publish's results (where each message went): set on the caller's message
+// only, never stored: Encode and AppendArgs leave them out of every entry.
+const (
+	HeaderPublishedPartition = "x-streamq-partition"
+	HeaderPublishedStreamID  = "x-streamq-stream-id"
+)

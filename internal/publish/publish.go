@@ -36,10 +36,31 @@ type Call struct {
 }
 
 // Result is what Redis answered to one write.
-type Result struct{ cmd redis.Cmder }
+type Result struct {
+	cmd    redis.Cmder
+	append bool // the write appends to the partition stream (XAdd or Offload), not Park
+}
 
 // Err is the write's error, nil when Redis took it.
 func (r Result) Err() error { return r.cmd.Err() }
+
+// StreamID is the id of the entry the write appended, from the XADD's reply (or the offload
+// script's, which returns the XADD's); "" when the write failed, parked a delayed message
+// (it has no entry yet) or its reply names no entry (an offload that a retry of the same
+// call had run already).
+func (r Result) StreamID() string {
+	if !r.append || r.cmd.Err() != nil {
+		return ""
+	}
+	switch c := r.cmd.(type) {
+	case *redis.StringCmd:
+		return c.Val()
+	case *redis.Cmd:
+		id, _ := c.Val().(string)
+		return id
+	}
+	return ""
+}
 
 // Replicas is the WAIT that ends each pipeline: none when N is 0.
 type Replicas struct {
@@ -56,7 +77,7 @@ func Flush(ctx context.Context, rdb redis.UniversalClient, calls []*Call, wait R
 		for _, c := range calls {
 			c.Results = make([]Result, len(c.Writes))
 			for i, w := range c.Writes {
-				c.Results[i] = Result{w.queue(ctx, pipe)}
+				c.Results[i] = Result{cmd: w.queue(ctx, pipe), append: w.Park == nil}
 			}
 		}
 		if wait.N > 0 {
