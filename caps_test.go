@@ -230,3 +230,54 @@ func waitGroup(t *testing.T, wg *sync.WaitGroup, timeout time.Duration) {
 		t.Fatalf("not done within %s", timeout)
 	}
 }
+
+// waitMetrics counts the BackpressureWait observations.
+type waitMetrics struct {
+	NoopMetrics
+	waits atomic.Int64
+}
+
+func (m *waitMetrics) BackpressureWait(Labels, time.Duration) { m.waits.Add(1) }
+
+// TestBackpressureWaitTimesEverySlot: a message that waits for a slot is timed once, whether
+// the slot it waits for is its partition's (MaxInFlightPerPartition) or the Subscriber's
+// (MaxInFlight). Each case has exactly one message that finds the slots taken.
+func TestBackpressureWaitTimesEverySlot(t *testing.T) {
+	tests := []struct {
+		name                      string
+		partitions, messages      int // messages per partition
+		maxInFlight, perPartition int
+		want                      int64 // waits timed
+	}{
+		{name: "the Subscriber's slot", partitions: 2, messages: 1, maxInFlight: 1, perPartition: 1, want: 1},
+		{name: "the partition's slot", partitions: 1, messages: 3, perPartition: 2, want: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, client := startRedis(t)
+			m := &waitMetrics{}
+			cfg := fastSub(client, "g")
+			cfg.DefaultPartitionCount, cfg.Metrics = tt.partitions, m
+			cfg.MaxInFlight, cfg.MaxInFlightPerPartition = tt.maxInFlight, tt.perPartition
+			sub := newTestSubscriber(t, cfg)
+			pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: tt.partitions})
+			publishTo(t, pub, "waits", tt.partitions, tt.messages)
+			most := tt.perPartition * tt.partitions
+			if tt.maxInFlight > 0 {
+				most = min(most, tt.maxInFlight)
+			}
+			c := newConcurrency(most)
+			var handled sync.WaitGroup
+			handled.Add(tt.partitions * tt.messages)
+			ch, err := sub.Subscribe(context.Background(), "waits")
+			require.NoError(t, err)
+			go func() {
+				for msg := range ch {
+					go func() { defer handled.Done(); c.handle(msg) }()
+				}
+			}()
+			waitGroup(t, &handled, 30*time.Second)
+			assert.Equal(t, tt.want, m.waits.Load(), "waits for a slot timed")
+		})
+	}
+}
