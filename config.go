@@ -355,7 +355,8 @@ type SubscriberConfig struct {
 	// minus what the Subscriber's other subscriptions hold (leases being taken or handed over
 	// count), and tells its group so: the assignment gives the rest of the topic to other
 	// members. First come, first served: a subscription that filled the cap keeps it, and the
-	// others lease what it gives back. Optional; default 0: no cap.
+	// others lease what it gives back (meanwhile their topics are served by other members of
+	// their groups, or wait). Optional; default 0: no cap.
 	MaxLeasedPartitions int
 	// MaxInFlightPerPartition is how many messages of one partition may be unacked at once.
 	// Optional; default 1 (ordered). Above 1, order within a partition is not kept.
