@@ -37,7 +37,10 @@ func newConcurrency(want int) *concurrency {
 // never reached fails the assertion instead of hanging), out.
 func (c *concurrency) handle(msg *message.Message) {
 	n := c.now.Add(1)
-	for m := c.most.Load(); n > m && !c.most.CompareAndSwap(m, n); m = c.most.Load() {
+	for m := c.most.Load(); n > m; m = c.most.Load() {
+		if c.most.CompareAndSwap(m, n) {
+			break
+		}
 	}
 	if n >= c.want {
 		c.open.Do(func() { time.AfterFunc(200*time.Millisecond, func() { close(c.gate) }) })

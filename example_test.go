@@ -110,8 +110,8 @@ func ExampleTopicOptions() {
 	if err != nil {
 		panic(err)
 	}
-	router.AddConsumerHandler("orders", "orders", sub, func(msg *message.Message) error { return nil })
-	router.AddConsumerHandler("audit", "audit", sub, func(msg *message.Message) error { return nil })
+	router.AddConsumerHandler("orders", "orders", sub, func(*message.Message) error { return nil })
+	router.AddConsumerHandler("audit", "audit", sub, func(*message.Message) error { return nil })
 	go func() { _ = router.Run(context.Background()) }()
 	<-router.Running()
 	_ = router.Close()

@@ -70,7 +70,7 @@ func (c SubscriberConfig) checkTopics() error {
 	var errs []error
 	for name, o := range c.Topics {
 		if _, err := newView(keys.Space{}, name); err != nil {
-			errs = append(errs, fmt.Errorf("Topics: %w", err))
+			errs = append(errs, fmt.Errorf("SubscriberConfig.Topics: %w", err))
 			continue
 		}
 		errs = append(errs, checkTopic(name, o, c.settingsFor(name), c.LeaseTTL-c.RenewInterval))
@@ -90,7 +90,7 @@ func checkTopic(name string, o TopicOptions, s topicSettings, maxBlock time.Dura
 		errs = append(errs, fmt.Errorf("BlockTime %s must be less than LeaseTTL - RenewInterval (%s)", s.block, maxBlock))
 	}
 	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("Topics[%q]: %w", name, err)
+		return fmt.Errorf("SubscriberConfig.Topics[%q]: %w", name, err)
 	}
 	return nil
 }
