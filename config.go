@@ -325,10 +325,11 @@ type SubscriberConfig struct {
 	// (only new entries). Optional; default DefaultGroupStartID.
 	GroupStartID string
 	// BatchCount is the COUNT of one XREADGROUP per partition. Optional; default
-	// DefaultBatchCount.
+	// DefaultBatchCount. Topics can override it per topic.
 	BatchCount int
 	// BlockTime is how long one XREADGROUP blocks. Optional; default DefaultBlockTime. It also
-	// bounds how long a newly owned partition waits for its first read.
+	// bounds how long a newly owned partition waits for its first read. Topics can override
+	// it per topic.
 	BlockTime time.Duration
 	// LeaseTTL is the lifetime of a partition lease and of a membership heartbeat: a crashed
 	// member's partitions are taken over after it. Optional; default DefaultLeaseTTL. Must
@@ -348,18 +349,35 @@ type SubscriberConfig struct {
 	ClaimIdle time.Duration
 	// ClaimBatchSize is the COUNT of one XAUTOCLAIM. Optional; default DefaultClaimBatchSize.
 	ClaimBatchSize int
-	// MaxLeasedPartitions caps the partitions this member leases per topic. Optional; default
-	// 0: no cap.
+	// MaxLeasedPartitions caps the partitions this Subscriber leases over all its
+	// subscriptions (every topic and DLQ topic it subscribed to; the seed's per-instance
+	// maxLeasedPartitionsPerConsumer). Each rebalance round a subscription may hold the cap
+	// minus what the Subscriber's other subscriptions hold (leases being taken or handed over
+	// count), and tells its group so: the assignment gives the rest of the topic to other
+	// members. First come, first served: a subscription that filled the cap keeps it, and the
+	// others lease what it gives back (meanwhile their topics are served by other members of
+	// their groups, or wait). Optional; default 0: no cap.
 	MaxLeasedPartitions int
 	// MaxInFlightPerPartition is how many messages of one partition may be unacked at once.
 	// Optional; default 1 (ordered). Above 1, order within a partition is not kept.
 	MaxInFlightPerPartition int
-	// MaxInFlight caps unacked messages across the partitions of one subscription. Optional;
-	// default 0: no cap beyond the per-partition one.
+	// MaxInFlight caps unacked messages across every subscription of this Subscriber (the
+	// seed's per-instance maxInFlight): a partition with a message ready waits for a slot,
+	// and the wait is recorded by MetricsCollector.BackpressureWait. Optional; default 0: no
+	// cap beyond MaxInFlightPerPartition.
 	MaxInFlight int
 	// PartitionModulo and PartitionRemainder restrict this member to partitions i with
-	// i % PartitionModulo == PartitionRemainder. Optional; default 0: every partition.
+	// i % PartitionModulo == PartitionRemainder. PartitionRemainder must be below
+	// PartitionModulo: NewSubscriber rejects a remainder that is not (the seed takes it
+	// modulo; a remainder at or above the modulo is most likely a mistake, and taking it
+	// modulo would silently lease other partitions than the ones written). Optional; default
+	// 0: every partition. Topics can override the pair per topic.
 	PartitionModulo, PartitionRemainder int
+	// Topics overrides BatchCount, BlockTime, PartitionModulo and PartitionRemainder for the
+	// subscriptions to some topics, keyed by the topic name as subscribed (DLQTopic names
+	// too). It applies to every Subscribe of the topic, the Router's included. Optional;
+	// default nil: every topic uses the fields above. NewSubscriber copies the map.
+	Topics map[string]TopicOptions
 	// AckBatchSize flushes a partition's acks when this many wait. Optional; default
 	// DefaultAckBatchSize.
 	AckBatchSize int
@@ -401,6 +419,7 @@ type SubscriberConfig struct {
 }
 
 func (c *SubscriberConfig) setDefaults() {
+	c.cloneTopics()
 	if c.Unmarshaler == nil {
 		c.Unmarshaler = DefaultMarshaler{}
 	}
@@ -463,6 +482,7 @@ func (c SubscriberConfig) Validate() error {
 		notNegative("MaxLeasedPartitions", c.MaxLeasedPartitions),
 		notNegative("MaxInFlight", c.MaxInFlight),
 		checkFilter(c.PartitionModulo, c.PartitionRemainder),
+		c.checkTopics(),
 		checkGroupStart(c.GroupStartID),
 		checkAckDeletePolicy(c.AckDeletePolicy),
 		checkRetention(c.Retention, c.DLQRetention, c.DLQRetentionMaxLen),

@@ -96,20 +96,8 @@ func (w *worker) dispatch(e position.Entry) bool {
 	if w.gates.paused() && !w.gates.waitOpen(w.stop) {
 		return false
 	}
-	select {
-	case w.sem <- struct{}{}:
-	default:
-		if !w.waitSlot() {
-			return false
-		}
-	}
-	if in := w.outlet.inFlight; in != nil {
-		select {
-		case in <- struct{}{}:
-		case <-w.stop:
-			<-w.sem
-			return false
-		}
+	if !w.takeSlots() {
+		return false
 	}
 	w.handlers.Add(1)
 	w.d.count.metrics.InFlight(w.outlet.labels, int(w.outlet.inFlightN.Add(1)))
@@ -132,16 +120,38 @@ func (w *worker) handleSlot(e position.Entry) {
 	w.handle(e)
 }
 
-// waitSlot waits for a free in-flight slot of the partition, recording the wait.
-func (w *worker) waitSlot() bool {
-	start := w.d.clock.Now()
-	select {
-	case w.sem <- struct{}{}:
-		w.d.count.metrics.BackpressureWait(w.d.count.labels, clock.Since(w.d.clock, start))
-		return true
-	case <-w.stop:
+// takeSlots takes an in-flight slot of the partition (MaxInFlightPerPartition), then one of
+// the Subscriber (MaxInFlight), and records any wait for them as one BackpressureWait.
+// false means the worker stopped first; it then holds neither.
+func (w *worker) takeSlots() bool {
+	var start time.Time // set once a slot is not free at once
+	take := func(slots chan struct{}) bool {
+		select {
+		case slots <- struct{}{}:
+			return true
+		default:
+		}
+		if start.IsZero() {
+			start = w.d.clock.Now()
+		}
+		select {
+		case slots <- struct{}{}:
+			return true
+		case <-w.stop:
+			return false
+		}
+	}
+	if !take(w.sem) {
 		return false
 	}
+	if in := w.outlet.inFlight; in != nil && !take(in) {
+		<-w.sem
+		return false
+	}
+	if !start.IsZero() {
+		w.d.count.metrics.BackpressureWait(w.d.count.labels, clock.Since(w.d.clock, start))
+	}
+	return true
 }
 
 func (w *worker) release() {

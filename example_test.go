@@ -104,3 +104,36 @@ func ExampleDLQTopic() {
 	fmt.Println(streamq.DLQTopic("orders"))
 	// Output: orders:dlq
 }
+
+// Per-topic read and filter settings for the topics one Subscriber serves through a Router:
+// the Router calls Subscribe itself, and each subscription takes its topic's TopicOptions.
+// MaxInFlight and MaxLeasedPartitions hold for the Subscriber over both topics.
+func ExampleTopicOptions() {
+	client := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
+	defer client.Close()
+	sub, err := streamq.NewSubscriber(streamq.SubscriberConfig{
+		Client:              client,
+		ConsumerGroup:       "billing",
+		MaxInFlight:         16, // handlers at once, over every topic
+		MaxLeasedPartitions: 12, // partitions leased, over every topic
+		Topics: map[string]streamq.TopicOptions{
+			// Small batches, and only the even partitions: another deployment takes the odd.
+			"orders": {BatchCount: 10, PartitionModulo: 2, PartitionRemainder: 0},
+			// Large batches with a longer poll for a busy, latency-tolerant topic.
+			"audit": {BatchCount: 200, BlockTime: 500 * time.Millisecond},
+		},
+	}, nil)
+	if err != nil {
+		panic(err)
+	}
+	router, err := message.NewRouter(message.RouterConfig{}, nil)
+	if err != nil {
+		panic(err)
+	}
+	router.AddConsumerHandler("orders", "orders", sub, func(*message.Message) error { return nil })
+	router.AddConsumerHandler("audit", "audit", sub, func(*message.Message) error { return nil })
+	go func() { _ = router.Run(context.Background()) }()
+	<-router.Running()
+	_ = router.Close()
+	_ = sub.Close()
+}

@@ -42,7 +42,8 @@ type MetricsCollector interface {
 
 	// HandleLatency is the time from handing a message over to its Ack or Nack.
 	HandleLatency(l Labels, d time.Duration)
-	// BackpressureWait is the time a fetched message waited for an in-flight slot.
+	// BackpressureWait is the time a fetched message waited for its in-flight slots (its
+	// partition's MaxInFlightPerPartition and the Subscriber's MaxInFlight), as one wait.
 	BackpressureWait(l Labels, d time.Duration)
 	// DLQReplay is the time of one replay of a dead letter.
 	DLQReplay(topic string, d time.Duration)

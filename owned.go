@@ -95,9 +95,9 @@ func (sub *subscription) partDeps(w *worker, p int, token string, sent time.Time
 // buildComponents builds w's read position and components from w.d.
 func (sub *subscription) buildComponents(w *worker) {
 	cfg, d := sub.cfg, w.d
-	w.cfg = deliveryConfig{batch: cfg.BatchCount, maxInFlight: cfg.MaxInFlightPerPartition, scanInterval: cfg.PendingScanInterval,
+	w.cfg = deliveryConfig{batch: sub.opts.batch, maxInFlight: cfg.MaxInFlightPerPartition, scanInterval: cfg.PendingScanInterval,
 		claimIdle: cfg.ClaimIdle, closeTimeout: cfg.CloseTimeout, payloadRetry: cfg.RetryMoverInterval, unmarshaler: cfg.Unmarshaler}
-	w.pos = position.New(cfg.BatchCount)
+	w.pos = position.New(sub.opts.batch)
 	fetch := sub.fetcherFor(d.keys.Index)
 	gate := &sync.Mutex{}
 	w.acks = newAcker(d, ackConfigOf(cfg, d.rules), gate, w.pos.Forget)
@@ -122,13 +122,15 @@ func (sub *subscription) buildComponents(w *worker) {
 	}
 }
 
-// exited removes a worker that has shut down.
+// exited removes a worker that has shut down and gives its lease slot back to the
+// Subscriber's MaxLeasedPartitions.
 func (sub *subscription) exited(w *worker) {
 	sub.mu.Lock()
 	if sub.workers[w.d.keys.Index] == w {
 		delete(sub.workers, w.d.keys.Index)
 	}
 	sub.mu.Unlock()
+	sub.s.leases.share(sub).release()
 	sub.workerWG.Done()
 }
 
@@ -145,8 +147,8 @@ func (sub *subscription) fetcherFor(p int) *fetcher {
 		return f
 	}
 	cfg := sub.cfg
-	f := newFetcher(sub.readCtx, fetchDeps{rdb: cfg.Client, group: cfg.ConsumerGroup, member: sub.member, batch: int64(cfg.BatchCount),
-		block: cfg.BlockTime, clock: sub.clock, log: sub.logger, heal: sub.rebal.requestHeal, gates: sub.gates})
+	f := newFetcher(sub.readCtx, fetchDeps{rdb: cfg.Client, group: cfg.ConsumerGroup, member: sub.member, batch: int64(sub.opts.batch),
+		block: sub.opts.block, clock: sub.clock, log: sub.logger, heal: sub.rebal.requestHeal, gates: sub.gates})
 	sub.fetchers[key] = f
 	f.start()
 	return f

@@ -34,7 +34,8 @@ type rebalanceDeps struct {
 	view         view
 	group        string
 	member       string
-	self         lease.Member // this member's filter and cap, for the partition gauges
+	self         lease.Member // this member's filter and the Subscriber's cap, for the partition gauges
+	share        leaseShare   // this subscription's part of the Subscriber's MaxLeasedPartitions
 	cfg          rebalanceConfig
 	clock        clock.Clock
 	log          watermill.LoggerAdapter
@@ -135,6 +136,7 @@ func (r *rebalancer) round(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	r.d.members.SetMaxLeased(r.d.share.capacity()) // what the other subscriptions leave
 	live, err := r.d.members.Heartbeat(ctx)
 	if err != nil {
 		return err
@@ -239,14 +241,20 @@ func (r *rebalancer) take(ctx context.Context, mine []int, current []string) err
 		if r.d.owned.has(p) || (current[p] != "" && current[p] != r.d.member) {
 			continue
 		}
+		if !r.d.share.reserve() {
+			return nil // the Subscriber's MaxLeasedPartitions are held
+		}
 		token := r.d.leases.NextToken()
 		sent := r.d.clock.Now() // the lease lives at least LeaseTTL from here
 		ok, err := r.d.leases.Acquire(ctx, r.d.view.lease(p, r.d.group), token)
+		if err != nil || !ok {
+			r.d.share.release()
+		}
 		if err != nil {
 			return err
 		}
 		if ok {
-			r.d.owned.take(p, token, sent)
+			r.d.owned.take(p, token, sent) // the worker gives the slot back when it exits
 		}
 	}
 	return nil

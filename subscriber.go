@@ -30,6 +30,11 @@ type Subscriber struct {
 	pause  *gate       // Pause and Resume
 	warned sync.Map    // topic -> struct{}: a differing stated partition count was logged
 
+	// The per-Subscriber caps, over every subscription: the MaxInFlight semaphore (nil: no
+	// cap) and MaxLeasedPartitions.
+	inFlight chan struct{}
+	leases   *leaseBudget
+
 	mu      sync.Mutex
 	closed  bool
 	closing chan struct{}
@@ -52,6 +57,10 @@ func NewSubscriber(config SubscriberConfig, logger watermill.LoggerAdapter) (*Su
 		logger = watermill.NopLogger{}
 	}
 	space := keys.New(config.StreamPrefix, config.ControlPrefix)
+	var inFlight chan struct{}
+	if config.MaxInFlight > 0 {
+		inFlight = make(chan struct{}, config.MaxInFlight)
+	}
 	return &Subscriber{
 		config:  config,
 		logger:  logger.With(watermill.LogFields{"consumer_group": config.ConsumerGroup}),
@@ -62,6 +71,9 @@ func NewSubscriber(config SubscriberConfig, logger watermill.LoggerAdapter) (*Su
 		pause:   newGate(),
 		closing: make(chan struct{}),
 		subs:    map[*subscription]struct{}{},
+
+		inFlight: inFlight,
+		leases:   newLeaseBudget(config.MaxLeasedPartitions),
 	}, nil
 }
 

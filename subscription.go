@@ -35,8 +35,10 @@ type subscription struct {
 	rebal  *rebalancer
 	renew  *renewer
 	outlet outlet
-	gates  gates // delivery waits while one is closed: the Subscriber's Pause, the group's
+	gates  gates                 // delivery waits while one is closed: the Subscriber's Pause, the group's
 	out    chan *message.Message // the channel Subscribe returns; outlet.out sends on it
+
+	opts topicSettings // the Subscriber's read and filter settings, the topic's Topics entry applied
 
 	ctx        context.Context // the Subscribe context: values for message contexts
 	stopping   chan struct{}   // closed when shutdown starts
@@ -55,7 +57,7 @@ func newSubscription(ctx context.Context, s *Subscriber, v view, member string) 
 	cfg := &s.config
 	out := make(chan *message.Message)
 	sub := &subscription{
-		s: s, cfg: cfg, clock: s.clock, topic: v.name, view: v, member: member,
+		s: s, cfg: cfg, clock: s.clock, topic: v.name, opts: cfg.settingsFor(v.name), view: v, member: member,
 		logger:   s.logger.With(watermill.LogFields{"topic": v.name, "consumer": member}),
 		leases:   lease.New(cfg.Client, member, watermill.NewShortUUID(), cfg.LeaseTTL),
 		ctx:      ctx,
@@ -66,10 +68,7 @@ func newSubscription(ctx context.Context, s *Subscriber, v view, member string) 
 	sub.out = out
 	sub.gates = gates{s.pause, newGate()}
 	sub.readCtx, sub.cancelRead = context.WithCancel(context.WithoutCancel(ctx))
-	sub.outlet = outlet{out: out, inFlightN: new(atomic.Int64), labels: sub.labels(), ctx: ctx}
-	if cfg.MaxInFlight > 0 {
-		sub.outlet.inFlight = make(chan struct{}, cfg.MaxInFlight)
-	}
+	sub.outlet = outlet{out: out, inFlight: s.inFlight, inFlightN: new(atomic.Int64), labels: sub.labels(), ctx: ctx}
 	sub.rebal = newRebalancer(ctx, sub.rebalanceDeps())
 	sub.renew = newRenewer(ctx, cfg.Client, sub.leases, sub.heldLeases, cfg.RenewInterval, sub.clock)
 	return sub
@@ -78,11 +77,11 @@ func newSubscription(ctx context.Context, s *Subscriber, v view, member string) 
 func (sub *subscription) rebalanceDeps() rebalanceDeps {
 	cfg := sub.cfg
 	membersKey, capsKey := sub.view.members(cfg.ConsumerGroup)
-	self := lease.Member{Name: sub.member, Modulo: cfg.PartitionModulo, Remainder: cfg.PartitionRemainder, MaxLeased: cfg.MaxLeasedPartitions}
+	self := lease.Member{Name: sub.member, Modulo: sub.opts.modulo, Remainder: sub.opts.remainder, MaxLeased: cfg.MaxLeasedPartitions}
 	return rebalanceDeps{
 		rdb: cfg.Client, reg: sub.s.reg, leases: sub.leases,
 		members: lease.NewMembership(cfg.Client, membersKey, capsKey, self, cfg.LeaseTTL),
-		view:    sub.view, group: cfg.ConsumerGroup, member: sub.member, self: self,
+		view:    sub.view, group: cfg.ConsumerGroup, member: sub.member, self: self, share: sub.s.leases.share(sub),
 		cfg:   rebalanceConfig{interval: cfg.RebalanceInterval, refresh: cfg.PartitionRefreshInterval, startID: cfg.GroupStartID},
 		clock: sub.clock, log: sub.logger, metrics: cfg.Metrics, labels: sub.labels(),
 		createGroups: func(ctx context.Context, from, to int) error {

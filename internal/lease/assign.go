@@ -79,7 +79,7 @@ func heldCounts(members []Member, current []string) []int {
 }
 
 // limits is how many of n partitions each member can take: those it is eligible for, at
-// most MaxLeased.
+// most MaxLeased (none for NoLeases).
 func limits(n int, members []Member) []int {
 	limit := make([]int, len(members))
 	for i, m := range members {
@@ -88,7 +88,10 @@ func limits(n int, members []Member) []int {
 				limit[i]++
 			}
 		}
-		if m.MaxLeased > 0 && m.MaxLeased < limit[i] {
+		switch {
+		case m.MaxLeased == NoLeases:
+			limit[i] = 0
+		case m.MaxLeased > 0 && m.MaxLeased < limit[i]:
 			limit[i] = m.MaxLeased
 		}
 	}
@@ -203,7 +206,9 @@ func fillPass(pairs []pair, members []Member, current, owners []string, count []
 	}
 }
 
-func underCap(m Member, c int) bool { return m.MaxLeased <= 0 || c < m.MaxLeased }
+func underCap(m Member, c int) bool {
+	return m.MaxLeased != NoLeases && (m.MaxLeased <= 0 || c < m.MaxLeased)
+}
 
 // score is the rendezvous weight of (member, partition): FNV-1a 64 with a splitmix finalizer.
 func score(member string, p int) uint64 {

@@ -101,6 +101,8 @@ func assertValid(t *testing.T, n int, members []Member, owners []string) {
 	for name, c := range ownedCounts(owners, members) {
 		if m := byName[name]; m.MaxLeased > 0 {
 			assert.LessOrEqual(t, c, m.MaxLeased, "%s over its MaxLeased", name)
+		} else if m.MaxLeased == NoLeases {
+			assert.Zero(t, c, "%s leases nothing (NoLeases)", name)
 		}
 	}
 }
@@ -246,6 +248,16 @@ func TestAssignMaxLeased(t *testing.T) {
 			input: input{6, []Member{{Name: "a", MaxLeased: 10}, {Name: "b", MaxLeased: 10}}},
 			want:  map[string]int{"a": 3, "b": 3, "": 0},
 		},
+		{
+			name:  "a full member (NoLeases) gets nothing, the other everything",
+			input: input{4, []Member{{Name: "a", MaxLeased: NoLeases}, {Name: "b"}}},
+			want:  map[string]int{"a": 0, "b": 4, "": 0},
+		},
+		{
+			name:  "full members only: nothing is assigned",
+			input: input{3, []Member{{Name: "a", MaxLeased: NoLeases}, {Name: "b", MaxLeased: NoLeases}}},
+			want:  map[string]int{"a": 0, "b": 0, "": 3},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -256,6 +268,15 @@ func TestAssignMaxLeased(t *testing.T) {
 			assert.Equal(t, tt.want, got, "owners %v", owners)
 		})
 	}
+}
+
+// TestAssignFullMemberGivesUpWhatItHolds: a member whose cap became NoLeases (its
+// Subscriber's MaxLeasedPartitions are held on other topics) keeps nothing it holds.
+func TestAssignFullMemberGivesUpWhatItHolds(t *testing.T) {
+	members := []Member{{Name: "a", MaxLeased: NoLeases}, {Name: "b"}}
+	owners := Assign(4, members, []string{"a", "a", "b", ""})
+	assertValid(t, 4, members, owners)
+	assert.Equal(t, []string{"b", "b", "b", "b"}, owners)
 }
 
 func TestAssignFilters(t *testing.T) {
@@ -489,6 +510,7 @@ func TestParseMember(t *testing.T) {
 		{name: "too many fields", input: "2,1,3,9", want: Member{Name: "m", Modulo: 2, Remainder: 1, MaxLeased: 3}},
 		{name: "spaces are bad", input: " 2, 1, 3", want: Member{Name: "m"}},
 		{name: "float", input: "2.5,1,1", want: Member{Name: "m", Remainder: 1, MaxLeased: 1}},
+		{name: "full member", input: "2,1,-1", want: Member{Name: "m", Modulo: 2, Remainder: 1, MaxLeased: NoLeases}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -505,6 +527,7 @@ func TestParseMemberRoundTrip(t *testing.T) {
 		{name: "plain", input: Member{Name: "a"}},
 		{name: "filter", input: Member{Name: "b", Modulo: 3, Remainder: 2}},
 		{name: "cap", input: Member{Name: "c", MaxLeased: 7}},
+		{name: "full", input: Member{Name: "d", Modulo: 2, MaxLeased: NoLeases}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

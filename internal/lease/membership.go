@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -30,9 +31,14 @@ type Member struct {
 	// Modulo and Remainder: the member only leases partitions i with i % Modulo == Remainder
 	// (Modulo 0: every partition).
 	Modulo, Remainder int
-	// MaxLeased caps the partitions it holds (0: no cap).
+	// MaxLeased caps the partitions it holds (0: no cap; NoLeases: none, the member is
+	// full).
 	MaxLeased int
 }
+
+// NoLeases is the MaxLeased of a member that may lease no partition at all (0 means no cap):
+// a Subscriber whose MaxLeasedPartitions are all held by its subscriptions to other topics.
+const NoLeases = -1
 
 // Eligible reports whether m may lease partition p.
 func (m Member) Eligible(p int) bool {
@@ -43,7 +49,8 @@ func (m Member) caps() string {
 	return fmt.Sprintf("%d,%d,%d", m.Modulo, m.Remainder, m.MaxLeased)
 }
 
-// ParseMember rebuilds a Member from its name and stored capabilities; bad fields read as 0.
+// ParseMember rebuilds a Member from its name and stored capabilities; bad fields read as 0
+// (a MaxLeased of NoLeases is kept).
 func ParseMember(name, caps string) Member {
 	m := Member{Name: name}
 	parts := strings.Split(caps, ",")
@@ -58,6 +65,9 @@ func ParseMember(name, caps string) Member {
 		return v
 	}
 	m.Modulo, m.Remainder, m.MaxLeased = field(0), field(1), field(2)
+	if len(parts) > 2 && parts[2] == strconv.Itoa(NoLeases) {
+		m.MaxLeased = NoLeases
+	}
 	return m
 }
 
@@ -66,8 +76,10 @@ type Membership struct {
 	rdb        redis.UniversalClient
 	membersKey string
 	capsKey    string
-	self       Member
 	ttl        time.Duration
+
+	mu   sync.Mutex
+	self Member
 }
 
 // NewMembership returns the membership of self in the group whose keys are given.
@@ -75,10 +87,25 @@ func NewMembership(rdb redis.UniversalClient, membersKey, capsKey string, self M
 	return &Membership{rdb: rdb, membersKey: membersKey, capsKey: capsKey, self: self, ttl: ttl}
 }
 
+// SetMaxLeased changes the cap the next heartbeats publish (0: no cap; NoLeases: none).
+// Safe for concurrent use.
+func (m *Membership) SetMaxLeased(n int) {
+	m.mu.Lock()
+	m.self.MaxLeased = n
+	m.mu.Unlock()
+}
+
+func (m *Membership) member() Member {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.self
+}
+
 // Heartbeat marks self alive for the TTL and returns the live members sorted by name.
 func (m *Membership) Heartbeat(ctx context.Context) ([]Member, error) {
+	self := m.member()
 	res, err := heartbeatScript.Run(ctx, m.rdb, []string{m.membersKey, m.capsKey},
-		m.self.Name, m.ttl.Milliseconds(), m.self.caps()).StringSlice()
+		self.Name, m.ttl.Milliseconds(), self.caps()).StringSlice()
 	if err != nil {
 		return nil, fmt.Errorf("heartbeat %s: %w", m.membersKey, err)
 	}
@@ -92,7 +119,7 @@ func (m *Membership) Heartbeat(ctx context.Context) ([]Member, error) {
 // Leave removes self from the membership at once, so others rebalance without waiting for
 // the heartbeat to expire.
 func (m *Membership) Leave(ctx context.Context) error {
-	if err := leaveScript.Run(ctx, m.rdb, []string{m.membersKey, m.capsKey}, m.self.Name).Err(); err != nil {
+	if err := leaveScript.Run(ctx, m.rdb, []string{m.membersKey, m.capsKey}, m.member().Name).Err(); err != nil {
 		return fmt.Errorf("leave %s: %w", m.membersKey, err)
 	}
 	return nil
