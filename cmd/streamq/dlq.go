@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
+	"sort"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -68,48 +68,92 @@ original partition) and delete them.`,
 	return cmd
 }
 
+// dlqListOpts are the flags of dlq list.
+type dlqListOpts struct {
+	a      *app
+	limit  int
+	filter dlqFilter
+}
+
 func dlqListCmd(a *app) *cobra.Command {
-	var limit int
+	o := &dlqListOpts{a: a}
 	cmd := &cobra.Command{
-		Use:               "list TOPIC",
-		Short:             "List a topic's dead letters, oldest failure first",
+		Use:   "list TOPIC",
+		Short: "List a topic's dead letters, oldest failure first",
+		Long: `Lists up to --limit dead letters of the topic, oldest failure first, with the mark of
+their latest replay. The filters are those of "dlq replay-all", so a list with the same
+filters shows what a replay-all --again would replay.`,
+		Example:           `  streamq dlq list orders --group payments --reason-contains timeout --failed-within 1h`,
 		Args:              argsExactly("TOPIC"),
 		ValidArgsFunction: a.completeArgs(argTopic),
-		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
-			if limit < 1 {
-				return usageErrorf("--limit must be at least 1, got %d", limit)
-			}
-			ctx := cmd.Context()
-			adm, err := a.admin(ctx)
-			if err != nil {
-				return err
-			}
-			dead, err := adm.DLQEntries(ctx, args[0], limit)
-			if err != nil {
-				return err
-			}
-			if a.json {
-				views := []deadLetterView{}
-				for _, d := range dead {
-					views = append(views, newDeadLetterView(d))
-				}
-				return printJSON(a.stdout, views)
-			}
-			if len(dead) == 0 {
-				fmt.Fprintf(a.stdout, "topic %q has no dead letters\n", args[0])
-				return nil
-			}
-			t := newTable(a.stdout, "PARTITION", "ID", "FAILED AT", "GROUP", "RETRIES", "REPLAYED", "REASON", "PAYLOAD")
-			for _, d := range dead {
-				t.row(d.Partition, d.ID, tableTime(d.FailedAt), orDash(d.Group), d.RetryCount, replayedText(d),
-					orDash(truncate(d.Reason, previewLen)), payloadPreview(d.Payload))
-			}
-			return t.flush()
-		}),
+		RunE:              a.runE(o.run),
 	}
-	cmd.Flags().IntVarP(&limit, "limit", "n", 100, "most dead letters to list")
+	cmd.Flags().IntVarP(&o.limit, "limit", "n", 100, "most dead letters to list")
+	o.filter.addFlags(cmd)
 	a.addJSONFlag(cmd)
 	return cmd
+}
+
+// run runs dlq list.
+func (o *dlqListOpts) run(cmd *cobra.Command, args []string) error {
+	if o.limit < 1 {
+		return usageErrorf("--limit must be at least 1, got %d", o.limit)
+	}
+	if err := o.filter.check(); err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	adm, err := o.a.admin(ctx)
+	if err != nil {
+		return err
+	}
+	dead, err := o.read(ctx, adm, args[0])
+	if err != nil {
+		return err
+	}
+	return o.print(args[0], dead)
+}
+
+// read lists the letters: the oldest failures, or with a filter the first ones of each
+// partition that pass it (the scan replay-all makes, replaying nothing), oldest failure first.
+func (o *dlqListOpts) read(ctx context.Context, adm *admin.Admin, topic string) ([]admin.DeadLetter, error) {
+	if !o.filter.set() {
+		return adm.DLQEntries(ctx, topic, o.limit)
+	}
+	now, dead := time.Now(), []admin.DeadLetter{}
+	keep := func(d admin.DeadLetter) bool {
+		ok := o.filter.match(d, now)
+		if ok {
+			dead = append(dead, d)
+		}
+		return ok
+	}
+	if _, err := adm.ReplayAll(ctx, topic, o.limit, keep, admin.ReplayOptions{DryRun: true, Again: true}); err != nil {
+		return nil, err
+	}
+	sort.SliceStable(dead, func(i, j int) bool { return dead[i].FailedAt.Before(dead[j].FailedAt) })
+	return dead, nil
+}
+
+// print writes the letters as a table or JSON.
+func (o *dlqListOpts) print(topic string, dead []admin.DeadLetter) error {
+	if o.a.json {
+		views := []deadLetterView{}
+		for _, d := range dead {
+			views = append(views, newDeadLetterView(d))
+		}
+		return printJSON(o.a.stdout, views)
+	}
+	if len(dead) == 0 {
+		fmt.Fprintf(o.a.stdout, "topic %q has no dead letters%s\n", topic, o.filter.text())
+		return nil
+	}
+	t := newTable(o.a.stdout, "PARTITION", "ID", "FAILED AT", "GROUP", "RETRIES", "REPLAYED", "REASON", "PAYLOAD")
+	for _, d := range dead {
+		t.row(d.Partition, d.ID, tableTime(d.FailedAt), orDash(d.Group), d.RetryCount, replayedText(d),
+			orDash(truncate(d.Reason, previewLen)), payloadPreview(d.Payload))
+	}
+	return t.flush()
 }
 
 // dlqSizeView is one topic of "dlq topics --json" and the result of "dlq size --json".
@@ -296,15 +340,14 @@ type replayAllView struct {
 
 // replayAllOpts are the flags of dlq replay-all.
 type replayAllOpts struct {
-	a              *app
-	limit          int
-	reasonContains string
-	group          string
-	del            bool
-	allGroups      bool
-	again          bool
-	dryRun         bool
-	would          []admin.DeadLetter // what a dry run would replay
+	a         *app
+	limit     int
+	filter    dlqFilter
+	del       bool
+	allGroups bool
+	again     bool
+	dryRun    bool
+	would     []admin.DeadLetter // what a dry run would replay
 }
 
 // dlqReplayAllCmd is "streamq dlq replay-all".
@@ -328,12 +371,11 @@ removed from the DLQ (asks for confirmation). Shows a progress bar on a terminal
 	}
 	f := cmd.Flags()
 	f.IntVarP(&o.limit, "limit", "n", admin.DefaultReplayLimit, "most dead letters to replay")
-	f.StringVar(&o.reasonContains, "reason-contains", "", "only dead letters whose reason contains this")
-	f.StringVar(&o.group, "group", "", "only dead letters that failed in this consumer group")
 	f.BoolVar(&o.del, "delete", false, "delete the dead letters once replayed")
 	f.BoolVar(&o.allGroups, "all-groups", false, "deliver each replay to every consumer group, not only the one that failed it")
 	f.BoolVar(&o.again, "again", false, "also replay dead letters replayed before")
 	f.BoolVar(&o.dryRun, "dry-run", false, "list what would be replayed, replay nothing")
+	o.filter.addFlags(cmd)
 	a.addYesFlag(cmd)
 	a.addJSONFlag(cmd)
 	return cmd
@@ -344,6 +386,9 @@ removed from the DLQ (asks for confirmation). Shows a progress bar on a terminal
 func (o *replayAllOpts) run(cmd *cobra.Command, args []string) error {
 	if o.limit < 1 {
 		return usageErrorf("--limit must be at least 1, got %d", o.limit)
+	}
+	if err := o.filter.check(); err != nil {
+		return err
 	}
 	topic := args[0]
 	ctx := cmd.Context()
@@ -357,7 +402,7 @@ func (o *replayAllOpts) run(cmd *cobra.Command, args []string) error {
 	}
 	if o.del && !o.dryRun {
 		what := fmt.Sprintf("replay up to %d of the %s of topic %q%s and delete them from the DLQ",
-			o.limit, plural(size, "dead letter", "dead letters"), topic, filterText(o.reasonContains, o.group))
+			o.limit, plural(size, "dead letter", "dead letters"), topic, o.filter.text())
 		if err := o.a.confirm(ctx, what); err != nil {
 			return err
 		}
@@ -407,11 +452,12 @@ func replayedText(d admin.DeadLetter) string {
 	return tableTime(d.ReplayedAt)
 }
 
-// keep is the filter of --group and --reason-contains; it advances bar for every dead
-// letter it keeps.
+// keep is the filter (--group, --reason-contains, --partition, --failed-within,
+// --failed-before); it advances bar for every dead letter it keeps.
 func (o *replayAllOpts) keep(bar *progress) func(admin.DeadLetter) bool {
+	now := time.Now()
 	return func(d admin.DeadLetter) bool {
-		ok := (o.group == "" || d.Group == o.group) && strings.Contains(d.Reason, o.reasonContains)
+		ok := o.filter.match(d, now)
 		if ok {
 			bar.add(1)
 			if o.dryRun && len(o.would) < o.limit {
@@ -420,20 +466,6 @@ func (o *replayAllOpts) keep(bar *progress) func(admin.DeadLetter) bool {
 		}
 		return ok
 	}
-}
-
-func filterText(reason, group string) string {
-	var parts []string
-	if group != "" {
-		parts = append(parts, fmt.Sprintf("of group %q", group))
-	}
-	if reason != "" {
-		parts = append(parts, fmt.Sprintf("with a reason containing %q", reason))
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return " (only those " + strings.Join(parts, " and ") + ")"
 }
 
 // dlqDeleteView is "dlq delete --json".

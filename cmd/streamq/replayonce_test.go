@@ -48,3 +48,24 @@ func TestCLIReplayAllOnce(t *testing.T) {
 	}
 	assert.Contains(t, e.ok("dlq", "list", failing), "REPLAYED")
 }
+
+// TestCLIDLQFilters: dlq list and replay-all take the same filters.
+func TestCLIDLQFilters(t *testing.T) {
+	e := newCLIEnv(t)
+	e.seed()
+	count := func(args ...string) int {
+		var letters []deadLetterView
+		e.jsonOf(&letters, append([]string{"dlq", "list", failing}, args...)...)
+		return len(letters)
+	}
+	assert.Equal(t, 3, count())
+	assert.Equal(t, 3, count("--group", workers))
+	assert.Equal(t, 0, count("--group", "nobody"))
+	assert.Equal(t, 2, count("--partition", "1"))
+	assert.Equal(t, 3, count("--failed-within", "1h"))
+	assert.Equal(t, 0, count("--failed-before", "1h"))
+	assert.Contains(t, e.ok("dlq", "replay-all", failing, "--partition", "0", "--dry-run"), "would replay 1 dead letter")
+	assert.Contains(t, e.ok("dlq", "list", failing, "--group", "nobody"), `has no dead letters (only those of group "nobody")`)
+	r := e.run("dlq", "list", failing, "--failed-within", "-1h")
+	assert.Equal(t, 2, r.code, "%s", r.stderr)
+}
