@@ -111,6 +111,11 @@ func holdOn(maxLen, over int64, info *stream.Info, groups []stream.GroupInfo, ol
 	if group == "" {
 		return hold{}
 	}
+	if streamid.Less(needs, info.FirstID) {
+		// The position after the last delivered id, below the first entry (retention stops
+		// there): the entry the group needs is the first one.
+		needs = info.FirstID
+	}
 	g, _ := stream.Find(groups, group)
 	l, known := stream.ReportedLag(g, stream.TailOf(info))
 	if !known {

@@ -76,7 +76,7 @@ func TestQueueInfoBackPressure(t *testing.T) {
 			name: "a group that read nothing holds everything",
 			meta: maxLen4,
 			seed: func(e *opEnv, _ []string) { e.groups("fast", "slow"); e.consume("fast", 6, 6) },
-			over: 6, holder: "slow", needs: func([]string) string { return "0-1" }, held: 6,
+			over: 6, holder: "slow", needs: func(ids []string) string { return ids[0] }, held: 6,
 		},
 		{
 			name: "the oldest pending entry holds, not the last delivered",
