@@ -24,9 +24,9 @@ type PartitionInfo struct {
 	OverMaxLen int64
 	// Holder is the consumer group whose position stops the trim while the partition is over
 	// MaxLen: of the groups registered on it, the one that needs the oldest entry (its oldest
-	// pending entry, else the one after its last delivered), and HolderNeeds is that entry's
-	// id (the id just after the last delivered one when the partition's first entry is past it
-	// is the first entry; deeper in the stream it is that position, not an entry's id).
+	// pending entry, else the one after its last delivered). HolderNeeds is that entry's id
+	// when it is the partition's first entry (as usual: retention stops there), else the
+	// position just after the last delivered id.
 	// HeldBack is how many of the OverMaxLen entries it holds back: when Redis reports the
 	// group's lag (XINFO GROUPS, Redis 7), what it still needs (its lag plus its pending
 	// entries, a lower bound when it acks out of order) beyond MaxLen, at most OverMaxLen; a
