@@ -95,8 +95,7 @@ func (w *worker) settleDeferred(e position.Entry, m *message.Message, out outcom
 	if w.isStopping() {
 		return fmt.Errorf("deferred ack of %s on partition %d: the partition was handed over: %w", e.ID, w.d.keys.Index, ErrLeaseLost)
 	}
-	w.count(out)
-	if !w.settle.apply(e, m, decide(w.d.clock.Now(), w.d.rules, w.settle.cfg.retry, out, m)) {
+	if !w.conclude(e, m, out) {
 		w.pos.Forget([]stream.Acked{{ID: e.ID}})
 	}
 	return nil

@@ -196,12 +196,18 @@ func (w *worker) handle(e position.Entry) {
 		if deferred {
 			return // the handler settles it later through its DeferredAck
 		}
-		w.count(out)
-		if w.settle.apply(e, next, decide(w.d.clock.Now(), w.d.rules, w.settle.cfg.retry, out, next)) {
+		if w.conclude(e, next, out) {
 			return
 		}
 		next = next.Copy() // a redelivery needs a fresh message: Ack and Nack are one-shot
 	}
+}
+
+// conclude counts a delivery's outcome, decides what it means and carries the decision out;
+// false means deliver the entry again.
+func (w *worker) conclude(e position.Entry, m *message.Message, out outcome) bool {
+	w.count(out)
+	return w.settle.apply(e, m, decide(w.d.clock.Now(), w.d.rules, w.settle.cfg.retry, out, m))
 }
 
 func (w *worker) count(out outcome) {

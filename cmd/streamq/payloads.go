@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/streamq-dev/streamq/admin"
 )
 
 // sweepView is "payloads sweep --json".
@@ -36,13 +39,8 @@ sweep.`,
 		Example:           `  streamq trim orders --older-than 24h --yes && streamq payloads sweep orders`,
 		Args:              argsExactly("TOPIC"),
 		ValidArgsFunction: a.completeArgs(argTopic),
-		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+		RunE: a.withAdmin(func(ctx context.Context, adm *admin.Admin, _ *cobra.Command, args []string) error {
 			topic := args[0]
-			ctx := cmd.Context()
-			adm, err := a.admin(ctx)
-			if err != nil {
-				return err
-			}
 			n, err := adm.SweepOrphanedPayloads(ctx, topic)
 			if err != nil {
 				return err
