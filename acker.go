@@ -70,8 +70,14 @@ func (a *acker) highestAcked() string {
 }
 
 // add queues the ack of entry id; ref is its offloaded payload's reference ("" when none).
-func (a *acker) add(id, ref string) {
-	e := stream.Acked{ID: id}
+func (a *acker) add(id, ref string) { a.queue(id, ref, false) }
+
+// addSettled queues the bookkeeping of entry id, which a fenced settle step (retry, dead
+// letter) acked already; held is what the step reported: the group held the entry then.
+func (a *acker) addSettled(id, ref string, held bool) { a.queue(id, ref, held) }
+
+func (a *acker) queue(id, ref string, held bool) {
+	e := stream.Acked{ID: id, Held: held}
 	// Ack sets and payload keys are only named when the script will touch them.
 	if a.cfg.ownEntries && (ref != "" || a.cfg.policy == AckDeleteAllGroups) {
 		e.AckSet = a.d.keys.Acks(id)

@@ -182,13 +182,14 @@ func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int
 	held := fence.Fence{Key: leaseKey, Token: token}
 	fields, err := deferred.Flatten(entries[len(entries)-1].Values)
 	require.NoError(t, err)
-	_, err = deferred.Requeue(ctx, client, held, str, group, entries[len(entries)-1].ID, fields)
+	_, _, err = deferred.Requeue(ctx, client, held, str, group, entries[len(entries)-1].ID, fields)
 	require.NoError(t, err, "requeue.lua")
 	item, err := deferred.NewItem(topic, p, 1, 5, entries[0].ID, group, entries[len(entries)-1].Values)
 	require.NoError(t, err)
 	set := deferred.Set{ZSet: space.Retry(topic, p, group), Items: space.RetryItems(topic, p, group), Stream: str, Partition: p}
-	require.NoError(t, deferred.Schedule(ctx, client, held, str, set.ZSet, set.Items, group, entries[len(entries)-1].ID,
-		"item-"+watermill.NewShortUUID(), time.Now().Add(-time.Second), item), "schedule.lua")
+	_, err = deferred.Schedule(ctx, client, held, str, set.ZSet, set.Items, group, entries[len(entries)-1].ID,
+		"item-"+watermill.NewShortUUID(), time.Now().Add(-time.Second), item)
+	require.NoError(t, err, "schedule.lua")
 	moved, err := deferred.Move(ctx, client, held, set, 10)
 	require.NoError(t, err, "move.lua")
 	assert.Equal(t, 1, moved.Moved)
@@ -208,16 +209,20 @@ func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int
 	_, err = payload.Get(ctx, client, space.Payload(topic, p, ref))
 	require.NoError(t, err)
 	rec := dlq.Record{OriginalTopic: topic, Partition: p, OriginalMessageID: bigEntry.ID, OriginalStreamID: bigEntry.ID,
-		Reason: "test", Group: group, Headers: "{}", FailedAt: time.Now(), Message: map[string]any{UUIDField: "dead", PayloadField: "x"}}
-	dlqID, err := dlq.Add(ctx, client, fence.Fence{Key: leaseKey, Token: token}, str, dlqStr, group, bigEntry.ID, rec)
+		Reason: "test", Group: group, Headers: "{}", FailedAt: time.Now(), Message: map[string]any{UUIDField: "dead", PayloadField: "a payload of 28 bytes, large"}}
+	dlqID, _, err := dlq.Add(ctx, client, fence.Fence{Key: leaseKey, Token: token}, str, dlqStr, group, bigEntry.ID, rec)
 	require.NoError(t, err, "deadletter.lua")
 	dead, err := client.XRange(ctx, dlqStr, dlqID, dlqID).Result()
 	require.NoError(t, err)
 	require.Len(t, dead, 1)
-	replayFields, err := dlq.ReplayFields(dead[0].Values, dlqID, false)
+	inline, err := dlq.Rebuild(dead[0].Values, dlqID, false, dlq.Offloading{})
 	require.NoError(t, err)
-	_, err = dlq.Replay(ctx, client, dlq.ReplayArgs{DLQStream: dlqStr, Stream: str, ID: dlqID, Fields: replayFields})
+	_, err = dlq.Replay(ctx, client, dlq.ReplayArgs{DLQStream: dlqStr, Stream: str, ID: dlqID, Entry: inline})
 	require.NoError(t, err, "replay.lua")
+	offloaded, err := dlq.Rebuild(dead[0].Values, dlqID, false, dlq.Offloading{Threshold: 4, Index: space.PayloadIndex(topic, p),
+		Key: func(ref string) string { return space.Payload(topic, p, ref) }})
+	require.NoError(t, err)
+	require.NotNil(t, offloaded.Stored)
 	dlqLease := space.DLQLease(topic, p, group)
 	dlqToken := leases.NextToken()
 	ok, err = leases.Acquire(ctx, dlqLease, dlqToken)
@@ -226,9 +231,12 @@ func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int
 	_, _, _, err = stream.Read(ctx, client, group, "m", []string{dlqStr}, []string{"0-0"}, 10, -1)
 	require.NoError(t, err)
 	_, err = dlq.Replay(ctx, client, dlq.ReplayArgs{DLQStream: dlqStr, Stream: str, ID: dlqID, Delete: true,
-		Fence: &fence.Fence{Key: dlqLease, Token: dlqToken}, Group: group, Fields: replayFields})
-	require.NoError(t, err, "replay.lua (fenced, from a DLQ consumer)")
-	dropID, err := dlq.Add(ctx, client, fence.Fence{Key: leaseKey, Token: token}, str, dlqStr, group, bigEntry.ID, rec)
+		Fence: &fence.Fence{Key: dlqLease, Token: dlqToken}, Group: group, Entry: offloaded})
+	require.NoError(t, err, "replay.lua (fenced, from a DLQ consumer, payload offloaded)")
+	stored, err := payload.Get(ctx, client, offloaded.Stored.Key)
+	require.NoError(t, err)
+	assert.Equal(t, "a payload of 28 bytes, large", stored)
+	dropID, _, err := dlq.Add(ctx, client, fence.Fence{Key: leaseKey, Token: token}, str, dlqStr, group, bigEntry.ID, rec)
 	require.NoError(t, err)
 	_, _, _, err = stream.Read(ctx, client, group, "m", []string{dlqStr}, []string{">"}, 10, -1)
 	require.NoError(t, err)

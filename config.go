@@ -256,9 +256,7 @@ func (c PublisherConfig) Validate() error {
 	if c.MaxLen < -1 {
 		errs = append(errs, fmt.Errorf("MaxLen must be > 0, 0 (default) or -1 (off), got %d", c.MaxLen))
 	}
-	if c.PayloadThreshold < -1 {
-		errs = append(errs, fmt.Errorf("PayloadThreshold must be > 0, 0 (default) or -1 (off), got %d", c.PayloadThreshold))
-	}
+	errs = append(errs, checkPayloadThreshold(c.PayloadThreshold))
 	if c.Retention < 0 {
 		errs = append(errs, fmt.Errorf("Retention must not be negative, got %s", c.Retention))
 	}
@@ -414,6 +412,12 @@ type SubscriberConfig struct {
 	// retention, DLQ retention and remove orphaned payloads. Optional; default
 	// DefaultTrimInterval.
 	TrimInterval time.Duration
+	// PayloadThreshold: a dead letter that a DLQ handler replays (Replay, ReplayToAllGroups)
+	// has its payload stored in its own key again when it is larger than this many bytes, as
+	// the Publisher stores it; the key's TTL is Retention when set. Set it to the Publisher's
+	// PayloadThreshold. Optional; default DefaultPayloadThreshold (64 KiB); -1: replay
+	// payloads inline.
+	PayloadThreshold int
 	// Metrics receives consumption metrics. Optional; default NoopMetrics.
 	Metrics MetricsCollector
 }
@@ -433,6 +437,7 @@ func (c *SubscriberConfig) setDefaults() {
 		c.Metrics = NoopMetrics{}
 	}
 	setDefault(&c.RetryMoverInterval, DefaultRetryMoverInterval)
+	setDefault(&c.PayloadThreshold, DefaultPayloadThreshold)
 	setDefault(&c.AckDeletePolicy, AckDeleteNone)
 	setDefault(&c.AckSetTTL, DefaultAckSetTTL)
 	setDefault(&c.TrimInterval, DefaultTrimInterval)
@@ -486,6 +491,7 @@ func (c SubscriberConfig) Validate() error {
 		checkGroupStart(c.GroupStartID),
 		checkAckDeletePolicy(c.AckDeletePolicy),
 		checkRetention(c.Retention, c.DLQRetention, c.DLQRetentionMaxLen),
+		checkPayloadThreshold(c.PayloadThreshold),
 	}
 	for name, d := range map[string]time.Duration{
 		"BlockTime": c.BlockTime, "LeaseTTL": c.LeaseTTL, "RenewInterval": c.RenewInterval,
@@ -635,6 +641,13 @@ func checkLeaseTimes(ttl, renew, rebalance time.Duration) error {
 func wrapConfig(errs []error) error {
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
+	return nil
+}
+
+func checkPayloadThreshold(n int) error {
+	if n < -1 {
+		return fmt.Errorf("PayloadThreshold must be > 0, 0 (default) or -1 (off), got %d", n)
 	}
 	return nil
 }

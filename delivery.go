@@ -7,6 +7,7 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 
 	"github.com/streamq-dev/streamq/internal/clock"
+	"github.com/streamq-dev/streamq/internal/payload"
 	"github.com/streamq-dev/streamq/internal/position"
 )
 
@@ -174,6 +175,12 @@ const (
 // cannot be delivered (payload gone, undecodable, another group's retry) are settled
 // before any handler sees them.
 func (w *worker) handle(e position.Entry) {
+	if ref := payload.Ref(e.Values); ref != "" && w.othersOffloaded(e) {
+		// Another group's replay with its payload stored apart: not loaded, and the ack
+		// counts this group as done with the payload, which goes once every group is.
+		w.acks.add(e.ID, ref)
+		return
+	}
 	if !w.settle.loadPayload(&e, w.cfg.payloadRetry) {
 		return
 	}
@@ -182,8 +189,8 @@ func (w *worker) handle(e position.Entry) {
 		w.settle.poison(e, err)
 		return
 	}
-	if g := msg.Metadata.Get(RetryGroupMetadata); g != "" && g != w.d.group() && w.d.rules.retries {
-		w.acks.add(e.ID, "") // another group's retry
+	if w.othersRetry(msg) {
+		w.acks.add(e.ID, "")
 		return
 	}
 	var letter *DeadLetterInfo
@@ -201,6 +208,22 @@ func (w *worker) handle(e position.Entry) {
 		}
 		next = next.Copy() // a redelivery needs a fresh message: Ack and Nack are one-shot
 	}
+}
+
+// othersRetry reports a retry or replay that only another group delivers (x-retry-group).
+func (w *worker) othersRetry(msg *message.Message) bool {
+	g := msg.Metadata.Get(RetryGroupMetadata)
+	return g != "" && g != w.d.group() && w.d.rules.retries
+}
+
+// othersOffloaded reports an entry with an offloaded payload that only another group
+// delivers, read without its payload; an entry that does not decode so is left to handle.
+func (w *worker) othersOffloaded(e position.Entry) bool {
+	if !w.d.rules.retries {
+		return false
+	}
+	msg, err := w.unmarshal(e.Values)
+	return err == nil && w.othersRetry(msg)
 }
 
 // conclude counts a delivery's outcome, decides what it means and carries the decision out;

@@ -106,7 +106,8 @@ func (sub *subscription) buildComponents(w *worker) {
 		skip: func(id string) { w.acks.add(id, "") }}
 	w.settle = &settler{d: d, base: sub.ctx, acks: w.acks, pause: w.pause,
 		cfg: settleConfig{retry: retryRules{policy: cfg.RetryPolicy, maxRetries: cfg.MessageMaxRetries},
-			marshaler: cfg.Marshaler, stepTimeout: cfg.CloseTimeout}}
+			marshaler: cfg.Marshaler, stepTimeout: cfg.CloseTimeout,
+			payloadThreshold: cfg.PayloadThreshold, payloadTTL: cfg.Retention}}
 	if d.rules.background {
 		w.mover = newMover(d, moveConfig{interval: cfg.RetryMoverInterval, batch: cfg.RetryMoverBatch}, sub.view.space, sub.rebal.partitions)
 		w.keeper = newHousekeeper(d, keepConfigOf(cfg), sub.rebal.lengthRetention, sub.rebal.liveMembers)

@@ -153,7 +153,7 @@ func (p *Publisher) appendArgs(topic string, n int, msgs []*message.Message) ([]
 }
 
 func (p *Publisher) offloads(msg *message.Message) bool {
-	return p.config.PayloadThreshold > 0 && len(msg.Payload) > p.config.PayloadThreshold
+	return payload.Offloads(p.config.PayloadThreshold, len(msg.Payload))
 }
 
 // offloadArgs stores the payload under its own key and the entry without it, pointing there.
@@ -170,9 +170,9 @@ func (p *Publisher) offloadArgs(topic string, part int, msg *message.Message) (*
 		fields = append(fields, k, v)
 	}
 	o := &payload.Offload{
-		PayloadKey: p.space.Payload(topic, part, ref), Stream: p.space.PartitionStream(topic, part),
-		Index: p.space.PayloadIndex(topic, part), Ref: ref, Payload: msg.Payload, TTL: p.config.Retention,
-		Fields: fields,
+		Stored: payload.Stored{Key: p.space.Payload(topic, part, ref), Index: p.space.PayloadIndex(topic, part),
+			Ref: ref, Payload: msg.Payload, TTL: p.config.Retention},
+		Stream: p.space.PartitionStream(topic, part), Fields: fields,
 	}
 	return o, nil
 }

@@ -25,6 +25,10 @@ type settleConfig struct {
 	retry       retryRules
 	marshaler   Marshaler
 	stepTimeout time.Duration // CloseTimeout: one Redis step of a handler goroutine
+	// payloadThreshold and payloadTTL store a large replayed payload in its own key
+	// (PayloadThreshold, Retention).
+	payloadThreshold int
+	payloadTTL       time.Duration
 }
 
 // settler carries out decisions: each verdict is one call into internal/ (the ack batch, a
@@ -76,38 +80,39 @@ func (s *settler) retry(m *message.Message, e position.Entry, dec decision) bool
 	}
 	ctx, cancel := s.stepCtx()
 	defer cancel()
+	var held bool
 	if dec.verdict == retryNow {
-		err = s.requeue(ctx, e, fields)
+		held, err = s.requeue(ctx, e, fields)
 	} else {
-		err = s.schedule(ctx, next, e, dec, fields)
+		held, err = s.schedule(ctx, next, e, dec, fields)
 	}
 	if err == nil {
 		s.d.count.metrics.Retried(s.d.count.labels)
 	}
-	return s.settled(err, "retry", e)
+	return s.settled(err, held, "retry", e)
 }
 
-func (s *settler) requeue(ctx context.Context, e position.Entry, fields map[string]any) error {
+func (s *settler) requeue(ctx context.Context, e position.Entry, fields map[string]any) (bool, error) {
 	flat, err := deferred.Flatten(fields)
 	if err != nil {
-		return err
+		return false, err
 	}
-	_, err = deferred.Requeue(ctx, s.d.rdb, s.d.fence, s.d.keys.Read, s.d.group(), e.ID, flat)
-	return err
+	_, held, err := deferred.Requeue(ctx, s.d.rdb, s.d.fence, s.d.keys.Read, s.d.group(), e.ID, flat)
+	return held, err
 }
 
-func (s *settler) schedule(ctx context.Context, next *message.Message, e position.Entry, dec decision, fields map[string]any) error {
+func (s *settler) schedule(ctx context.Context, next *message.Message, e position.Entry, dec decision, fields map[string]any) (bool, error) {
 	k := s.d.keys
 	item, err := deferred.NewItem(k.Topic, k.Index, dec.retries, s.cfg.retry.capFor(next.Metadata),
 		next.Metadata.Get(OriginalIDMetadata), k.Group, fields)
 	if err != nil {
-		return err
+		return false, err
 	}
-	err = deferred.Schedule(ctx, s.d.rdb, s.d.fence, k.Read, k.Retry, k.RetryItems, k.Group, e.ID, deferred.NewItemID(), dec.due, item)
+	held, err := deferred.Schedule(ctx, s.d.rdb, s.d.fence, k.Read, k.Retry, k.RetryItems, k.Group, e.ID, deferred.NewItemID(), dec.due, item)
 	if err == nil && s.wake != nil {
 		s.wake(dec.due)
 	}
-	return err
+	return held, err
 }
 
 // deadLetter writes m to the partition's DLQ and acks it, in one script.
@@ -183,13 +188,13 @@ func (s *settler) record(e position.Entry, reason string, retries, maxRetries in
 func (s *settler) writeDeadLetter(e position.Entry, rec dlq.Record) bool {
 	ctx, cancel := s.stepCtx()
 	defer cancel()
-	_, err := dlq.Add(ctx, s.d.rdb, s.d.fence, s.d.keys.Read, s.d.keys.DLQ, s.d.group(), e.ID, rec)
+	_, held, err := dlq.Add(ctx, s.d.rdb, s.d.fence, s.d.keys.Read, s.d.keys.DLQ, s.d.group(), e.ID, rec)
 	if err == nil {
 		s.d.count.stats.deadLettered.Add(1)
 		s.d.count.metrics.DeadLettered(s.d.count.labels)
 		s.d.log.Info("Message dead-lettered", watermill.LogFields{"stream_id": e.ID, "reason": rec.Reason})
 	}
-	return s.settled(err, "dead-letter", e)
+	return s.settled(err, held, "dead-letter", e)
 }
 
 // replay appends a DLQ entry back to its partition and acks it for this DLQ group (and
@@ -199,19 +204,20 @@ func (s *settler) replay(e position.Entry, drop, allGroups bool) bool {
 	defer cancel()
 	start := s.d.clock.Now()
 	defer func() { s.d.count.metrics.DLQReplay(s.d.keys.Topic, clock.Since(s.d.clock, start)) }()
-	fields, err := dlq.ReplayFields(e.Values, e.ID, allGroups)
+	entry, err := dlq.Rebuild(e.Values, e.ID, allGroups, dlq.Offloading{
+		Threshold: s.cfg.payloadThreshold, TTL: s.cfg.payloadTTL, Key: s.d.keys.Payload, Index: s.d.keys.PayloadIndex})
 	if err == nil {
 		f := s.d.fence
 		_, err = dlq.Replay(ctx, s.d.rdb, dlq.ReplayArgs{
 			DLQStream: s.d.keys.Read, Stream: s.d.keys.Stream,
-			ID: e.ID, Delete: drop, Fence: &f, Group: s.d.group(), Fields: fields,
+			ID: e.ID, Delete: drop, Fence: &f, Group: s.d.group(), Entry: entry,
 		})
 	}
 	if errors.Is(err, dlq.ErrNotFound) {
 		s.acks.add(e.ID, "") // deleted from the DLQ meanwhile: nothing to replay
 		return true
 	}
-	return s.settled(err, "replay", e)
+	return s.settled(err, false, "replay", e) // a DLQ: its acks have no bookkeeping
 }
 
 // drop acks a DLQ entry for this DLQ group and deletes it from the DLQ, in one script.
@@ -223,17 +229,18 @@ func (s *settler) drop(e position.Entry) bool {
 		s.d.count.metrics.DLQDeleted(s.d.keys.Topic, 1)
 		s.d.log.Info("Dead letter dropped", watermill.LogFields{"stream_id": e.ID})
 	}
-	return s.settled(err, "drop", e)
+	return s.settled(err, false, "drop", e) // a DLQ: its acks have no bookkeeping
 }
 
-// settled reports whether a fenced step took effect. A lost lease stops the partition;
-// another error leaves the entry pending and is logged.
-func (s *settler) settled(err error, step string, e position.Entry) bool {
+// settled reports whether a fenced step took effect; held is what the step reported: the
+// group held the entry when the step acked it. A lost lease stops the partition; another
+// error leaves the entry pending and is logged.
+func (s *settler) settled(err error, held bool, step string, e position.Entry) bool {
 	switch {
 	case err == nil:
 		// The script acked the entry; the ack batch adds the policy, payload and frontier
-		// bookkeeping (its XACK is then a no-op).
-		s.acks.add(e.ID, payload.Ref(e.Values))
+		// bookkeeping (its XACK is then a no-op, and held counts the group as done).
+		s.acks.addSettled(e.ID, payload.Ref(e.Values), held)
 		return true
 	case errors.Is(err, fence.ErrLeaseLost):
 		s.d.lost(err)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/partition"
+	"github.com/streamq-dev/streamq/internal/payload"
 	"github.com/streamq-dev/streamq/internal/server"
 )
 
@@ -35,6 +36,12 @@ type Options struct {
 	// Metrics receives the DLQ operations' metrics. Optional; default none. Any
 	// streamq.MetricsCollector (such as metrics/prometheus.Collector) fits.
 	Metrics DLQMetrics
+	// PayloadThreshold and PayloadRetention must match the Publisher's PayloadThreshold and
+	// Retention: a replayed dead letter whose payload is over the threshold has it stored in
+	// its own key again, with that TTL, as a publish does. Optional; defaults 64 KiB (-1: keep
+	// replayed payloads inline) and 0 (no TTL).
+	PayloadThreshold int
+	PayloadRetention time.Duration
 }
 
 // DLQMetrics receives the metrics of admin's DLQ operations (a subset of
@@ -54,6 +61,7 @@ func (noMetrics) DLQReplay(string, time.Duration) {}
 // Admin runs operations on one Redis (single node, Sentinel or Cluster).
 type Admin struct {
 	metrics DLQMetrics
+	offload offloading
 	rdb     redis.UniversalClient
 	space   keys.Space
 	reg     *partition.Registry
@@ -64,11 +72,19 @@ func New(client redis.UniversalClient, opts Options) (*Admin, error) {
 	if server.IsNil(client) {
 		return nil, fmt.Errorf("%w: client is required (got %T)", ErrInvalidArgument, client)
 	}
+	if opts.PayloadThreshold < -1 || opts.PayloadRetention < 0 {
+		return nil, fmt.Errorf("%w: PayloadThreshold must be > 0, 0 (default) or -1 (off) and PayloadRetention not negative, got %d and %s",
+			ErrInvalidArgument, opts.PayloadThreshold, opts.PayloadRetention)
+	}
+	if opts.PayloadThreshold == 0 {
+		opts.PayloadThreshold = payload.DefaultThreshold
+	}
 	space := keys.New(opts.StreamPrefix, opts.ControlPrefix)
 	if opts.Metrics == nil {
 		opts.Metrics = noMetrics{}
 	}
-	return &Admin{rdb: client, space: space, reg: partition.NewRegistry(client, space), metrics: opts.Metrics}, nil
+	return &Admin{rdb: client, space: space, reg: partition.NewRegistry(client, space), metrics: opts.Metrics,
+		offload: offloading{threshold: opts.PayloadThreshold, ttl: opts.PayloadRetention}}, nil
 }
 
 // ListTopics returns the registered topics.

@@ -184,17 +184,17 @@ func (a *Admin) ReplayDeadLetter(ctx context.Context, topic string, partition in
 
 func (a *Admin) replay(ctx context.Context, topic string, partition int, m dlq.Entry, opts ReplayOptions) (string, error) {
 	defer func(start time.Time) { a.metrics.DLQReplay(topic, time.Since(start)) }(time.Now())
-	fields, err := dlq.ReplayFields(m.Values, m.ID, opts.AllGroups)
-	if err != nil {
-		return "", err
-	}
 	target := dlq.PartitionOf(m.Values)
 	if target != partition {
 		return "", fmt.Errorf("%w: dead letter %s in partition %d's DLQ names partition %d", ErrInvalidArgument, m.ID, partition, target)
 	}
+	entry, err := dlq.Rebuild(m.Values, m.ID, opts.AllGroups, a.offload.of(a.space, topic, partition))
+	if err != nil {
+		return "", err
+	}
 	id, err := dlq.Replay(ctx, a.rdb, dlq.ReplayArgs{
 		DLQStream: a.space.DLQ(topic, partition), Stream: a.space.PartitionStream(topic, partition),
-		ID: m.ID, Delete: opts.Delete, Fields: fields,
+		ID: m.ID, Delete: opts.Delete, Entry: entry,
 	})
 	if errors.Is(err, dlq.ErrNotFound) {
 		return "", fmt.Errorf("%w: %w", ErrEntryNotFound, err)

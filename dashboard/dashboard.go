@@ -37,7 +37,8 @@ func New(client redis.UniversalClient, opts Options) (*Handler, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	adm, err := admin.New(client, admin.Options{StreamPrefix: opts.StreamPrefix, ControlPrefix: opts.ControlPrefix})
+	adm, err := admin.New(client, admin.Options{StreamPrefix: opts.StreamPrefix, ControlPrefix: opts.ControlPrefix,
+		PayloadThreshold: opts.PayloadThreshold, PayloadRetention: opts.PayloadRetention})
 	if err != nil {
 		return nil, fmt.Errorf("dashboard admin: %w", err)
 	}

@@ -50,6 +50,12 @@ type Options struct {
 	// StreamPrefix and ControlPrefix must match the Publisher's and Subscriber's. Optional;
 	// default the library's ("stream:topic", "streaming:mq").
 	StreamPrefix, ControlPrefix string
+	// PayloadThreshold and PayloadRetention must match the Publisher's PayloadThreshold and
+	// Retention: a dead letter replayed from the page with a payload over the threshold has
+	// it stored in its own key again, with that TTL. Optional; defaults 64 KiB (-1: replay
+	// inline) and 0 (no TTL).
+	PayloadThreshold int
+	PayloadRetention time.Duration
 	// Logger receives one line per write (action, target, remote address, user, outcome;
 	// never a secret) and the sampler's errors. Optional; default watermill.NopLogger.
 	Logger watermill.LoggerAdapter
@@ -103,6 +109,9 @@ func (o Options) Validate() error {
 		return fmt.Errorf("%w: SampleWindow / SampleInterval is more than %d samples", ErrInvalidOptions, maxSamples)
 	case o.PreviewBytes < 0:
 		return fmt.Errorf("%w: PreviewBytes %d is negative", ErrInvalidOptions, o.PreviewBytes)
+	case o.PayloadThreshold < -1 || o.PayloadRetention < 0:
+		return fmt.Errorf("%w: PayloadThreshold %d must be > 0, 0 or -1 and PayloadRetention %s not negative",
+			ErrInvalidOptions, o.PayloadThreshold, o.PayloadRetention)
 	}
 	return nil
 }

@@ -63,6 +63,7 @@ original partition) and delete them.`,
 		GroupID: groupDLQ,
 		RunE:    a.parentRunE,
 	}
+	a.addPayloadFlags(cmd.PersistentFlags())
 	cmd.AddCommand(dlqListCmd(a), dlqTopicsCmd(a), dlqSizeCmd(a), dlqShowCmd(a), dlqAddCmd(a),
 		dlqReplayCmd(a), dlqReplayAllCmd(a), dlqDeleteCmd(a), dlqClearCmd(a))
 	return cmd

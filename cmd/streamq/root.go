@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/streamq-dev/streamq/admin"
 )
@@ -35,6 +36,9 @@ type app struct {
 	cluster       bool
 	streamPrefix  string
 	controlPrefix string
+	// payloadThreshold and payloadRetention: how replays store large payloads (dlq, ui)
+	payloadThreshold int
+	payloadRetention time.Duration
 
 	// Flags shared by several commands (only one command runs per invocation).
 	json  bool
@@ -102,7 +106,8 @@ func (a *app) admin(ctx context.Context) (*admin.Admin, error) {
 	if err != nil {
 		return nil, err
 	}
-	adm, err := admin.New(c.client, admin.Options{StreamPrefix: a.streamPrefix, ControlPrefix: a.controlPrefix})
+	adm, err := admin.New(c.client, admin.Options{StreamPrefix: a.streamPrefix, ControlPrefix: a.controlPrefix,
+		PayloadThreshold: a.payloadThreshold, PayloadRetention: a.payloadRetention})
 	if err != nil {
 		_ = c.client.Close()
 		return nil, err
@@ -268,6 +273,15 @@ func (a *app) addGlobalFlags(root *cobra.Command) {
 	pf.BoolVar(&a.cluster, "cluster", false, "connect to a Redis Cluster (implied by several comma-separated addresses)")
 	pf.StringVar(&a.streamPrefix, "prefix-stream", "", "key prefix of the partition and DLQ streams (default \"stream:topic\"); must match the publishers'")
 	pf.StringVar(&a.controlPrefix, "prefix-control", "", "key prefix of the control keys (default \"streaming:mq\"); must match the publishers'")
+}
+
+// addPayloadFlags adds the flags of the commands that replay dead letters (dlq, ui).
+func (a *app) addPayloadFlags(fs *pflag.FlagSet) {
+	fs.IntVar(&a.payloadThreshold, "payload-threshold", 0,
+		"a replayed payload larger than this many bytes is stored in its own key, as the publishers\n"+
+			"store it (default 65536; -1: inline); must match the publishers' PayloadThreshold")
+	fs.DurationVar(&a.payloadRetention, "payload-retention", 0,
+		"TTL of a replayed payload stored in its own key (default none); must match the publishers' Retention")
 }
 
 // addCommandGroups adds the command groups of "streamq --help" to root, help and

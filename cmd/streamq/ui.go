@@ -78,6 +78,7 @@ keeps other web sites out through DNS rebinding; add names with --allowed-host.`
 	fl.StringVar(&f.token, "token", "", "require this bearer token on the API (default $"+envUIToken+")")
 	fl.StringVar(&f.basicAuth, "basic-auth", "", "require HTTP basic auth, user:password (default $"+envUIBasicAuth+")")
 	fl.StringSliceVar(&f.allowedHosts, "allowed-host", nil, "also answer requests for this Host (name or name:port; repeatable)")
+	a.addPayloadFlags(fl)
 	return cmd
 }
 
@@ -114,6 +115,7 @@ func (a *app) serveUI(ctx context.Context, addr string, opts dashboard.Options) 
 	defer func() { _ = ln.Close() }() // once served, Shutdown has closed it already
 	opts.AllowedHosts = append(opts.AllowedHosts, loopbackHosts(ln.Addr())...)
 	opts.StreamPrefix, opts.ControlPrefix = a.streamPrefix, a.controlPrefix
+	opts.PayloadThreshold, opts.PayloadRetention = a.payloadThreshold, a.payloadRetention
 	opts.Logger = watermill.NewStdLoggerWithOut(a.stderr, false, false)
 	h, err := dashboard.New(a.conn.client, opts)
 	if errors.Is(err, dashboard.ErrInvalidOptions) {

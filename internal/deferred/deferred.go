@@ -36,8 +36,9 @@ var (
 	moveScript     = redis.NewScript(moveSrc)
 )
 
-// Requeue appends fields as a new entry of stream and acks id for group, in one script.
-func Requeue(ctx context.Context, rdb redis.Scripter, f fence.Fence, stream, group, id string, fields []string) (string, error) {
+// Requeue appends fields as a new entry of stream and acks id for group, in one script; held
+// reports that the group held id (the ack acked it).
+func Requeue(ctx context.Context, rdb redis.Scripter, f fence.Fence, stream, group, id string, fields []string) (string, bool, error) {
 	args := make([]any, 0, 3+len(fields))
 	args = append(args, f.Token, group, id)
 	for _, s := range fields {
@@ -45,21 +46,22 @@ func Requeue(ctx context.Context, rdb redis.Scripter, f fence.Fence, stream, gro
 	}
 	res, err := fence.Run(ctx, rdb, requeueScript, "requeue "+id+" on "+stream, []string{f.Key, stream}, args...)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
-	newID, _ := res.(string)
-	return newID, nil
+	newID, held := fence.Settled(res)
+	return newID, held, nil
 }
 
-// Schedule parks item in the group's retry set until due and acks id, in one script.
-func Schedule(ctx context.Context, rdb redis.Scripter, f fence.Fence, stream, zset, items, group, id, itemID string, due time.Time, item Item) error {
+// Schedule parks item in the group's retry set until due and acks id, in one script; held
+// reports that the group held id (the ack acked it).
+func Schedule(ctx context.Context, rdb redis.Scripter, f fence.Fence, stream, zset, items, group, id, itemID string, due time.Time, item Item) (bool, error) {
 	blob, err := item.Encode()
 	if err != nil {
-		return err
+		return false, err
 	}
-	_, err = fence.Run(ctx, rdb, scheduleScript, "schedule retry of "+id+" on "+stream,
+	res, err := fence.Run(ctx, rdb, scheduleScript, "schedule retry of "+id+" on "+stream,
 		[]string{f.Key, stream, zset, items}, f.Token, group, id, itemID, due.UnixMilli(), blob)
-	return err
+	return res == int64(1), err
 }
 
 // ParkCmd queues, on pipe, parking item in a delay set until due.

@@ -84,15 +84,16 @@ func (r Record) Fields() []any {
 	return out
 }
 
-// Add writes r to dlqStream and acks id of stream for group, in one fenced script.
-func Add(ctx context.Context, rdb redis.Scripter, f fence.Fence, stream, dlqStream, group, id string, r Record) (string, error) {
+// Add writes r to dlqStream and acks id of stream for group, in one fenced script; held
+// reports that the group held id (the ack acked it).
+func Add(ctx context.Context, rdb redis.Scripter, f fence.Fence, stream, dlqStream, group, id string, r Record) (string, bool, error) {
 	args := append([]any{f.Token, group, id}, r.Fields()...)
 	res, err := fence.Run(ctx, rdb, deadletterScript, "dead-letter "+id+" of "+stream, []string{f.Key, stream, dlqStream}, args...)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
-	dlqID, _ := res.(string)
-	return dlqID, nil
+	dlqID, held := fence.Settled(res)
+	return dlqID, held, nil
 }
 
 // ReplayArgs describes one replay.
@@ -102,13 +103,14 @@ type ReplayArgs struct {
 	Delete            bool         // XDEL the DLQ entry after appending
 	Fence             *fence.Fence // set when a group consuming the DLQ replays: ack it fenced
 	Group             string       // that group
-	Fields            []any        // the entry to append
+	Entry             Replayed     // the entry to append (see Rebuild)
 }
 
 // ErrNotFound reports a DLQ entry id that does not exist.
 var ErrNotFound = errors.New("dead letter not found")
 
-// Replay appends a.Fields to a.Stream (and acks or deletes the DLQ entry) in one script.
+// Replay appends a.Entry to a.Stream, storing its payload apart when a.Entry.Stored is set, and
+// acks or deletes the DLQ entry, in one script.
 func Replay(ctx context.Context, rdb redis.Scripter, a ReplayArgs) (string, error) {
 	fenceKey, token := a.DLQStream, ""
 	if a.Fence != nil {
@@ -118,9 +120,15 @@ func Replay(ctx context.Context, rdb redis.Scripter, a ReplayArgs) (string, erro
 	if a.Delete {
 		del = "1"
 	}
-	args := append([]any{a.ID, del, token, a.Group}, a.Fields...)
+	// An inline replay names the DLQ key for the payload key and index, which it leaves alone.
+	pkey, index, ref, body, ttl := a.DLQStream, a.DLQStream, "", []byte(nil), int64(0)
+	if st := a.Entry.Stored; st != nil {
+		pkey, index, ref, body, ttl = st.Key, st.Index, st.Ref, st.Payload, st.TTL.Milliseconds()
+	}
+	args := append([]any{a.ID, del, token, a.Group, ref, body, ttl}, a.Entry.Fields...)
 	op := "replay " + a.ID + " of " + a.DLQStream
-	res, err := replayScript.Run(ctx, rdb, []string{a.DLQStream, a.Stream, fenceKey, keys.ReplayMarks(a.DLQStream)}, args...).Result()
+	res, err := replayScript.Run(ctx, rdb,
+		[]string{a.DLQStream, a.Stream, fenceKey, keys.ReplayMarks(a.DLQStream), pkey, index}, args...).Result()
 	res, err = fence.Check(op, res, err)
 	if err != nil {
 		return "", err

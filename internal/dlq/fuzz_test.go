@@ -2,29 +2,34 @@ package dlq
 
 import (
 	"reflect"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/streamq-dev/streamq/internal/codec"
+	"github.com/streamq-dev/streamq/internal/payload"
 )
 
-// FuzzReplayFields: a DLQ entry is stored data, possibly written by hand; rebuilding it for a
-// replay either fails with an error or yields a decodable entry for its partition.
-func FuzzReplayFields(f *testing.F) {
-	f.Add("uuid", "\x81\xa1k\xa1v", "payload", "3")
-	f.Add("", "", "", "")
-	f.Add("u", "\xc1", "p", "-1")
-	f.Add("u", "\x80\xff", "p", "x")
-	f.Fuzz(func(t *testing.T, uuid, md, payload, partition string) {
-		values := map[string]any{codec.UUIDField: uuid, codec.MetadataField: md, codec.PayloadField: payload, FieldPartitionID: partition}
-		fields, err := ReplayFields(values, "1-1", false)
+// FuzzRebuild: a DLQ entry is stored data, possibly written by hand; rebuilding it for a
+// replay either fails with an error or yields a decodable entry for its partition, with the
+// payload inline or, over the threshold, stored apart and referred to.
+func FuzzRebuild(f *testing.F) {
+	f.Add("uuid", "\x81\xa1k\xa1v", "payload", "3", 0)
+	f.Add("", "", "", "", 0)
+	f.Add("u", "\xc1", "p", "-1", 1)
+	f.Add("u", "\x80\xff", "p", "x", -1)
+	f.Add("u", "", "a payload over the threshold", "2", 4)
+	f.Fuzz(func(t *testing.T, uuid, md, body, partition string, threshold int) {
+		values := map[string]any{codec.UUIDField: uuid, codec.MetadataField: md, codec.PayloadField: body, FieldPartitionID: partition}
+		off := Offloading{Threshold: threshold, Key: func(ref string) string { return "payload:" + ref }, Index: "index"}
+		r, err := Rebuild(values, "1-1", false, off)
 		if err != nil {
 			return
 		}
 		back := map[string]any{}
-		for i := 0; i+1 < len(fields); i += 2 {
-			k, _ := fields[i].(string)
-			switch v := fields[i+1].(type) {
+		for i := 0; i+1 < len(r.Fields); i += 2 {
+			k, _ := r.Fields[i].(string)
+			switch v := r.Fields[i+1].(type) {
 			case []byte:
 				back[k] = string(v)
 			case string:
@@ -35,8 +40,18 @@ func FuzzReplayFields(f *testing.F) {
 		if err != nil {
 			t.Fatalf("replayed entry does not decode: %v", err)
 		}
-		if gotPayload != payload || gotMD[codec.HeaderReplayedFrom] != "1-1" {
-			t.Fatalf("replay lost data: %q %v", gotPayload, gotMD)
+		if gotMD[codec.HeaderReplayedFrom] != "1-1" {
+			t.Fatalf("replay lost its origin: %v", gotMD)
+		}
+		offloaded := payload.Offloads(threshold, len(body))
+		switch {
+		case offloaded != (r.Stored != nil):
+			t.Fatalf("threshold %d, payload of %d bytes: stored apart %v", threshold, len(body), r.Stored != nil)
+		case !offloaded && gotPayload != body:
+			t.Fatalf("inline replay lost its payload: %q", gotPayload)
+		case offloaded && (gotPayload != "" || string(r.Stored.Payload) != body || payload.Ref(back) != r.Stored.Ref ||
+			r.Stored.Key != "payload:"+r.Stored.Ref || back[payload.FieldOriginalSize] != strconv.Itoa(len(body))):
+			t.Fatalf("offloaded replay: entry payload %q, stored %+v, fields %v", gotPayload, r.Stored, back)
 		}
 	})
 }

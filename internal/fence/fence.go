@@ -39,3 +39,15 @@ func Run(ctx context.Context, rdb redis.Scripter, s *redis.Script, op string, ke
 	res, err := s.Run(ctx, rdb, keys, args...).Result()
 	return Check(op, res, err)
 }
+
+// Settled reads the reply of a fenced step that settles an entry: {id, 1 when the group held
+// the entry (its XACK acked it), else 0}. A reply of another shape reads as ("", false).
+func Settled(res any) (id string, held bool) {
+	r, ok := res.([]any)
+	if !ok || len(r) != 2 {
+		return "", false
+	}
+	id, _ = r[0].(string)
+	n, _ := r[1].(int64)
+	return id, n == 1
+}

@@ -420,8 +420,11 @@ func TestAssignIsFixedPointWithCapsAndFilters(t *testing.T) {
 					members[i].Modulo = 1 + r.IntN(3)
 					members[i].Remainder = r.IntN(members[i].Modulo)
 				}
-				if r.IntN(3) == 0 {
+				switch r.IntN(6) {
+				case 0, 1:
 					members[i].MaxLeased = 1 + r.IntN(4)
+				case 2: // full: its budget spent on other topics
+					members[i].MaxLeased = NoLeases
 				}
 			}
 			n := r.IntN(20)
@@ -433,6 +436,7 @@ func TestAssignIsFixedPointWithCapsAndFilters(t *testing.T) {
 				owners = next
 			}
 			require.True(t, settled, "n=%d members=%+v did not settle: %v", n, members, owners)
+			assertValid(t, n, members, owners)
 		}
 	})
 }

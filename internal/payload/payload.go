@@ -36,13 +36,24 @@ var (
 	offloadScript = redis.NewScript(offloadSrc)
 )
 
+// Stored is a payload kept in its own key: the key (in the partition's slot), the partition's
+// payload index, the reference its entry carries, the bytes and their TTL (0: none).
+type Stored struct {
+	Key, Index, Ref string
+	Payload         []byte
+	TTL             time.Duration
+}
+
 // Offload describes one offloaded append.
 type Offload struct {
-	PayloadKey, Stream, Index, Ref string
-	Payload                        []byte
-	TTL                            time.Duration
-	Fields                         []any // entry fields, including the reference fields
+	Stored
+	Stream string
+	Fields []any // entry fields, including the reference fields
 }
+
+// Offloads reports whether a payload of size bytes goes to its own key under threshold
+// (<= 0: never).
+func Offloads(threshold, size int) bool { return threshold > 0 && size > threshold }
 
 // RefFields returns the fields that point an entry at its offloaded payload.
 func RefFields(ref string, size int) []any {
@@ -55,7 +66,7 @@ func RefFields(ref string, size int) []any {
 // out of their order. The text is under 1 KiB next to a payload over the threshold.
 func Cmd(ctx context.Context, pipe redis.Pipeliner, o Offload) *redis.Cmd {
 	args := append([]any{o.Payload, o.TTL.Milliseconds(), o.Ref}, o.Fields...)
-	return offloadScript.Eval(ctx, pipe, []string{o.PayloadKey, o.Stream, o.Index}, args...)
+	return offloadScript.Eval(ctx, pipe, []string{o.Key, o.Stream, o.Index}, args...)
 }
 
 // Ref returns the payload reference of entry values, or "".

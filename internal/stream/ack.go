@@ -25,8 +25,11 @@ type AckKeys struct {
 }
 
 // Acked is one entry to acknowledge: its id, and where its offloaded payload is (if any).
+// Held marks an entry a fenced settle step (retry, dead letter) already acked while the
+// group held it: its XACK here is a no-op, and it still counts the group as done with it.
 type Acked struct {
 	ID, Ref, AckSet, PayloadKey string
+	Held                        bool
 }
 
 // Ack acknowledges entries for group with the policy ("none", "immediate", "all-groups-ack")
@@ -54,8 +57,12 @@ func Ack(ctx context.Context, rdb redis.Scripter, k AckKeys, token, group, polic
 		if e.Ref == "" {
 			payloadKey = k.Stream
 		}
+		held := "0"
+		if e.Held {
+			held = "1"
+		}
 		names = append(names, ackSet, payloadKey)
-		args = append(args, e.ID, e.Ref)
+		args = append(args, e.ID, e.Ref, held)
 	}
 	_, err := fence.Run(ctx, rdb, ackScript, fmt.Sprintf("ack %d entries on %s", len(entries), k.Stream), names, args...)
 	return err

@@ -5,10 +5,10 @@
 -- ARGV[2] consumer group
 -- ARGV[3] id of the entry being retried
 -- ARGV[4..] field, value pairs of the retry entry
--- returns the new entry id, or -1 when the caller no longer holds the lease
+-- returns {new entry id, 1 when the group held the original (the XACK acked it) else 0}, or
+-- -1 when the caller no longer holds the lease
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return -1
 end
 local id = redis.call('XADD', KEYS[2], '*', unpack(ARGV, 4))
-redis.call('XACK', KEYS[2], ARGV[2], ARGV[3])
-return id
+return {id, redis.call('XACK', KEYS[2], ARGV[2], ARGV[3])}

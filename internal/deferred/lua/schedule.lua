@@ -10,11 +10,11 @@
 -- ARGV[4] item id
 -- ARGV[5] due time, unix ms
 -- ARGV[6] msgpack item
--- returns 1, or -1 when the caller no longer holds the lease
+-- returns 1 when the group held the original (the XACK acked it), 0 when not, or -1 when the
+-- caller no longer holds the lease
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return -1
 end
 redis.call('HSET', KEYS[4], ARGV[4], ARGV[6])
 redis.call('ZADD', KEYS[3], ARGV[5], ARGV[4])
-redis.call('XACK', KEYS[2], ARGV[2], ARGV[3])
-return 1
+return redis.call('XACK', KEYS[2], ARGV[2], ARGV[3])

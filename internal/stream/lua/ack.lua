@@ -18,7 +18,9 @@
 -- ARGV[6] n, the number of ids
 -- ARGV[7..6+n] the stream ids to acknowledge
 -- ARGV[7+n..] per entry with more to do (an offloaded payload, or every entry under
---             all-groups-ack), in order: stream id, payload ref ("" when none)
+--             all-groups-ack), in order: stream id, payload ref ("" when none), "1" when a
+--             fenced settle step (retry, dead letter) acked it already while the group held
+--             it, else "0"
 -- returns the number of entries acknowledged, or -1 when the caller no longer holds the lease
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return -1
@@ -33,12 +35,13 @@ end
 local group, policy, ttl, highest = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local n = tonumber(ARGV[6])
 -- Entries with more to do are acked one by one first: only an entry this group really held
--- (pending) joins its ack set. An ack for an entry the group does not hold (it was destroyed
--- and recreated meanwhile) must not count the group as done with it.
+-- (pending here, or when its settle step acked it) joins its ack set. An ack for an entry
+-- the group does not hold (it was destroyed and recreated meanwhile) must not count the
+-- group as done with it.
 local held, acked = {}, 0
-for i = 7 + n, #ARGV, 2 do
+for i = 7 + n, #ARGV, 3 do
   local r = redis.call('XACK', KEYS[2], group, ARGV[i])
-  held[ARGV[i]] = r == 1
+  held[ARGV[i]] = r == 1 or ARGV[i + 2] == '1'
   acked = acked + r
 end
 acked = acked + redis.call('XACK', KEYS[2], group, unpack(ARGV, 7, 6 + n))
@@ -75,7 +78,7 @@ end
 
 local groups = nil
 local k = 6
-for i = 7 + n, #ARGV, 2 do
+for i = 7 + n, #ARGV, 3 do
   local id, ref = ARGV[i], ARGV[i + 1]
   local ackset, payload = KEYS[k], KEYS[k + 1]
   k = k + 2

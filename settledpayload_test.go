@@ -1,0 +1,94 @@
+package streamq
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/streamq-dev/streamq/internal/keys"
+)
+
+// TestSettledEntriesFinishTheirBookkeeping: an entry that a retry or a dead letter settles
+// (acked by the retry or dead-letter script, not by the ack batch) still counts its group as
+// done with it: its offloaded payload goes once every group is, and AckDeleteAllGroups
+// deletes it. Each case has two groups, one of which acks at once.
+func TestSettledEntriesFinishTheirBookkeeping(t *testing.T) {
+	t.Parallel()
+	onBackends(t, testSettledEntriesFinishTheirBookkeeping)
+}
+
+func testSettledEntriesFinishTheirBookkeeping(t *testing.T, client redis.UniversalClient) {
+	t.Parallel()
+	cases := []struct {
+		name   string
+		policy AckDeletePolicy
+		retry  RetryPolicy
+		nacks  int  // how many times the failing group nacks the message before it acks
+		dead   bool // the failing group dead-letters it instead
+	}{
+		{name: "retried at once", policy: AckDeleteNone, retry: ExponentialBackoff{Attempts: -1}, nacks: 1},
+		{name: "retried after a backoff", policy: AckDeleteNone, retry: ExponentialBackoff{Attempts: 3, Base: 50 * time.Millisecond, Max: 50 * time.Millisecond}, nacks: 1},
+		{name: "dead-lettered", policy: AckDeleteNone, retry: ExponentialBackoff{Attempts: -1}, dead: true},
+		{name: "retried, all-groups-ack", policy: AckDeleteAllGroups, retry: ExponentialBackoff{Attempts: -1}, nacks: 2},
+		{name: "dead-lettered, all-groups-ack", policy: AckDeleteAllGroups, retry: ExponentialBackoff{Attempts: -1}, dead: true},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			topic := "settled-" + strconv.Itoa(i)
+			space := keys.New("", "")
+			stream, index := space.PartitionStream(topic, 0), space.PayloadIndex(topic, 0)
+			ok := newTestSubscriber(t, withPolicy(fastSub(client, "ok"), tc.policy, tc.retry))
+			okCh, err := ok.Subscribe(context.Background(), topic)
+			require.NoError(t, err)
+			failing := newTestSubscriber(t, withPolicy(fastSub(client, "failing"), tc.policy, tc.retry))
+			failCh, err := failing.Subscribe(context.Background(), topic)
+			require.NoError(t, err)
+			pub := newTestPublisher(t, PublisherConfig{Client: client})
+			sent := bigMessage(t)
+			require.NoError(t, pub.Publish(topic, sent))
+			original := onlyEntry(t, client, stream).ID
+			require.NotZero(t, zcardOf(t, client, index), "the payload is offloaded and indexed")
+
+			nextMsg(t, okCh, 10*time.Second).Ack()
+			for n := 0; ; n++ {
+				m := nextMsg(t, failCh, 10*time.Second)
+				assert.Equal(t, sent.UUID, m.UUID)
+				if tc.dead {
+					_ = DeadLetter(m, nil) // marks m; its error is for a handler to return
+					m.Nack()
+					break
+				}
+				if n == tc.nacks {
+					m.Ack()
+					break
+				}
+				m.Nack()
+			}
+			require.Eventually(t, func() bool { return zcardOf(t, client, index) == 0 }, 10*time.Second, 10*time.Millisecond,
+				"the offloaded payload outlives every group being done with the message")
+			assert.False(t, keyExists(t, client, space.Acks(topic, 0, original)), "the ack set is gone too")
+			if tc.policy == AckDeleteAllGroups {
+				require.Eventually(t, func() bool {
+					return len(client.XRange(context.Background(), stream, original, original).Val()) == 0
+				}, 10*time.Second, 10*time.Millisecond, "all-groups-ack keeps the settled entry")
+			}
+		})
+	}
+}
+
+func withPolicy(cfg SubscriberConfig, policy AckDeletePolicy, retry RetryPolicy) SubscriberConfig {
+	cfg.AckDeletePolicy, cfg.RetryPolicy = policy, retry
+	return cfg
+}
+
+func zcardOf(t testing.TB, client redis.UniversalClient, key string) int64 {
+	t.Helper()
+	n, err := client.ZCard(context.Background(), key).Result()
+	require.NoError(t, err)
+	return n
+}
