@@ -102,6 +102,9 @@ const (
 // DefaultAckSetTTL bounds how long the set of groups that acked an entry is kept.
 const DefaultAckSetTTL = 24 * time.Hour
 
+// DefaultIdempotencyWindow is how long a Publisher remembers the UUIDs it appended.
+const DefaultIdempotencyWindow = 10 * time.Minute
+
 // DefaultPayloadThreshold is the payload size above which the Publisher offloads it (64 KiB).
 const DefaultPayloadThreshold = 64 * 1024
 
@@ -180,6 +183,13 @@ type PublisherConfig struct {
 	// Retention (the seed's retentionMs). Optional; default 0: payloads live until every
 	// group acked their entry, or the entry is gone.
 	Retention time.Duration
+	// IdempotencyWindow: a message is appended at most once to its partition within this
+	// window, keyed by its UUID. A publish sent again (by go-redis after a lost reply, by
+	// streamq, or by the caller publishing the same message again) appends nothing and
+	// returns nil, and PublishedStreamID reports the first append's id. Memory: about
+	// 200 bytes per message appended within the window, per partition. Optional; default
+	// DefaultIdempotencyWindow; -1: off (plain XADD).
+	IdempotencyWindow time.Duration
 	// Metrics receives the Produced counter. Optional; default NoopMetrics.
 	Metrics MetricsCollector
 	// MaxPipelineSize caps the writes of concurrent Publish calls sent in one pipeline (one
