@@ -167,7 +167,10 @@ func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int
 	later := forced(message.NewMessage(watermill.NewUUID(), []byte("later")))
 	delay.Message(later, delay.For(time.Hour))
 	plain := forced(message.NewMessage(watermill.NewUUID(), []byte("plain")))
-	require.NoError(t, pub.Publish(topic, big, later, plain), "publish: XADD, offload.lua and park.lua in one pipeline")
+	require.NoError(t, pub.Publish(topic, big, later, plain), "publish: append.lua and park.lua in one pipeline")
+	plainPub := newTestPublisher(t, PublisherConfig{Client: client, IdempotencyWindow: -1})
+	require.NoError(t, plainPub.Publish(topic, forced(message.NewMessage(watermill.NewUUID(), randomPayload(t, bigPayloadSize))),
+		forced(message.NewMessage(watermill.NewUUID(), []byte("plain")))), "publish: XADD and offload.lua in one pipeline")
 
 	_, read, _, err := stream.Read(ctx, client, group, "m", []string{str}, []string{"0-0"}, 10, -1)
 	require.NoError(t, err)

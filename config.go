@@ -103,7 +103,7 @@ const (
 const DefaultAckSetTTL = 24 * time.Hour
 
 // DefaultIdempotencyWindow is how long a Publisher remembers the UUIDs it appended.
-const DefaultIdempotencyWindow = 10 * time.Minute
+const DefaultIdempotencyWindow = 2 * time.Minute
 
 // DefaultPayloadThreshold is the payload size above which the Publisher offloads it (64 KiB).
 const DefaultPayloadThreshold = 64 * 1024
@@ -186,9 +186,10 @@ type PublisherConfig struct {
 	// IdempotencyWindow: a message is appended at most once to its partition within this
 	// window, keyed by its UUID. A publish sent again (by go-redis after a lost reply, by
 	// streamq, or by the caller publishing the same message again) appends nothing and
-	// returns nil, and PublishedStreamID reports the first append's id. Memory: about
-	// 200 bytes per message appended within the window, per partition. Optional; default
-	// DefaultIdempotencyWindow; -1: off (plain XADD).
+	// returns nil, and PublishedStreamID reports the first append's id. A UUID is
+	// remembered for at least the window and at most one and a half. Memory: about 120 bytes
+	// per message appended within that time. Optional; default DefaultIdempotencyWindow
+	// (2 minutes); -1: off (plain XADD, about 2.5 times the publish rate Redis can take).
 	IdempotencyWindow time.Duration
 	// Metrics receives the Produced counter. Optional; default NoopMetrics.
 	Metrics MetricsCollector

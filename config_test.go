@@ -226,6 +226,9 @@ func TestPublisherConfigRejects(t *testing.T) {
 		{name: "negative DefaultPartitionCount", input: PublisherConfig{Client: client, DefaultPartitionCount: -1}, want: invalid},
 		{name: "unknown TrimPolicy", input: PublisherConfig{Client: client, TrimPolicy: "sometimes"}, want: invalid},
 		{name: "MaxLen -2", input: PublisherConfig{Client: client, MaxLen: -2}, want: invalid},
+		{name: "IdempotencyWindow -2ns", input: PublisherConfig{Client: client, IdempotencyWindow: -2}, want: invalid},
+		{name: "IdempotencyWindow under 1ms", input: PublisherConfig{Client: client, IdempotencyWindow: time.Microsecond}, want: invalid},
+		{name: "PayloadThreshold -2", input: PublisherConfig{Client: client, PayloadThreshold: -2}, want: invalid},
 		{name: "negative PartitionRefreshInterval", input: PublisherConfig{Client: client, PartitionRefreshInterval: -time.Second}, want: invalid},
 		{name: "stream prefix with brace", input: PublisherConfig{Client: client, StreamPrefix: "{s"}, want: badName},
 		{name: "control prefix with brace", input: PublisherConfig{Client: client, ControlPrefix: "c}"}, want: badName},
@@ -258,6 +261,7 @@ func TestPublisherConfigDefaults(t *testing.T) {
 	assert.Equal(t, DefaultMaxLen, got.MaxLen)
 	assert.False(t, got.ExactMaxLen)
 	assert.Equal(t, DefaultPartitionRefreshInterval, got.PartitionRefreshInterval)
+	assert.Equal(t, DefaultIdempotencyWindow, got.IdempotencyWindow, "idempotent appends by default")
 	assert.Equal(t, keys.Space{Stream: DefaultStreamPrefix, Control: DefaultControlPrefix}, pub.space)
 
 	uncapped, err := NewPublisher(PublisherConfig{Client: client, MaxLen: -1}, nil)

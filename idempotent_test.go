@@ -167,3 +167,91 @@ func publishThroughLosses(t *testing.T, client redis.UniversalClient, n *lossyNe
 	}
 	return total, len(uuids), int(lost.Load())
 }
+
+// dupCounter records the duplicates a Publisher dropped (streamq.DuplicateReporter).
+type dupCounter struct {
+	NoopMetrics
+	mu      sync.Mutex
+	dropped map[int]int
+}
+
+func (d *dupCounter) DuplicateDropped(_ string, partition int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.dropped[partition]++
+}
+
+func (d *dupCounter) count(p int) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.dropped[p]
+}
+
+// TestIdempotentPublish: a message published again (the same object, a copy, an offloaded
+// one, several times in one call) appends nothing, reports its first append and is counted;
+// once the window has passed it is appended again; with the window off every publish appends.
+func TestIdempotentPublish(t *testing.T) {
+	t.Parallel()
+	onBackends(t, testIdempotentPublish)
+}
+
+func testIdempotentPublish(t *testing.T, client redis.UniversalClient) {
+	t.Parallel()
+	const topic, partitions = "once", 4
+	dups := &dupCounter{dropped: map[int]int{}}
+	window := 400 * time.Millisecond
+	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: partitions, IdempotencyWindow: window,
+		PayloadThreshold: 64, Metrics: dups})
+	m := message.NewMessage(watermill.NewUUID(), []byte("once"))
+	m.Metadata.Set(ForcePartitionMetadata, "2")
+	require.NoError(t, pub.Publish(topic, m))
+	first, ok := PublishedStreamID(m)
+	require.True(t, ok)
+
+	require.NoError(t, pub.Publish(topic, m), "the same message again")
+	again, _ := PublishedStreamID(m)
+	assert.Equal(t, first, again, "a duplicate reports the first append")
+	cp := m.Copy()
+	big := message.NewMessage(watermill.NewUUID(), make([]byte, 100)) // offloaded
+	big.Metadata.Set(ForcePartitionMetadata, "2")
+	require.NoError(t, pub.Publish(topic, cp, big, big), "a copy, and one message twice in a call")
+	id, _ := PublishedStreamID(cp)
+	assert.Equal(t, first, id)
+	stored := storedByUUID(t, client, topic, partitions)
+	assert.Len(t, stored[m.UUID], 1, "appended once")
+	assert.Len(t, stored[big.UUID], 1, "the offloaded message appended once")
+	assert.Equal(t, 3, dups.count(2), "three duplicates dropped")
+	space := keys.New("", "")
+	n, err := client.ZCard(context.Background(), space.PayloadIndex(topic, 2)).Result()
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), n, "one payload stored")
+
+	// Remembered for at least the window, at most one and a half.
+	time.Sleep(window * 3 / 2)
+	require.NoError(t, pub.Publish(topic, m))
+	later, _ := PublishedStreamID(m)
+	assert.NotEqual(t, first, later, "after the window, appended again")
+	assert.Len(t, storedByUUID(t, client, topic, partitions)[m.UUID], 2)
+
+	plain := newTestPublisher(t, PublisherConfig{Client: client, IdempotencyWindow: -1})
+	require.NoError(t, plain.Publish(topic, m, m))
+	assert.Len(t, storedByUUID(t, client, topic, partitions)[m.UUID], 4, "with the window off, every publish appends")
+}
+
+// TestIdempotencyKeysExpire: the UUIDs are kept in the partition's slot and expire by
+// themselves: nothing stays behind once the window has passed.
+func TestIdempotencyKeysExpire(t *testing.T) {
+	t.Parallel()
+	_, client := startRedis(t)
+	ctx := context.Background()
+	pub := newTestPublisher(t, PublisherConfig{Client: client, IdempotencyWindow: 200 * time.Millisecond})
+	require.NoError(t, pub.Publish("expiring", message.NewMessage(watermill.NewUUID(), []byte("x"))))
+	found, err := client.Keys(ctx, keys.New("", "").Idempotency("expiring", 0)+":*").Result()
+	require.NoError(t, err)
+	require.Len(t, found, 1, "one bucket")
+	ttl, err := client.PTTL(ctx, found[0]).Result()
+	require.NoError(t, err)
+	assert.Greater(t, ttl, time.Duration(0))
+	assert.LessOrEqual(t, ttl, 300*time.Millisecond, "at most one and a half windows")
+	require.Eventually(t, func() bool { return client.Exists(ctx, found[0]).Val() == 0 }, 5*time.Second, 20*time.Millisecond)
+}

@@ -70,8 +70,9 @@ func assertPublishedAt(t *testing.T, stored map[string][]storedEntry, msgs []*me
 
 // TestPublishReportsPartitionAndStreamID is acceptance 7: the caller of one Publish of several
 // messages over several partitions gets each message's partition and stream id, as XRANGE of
-// each partition lists them; a republish of the same messages (and of copies) gets the new
-// ids and stores none of the old ones; concurrent Publish calls coalesced into pipelines each
+// each partition lists them; a republish of the same messages is a duplicate that reports
+// the first ids (with the idempotent append off, it and a copy get the new ids and store none
+// of the old ones); concurrent Publish calls coalesced into pipelines each
 // get their own; an offloaded message gets its entry's id, a delayed one its partition only.
 func TestPublishReportsPartitionAndStreamID(t *testing.T) {
 	t.Parallel()
@@ -103,17 +104,23 @@ func testPublishReportsPartitionAndStreamID(t *testing.T, client redis.Universal
 	p3, _ := PublishedPartition(msgs[3])
 	assert.Equal(t, 5, p3, "the forced partition")
 
-	// The same message objects published again: the new ids, the old ones not stored.
+	// The same message objects published again: the idempotent append (the default) appends
+	// nothing and reports the first append; with it off, the new ids, the old ones not stored.
 	first, _ := PublishedStreamID(msgs[0])
 	require.NoError(t, pub.Publish(topic, msgs...))
-	assertPublishedAt(t, storedByUUID(t, client, topic, partitions), msgs, 1)
+	assertPublishedAt(t, storedByUUID(t, client, topic, partitions), msgs, 0)
 	again, _ := PublishedStreamID(msgs[0])
+	assert.Equal(t, first, again, "a duplicate reports the first append")
+	plain := newTestPublisher(t, PublisherConfig{Client: client, PayloadThreshold: 64, IdempotencyWindow: -1})
+	require.NoError(t, plain.Publish(topic, msgs...))
+	assertPublishedAt(t, storedByUUID(t, client, topic, partitions), msgs, 1)
+	again, _ = PublishedStreamID(msgs[0])
 	assert.NotEqual(t, first, again)
 
 	// A copy carries the results; published, it stores none of them and gets its own.
 	cp := msgs[1].Copy()
 	require.Equal(t, msgs[1].Metadata.Get(PublishedStreamIDMetadata), cp.Metadata.Get(PublishedStreamIDMetadata))
-	require.NoError(t, pub.Publish(topic, cp))
+	require.NoError(t, plain.Publish(topic, cp))
 	assertPublishedAt(t, storedByUUID(t, client, topic, partitions), []*message.Message{cp}, 2)
 
 	// Concurrent calls share pipelines; each gets its own messages' ids.

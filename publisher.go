@@ -133,7 +133,7 @@ func (p *Publisher) appendArgs(topic string, n int, msgs []*message.Message) ([]
 		}
 		writes[i].Partition = part
 		if p.idempotent() {
-			writes[i].Once = &publish.Once{Key: p.space.Idempotency(topic, part), Times: p.space.IdempotencyTimes(topic, part),
+			writes[i].Once = &publish.Once{Prefix: p.space.Idempotency(topic, part), Index: p.space.PayloadIndex(topic, part),
 				UUID: msg.UUID, Window: p.config.IdempotencyWindow}
 		}
 		due, delayed := delayedUntil(msg)
@@ -193,12 +193,8 @@ func (p *Publisher) parkArgs(topic string, part int, due time.Time, msg *message
 	if err != nil {
 		return nil, fmt.Errorf("delay message %s: %w", msg.UUID, err)
 	}
-	id := deferred.NewItemID()
-	if p.idempotent() {
-		id = "m:" + msg.UUID // parking the same message again replaces it while it waits
-	}
 	return &publish.Park{ZSet: p.space.Delay(topic, part), Items: p.space.DelayItems(topic, part),
-		ID: id, Due: due, Item: item}, nil
+		ID: deferred.NewItemID(), Due: due, Item: item}, nil
 }
 
 // delayedUntil reads Watermill's delay metadata (components/delay): the message is parked

@@ -9,10 +9,11 @@ import (
 )
 
 var transportColor = map[string]string{
-	"streamq-1p":   "#5b9bd5",
-	"streamq-8p":   "#1f4e8c",
-	refRedisstream: "#e8833a",
-	refGoRedis:     "#9e9e9e",
+	"streamq-1p":       "#5b9bd5",
+	"streamq-8p":       "#1f4e8c",
+	"streamq-8p-plain": "#8fb3e0",
+	refRedisstream:     "#e8833a",
+	refGoRedis:         "#9e9e9e",
 }
 
 type chartGroup struct {

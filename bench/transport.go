@@ -41,11 +41,13 @@ type transport struct {
 	Name       string
 	kind       kind
 	partitions int
+	plainXAdd  bool // streamq with IdempotencyWindow -1: plain XADD appends
 }
 
 var allTransports = []transport{
 	{Name: "streamq-1p", kind: kindStreamq, partitions: 1},
 	{Name: "streamq-8p", kind: kindStreamq, partitions: 8},
+	{Name: "streamq-8p-plain", kind: kindStreamq, partitions: 8, plainXAdd: true},
 	{Name: "streamq-24p", kind: kindStreamq, partitions: 24},
 	{Name: refRedisstream, kind: kindRedisstream},
 	{Name: refGoRedis, kind: kindGoRedis},
@@ -73,6 +75,7 @@ func (e *env) newSender(tr transport, topic string) (sender, error) {
 			DefaultPartitionCount: tr.partitions,
 			MaxLen:                benchMaxLen(),
 			MinReplicas:           benchMinReplicas(),
+			IdempotencyWindow:     idempotency(tr),
 		}, e.logger)
 		if err != nil {
 			_ = c.Close()
@@ -415,4 +418,13 @@ func benchReplicas() int {
 		return v
 	}
 	return benchMinReplicas()
+}
+
+// idempotency is the IdempotencyWindow of a streamq transport: the default, or off (-1) for
+// the plain-XADD rows that show what the idempotent append costs.
+func idempotency(tr transport) time.Duration {
+	if tr.plainXAdd {
+		return -1
+	}
+	return 0
 }

@@ -21,7 +21,8 @@ type deliveryFigures struct {
 // checkDelivery: every message whose Publish returned nil was acked by a handler of each
 // group or is in that group's DLQ with a reason; what is in the DLQ is there because the
 // handlers asked for it; no handler saw a wrong payload or another group's retry. What a
-// group destroy cost inside its window (see destroyWindows) is counted, not failed.
+// group destroy cost inside its window (see destroyWindows) is counted, not failed. No
+// message is appended twice: the publishers use the default idempotent append.
 func checkDelivery(d *dataset, v *verdict, w *destroyWindows) deliveryFigures {
 	f := deliveryFigures{handledOnce: map[string]int{}, deadLettered: map[string]int{}, lost: map[string]int{}}
 	for uuid, pub := range d.published {
@@ -33,6 +34,9 @@ func checkDelivery(d *dataset, v *verdict, w *destroyWindows) deliveryFigures {
 		}
 	}
 	checkHandles(d, v)
+	if n := appendedTwice(d); n > 0 { // the publishers append idempotently (the default)
+		v.fail("appended twice", "%d messages were appended more than once despite the idempotent append", n)
+	}
 	for _, g := range groups {
 		for uuid, dead := range d.dlq[g] {
 			checkDeadLetters(d, v, w, g, uuid, dead)

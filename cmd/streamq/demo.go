@@ -723,6 +723,12 @@ func (d *demo) deleteKeys() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	for p := 0; p < d.cfg.Partitions; p++ { // the idempotent appends' UUID buckets, named by time
+		found, err := d.client.Keys(ctx, space.Idempotency(t, p)+":*").Result()
+		if err == nil {
+			del = append(del, found...)
+		}
+	}
 	_, err := d.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, k := range del {
 			p.Del(ctx, k)

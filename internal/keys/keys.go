@@ -92,12 +92,15 @@ func (s Space) Payload(t string, p int, ref string) string {
 // PayloadIndex is the zset of partition p's offloaded payloads: "id|ref" -> entry ms.
 func (s Space) PayloadIndex(t string, p int) string { return s.Control + ":payloadidx:" + Tag(t, p) }
 
-// Idempotency is the hash of the message UUIDs appended to partition p within the
-// Publisher's IdempotencyWindow: UUID -> stream id of the append.
+// Idempotency is the prefix of partition p's buckets of the message UUIDs appended within
+// the Publisher's IdempotencyWindow (see IdempotencyBucket).
 func (s Space) Idempotency(t string, p int) string { return s.Control + ":idem:" + Tag(t, p) }
 
-// IdempotencyTimes is the zset beside Idempotency: UUID -> append ms, to forget old UUIDs.
-func (s Space) IdempotencyTimes(t string, p int) string { return s.Idempotency(t, p) + ":at" }
+// IdempotencyBucket is bucket n of the UUIDs under prefix (Space.Idempotency): a hash UUID ->
+// stream id of the appends in the n-th half window since the epoch.
+func IdempotencyBucket(prefix string, n int64) string {
+	return prefix + ":" + strconv.FormatInt(n, 10)
+}
 
 // Registry is the global set of topics.
 func (s Space) Registry() string { return s.Control + ":topics:registry" }

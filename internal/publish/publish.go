@@ -31,12 +31,12 @@ type Write struct {
 	Once      *Once
 }
 
-// Once makes an append idempotent: the message UUID is remembered in the partition's Key
-// (stream ids) and Times (append ms) for Window, and an append of a remembered UUID appends
-// nothing and answers the first append's id.
+// Once makes an append idempotent: the message UUID is remembered in the partition's buckets
+// under Prefix (keys.Space.Idempotency) for at least Window, and an append of a remembered
+// UUID appends nothing and answers the first append's id.
 type Once struct {
-	Key, Times, UUID string
-	Window           time.Duration
+	Prefix, Index, UUID string // Index: the partition's payload index
+	Window              time.Duration
 }
 
 // LoadScripts caches the append script on the server: writes with Once send it by SHA.
@@ -61,6 +61,7 @@ type Call struct {
 type Result struct {
 	cmd    redis.Cmder
 	append bool // the write appends to the partition stream (XAdd or Offload), not Park
+	at     int  // the write's place in its idempotent append's reply; -1: a command of its own
 }
 
 // Err is the write's error, nil when Redis took it.
@@ -69,12 +70,22 @@ func (r Result) Err() error { return r.cmd.Err() }
 // Duplicate reports an idempotent append that appended nothing: the message was appended
 // within the window already (StreamID is that append's id).
 func (r Result) Duplicate() bool {
+	_, dup := r.onceReply()
+	return dup
+}
+
+// onceReply reads the write's pair of an idempotent append's reply: {id, duplicate}.
+func (r Result) onceReply() (string, bool) {
 	c, ok := r.cmd.(*redis.Cmd)
-	if !ok || c.Err() != nil {
-		return false
+	if r.at < 0 || !ok || c.Err() != nil {
+		return "", false
 	}
 	reply, _ := c.Val().([]any)
-	return len(reply) == 2 && reply[1] == int64(1)
+	if 2*r.at+1 >= len(reply) {
+		return "", false
+	}
+	id, _ := reply[2*r.at].(string)
+	return id, reply[2*r.at+1] == int64(1)
 }
 
 // StreamID is the id of the entry the write appended, from the XADD's reply (or the offload
@@ -85,19 +96,16 @@ func (r Result) StreamID() string {
 	if !r.append || r.cmd.Err() != nil {
 		return ""
 	}
+	if r.at >= 0 {
+		id, _ := r.onceReply()
+		return id
+	}
 	switch c := r.cmd.(type) {
 	case *redis.StringCmd:
 		return c.Val()
 	case *redis.Cmd:
-		switch v := c.Val().(type) {
-		case string: // the offload script
-			return v
-		case []any: // the idempotent append: {id, duplicate}
-			if len(v) == 2 {
-				id, _ := v[0].(string)
-				return id
-			}
-		}
+		id, _ := c.Val().(string) // the offload script
+		return id
 	}
 	return ""
 }
@@ -109,17 +117,25 @@ type Replicas struct {
 }
 
 // Flush sends the writes of every call in one pipeline, in order, and sets each call's
-// Results. Under wait it ends the pipeline with WAIT (server.QueueWait says why there) and
-// returns the replicas it counted and its error; 0 and nil without one.
+// Results. The idempotent appends (Once) of one partition go as one script call per up to
+// maxOnce of them, in their order. Under wait it ends the pipeline with WAIT
+// (server.QueueWait says why there) and returns the replicas it counted and its error; 0 and
+// nil without one.
 func Flush(ctx context.Context, rdb redis.UniversalClient, calls []*Call, wait Replicas) (acked int, err error) {
 	var waitCmd *redis.IntCmd
 	_, _ = rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+		var batches onceBatches
 		for _, c := range calls {
 			c.Results = make([]Result, len(c.Writes))
 			for i, w := range c.Writes {
-				c.Results[i] = Result{cmd: w.queue(ctx, pipe), append: w.Park == nil}
+				if w.Once != nil && w.Park == nil {
+					batches.add(w, &c.Results[i])
+					continue
+				}
+				c.Results[i] = Result{cmd: w.queue(ctx, pipe), append: w.Park == nil, at: -1}
 			}
 		}
+		batches.queue(ctx, pipe)
 		if wait.N > 0 {
 			waitCmd = server.QueueWait(ctx, pipe, wait.N, wait.Timeout)
 		}
@@ -135,8 +151,6 @@ func Flush(ctx context.Context, rdb redis.UniversalClient, calls []*Call, wait R
 // queue adds the write's command to pipe.
 func (w Write) queue(ctx context.Context, pipe redis.Pipeliner) redis.Cmder {
 	switch {
-	case w.Once != nil && w.Park == nil:
-		return w.queueOnce(ctx, pipe)
 	case w.Park != nil:
 		cmd, _ := deferred.ParkCmd(ctx, pipe, w.Park.ZSet, w.Park.Items, w.Park.ID, w.Park.Due, w.Park.Item)
 		return cmd
@@ -149,24 +163,3 @@ func (w Write) queue(ctx context.Context, pipe redis.Pipeliner) redis.Cmder {
 	}
 }
 
-// queueOnce adds the idempotent append of an XAdd or Offload write to pipe, by SHA (see
-// internal/script: every append of a pipeline then goes by the same SHA, so a NOSCRIPT refuses
-// them all, and they are sent again in their order).
-func (w Write) queueOnce(ctx context.Context, pipe redis.Pipeliner) redis.Cmder {
-	o := w.Once
-	var stream, pkey, index, ref string
-	var body []byte
-	var ttl int64
-	var fields []any
-	if off := w.Offload; off != nil {
-		stream, pkey, index, ref, body, ttl = off.Stream, off.Key, off.Index, off.Ref, off.Payload, off.TTL.Milliseconds()
-		fields = off.Fields
-	} else {
-		stream, _ = w.XAdd[1].(string)
-		pkey, index, fields = stream, stream, w.XAdd[3:]
-	}
-	args := make([]any, 0, 5+len(fields))
-	args = append(args, o.UUID, o.Window.Milliseconds(), ref, body, ttl)
-	args = append(args, fields...)
-	return appendScript.EvalSha(ctx, pipe, []string{stream, o.Key, o.Times, pkey, index}, args...)
-}

@@ -40,6 +40,9 @@ func record(c streamq.MetricsCollector) {
 	c.Produced("orders", 0)
 	c.Produced("orders", 0)
 	c.Produced("orders", 1)
+	if d, ok := c.(streamq.DuplicateReporter); ok {
+		d.DuplicateDropped("orders", 1)
+	}
 	for range 3 {
 		c.Consumed(ordersP0)
 	}
@@ -88,40 +91,41 @@ func TestCollectorExportsEveryMetric(t *testing.T) {
 	got := samples(t, reg)
 
 	want := map[string]float64{
-		`streamq_produced_total{partition="0",topic="orders"}`: 2,
-		`streamq_produced_total{partition="1",topic="orders"}`: 1,
-		`streamq_consumed_total` + p0:                          3,
-		`streamq_consumed_total` + p1:                          1,
-		`streamq_consumed_total` + r0:                          1,
-		`streamq_acked_total` + p0:                             2,
-		`streamq_acked_total` + r0:                             1,
-		`streamq_retried_total` + p0:                           1,
-		`streamq_dead_lettered_total` + p1:                     1,
-		`streamq_payload_missing_total` + r0:                   1,
-		`streamq_dlq_deleted_total{topic="orders"}`:            3,
-		`streamq_dlq_cleared_total{topic="orders"}`:            10,
+		`streamq_produced_total{partition="0",topic="orders"}`:                                          2,
+		`streamq_produced_total{partition="1",topic="orders"}`:                                          1,
+		`streamq_publish_duplicates_total{partition="1",topic="orders"}`:                                1,
+		`streamq_consumed_total` + p0:                                                                   3,
+		`streamq_consumed_total` + p1:                                                                   1,
+		`streamq_consumed_total` + r0:                                                                   1,
+		`streamq_acked_total` + p0:                                                                      2,
+		`streamq_acked_total` + r0:                                                                      1,
+		`streamq_retried_total` + p0:                                                                    1,
+		`streamq_dead_lettered_total` + p1:                                                              1,
+		`streamq_payload_missing_total` + r0:                                                            1,
+		`streamq_dlq_deleted_total{topic="orders"}`:                                                     3,
+		`streamq_dlq_cleared_total{topic="orders"}`:                                                     10,
 		`streamq_trimmed_total{consumer="c1",group="g",kind="age",partition="0",topic="orders"}`:        6,
 		`streamq_trimmed_total{consumer="c1",group="g",kind="dlq-length",partition="0",topic="orders"}`: 2,
-		`streamq_in_flight` + sub:                                       2,
-		`streamq_eligible_partitions` + sub:                             4,
-		`streamq_leased_partitions` + sub:                               2,
-		`streamq_max_leased_partitions` + sub:                           0,
-		`streamq_paused_since_seconds` + sub:                            1_700_000_100,
-		`streamq_handle_seconds_count` + p0:                             2,
-		`streamq_handle_seconds_sum` + p0:                               2.05,
-		`streamq_handle_seconds_bucket` + withLE(p0, "0.1"):             1,
-		`streamq_handle_seconds_bucket` + withLE(p0, "1"):               1,
-		`streamq_handle_seconds_bucket` + withLE(p0, "+Inf"):            2,
-		`streamq_backpressure_wait_seconds_count` + p1:                  1,
-		`streamq_backpressure_wait_seconds_sum` + p1:                    0.01,
-		`streamq_backpressure_wait_seconds_bucket` + withLE(p1, "0.1"):  1,
-		`streamq_backpressure_wait_seconds_bucket` + withLE(p1, "1"):    1,
-		`streamq_backpressure_wait_seconds_bucket` + withLE(p1, "+Inf"): 1,
-		`streamq_dlq_replay_seconds_count{topic="orders"}`:              1,
-		`streamq_dlq_replay_seconds_sum{topic="orders"}`:                0.3,
-		`streamq_dlq_replay_seconds_bucket{le="0.1",topic="orders"}`:    0,
-		`streamq_dlq_replay_seconds_bucket{le="1",topic="orders"}`:      1,
-		`streamq_dlq_replay_seconds_bucket{le="+Inf",topic="orders"}`:   1,
+		`streamq_in_flight` + sub:                                                                       2,
+		`streamq_eligible_partitions` + sub:                                                             4,
+		`streamq_leased_partitions` + sub:                                                               2,
+		`streamq_max_leased_partitions` + sub:                                                           0,
+		`streamq_paused_since_seconds` + sub:                                                            1_700_000_100,
+		`streamq_handle_seconds_count` + p0:                                                             2,
+		`streamq_handle_seconds_sum` + p0:                                                               2.05,
+		`streamq_handle_seconds_bucket` + withLE(p0, "0.1"):                                             1,
+		`streamq_handle_seconds_bucket` + withLE(p0, "1"):                                               1,
+		`streamq_handle_seconds_bucket` + withLE(p0, "+Inf"):                                            2,
+		`streamq_backpressure_wait_seconds_count` + p1:                                                  1,
+		`streamq_backpressure_wait_seconds_sum` + p1:                                                    0.01,
+		`streamq_backpressure_wait_seconds_bucket` + withLE(p1, "0.1"):                                  1,
+		`streamq_backpressure_wait_seconds_bucket` + withLE(p1, "1"):                                    1,
+		`streamq_backpressure_wait_seconds_bucket` + withLE(p1, "+Inf"):                                 1,
+		`streamq_dlq_replay_seconds_count{topic="orders"}`:                                              1,
+		`streamq_dlq_replay_seconds_sum{topic="orders"}`:                                                0.3,
+		`streamq_dlq_replay_seconds_bucket{le="0.1",topic="orders"}`:                                    0,
+		`streamq_dlq_replay_seconds_bucket{le="1",topic="orders"}`:                                      1,
+		`streamq_dlq_replay_seconds_bucket{le="+Inf",topic="orders"}`:                                   1,
 	}
 	for series, v := range want {
 		if assert.Contains(t, got, series) {
@@ -146,6 +150,7 @@ func TestCollectorSeriesPerFamily(t *testing.T) {
 		series int
 	}{
 		{"streamq_produced_total", []string{"partition", "topic"}, 2},
+		{"streamq_publish_duplicates_total", []string{"partition", "topic"}, 1},
 		{"streamq_consumed_total", []string{"consumer", "group", "partition", "topic"}, 3},
 		{"streamq_acked_total", []string{"consumer", "group", "partition", "topic"}, 3},
 		{"streamq_retried_total", []string{"consumer", "group", "partition", "topic"}, 3},

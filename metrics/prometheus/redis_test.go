@@ -50,6 +50,9 @@ func TestCollectorWithRedis(t *testing.T) {
 		m := message.NewMessage(watermill.NewUUID(), []byte(strconv.Itoa(i)))
 		m.Metadata.Set(streamq.ForcePartitionMetadata, strconv.Itoa(i%2))
 		require.NoError(t, pub.Publish(topic, m))
+		if i < 3 {
+			require.NoError(t, pub.Publish(topic, m), "published again: a duplicate, dropped")
+		}
 	}
 	for range total {
 		select {
@@ -84,6 +87,8 @@ func TestCollectorWithRedis(t *testing.T) {
 		assert.Equal(t, float64(total/2), got["streamq_acked_total"+labels(p)], "partition %d", p)
 		assert.Equal(t, float64(total/2), got["streamq_handle_seconds_count"+labels(p)], "partition %d", p)
 	}
+	assert.Equal(t, 2.0, got[fmt.Sprintf(`streamq_publish_duplicates_total{partition="0",topic=%q}`, topic)])
+	assert.Equal(t, 1.0, got[fmt.Sprintf(`streamq_publish_duplicates_total{partition="1",topic=%q}`, topic)])
 	assert.Equal(t, float64(total), sum(got, "streamq_consumed_total"))
 	assert.Zero(t, sum(got, "streamq_retried_total"))
 	assert.Zero(t, sum(got, "streamq_dead_lettered_total"))

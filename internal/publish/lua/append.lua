@@ -1,43 +1,73 @@
--- append.lua: append a message to its partition at most once per UUID within a window (the
--- Publisher's idempotent append), its payload in its own key when it is offloaded.
+-- append.lua: append messages to one partition, each at most once per UUID within a window
+-- (the Publisher's idempotent append), a payload in its own key when it is offloaded.
+-- The UUIDs appended are kept in hashes by time bucket (half a window each): a call looks in
+-- the four buckets around the caller's clock and writes into the server clock's one (within
+-- those four), which expires one and a half windows after the bucket began.
 -- KEYS[1] partition stream (stream:topic:{T:p:I})
--- KEYS[2] UUIDs appended within the window (streaming:mq:idem:{T:p:I}): UUID -> stream id
--- KEYS[3] their append times (streaming:mq:idem:{T:p:I}:at): UUID -> ms
--- KEYS[4] payload key (streaming:mq:payload:{T:p:I}:REF), or the stream key when inline
--- KEYS[5] payload index zset of the partition ("id|ref" -> entry ms), or the stream key
--- ARGV[1] message UUID
--- ARGV[2] window ms
--- ARGV[3] payload ref ("" when inline), ARGV[4] payload bytes, ARGV[5] payload TTL ms (0: none)
--- ARGV[6..] field, value pairs of the entry
--- Each call forgets up to 16 UUIDs older than the window, more than it remembers, so the
--- keys hold about the window's appends; both expire a window after the latest append.
--- returns {stream id, 0} for an append, {stream id of the first append, 1} for a duplicate
+-- KEYS[2] payload index zset of the partition ("id|ref" -> entry ms)
+-- KEYS[3..6] UUID buckets B-2, B-1, B, B+1 (streaming:mq:idem:{T:p:I}:N): UUID -> stream id,
+--            where B is the bucket of the caller's clock
+-- KEYS[7..] the payload keys (streaming:mq:payload:{T:p:I}:REF) of the offloaded messages,
+--           in their order
+-- ARGV[1] bucket length ms (half the window)
+-- ARGV[2] B
+-- ARGV[3] payload TTL ms (0: none)
+-- ARGV[4] n, the number of messages
+-- ARGV[5..] per message, in order: UUID, payload ref ("" when inline), payload bytes ("" when
+--           inline), f, then f field, value arguments of its entry
+-- A UUID found in a bucket (or earlier in this call) appends nothing.
+-- returns per message, flattened: the stream id, then 1 when it was a duplicate (the id is
+-- the first append's) or 0
 local now = redis.call('TIME')
 local ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-local window = tonumber(ARGV[2])
-local old = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', ms - window, 'LIMIT', 0, 16)
-if #old > 0 then
-  redis.call('ZREM', KEYS[3], unpack(old))
-  redis.call('HDEL', KEYS[2], unpack(old))
+local half, caller, ttl, n = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+
+local msgs, uuids, i = {}, {}, 5
+for m = 1, n do
+  local f = tonumber(ARGV[i + 3])
+  msgs[m] = {uuid = ARGV[i], ref = ARGV[i + 1], body = ARGV[i + 2], from = i + 4, to = i + 3 + f}
+  uuids[m] = ARGV[i]
+  i = i + 4 + f
 end
-local first = redis.call('HGET', KEYS[2], ARGV[1])
-if first then
-  return {first, 1}
-end
-local ref = ARGV[3]
-if ref ~= '' then
-  if tonumber(ARGV[5]) > 0 then
-    redis.call('SET', KEYS[4], ARGV[4], 'PX', ARGV[5])
-  else
-    redis.call('SET', KEYS[4], ARGV[4])
+local seen = {}
+for k = 3, 6 do
+  local got = redis.call('HMGET', KEYS[k], unpack(uuids))
+  for m = 1, n do
+    seen[m] = seen[m] or got[m]
   end
 end
-local id = redis.call('XADD', KEYS[1], '*', unpack(ARGV, 6))
-if ref ~= '' then
-  redis.call('ZADD', KEYS[5], tonumber(string.match(id, '^(%d+)-')), id .. '|' .. ref)
+
+local out, ids, here, pk = {}, {}, {}, 7
+for m = 1, n do
+  local msg = msgs[m]
+  local pkey = nil
+  if msg.ref ~= '' then
+    pkey, pk = KEYS[pk], pk + 1
+  end
+  local first = seen[m] or here[msg.uuid]
+  if first then
+    out[#out + 1], out[#out + 2] = first, 1
+  else
+    if pkey then
+      if ttl > 0 then
+        redis.call('SET', pkey, msg.body, 'PX', ttl)
+      else
+        redis.call('SET', pkey, msg.body)
+      end
+    end
+    local id = redis.call('XADD', KEYS[1], '*', unpack(ARGV, msg.from, msg.to))
+    if pkey then
+      redis.call('ZADD', KEYS[2], tonumber(string.match(id, '^(%d+)-')), id .. '|' .. msg.ref)
+    end
+    here[msg.uuid] = id
+    ids[#ids + 1], ids[#ids + 2] = msg.uuid, id
+    out[#out + 1], out[#out + 2] = id, 0
+  end
 end
-redis.call('HSET', KEYS[2], ARGV[1], id)
-redis.call('ZADD', KEYS[3], ms, ARGV[1])
-redis.call('PEXPIRE', KEYS[2], window)
-redis.call('PEXPIRE', KEYS[3], window)
-return {id, 0}
+if #ids > 0 then
+  local w = math.floor(ms / half) - caller + 5 -- the server's bucket among KEYS[3..6]
+  if w < 3 then w = 3 elseif w > 6 then w = 6 end
+  redis.call('HSET', KEYS[w], unpack(ids))
+  redis.call('PEXPIREAT', KEYS[w], (caller + w - 5 + 3) * half)
+end
+return out
