@@ -155,6 +155,8 @@ type PublisherConfig struct {
 	// Partitioner picks a partition from the key. Optional; default HashPartitioner.
 	Partitioner Partitioner
 	// PartitionKey extracts the partition key. Optional; default: metadata "partition_key".
+	// Under IdempotencyWindow a message without a key is routed by its UUID, so that a
+	// message sent again goes to the partition that knows it.
 	PartitionKey func(topic string, msg *message.Message) string
 	// MaxLen is the length retention of each partition: about this many entries are kept.
 	// Under the default TrimAcked only entries every registered group has acked are removed,

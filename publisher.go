@@ -217,7 +217,8 @@ func delayedUntil(msg *message.Message) (time.Time, bool) {
 	return due, !due.IsZero() && time.Until(due) > deferred.DirectThreshold
 }
 
-// route picks the partition: x-force-partition-id when set, else the partitioner.
+// route picks the partition: x-force-partition-id when set, else the partitioner, given the
+// message's key, or under IdempotencyWindow its UUID when it has none.
 func (p *Publisher) route(topic string, n int, msg *message.Message) (int, error) {
 	if forced := msg.Metadata.Get(ForcePartitionMetadata); forced != "" {
 		part, err := strconv.Atoi(forced)
@@ -230,7 +231,11 @@ func (p *Publisher) route(topic string, n int, msg *message.Message) (int, error
 		}
 		return part, nil
 	}
-	part := p.config.Partitioner.Partition(p.config.PartitionKey(topic, msg), n)
+	key := p.config.PartitionKey(topic, msg)
+	if key == "" && p.idempotent() {
+		key = msg.UUID // a message sent again goes where it went: duplicates are found per partition
+	}
+	part := p.config.Partitioner.Partition(key, n)
 	if part < 0 || part >= n {
 		return 0, &PartitionError{Topic: topic, Partition: part, Err: fmt.Errorf(
 			"%w: partitioner returned %d for %d partitions", ErrPartitionOutOfRange, part, n)}
