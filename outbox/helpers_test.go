@@ -63,6 +63,14 @@ func forEachDB(t *testing.T, fn func(t *testing.T, d outbox.Dialect)) {
 	}
 }
 
+// forEachDBSerial is forEachDB one database after the other, for tests that count
+// goroutines.
+func forEachDBSerial(t *testing.T, fn func(t *testing.T, d outbox.Dialect)) {
+	for _, db := range dialects {
+		t.Run(db.name, func(t *testing.T) { fn(t, db.d) })
+	}
+}
+
 // requireSQL: STREAMQ_REQUIRE_SQL=1 makes an unreachable database fail the tests instead of
 // skipping them (CI sets it).
 func requireSQL() bool { return os.Getenv("STREAMQ_REQUIRE_SQL") == "1" }

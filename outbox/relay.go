@@ -134,8 +134,9 @@ func (r *Relay) Run(ctx context.Context) error {
 	}
 	defer r.wg.Done()
 	if err := r.prepare(ctx); err != nil {
+		stopped := ctx.Err() != nil
 		cancel()
-		if ctx.Err() != nil {
+		if stopped {
 			return nil
 		}
 		return err
@@ -198,11 +199,9 @@ func (r *Relay) prepare(ctx context.Context) error {
 		return fmt.Errorf("outbox relay: cannot reach the database: %w", err)
 	}
 	for _, t := range []string{c.Table, c.Table + offsetsSuffix} {
-		rows, err := c.DB.QueryContext(ctx, "SELECT 1 FROM "+c.Dialect.quote(t)+" WHERE 1 = 0")
-		if err != nil {
+		if err := probe(ctx, c.DB, "SELECT 1 FROM "+c.Dialect.quote(t)+" WHERE 1 = 0"); err != nil {
 			return fmt.Errorf("%w: %s: %w", ErrNoTable, t, err)
 		}
-		_ = rows.Close()
 	}
 	qs, err := newAdapters(c.Dialect, c.Table, c.BatchSize).offsets.BeforeSubscribingQueries(
 		wsql.BeforeSubscribingQueriesParams{Topic: c.Table, ConsumerGroup: c.ConsumerGroup})
@@ -215,4 +214,16 @@ func (r *Relay) prepare(ctx context.Context) error {
 		return fmt.Errorf("outbox relay: offsets of group %q: %w", c.ConsumerGroup, err)
 	}
 	return nil
+}
+
+// probe runs query and reads its result to the end: some drivers report a query's error
+// only there.
+func probe(ctx context.Context, db Executor, query string) error {
+	rows, err := db.QueryContext(ctx, query)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+	}
+	return errors.Join(rows.Err(), rows.Close())
 }
