@@ -33,7 +33,7 @@ func ReadLag(ctx context.Context, db Executor, d Dialect, table, group string) (
 	if err != nil {
 		return Lag{}, fmt.Errorf("outbox lag of %s: %w", table, err)
 	}
-	defer rows.Close()
+	defer func() { _ = rows.Close() }() // its error is rows.Err()
 	var l Lag
 	var age float64
 	if rows.Next() {

@@ -66,7 +66,7 @@ func TestPublisherRefusesBadInput(t *testing.T) {
 		e := newEnv(t, d)
 		tx, err := e.db.BeginTx(e.ctx, nil)
 		require.NoError(t, err)
-		defer tx.Rollback()
+		defer func() { _ = tx.Rollback() }()
 		_, err = outbox.NewPublisher(tx, outbox.Config{})
 		assert.ErrorIs(t, err, outbox.ErrInvalidConfig, "no dialect")
 		_, err = outbox.NewPublisher(tx, outbox.Config{Dialect: d, Table: "bad-name"})

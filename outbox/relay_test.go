@@ -9,8 +9,8 @@ import (
 
 	"github.com/ThreeDotsLabs/watermill/message"
 	prom "github.com/prometheus/client_golang/prometheus"
-	"github.com/redis/go-redis/v9"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"

@@ -40,7 +40,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintln(stderr, "streamq-outbox:", err)
+	printf(stderr, "streamq-outbox: %v\n", err)
 	var usage *usageError
 	if errors.As(err, &usage) {
 		return exitUsage
@@ -78,3 +78,7 @@ Exit codes: 0 ok, 1 error (database, Redis, missing tables), 2 usage error.`,
 	root.AddCommand(relayCmd(stdout), statusCmd(stdout), migrateCmd(stdout))
 	return root
 }
+
+// printf writes a line of the command's output; a failed write (a closed pipe) has nowhere
+// better to be reported, and the exit code comes from the command.
+func printf(w io.Writer, format string, args ...any) { _, _ = fmt.Fprintf(w, format, args...) }

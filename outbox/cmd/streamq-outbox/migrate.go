@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -44,7 +43,7 @@ func (o *migrateOpts) run(ctx context.Context, stdout io.Writer) error {
 			return &usageError{err: err}
 		}
 		for _, s := range stmts {
-			fmt.Fprintf(stdout, "%s;\n\n", s)
+			printf(stdout, "%s;\n\n", s)
 		}
 		return nil
 	}
@@ -52,10 +51,10 @@ func (o *migrateOpts) run(ctx context.Context, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	if err := outbox.Migrate(ctx, db, d, o.db.table); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "outbox tables %s and %s_offsets are in place\n", o.db.table, o.db.table)
+	printf(stdout, "outbox tables %s and %s_offsets are in place\n", o.db.table, o.db.table)
 	return nil
 }

@@ -75,12 +75,12 @@ func (o *relayOpts) run(ctx context.Context, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	rdb, err := dialRedis(ctx, o.redis.resolved(defaultRedisURL))
 	if err != nil {
 		return err
 	}
-	defer rdb.Close()
+	defer func() { _ = rdb.Close() }()
 	reg := prom.NewRegistry()
 	relay, err := outbox.NewRelay(outbox.RelayConfig{
 		DB: db, Dialect: dialect, Table: o.db.table, ConsumerGroup: o.db.group, Name: o.name,
@@ -93,13 +93,13 @@ func (o *relayOpts) run(ctx context.Context, stdout io.Writer) error {
 	if err != nil {
 		return &usageError{err: err}
 	}
-	defer relay.Close()
+	defer func() { _ = relay.Close() }() // after Run returned: nothing left to fail
 	stopMetrics, err := serveMetrics(o.metricsAddr, reg)
 	if err != nil {
 		return err
 	}
 	defer stopMetrics()
-	fmt.Fprintf(stdout, "relaying outbox table %s (group %s) into streamq; Ctrl-C stops\n", o.db.table, o.db.group)
+	printf(stdout, "relaying outbox table %s (group %s) into streamq; Ctrl-C stops\n", o.db.table, o.db.group)
 	return relay.Run(ctx)
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"time"
 
@@ -68,7 +67,7 @@ func (o *statusOpts) run(ctx context.Context, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	lag, err := outbox.ReadLag(ctx, db, dialect, o.db.table, o.db.group)
 	if err != nil {
 		return err
@@ -93,7 +92,7 @@ func (o *statusOpts) relays(ctx context.Context) (*relaysView, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer rdb.Close()
+	defer func() { _ = rdb.Close() }()
 	adm, err := admin.New(rdb, admin.Options{StreamPrefix: o.redis.streamPrefix, ControlPrefix: o.redis.controlPrefix})
 	if err != nil {
 		return nil, err
@@ -122,22 +121,22 @@ func (o *statusOpts) relays(ctx context.Context) (*relaysView, error) {
 }
 
 func printStatus(w io.Writer, v statusView, lag outbox.Lag) {
-	fmt.Fprintf(w, "table:         %s (group %s)\n", v.Table, v.Group)
-	fmt.Fprintf(w, "rows waiting:  %d\n", v.Pending)
+	printf(w, "table:         %s (group %s)\n", v.Table, v.Group)
+	printf(w, "rows waiting:  %d\n", v.Pending)
 	if v.Pending > 0 {
-		fmt.Fprintf(w, "oldest:        %s\n", lag.OldestAge.Round(time.Millisecond))
+		printf(w, "oldest:        %s\n", lag.OldestAge.Round(time.Millisecond))
 	}
 	switch {
 	case v.RedisError != "":
-		fmt.Fprintf(w, "relays:        unknown (%s)\n", v.RedisError)
+		printf(w, "relays:        unknown (%s)\n", v.RedisError)
 	case v.Relays == nil:
-		fmt.Fprintln(w, "relays:        none reported into Redis: is a relay running?")
+		printf(w, "relays:        none reported into Redis: is a relay running?\n")
 	default:
-		fmt.Fprintf(w, "moved:         %d\n", v.Relays.Moved)
-		fmt.Fprintf(w, "relays:        %d live of %d, last report %s ago\n", v.Relays.Live, v.Relays.Total,
+		printf(w, "moved:         %d\n", v.Relays.Moved)
+		printf(w, "relays:        %d live of %d, last report %s ago\n", v.Relays.Live, v.Relays.Total,
 			(time.Duration(v.Relays.SinceReportMs) * time.Millisecond).Round(time.Second))
 		if v.Relays.Live == 0 {
-			fmt.Fprintln(w, "no relay reporting: is a relay running?")
+			printf(w, "no relay reporting: is a relay running?\n")
 		}
 	}
 }
