@@ -58,13 +58,13 @@ func Migrate(ctx context.Context, db Executor, d Dialect, table string) error {
 	return nil
 }
 
-// tidySQL trims watermill-sql's indentation: one statement, its lines unindented, no
-// trailing semicolon.
+// tidySQL trims watermill-sql's indentation: one statement, the column lines indented by
+// two spaces, no trailing semicolon.
 func tidySQL(q string) string {
 	lines := strings.Split(strings.TrimSpace(q), "\n")
 	for i, l := range lines {
 		lines[i] = strings.TrimSpace(l)
-		if i > 0 && i < len(lines)-1 && !strings.HasPrefix(lines[i], ")") {
+		if i > 0 && !strings.HasPrefix(lines[i], ")") {
 			lines[i] = "  " + lines[i]
 		}
 	}
