@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/outbox"
 )
 
@@ -34,7 +35,11 @@ func (e *env) killRelayMidBatch(topic, window string) crash {
 	t.Helper()
 	var batch []*message.Message
 	for i := range crashRows {
-		batch = append(batch, keyed("k"+strconv.Itoa(i%16), i/16))
+		m := keyed("k"+strconv.Itoa(i%16), i/16)
+		if i%5 == 0 {
+			delete(m.Metadata, streamq.PartitionKeyMetadata) // keyless: partitioned by its UUID
+		}
+		batch = append(batch, m)
 		if len(batch) == 100 {
 			e.publishTx(true, topic, batch...)
 			batch = nil

@@ -17,7 +17,8 @@ import (
 // streamq topic with their UUID, payload, metadata and partition key (the partition that
 // key hashes to); those of a rolled-back transaction never do, nor their business row.
 // Events published after the rollback arriving proves the rolled-back ones are not merely
-// late: the relay moves rows in order.
+// late: the relay moves rows in order. A message without a partition key goes to the
+// partition of its UUID.
 func TestCommitPublishesRollbackDoesNot(t *testing.T) {
 	forEachDB(t, func(t *testing.T, d outbox.Dialect) {
 		e := newEnv(t, d)
@@ -30,15 +31,16 @@ func TestCommitPublishesRollbackDoesNot(t *testing.T) {
 		rolledBack := []*message.Message{keyed("customer-1", 2), keyed("customer-3", 0)}
 		e.publishTx(false, topic, rolledBack...)
 		after := keyed("customer-3", 1)
-		e.publishTx(true, topic, after)
+		keyless := message.NewMessage(watermill.NewUUID(), []byte("no key"))
+		e.publishTx(true, topic, after, keyless)
 
-		e.waitMoved(topic, 4, 30*time.Second)
+		e.waitMoved(topic, 5, 30*time.Second)
 		byUUID := map[string]int{}
 		got := e.entries(topic)
 		for i, en := range got {
 			byUUID[en.UUID] = i
 		}
-		for _, m := range append(committed, after) {
+		for _, m := range append(committed, after, keyless) {
 			i, ok := byUUID[m.UUID]
 			require.True(t, ok, "committed message %s is missing", m.UUID)
 			en := got[i]
@@ -47,12 +49,16 @@ func TestCommitPublishesRollbackDoesNot(t *testing.T) {
 				assert.Equal(t, v, en.Metadata[k], "metadata %q of %s", k, m.UUID)
 			}
 			key := m.Metadata.Get(streamq.PartitionKeyMetadata)
+			if key == "" {
+				key = m.UUID // the relay routes a keyless message by its UUID, the same way every time
+				assert.NotContains(t, en.Metadata, streamq.PartitionKeyMetadata, "no key is added")
+			}
 			assert.Equal(t, streamq.HashPartitioner{}.Partition(key, 8), en.Partition, "partition of key %s", key)
 		}
 		for _, m := range rolledBack {
 			assert.NotContains(t, byUUID, m.UUID, "a rolled-back message reached the stream")
 		}
-		assert.Len(t, got, 4, "nothing but the committed messages, once each")
+		assert.Len(t, got, 5, "nothing but the committed messages, once each")
 		assert.Equal(t, 2, e.bizRows(), "the rolled-back business row is gone too")
 	})
 }

@@ -10,6 +10,7 @@ import (
 
 	wsql "github.com/ThreeDotsLabs/watermill-sql/v4/pkg/sql"
 	"github.com/ThreeDotsLabs/watermill/components/forwarder"
+	"github.com/ThreeDotsLabs/watermill/message"
 
 	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/outboxstatus"
@@ -77,11 +78,29 @@ func newStreamPublisher(config RelayConfig) (*streamq.Publisher, error) {
 	pc := config.Publisher
 	pc.Client = config.Redis
 	pc.IdempotencyWindow = config.IdempotencyWindow
+	pc.PartitionKey = uuidWhenKeyless(pc.PartitionKey)
 	pub, err := streamq.NewPublisher(pc, config.Logger)
 	if err != nil {
 		return nil, fmt.Errorf("%w: Publisher: %w", ErrInvalidConfig, err)
 	}
 	return pub, nil
+}
+
+// uuidWhenKeyless is key (streamq's default when nil), or the message's UUID for a message
+// without a key. streamq puts a keyless message in a random partition, and remembers an
+// appended UUID per partition: a keyless row moved again after a relay crash could land in
+// another partition and be appended twice. Keyed by its UUID it goes to the same partition
+// every time; the message's metadata is left as it was.
+func uuidWhenKeyless(key func(topic string, msg *message.Message) string) func(string, *message.Message) string {
+	if key == nil {
+		key = streamq.MetadataPartitionKey
+	}
+	return func(topic string, msg *message.Message) string {
+		if k := key(topic, msg); k != "" {
+			return k
+		}
+		return msg.UUID
+	}
 }
 
 // buildForwarder builds the watermill-sql Subscriber of the table and the forwarder from it
