@@ -114,3 +114,24 @@ func TestUnparseableRelayEntry(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, rdb.HExists(ctx, "streaming:mq:outbox:{o}:relays", "junk").Val())
 }
+
+// TestWriteReadOnCluster: the status keys share the outbox's slot and the registry is a
+// command of its own, so Write and Read work on a Redis Cluster.
+func TestWriteReadOnCluster(t *testing.T) {
+	ctx := context.Background()
+	rdb := redistest.StartCluster(t, 3, 0).Client(t)
+	for _, name := range []string{"orders_outbox", "payments_outbox", "a:b"} {
+		_, err := outboxstatus.Write(ctx, rdb, "", name, report("r", 2, 3))
+		require.NoError(t, err)
+	}
+	names, err := outboxstatus.Names(ctx, rdb, "")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a:b", "orders_outbox", "payments_outbox"}, names)
+	for _, name := range names {
+		s, found, err := outboxstatus.Read(ctx, rdb, "", name)
+		require.NoError(t, err)
+		require.True(t, found)
+		assert.Equal(t, int64(3), s.Moved)
+		require.Len(t, s.Relays, 1)
+	}
+}
