@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"time"
@@ -88,7 +89,7 @@ func (o *relayOpts) run(ctx context.Context, stdout io.Writer) error {
 		ReportInterval: o.report, RelayID: o.relayID, Registerer: reg,
 		Publisher: streamq.PublisherConfig{StreamPrefix: o.redis.streamPrefix, ControlPrefix: o.redis.controlPrefix,
 			DefaultPartitionCount: o.partitions},
-		Logger: watermill.NewStdLoggerWithOut(stdout, o.verbose || o.debug, false),
+		Logger: o.logger(stdout),
 	})
 	if err != nil {
 		return &usageError{err: err}
@@ -101,6 +102,18 @@ func (o *relayOpts) run(ctx context.Context, stdout io.Writer) error {
 	defer stopMetrics()
 	printf(stdout, "relaying outbox table %s (group %s) into streamq; Ctrl-C stops\n", o.db.table, o.db.group)
 	return relay.Run(ctx)
+}
+
+// logger logs errors, and info lines with -v, debug lines with --debug.
+func (o *relayOpts) logger(w io.Writer) watermill.LoggerAdapter {
+	level := slog.LevelWarn
+	switch {
+	case o.debug:
+		level = slog.LevelDebug
+	case o.verbose:
+		level = slog.LevelInfo
+	}
+	return watermill.NewSlogLogger(slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})))
 }
 
 // serveMetrics serves reg on addr/metrics ("" serves nothing); the returned func stops it.
