@@ -239,6 +239,7 @@ func (c *PublisherConfig) setDefaults() {
 	if c.PayloadThreshold == 0 {
 		c.PayloadThreshold = DefaultPayloadThreshold
 	}
+	setDefault(&c.IdempotencyWindow, DefaultIdempotencyWindow)
 	if c.Metrics == nil {
 		c.Metrics = NoopMetrics{}
 	}
@@ -269,6 +270,9 @@ func (c PublisherConfig) Validate() error {
 	errs = append(errs, checkPayloadThreshold(c.PayloadThreshold))
 	if c.Retention < 0 {
 		errs = append(errs, fmt.Errorf("Retention must not be negative, got %s", c.Retention))
+	}
+	if w := c.IdempotencyWindow; w != -1 && w < time.Millisecond {
+		errs = append(errs, fmt.Errorf("IdempotencyWindow must be at least 1ms, 0 (default) or -1 (off), got %s", w))
 	}
 	return wrapConfig(errs)
 }

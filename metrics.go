@@ -72,6 +72,14 @@ type PauseReporter interface {
 	Paused(l Labels, since time.Time)
 }
 
+// DuplicateReporter is implemented by a MetricsCollector that counts the messages a
+// Publisher's idempotent append dropped (IdempotencyWindow): a message appended to that
+// partition within the window already, sent again by go-redis after a lost reply, by
+// streamq, or by the caller. Optional: a collector without it counts nothing.
+type DuplicateReporter interface {
+	DuplicateDropped(topic string, partition int)
+}
+
 // NoopMetrics discards every metric.
 type NoopMetrics struct{}
 

@@ -41,7 +41,7 @@ type Publisher struct {
 	server *serverCheck // shared by every user of the client
 
 	// Scripts used by SHA inside pipelines are loaded once; NOSCRIPT reloads them.
-	parkLoaded atomic.Bool
+	parkLoaded, appendLoaded atomic.Bool
 
 	mu     sync.RWMutex
 	closed bool
@@ -132,6 +132,10 @@ func (p *Publisher) appendArgs(topic string, n int, msgs []*message.Message) ([]
 			return nil, err
 		}
 		writes[i].Partition = part
+		if p.idempotent() {
+			writes[i].Once = &publish.Once{Key: p.space.Idempotency(topic, part), Times: p.space.IdempotencyTimes(topic, part),
+				UUID: msg.UUID, Window: p.config.IdempotencyWindow}
+		}
 		due, delayed := delayedUntil(msg)
 		if !delayed && p.offloads(msg) {
 			if writes[i].Offload, err = p.offloadArgs(topic, part, msg); err != nil {
@@ -151,6 +155,9 @@ func (p *Publisher) appendArgs(topic string, n int, msgs []*message.Message) ([]
 	}
 	return writes, nil
 }
+
+// idempotent reports whether appends go through the idempotent append (IdempotencyWindow).
+func (p *Publisher) idempotent() bool { return p.config.IdempotencyWindow > 0 }
 
 func (p *Publisher) offloads(msg *message.Message) bool {
 	return payload.Offloads(p.config.PayloadThreshold, len(msg.Payload))
@@ -186,8 +193,12 @@ func (p *Publisher) parkArgs(topic string, part int, due time.Time, msg *message
 	if err != nil {
 		return nil, fmt.Errorf("delay message %s: %w", msg.UUID, err)
 	}
+	id := deferred.NewItemID()
+	if p.idempotent() {
+		id = "m:" + msg.UUID // parking the same message again replaces it while it waits
+	}
 	return &publish.Park{ZSet: p.space.Delay(topic, part), Items: p.space.DelayItems(topic, part),
-		ID: deferred.NewItemID(), Due: due, Item: item}, nil
+		ID: id, Due: due, Item: item}, nil
 }
 
 // delayedUntil reads Watermill's delay metadata (components/delay): the message is parked
@@ -249,16 +260,24 @@ func (p *Publisher) send(ctx context.Context, topic string, n int, writes []publ
 			return fmt.Errorf("publish message %s to %q: %w", msgs[i].UUID, topic, err)
 		}
 	}
-	p.produced(topic, n, writes) // written to the master, even when too few replicas confirmed
+	p.produced(topic, n, writes, res.results) // written to the master, even when too few replicas confirmed
 	if res.replicated != nil {
 		return fmt.Errorf("publish to %q: %w", topic, res.replicated)
 	}
 	return nil
 }
 
-// produced counts the appends of a successful Publish and lets the trimmer know.
-func (p *Publisher) produced(topic string, n int, writes []publish.Write) {
-	for _, w := range writes {
+// produced counts the appends of a successful Publish and lets the trimmer know; a
+// duplicate the idempotent append dropped is counted as one (DuplicateReporter).
+func (p *Publisher) produced(topic string, n int, writes []publish.Write, results []publish.Result) {
+	dups, _ := p.config.Metrics.(DuplicateReporter)
+	for i, w := range writes {
+		if results[i].Duplicate() {
+			if dups != nil {
+				dups.DuplicateDropped(topic, w.Partition)
+			}
+			continue
+		}
 		p.config.Metrics.Produced(topic, w.Partition)
 		if p.trims != nil && w.Park == nil {
 			p.trims.appended(p.names.get(topic, w.Partition, n), topic, w.Partition, 1)
@@ -310,20 +329,31 @@ func (p *Publisher) retryNoScript(ctx context.Context, writes []publish.Write, r
 	return res, nil
 }
 
-// loadScripts caches the delay script on the server before a pipeline uses it by SHA (only
-// for batches that park a delayed message). The offload script needs no load: it is sent as
-// EVAL with its text (see internal/script).
+// loadScripts caches the scripts a pipeline sends by SHA on the server before it is sent:
+// the delay script for batches that park a delayed message, the idempotent append for
+// batches that append under IdempotencyWindow. The offload script needs no load: it is sent
+// as EVAL with its text (see internal/script).
 func (p *Publisher) loadScripts(ctx context.Context, writes []publish.Write, force bool) error {
-	var park bool
+	var park, once bool
 	for _, w := range writes {
 		park = park || w.Park != nil
+		once = once || (w.Once != nil && w.Park == nil)
 	}
-	if park && (force || !p.parkLoaded.Load()) {
-		if err := deferred.LoadScripts(ctx, p.config.Client); err != nil {
-			return fmt.Errorf("publish: %w", err)
-		}
-		p.parkLoaded.Store(true)
+	if err := loadOnce(park, force, &p.parkLoaded, func() error { return deferred.LoadScripts(ctx, p.config.Client) }); err != nil {
+		return err
 	}
+	return loadOnce(once, force, &p.appendLoaded, func() error { return publish.LoadScripts(ctx, p.config.Client) })
+}
+
+// loadOnce runs load when needed and not done before (or force), and remembers it in done.
+func loadOnce(needed, force bool, done *atomic.Bool, load func() error) error {
+	if !needed || (!force && done.Load()) {
+		return nil
+	}
+	if err := load(); err != nil {
+		return fmt.Errorf("publish: %w", err)
+	}
+	done.Store(true)
 	return nil
 }
 

@@ -32,9 +32,9 @@ func (l *link) start(p *Proxy) {
 	up, down := make(chan chunk, 64), make(chan chunk, 64)
 	p.wg.Add(4)
 	go l.read(p, l.client, up)
-	go l.write(p, l.server, up)
+	go l.write(p, l.server, up, false)
 	go l.read(p, l.server, down)
-	go l.write(p, l.client, down)
+	go l.write(p, l.client, down, true)
 }
 
 // close closes both connections; every goroutine of the link then exits.
@@ -70,8 +70,9 @@ func (l *link) read(p *Proxy, src net.Conn, out chan<- chunk) {
 	}
 }
 
-// write writes queued chunks to dst in order, each once it is due and traffic flows.
-func (l *link) write(p *Proxy, dst net.Conn, in <-chan chunk) {
+// write writes queued chunks to dst in order, each once it is due and traffic flows. On the
+// replies' side, a reply the proxy is told to lose is dropped and the link closed.
+func (l *link) write(p *Proxy, dst net.Conn, in <-chan chunk, replies bool) {
 	defer p.wg.Done()
 	defer l.close()
 	for {
@@ -83,6 +84,9 @@ func (l *link) write(p *Proxy, dst net.Conn, in <-chan chunk) {
 		}
 		if !l.waitDue(c.due) || !l.waitFlowing(p) {
 			return
+		}
+		if replies && p.takeLoss() {
+			return // the server ran the commands; the client never hears of it
 		}
 		if _, err := dst.Write(c.data); err != nil {
 			return

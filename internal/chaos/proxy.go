@@ -1,6 +1,7 @@
 // Package chaos injects network faults between clients and a server, for tests and the
 // soak program: Proxy is a TCP proxy whose connections can be cut off (a black hole, as in
-// a network partition), flapped (every connection reset at once) or slowed down.
+// a network partition), flapped (every connection reset at once), slowed down, or made to
+// lose a server's replies after the server ran the commands.
 package chaos
 
 import (
@@ -23,6 +24,7 @@ type Proxy struct {
 	mu      sync.Mutex
 	links   map[*link]bool // value: doomed (lived through a cut; closed on Restore)
 	latency time.Duration
+	losses  int           // replies still to lose (LoseReplies)
 	flowing chan struct{} // closed while traffic may pass; open during a cut
 	closed  bool
 	wg      sync.WaitGroup
@@ -93,6 +95,27 @@ func (p *Proxy) SetLatency(d time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.latency = d
+}
+
+// LoseReplies makes the proxy lose the next n replies of the server (replacing a count not
+// used up yet): each time, the data the server sent back is dropped and that connection
+// closed, after the server ran what the client sent, as when a connection breaks between a
+// command and its reply. The client sees its connection fail and may send the command again.
+func (p *Proxy) LoseReplies(n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.losses = n
+}
+
+// takeLoss reports whether the reply at hand is one to lose.
+func (p *Proxy) takeLoss() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.losses == 0 {
+		return false
+	}
+	p.losses--
+	return true
 }
 
 // Close stops accepting, closes every connection and returns once every goroutine of the

@@ -177,6 +177,19 @@ func TestProxyResetClosesCurrentConnections(t *testing.T) {
 	assert.Equal(t, "three", got)
 }
 
+func TestProxyLoseRepliesAfterTheServerRan(t *testing.T) {
+	e := newEchoServer(t)
+	p := startProxy(t, e.l.Addr().String())
+	c := dial(t, p.Addr())
+	p.LoseReplies(1)
+	_, err := c.roundTrip("ran", 2*time.Second)
+	assert.Error(t, err, "the reply is lost and the connection closed")
+	got, err := dial(t, p.Addr()).roundTrip("next", 2*time.Second)
+	require.NoError(t, err, "only one reply is lost")
+	assert.Equal(t, "next", got)
+	assert.Equal(t, []string{"ran\n", "next\n"}, e.received(), "the server got the request whose reply was lost")
+}
+
 func TestProxyTargetDownRefusesClients(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

@@ -92,6 +92,13 @@ func (s Space) Payload(t string, p int, ref string) string {
 // PayloadIndex is the zset of partition p's offloaded payloads: "id|ref" -> entry ms.
 func (s Space) PayloadIndex(t string, p int) string { return s.Control + ":payloadidx:" + Tag(t, p) }
 
+// Idempotency is the hash of the message UUIDs appended to partition p within the
+// Publisher's IdempotencyWindow: UUID -> stream id of the append.
+func (s Space) Idempotency(t string, p int) string { return s.Control + ":idem:" + Tag(t, p) }
+
+// IdempotencyTimes is the zset beside Idempotency: UUID -> append ms, to forget old UUIDs.
+func (s Space) IdempotencyTimes(t string, p int) string { return s.Idempotency(t, p) + ":at" }
+
 // Registry is the global set of topics.
 func (s Space) Registry() string { return s.Control + ":topics:registry" }
 

@@ -11,6 +11,7 @@ import (
 
 var _ streamq.MetricsCollector = (*Collector)(nil)
 var _ streamq.PauseReporter = (*Collector)(nil)
+var _ streamq.DuplicateReporter = (*Collector)(nil)
 
 // Collector exports streamq's metrics to Prometheus. Its methods are safe for concurrent
 // use and do not allocate once a label set has been seen. One Collector can serve any
@@ -18,6 +19,7 @@ var _ streamq.PauseReporter = (*Collector)(nil)
 type Collector struct {
 	vecs          vecs
 	produced      cache[topicPartition, *counterSeries]
+	duplicates    cache[topicPartition, *counterSeries]
 	partitions    cache[streamq.Labels, *partitionSeries]
 	subscriptions cache[streamq.Labels, *subscriptionSeries]
 	topics        cache[string, *topicSeries]
@@ -39,6 +41,7 @@ func New(opts Options) (*Collector, error) {
 	}
 	c := &Collector{vecs: v}
 	c.produced.resolve = v.producedSeries
+	c.duplicates.resolve = v.duplicateSeries
 	c.partitions.resolve = v.partitionSeries
 	c.subscriptions.resolve = v.subscriptionSeries
 	c.topics.resolve = v.topicSeries
@@ -49,6 +52,11 @@ func New(opts Options) (*Collector, error) {
 // Produced implements streamq.MetricsCollector.
 func (c *Collector) Produced(topic string, partition int) {
 	c.produced.get(topicPartition{topic, partition}).c.Inc()
+}
+
+// DuplicateDropped implements streamq.DuplicateReporter.
+func (c *Collector) DuplicateDropped(topic string, partition int) {
+	c.duplicates.get(topicPartition{topic, partition}).c.Inc()
 }
 
 // Consumed implements streamq.MetricsCollector.

@@ -19,6 +19,7 @@
 //	| metric                                | type      | labels                                   |
 //	|---------------------------------------|-----------|------------------------------------------|
 //	| streamq_produced_total                | counter   | topic, partition                         |
+//	| streamq_publish_duplicates_total      | counter   | topic, partition                         |
 //	| streamq_consumed_total                | counter   | topic, partition, group, consumer        |
 //	| streamq_acked_total                   | counter   | topic, partition, group, consumer        |
 //	| streamq_retried_total                 | counter   | topic, partition, group, consumer        |

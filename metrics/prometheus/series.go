@@ -44,6 +44,10 @@ func (v vecs) producedSeries(k topicPartition) *counterSeries {
 	return &counterSeries{c: v.produced.WithLabelValues(k.topic, strconv.Itoa(k.partition))}
 }
 
+func (v vecs) duplicateSeries(k topicPartition) *counterSeries {
+	return &counterSeries{c: v.duplicates.WithLabelValues(k.topic, strconv.Itoa(k.partition))}
+}
+
 func (v vecs) partitionSeries(l streamq.Labels) *partitionSeries {
 	lv := []string{l.Topic, strconv.Itoa(l.Partition), l.Group, l.Consumer}
 	return &partitionSeries{

@@ -18,6 +18,7 @@ var (
 // vecs are the metric families, one per exported metric.
 type vecs struct {
 	produced       *prom.CounterVec
+	duplicates     *prom.CounterVec
 	consumed       *prom.CounterVec
 	acked          *prom.CounterVec
 	retried        *prom.CounterVec
@@ -68,6 +69,7 @@ func newVecs(ns string, buckets []float64) vecs {
 	}
 	v := vecs{
 		produced:       counter("produced_total", "Messages appended (or parked with a delay) by publishers.", producedLabels),
+		duplicates:     counter("publish_duplicates_total", "Messages a publisher's idempotent append dropped: appended to the partition within the window already.", producedLabels),
 		consumed:       counter("consumed_total", "Messages handed to a handler, every delivery.", partitionLabels),
 		acked:          counter("acked_total", "Messages acked by a handler.", partitionLabels),
 		retried:        counter("retried_total", "Nacked messages scheduled for a retry.", partitionLabels),

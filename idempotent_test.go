@@ -1,0 +1,169 @@
+package streamq
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill"
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/streamq-dev/streamq/internal/chaos"
+	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/redistest"
+)
+
+// lossyNet routes every connection of a client through a chaos proxy per server address,
+// and loses replies of those servers on demand.
+type lossyNet struct {
+	t       testing.TB
+	mu      sync.Mutex
+	proxies map[string]*chaos.Proxy
+	order   []*chaos.Proxy
+}
+
+func newLossyNet(t testing.TB) *lossyNet {
+	return &lossyNet{t: t, proxies: map[string]*chaos.Proxy{}}
+}
+
+func (n *lossyNet) proxy(addr string) (*chaos.Proxy, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if p, ok := n.proxies[addr]; ok {
+		return p, nil
+	}
+	p, err := chaos.Listen(addr)
+	if err != nil {
+		return nil, err
+	}
+	n.t.Cleanup(func() { _ = p.Close() })
+	n.proxies[addr] = p
+	n.order = append(n.order, p)
+	return p, nil
+}
+
+func (n *lossyNet) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	p, err := n.proxy(addr)
+	if err != nil {
+		return nil, err
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, network, p.Addr())
+}
+
+// lose loses the next k replies of the i-th proxy (modulo the proxies made so far).
+func (n *lossyNet) lose(i, k int) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if len(n.order) > 0 {
+		n.order[i%len(n.order)].LoseReplies(k)
+	}
+}
+
+// lossyBackends are a single redis-server and a 3-master cluster, each reached through
+// lossy proxies.
+var lossyBackends = []struct {
+	name  string
+	start func(t *testing.T, n *lossyNet) redis.UniversalClient
+}{
+	{"single", func(t *testing.T, n *lossyNet) redis.UniversalClient {
+		srv := redistest.Start(t)
+		c := redis.NewClient(&redis.Options{Addr: srv.Addr(), Dialer: n.dial, DisableIdentity: true, MaxRetries: 1})
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}},
+	{"cluster", func(t *testing.T, n *lossyNet) redis.UniversalClient {
+		return redistest.StartCluster(t, 3, 0).ClientWith(t, func(o *redis.ClusterOptions) { o.Dialer, o.MaxRetries, o.MaxRedirects = n.dial, 1, 1 })
+	}},
+}
+
+// TestIdempotentPublishThroughLostReplies: 10,000 messages over 8 partitions while the
+// network loses replies after Redis ran the commands; go-redis (MaxRetries 1) sends a
+// pipeline again when its reply is lost, and the caller publishes a batch again when Publish
+// failed (six replies lost in a row). With the
+// idempotent append (the default) exactly 10,000 entries remain; with it off, the same run
+// appends some messages twice.
+func TestIdempotentPublishThroughLostReplies(t *testing.T) {
+	t.Parallel()
+	for _, b := range lossyBackends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			for _, tc := range []struct {
+				name   string
+				window time.Duration
+			}{{"idempotent", 0}, {"off", -1}} {
+				t.Run(tc.name, func(t *testing.T) {
+					n := newLossyNet(t)
+					client := b.start(t, n)
+					total, unique, lost := publishThroughLosses(t, client, n, tc.window)
+					t.Logf("%s, %s: %d entries for %d messages, %d replies lost", b.name, tc.name, total, unique, lost)
+					assert.Equal(t, 10_000, unique, "every message is appended")
+					if tc.window == -1 {
+						assert.Greater(t, total, 10_000, "without the idempotent append, resent pipelines append twice")
+						return
+					}
+					assert.Equal(t, 10_000, total, "appended once each")
+				})
+			}
+		})
+	}
+}
+
+// publishThroughLosses publishes 10,000 messages in batches of 10 from 4 goroutines while
+// replies are lost (one before about every 8th batch), retrying each failed batch; it returns
+// the entries and distinct UUIDs on the topic's 8 partitions, and how many losses it asked for.
+func publishThroughLosses(t *testing.T, client redis.UniversalClient, n *lossyNet, window time.Duration) (int, int, int) {
+	const topic, partitions, batches, batch = "idem", 8, 1000, 10
+	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: partitions, IdempotencyWindow: window})
+	require.NoError(t, pub.Publish(topic, message.NewMessage(watermill.NewUUID(), []byte("warm-up"))))
+	var next, lost, failed atomic.Int64
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := next.Add(1); b <= batches; b = next.Add(1) {
+				msgs := make([]*message.Message, batch)
+				for i := range msgs {
+					msgs[i] = message.NewMessage(watermill.NewUUID(), []byte(strconv.FormatInt(b, 10)))
+					msgs[i].Metadata.Set("partition_key", fmt.Sprintf("k%d", (int(b)*batch+i)%64))
+				}
+				if b%8 == 0 { // lose replies before about every 8th batch: one (go-redis sends
+					// the pipeline again) or six in a row (more than go-redis sends again, also
+					// with a cluster's redirects: Publish fails and the caller sends it again)
+					k := 1 + 5*(int(b/8)%2)
+					n.lose(int(b/8), k)
+					lost.Add(int64(k))
+				}
+				for err := pub.Publish(topic, msgs...); err != nil; err = pub.Publish(topic, msgs...) {
+					failed.Add(1) // the caller sends the same batch again
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	t.Logf("%d publishes failed and were sent again by the caller", failed.Load())
+	require.NotZero(t, failed.Load(), "the caller's retries were exercised")
+	total, uuids := 0, map[string]bool{}
+	space := keys.New("", "")
+	for p := range partitions {
+		entries, err := client.XRange(context.Background(), space.PartitionStream(topic, p), "-", "+").Result()
+		require.NoError(t, err)
+		for _, e := range entries {
+			if e.Values[PayloadField] == "warm-up" {
+				continue
+			}
+			total++
+			uuids[e.Values[UUIDField].(string)] = true
+		}
+	}
+	return total, len(uuids), int(lost.Load())
+}
