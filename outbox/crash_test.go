@@ -17,9 +17,11 @@ import (
 	"github.com/streamq-dev/streamq/outbox"
 )
 
-// crashRows and crashBatch: the child relay reads batches of crashBatch rows, so a kill
-// after crashKillAt messages lands inside a batch unless it falls exactly between two.
-const crashRows, crashBatch, crashKillAt = 2000, 400, 600
+// crashRows and crashBatch: the child relay reads batches of crashBatch rows; each attempt
+// kills it once crashKillAfter more entries are in the stream, which lands inside a batch
+// unless it falls between two (while the relay stores an offset and reads the next batch,
+// up to a tenth of the time on PostgreSQL): then another attempt, up to crashAttempts.
+const crashRows, crashBatch, crashKillAfter, crashAttempts = 5000, 400, 150, 6
 
 // crash is the outcome of killing a relay process mid-batch.
 type crash struct {
@@ -27,9 +29,10 @@ type crash struct {
 	acked    int // rows whose offset the relay stored
 }
 
-// killRelayMidBatch fills the outbox with crashRows messages, runs the streamq-outbox binary's
-// relay with window (its --window), SIGKILLs it once crashKillAt messages are in the stream,
-// and reports how many were in the stream and how many rows were acked.
+// killRelayMidBatch fills the outbox with crashRows messages, a fifth of them without a
+// partition key, and runs the streamq-outbox binary's relay with window (its --window),
+// SIGKILLing it once it appended crashKillAfter entries, until a kill lands mid-batch: more
+// messages in the stream than rows acked.
 func (e *env) killRelayMidBatch(topic, window string) crash {
 	t := e.t
 	t.Helper()
@@ -45,9 +48,25 @@ func (e *env) killRelayMidBatch(topic, window string) crash {
 			batch = nil
 		}
 	}
+	for attempt := 1; attempt <= crashAttempts; attempt++ {
+		c := e.killRelayOnce(topic, window)
+		t.Logf("attempt %d: relay killed with %d messages in the stream and %d rows acked", attempt, c.inStream, c.acked)
+		require.Less(t, c.inStream, crashRows, "the relay moved everything before the kill")
+		if c.inStream > c.acked {
+			return c
+		}
+	}
+	t.Fatalf("%d kills all fell between two batches: nothing was moved twice", crashAttempts)
+	return crash{}
+}
+
+// killRelayOnce runs the relay binary until it appended crashKillAfter entries, SIGKILLs it
+// and reads what it left.
+func (e *env) killRelayOnce(topic, window string) crash {
+	t := e.t
+	t.Helper()
 	_, source := dsn(e.d)
-	logPath := filepath.Join(t.TempDir(), "relay.log")
-	logFile, err := os.Create(logPath)
+	logFile, err := os.Create(filepath.Join(t.TempDir(), "relay.log"))
 	require.NoError(t, err)
 	defer logFile.Close()
 	cmd := exec.Command(binary, "relay", "--db-driver", string(e.d), "--db-dsn", source, "--redis-url", e.redisURL,
@@ -55,28 +74,27 @@ func (e *env) killRelayMidBatch(topic, window string) crash {
 		"--poll-interval", "20ms", "--report-interval", "100ms")
 	cmd.Env = append(os.Environ(), "REDIS_URL=", "OUTBOX_DSN=")
 	cmd.Stdout, cmd.Stderr = logFile, logFile
+	from := e.streamLength(topic)
 	require.NoError(t, cmd.Start())
-	killed := false
-	t.Cleanup(func() {
-		if !killed {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	})
-	require.Eventually(t, func() bool { return len(e.uuidCounts(topic)) >= crashKillAt }, 60*time.Second, 2*time.Millisecond,
-		"the child relay moved nothing; its log %s", logPath)
+	defer func() { _ = cmd.Wait() }()
+	defer func() { _ = cmd.Process.Kill() }() // when the wait below fails
+	require.Eventually(t, func() bool { return e.streamLength(topic) >= from+crashKillAfter }, 60*time.Second,
+		time.Millisecond, "the child relay moved nothing; its log is %s", logFile.Name())
 	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
 	_ = cmd.Wait()
-	killed = true
 
 	lag, err := outbox.ReadLag(e.ctx, e.db, e.d, e.table, "")
 	require.NoError(t, err)
-	c := crash{inStream: len(e.uuidCounts(topic)), acked: crashRows - int(lag.Pending)}
-	t.Logf("relay killed with %d messages in the stream and %d rows acked", c.inStream, c.acked)
-	require.Greater(t, c.inStream, c.acked,
-		"the kill fell between two batches (every message in the stream was acked): nothing to move twice; run again")
-	require.Less(t, c.inStream, crashRows, "the relay moved everything before the kill")
-	return c
+	return crash{inStream: len(e.uuidCounts(topic)), acked: crashRows - int(lag.Pending)}
+}
+
+// streamLength is the number of entries of topic over its partitions (0 before it exists).
+func (e *env) streamLength(topic string) int {
+	info, err := e.adm.QueueInfo(e.ctx, topic)
+	if err != nil {
+		return 0
+	}
+	return int(info.Length)
 }
 
 // TestKilledRelayNothingLostNothingTwice: a relay process killed (SIGKILL) mid-batch had
