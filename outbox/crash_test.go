@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill/message"
+	prom "github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -106,9 +107,14 @@ func TestKilledRelayNothingLostNothingTwice(t *testing.T) {
 	forEachDB(t, func(t *testing.T, d outbox.Dialect) {
 		const topic = "crash"
 		e := newEnv(t, d)
-		e.killRelayMidBatch(topic, "1h")
-		e.startRelay(e.fastRelay())
+		c := e.killRelayMidBatch(topic, "1h")
+		reg := prom.NewRegistry()
+		cfg := e.fastRelay()
+		cfg.Registerer = reg
+		e.startRelay(cfg)
 		e.waitMoved(topic, crashRows, 60*time.Second)
+		assert.Equal(t, float64(c.inStream-c.acked), metricValue(t, reg, "streamq_outbox_duplicates_dropped_total"),
+			"the messages published but not acked before the kill are published again, and dropped by streamq")
 		counts := e.uuidCounts(topic)
 		assert.Len(t, counts, crashRows, "every message is in the stream")
 		var twice []string

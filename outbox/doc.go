@@ -30,6 +30,7 @@
 //
 // The relay measures its lag (rows waiting, age of the oldest) into Prometheus metrics
 // (streamq_outbox_pending_rows, streamq_outbox_oldest_age_seconds, streamq_outbox_moved_total,
-// streamq_outbox_publish_seconds) and reports it into Redis, where `streamq outbox status`
+// streamq_outbox_publish_seconds, streamq_outbox_duplicates_dropped_total) and reports it into
+// Redis, where `streamq outbox status`
 // reads it.
 package outbox

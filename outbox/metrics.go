@@ -5,6 +5,8 @@ import (
 	"time"
 
 	prom "github.com/prometheus/client_golang/prometheus"
+
+	"github.com/streamq-dev/streamq"
 )
 
 // publishBuckets are the buckets, in seconds, of streamq_outbox_publish_seconds: a relay
@@ -15,6 +17,7 @@ var publishBuckets = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .02
 type metrics struct {
 	pending, oldest prom.Gauge
 	moved, failed   prom.Counter
+	dropped         prom.Counter
 	publish         prom.Observer
 }
 
@@ -35,12 +38,14 @@ func newMetrics(reg prom.Registerer, name string) (*metrics, error) {
 		Help: "Publishes into streamq that failed (the message is published again after ResendInterval)."}, l))
 	publish, err5 := register(reg, prom.NewHistogramVec(prom.HistogramOpts{Name: "streamq_outbox_publish_seconds",
 		Help: "Time of one relay publish into streamq.", Buckets: publishBuckets}, l))
-	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
+	dropped, err6 := register(reg, prom.NewCounterVec(prom.CounterOpts{Name: "streamq_outbox_duplicates_dropped_total",
+		Help: "Messages the relay published again (rows moved again after a relay stopped) that streamq's idempotent append did not append twice."}, l))
+	if err := errors.Join(err1, err2, err3, err4, err5, err6); err != nil {
 		return nil, err
 	}
 	return &metrics{pending: pending.WithLabelValues(name), oldest: oldest.WithLabelValues(name),
 		moved: moved.WithLabelValues(name), failed: failed.WithLabelValues(name),
-		publish: publish.WithLabelValues(name)}, nil
+		publish: publish.WithLabelValues(name), dropped: dropped.WithLabelValues(name)}, nil
 }
 
 // register registers c on reg, or returns the equal collector registered before.
@@ -69,4 +74,21 @@ func (m *metrics) published(d time.Duration, n int, err error) {
 func (m *metrics) measured(l Lag) {
 	m.pending.Set(float64(l.Pending))
 	m.oldest.Set(l.OldestAge.Seconds())
+}
+
+// dupMetrics is the relay Publisher's MetricsCollector: the caller's (Publisher.Metrics, or
+// none), plus the relay's count of the messages streamq's idempotent append dropped.
+type dupMetrics struct {
+	streamq.MetricsCollector
+	dropped prom.Counter
+}
+
+var _ streamq.DuplicateReporter = dupMetrics{}
+
+// DuplicateDropped counts a dropped duplicate, and passes it on to the caller's collector.
+func (d dupMetrics) DuplicateDropped(topic string, partition int) {
+	d.dropped.Inc()
+	if r, ok := d.MetricsCollector.(streamq.DuplicateReporter); ok {
+		r.DuplicateDropped(topic, partition)
+	}
 }

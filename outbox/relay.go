@@ -57,7 +57,7 @@ func NewRelay(config RelayConfig) (*Relay, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: Registerer: %w", ErrInvalidConfig, err)
 	}
-	pub, err := newStreamPublisher(config)
+	pub, err := newStreamPublisher(config, m)
 	if err != nil {
 		return nil, err
 	}
@@ -73,9 +73,13 @@ func NewRelay(config RelayConfig) (*Relay, error) {
 }
 
 // newStreamPublisher builds the relay's streamq Publisher: config.Publisher with the relay's
-// client and idempotency window.
-func newStreamPublisher(config RelayConfig) (*streamq.Publisher, error) {
+// client and idempotency window, its metrics counting the duplicates dropped.
+func newStreamPublisher(config RelayConfig, m *metrics) (*streamq.Publisher, error) {
 	pc := config.Publisher
+	if pc.Metrics == nil {
+		pc.Metrics = streamq.NoopMetrics{}
+	}
+	pc.Metrics = dupMetrics{MetricsCollector: pc.Metrics, dropped: m.dropped}
 	pc.Client = config.Redis
 	pc.IdempotencyWindow = config.IdempotencyWindow
 	pc.PartitionKey = uuidWhenKeyless(pc.PartitionKey)
