@@ -2,7 +2,7 @@ GO        ?= go
 PKGS      ?= ./...
 TIMEOUT   ?= 15m
 
-.PHONY: test test-race test-short bench bench-go lint fmt vet demo fuzz e2e soak soak-short
+.PHONY: test test-race test-short bench bench-go lint fmt vet demo fuzz e2e outbox outbox-bench soak soak-short
 
 ## test: vet, then every test with the race detector against real redis-servers the tests
 ## start, then Watermill's unmodified TestReconnect without -race (its harness has a data
@@ -10,12 +10,26 @@ TIMEOUT   ?= 15m
 test: vet
 	$(GO) test -race -count=1 -timeout $(TIMEOUT) $(PKGS)
 	$(MAKE) --no-print-directory e2e
+	$(MAKE) --no-print-directory outbox
 	GO=$(GO) TIMEOUT=$(TIMEOUT) bash scripts/upstream-reconnect.sh
 
 ## e2e: the dashboard in headless Chromium (e2e/, its own module: chromedp needs a newer Go);
 ## skips without /usr/bin/chromium unless STREAMQ_REQUIRE_BROWSER=1
 e2e:
 	cd e2e && $(GO) test -race -count=1 -timeout $(TIMEOUT) ./...
+
+## outbox: the transactional outbox (outbox/, its own module: SQL drivers and watermill-sql
+## stay out of the root go.mod) against MariaDB and PostgreSQL on 127.0.0.1 (database test;
+## STREAMQ_TEST_MYSQL_DSN, STREAMQ_TEST_POSTGRES_DSN); skips without them unless
+## STREAMQ_REQUIRE_SQL=1
+outbox:
+	cd outbox && $(GO) vet ./... && $(GO) test -race -count=1 -timeout $(TIMEOUT) ./...
+
+## outbox-bench: relay throughput (table to stream, msgs/s) and commit-to-stream latency
+## (p50/p99) on both databases
+outbox-bench:
+	cd outbox && $(GO) test -run '^$$' -bench Throughput -benchtime 20000x .
+	cd outbox && $(GO) test -run '^$$' -bench Latency -benchtime 300x .
 
 ## soak: the fault-injection soak (soak/, build tag soak): publisher and consumer processes on
 ## a 16-partition topic while consumers are killed, paused and closed, redis-server restarted
@@ -73,6 +87,7 @@ lint:
 		GOBIN="$(LINT_BIN)" $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v$(GOLANGCI_LINT_VERSION); \
 	fi
 	$(GOLANGCI_LINT) run $(PKGS)
+	cd outbox && $(GOLANGCI_LINT) run -c ../.golangci.yml ./...
 
 ## fmt: gofmt every file
 fmt:

@@ -258,6 +258,7 @@ func newRootCmd(a *app) *cobra.Command {
 		payloadsCmd(a),
 		demoCmd(a),
 		uiCmd(a),
+		outboxCmd(a),
 	)
 	return root
 }

@@ -162,4 +162,3 @@ func (w Write) queue(ctx context.Context, pipe redis.Pipeliner) redis.Cmder {
 		return cmd
 	}
 }
-
