@@ -37,21 +37,22 @@ type acker struct {
 	d      partDeps
 	cfg    ackConfig
 	gate   *sync.Mutex          // shared with the claimer: a claim and a flush never interleave
-	forget func([]stream.Acked) // the read position releases what was acked
+	forget   func([]stream.Acked)        // the read position releases what was acked
+	frontier func([]stream.Acked) string // the frontier an ack batch may record (position.Frontier)
 	run    *runner
 	retry  *backoff // grows while flushes fail, so a Redis outage is no hot loop
 
 	mu    sync.Mutex
 	ids   []stream.Acked
 	spare []stream.Acked // a flushed batch's array, reused for the next one
-	acked string         // highest id acked so far: where a lost group is recreated
+	acked string         // highest frontier acked so far: where a lost group is recreated
 	kick  chan struct{}  // cap 1: the first id arrived
 	full  chan struct{}  // cap 1: a batch is full
 }
 
-func newAcker(d partDeps, cfg ackConfig, gate *sync.Mutex, forget func([]stream.Acked)) *acker {
+func newAcker(d partDeps, cfg ackConfig, gate *sync.Mutex, pos ackedPosition) *acker {
 	return &acker{
-		d: d, cfg: cfg, gate: gate, forget: forget, run: newRunner(),
+		d: d, cfg: cfg, gate: gate, forget: pos.Forget, frontier: pos.Frontier, run: newRunner(),
 		retry: newBackoff(0, 2*time.Second),
 		kick:  make(chan struct{}, 1), full: make(chan struct{}, 1),
 	}
@@ -62,7 +63,15 @@ func (a *acker) start() { a.run.start(a.loop) }
 // stop ends the loop; a final flush is up to the caller.
 func (a *acker) stop() { a.run.stop() }
 
-// highestAcked is the highest id this acker acked on its partition, "" when none.
+// ackedPosition is what the acker tells the read position: what it acked, and what frontier
+// that allows.
+type ackedPosition interface {
+	Forget([]stream.Acked)
+	Frontier([]stream.Acked) string
+}
+
+// highestAcked is the highest frontier this acker recorded on its partition (every entry it
+// held below it is acked), "" when none.
 func (a *acker) highestAcked() string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -169,7 +178,8 @@ func (a *acker) flush(ctx context.Context) bool {
 	k := a.d.keys
 	keys := stream.AckKeys{Lease: k.Lease, Stream: k.Read, Commit: k.Commit, PayloadIndex: k.PayloadIndex}
 	a.gate.Lock()
-	err := stream.Ack(ctx, a.d.rdb, keys, a.d.fence.Token, a.d.group(), string(a.cfg.policy), a.cfg.ackSetTTL, ids)
+	front := a.frontier(ids)
+	err := stream.Ack(ctx, a.d.rdb, keys, a.d.fence.Token, a.d.group(), string(a.cfg.policy), a.cfg.ackSetTTL, front, ids)
 	if err == nil {
 		a.forget(ids)
 	}
@@ -177,7 +187,7 @@ func (a *acker) flush(ctx context.Context) bool {
 	switch {
 	case err == nil:
 		a.mu.Lock()
-		a.acked = stream.Later(a.acked, stream.Highest(ids))
+		a.acked = stream.Later(a.acked, front)
 		a.mu.Unlock()
 		a.recycle(ids)
 	case errors.Is(err, fence.ErrLeaseLost):

@@ -252,9 +252,9 @@ func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int
 	for _, e := range others {
 		acks = append(acks, stream.Acked{ID: e.ID, AckSet: space.Acks(topic, p, e.ID)})
 	}
-	require.NoError(t, stream.Ack(ctx, client, ackKeys, token, group, string(AckDeleteAllGroups), time.Minute, acks), "ack.lua")
+	require.NoError(t, stream.Ack(ctx, client, ackKeys, token, group, string(AckDeleteAllGroups), time.Minute, stream.Highest(acks), acks), "ack.lua")
 	ref2 := payload.Ref(bigEntry.Values)
-	require.NoError(t, stream.Ack(ctx, client, ackKeys, token, group, string(AckDeleteImmediate), time.Minute,
+	require.NoError(t, stream.Ack(ctx, client, ackKeys, token, group, string(AckDeleteImmediate), time.Minute, bigEntry.ID,
 		[]stream.Acked{{ID: bigEntry.ID, Ref: ref2, AckSet: space.Acks(topic, p, bigEntry.ID), PayloadKey: space.Payload(topic, p, ref2)}}),
 		"ack.lua (offloaded payload)")
 

@@ -374,8 +374,18 @@ type SubscriberConfig struct {
 	// their groups, or wait). Optional; default 0: no cap.
 	MaxLeasedPartitions int
 	// MaxInFlightPerPartition is how many messages of one partition may be unacked at once.
-	// Optional; default 1 (ordered). Above 1, order within a partition is not kept.
+	// Optional; default 1 (ordered). Above 1, order within a partition is not kept, unless
+	// OrderByKey.
 	MaxInFlightPerPartition int
+	// OrderByKey keeps order per partition key instead of per partition: up to
+	// MaxInFlightPerPartition handlers of a partition run at once, and the messages of one
+	// key are handled one after another, in stream order. A message nacked into a retry
+	// holds back the later messages of its key until the retry is settled; other keys go
+	// on. Messages without a key are independent. Optional; default false.
+	OrderByKey bool
+	// PartitionKey is the key OrderByKey orders by. Optional; default MetadataPartitionKey
+	// (the Publisher's default): metadata "partition_key".
+	PartitionKey func(topic string, msg *message.Message) string
 	// MaxInFlight caps unacked messages across every subscription of this Subscriber (the
 	// seed's per-instance maxInFlight): a partition with a message ready waits for a slot,
 	// and the wait is recorded by MetricsCollector.BackpressureWait. Optional; default 0: no
@@ -455,6 +465,9 @@ func (c *SubscriberConfig) setDefaults() {
 	}
 	setDefault(&c.RetryMoverInterval, DefaultRetryMoverInterval)
 	setDefault(&c.PayloadThreshold, DefaultPayloadThreshold)
+	if c.PartitionKey == nil {
+		c.PartitionKey = MetadataPartitionKey
+	}
 	setDefault(&c.AckDeletePolicy, AckDeleteNone)
 	setDefault(&c.AckSetTTL, DefaultAckSetTTL)
 	setDefault(&c.TrimInterval, DefaultTrimInterval)

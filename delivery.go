@@ -92,8 +92,26 @@ func (w *worker) drainQueue() bool {
 }
 
 // dispatch hands e to a handler goroutine once delivery is not paused and the in-flight
-// limits allow.
+// limits allow (under OrderByKey, once no earlier message of its key is with a handler).
 func (w *worker) dispatch(e position.Entry) bool {
+	if w.order != nil {
+		return w.dispatchKeyed(e)
+	}
+	if !w.takeTurn() {
+		return false
+	}
+	if w.ordered() {
+		// One message at a time: handle it on the loop's goroutine, no hand-off.
+		w.handleSlot(e)
+		return true
+	}
+	go w.handleSlot(e)
+	return true
+}
+
+// takeTurn waits until delivery is not paused and takes the in-flight slots of one handler;
+// false means the worker stopped first.
+func (w *worker) takeTurn() bool {
 	if w.gates.paused() && !w.gates.waitOpen(w.stop) {
 		return false
 	}
@@ -102,12 +120,6 @@ func (w *worker) dispatch(e position.Entry) bool {
 	}
 	w.handlers.Add(1)
 	w.d.count.metrics.InFlight(w.outlet.labels, int(w.outlet.inFlightN.Add(1)))
-	if w.ordered() {
-		// One message at a time: handle it on the loop's goroutine, no hand-off.
-		w.handleSlot(e)
-		return true
-	}
-	go w.handleSlot(e)
 	return true
 }
 
@@ -173,25 +185,26 @@ const (
 
 // handle delivers one entry until a decision settles it or the worker stops: entries that
 // cannot be delivered (payload gone, undecodable, another group's retry) are settled
-// before any handler sees them.
-func (w *worker) handle(e position.Entry) {
+// before any handler sees them. retriedAs is the message's original id when it was settled
+// by a retry.
+func (w *worker) handle(e position.Entry) (retriedAs string) {
 	if ref := payload.Ref(e.Values); ref != "" && w.othersOffloaded(e) {
 		// Another group's replay with its payload stored apart: not loaded, and the ack
 		// counts this group as done with the payload, which goes once every group is.
 		w.acks.add(e.ID, ref)
-		return
+		return ""
 	}
 	if !w.settle.loadPayload(&e, w.cfg.payloadRetry) {
-		return
+		return ""
 	}
 	msg, err := w.unmarshal(e.Values)
 	if err != nil {
 		w.settle.poison(e, err)
-		return
+		return ""
 	}
 	if w.othersRetry(msg) {
 		w.acks.add(e.ID, "")
-		return
+		return ""
 	}
 	var letter *DeadLetterInfo
 	if w.d.rules.letters {
@@ -201,10 +214,10 @@ func (w *worker) handle(e position.Entry) {
 	for count := e.Count; ; count++ {
 		out, deferred := w.deliver(next, e, count, letter)
 		if deferred {
-			return // the handler settles it later through its DeferredAck
+			return "" // the handler settles it later through its DeferredAck
 		}
-		if w.conclude(e, next, out) {
-			return
+		if done, retriedAs := w.conclude(e, next, out); done {
+			return retriedAs
 		}
 		next = next.Copy() // a redelivery needs a fresh message: Ack and Nack are one-shot
 	}
@@ -227,10 +240,15 @@ func (w *worker) othersOffloaded(e position.Entry) bool {
 }
 
 // conclude counts a delivery's outcome, decides what it means and carries the decision out;
-// false means deliver the entry again.
-func (w *worker) conclude(e position.Entry, m *message.Message, out outcome) bool {
+// done false means deliver the entry again; retriedAs is the original id of m when a retry
+// of it was written ("" otherwise).
+func (w *worker) conclude(e position.Entry, m *message.Message, out outcome) (done bool, retriedAs string) {
 	w.count(out)
-	return w.settle.apply(e, m, decide(w.d.clock.Now(), w.d.rules, w.settle.cfg.retry, out, m))
+	done, retried := w.settle.apply(e, m, decide(w.d.clock.Now(), w.d.rules, w.settle.cfg.retry, out, m))
+	if retried {
+		retriedAs = firstNonEmpty(m.Metadata.Get(OriginalIDMetadata), e.ID)
+	}
+	return done, retriedAs
 }
 
 func (w *worker) count(out outcome) {

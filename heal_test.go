@@ -207,7 +207,7 @@ func TestDestroyedGroupStillHoldsItsPayloads(t *testing.T) {
 		leaseKey := space.Lease(topic, 0, group)
 		require.NoError(t, client.Set(ctx, leaseKey, "token", time.Minute).Err())
 		k := stream.AckKeys{Lease: leaseKey, Stream: str, Commit: space.Commit(topic, 0), PayloadIndex: space.PayloadIndex(topic, 0)}
-		require.NoError(t, stream.Ack(ctx, client, k, "token", group, string(AckDeleteNone), time.Minute,
+		require.NoError(t, stream.Ack(ctx, client, k, "token", group, string(AckDeleteNone), time.Minute, entry.ID,
 			[]stream.Acked{{ID: entry.ID, Ref: ref, AckSet: space.Acks(topic, 0, entry.ID), PayloadKey: payloadKey}}))
 	}
 	read := func(group string) {

@@ -8,6 +8,7 @@ import (
 	"github.com/ThreeDotsLabs/watermill"
 
 	"github.com/streamq-dev/streamq/internal/fence"
+	"github.com/streamq-dev/streamq/internal/keyorder"
 	"github.com/streamq-dev/streamq/internal/lease"
 	"github.com/streamq-dev/streamq/internal/position"
 	"github.com/streamq-dev/streamq/internal/server"
@@ -96,11 +97,15 @@ func (sub *subscription) partDeps(w *worker, p int, token string, sent time.Time
 func (sub *subscription) buildComponents(w *worker) {
 	cfg, d := sub.cfg, w.d
 	w.cfg = deliveryConfig{batch: sub.opts.batch, maxInFlight: cfg.MaxInFlightPerPartition, scanInterval: cfg.PendingScanInterval,
-		claimIdle: cfg.ClaimIdle, closeTimeout: cfg.CloseTimeout, payloadRetry: cfg.RetryMoverInterval, unmarshaler: cfg.Unmarshaler}
+		claimIdle: cfg.ClaimIdle, closeTimeout: cfg.CloseTimeout, payloadRetry: cfg.RetryMoverInterval, unmarshaler: cfg.Unmarshaler,
+		byKey: cfg.OrderByKey, keyOf: cfg.PartitionKey, maxHeld: max(maxHeldByKey, 10*sub.opts.batch)}
+	if w.cfg.byKey {
+		w.order = keyorder.New[position.Entry]()
+	}
 	w.pos = position.New(sub.opts.batch)
 	fetch := sub.fetcherFor(d.keys.Index)
 	gate := &sync.Mutex{}
-	w.acks = newAcker(d, ackConfigOf(cfg, d.rules), gate, w.pos.Forget)
+	w.acks = newAcker(d, ackConfigOf(cfg, d.rules), gate, w.pos)
 	w.claims = &claimer{d: d, cfg: claimConfig{idle: cfg.ClaimIdle, batch: int64(cfg.ClaimBatchSize)}, pos: w.pos, gate: gate, poke: fetch.poke}
 	w.feed = &feed{stream: d.keys.Read, pos: w.pos, term: d.term, stop: d.stop, log: d.log,
 		skip: func(id string) { w.acks.add(id, "") }}

@@ -25,7 +25,7 @@ func TestPubSubReconnect(t *testing.T) { universal(t, 4, true, false) }
 // them; every message whose Publish returned nil must be received.
 func TestReconnectUnderRace(t *testing.T) {
 	srv, client := startRedis(t)
-	pub, sub := newPubSub(t, client, 4, false, true, "reconnect")
+	pub, sub := newPubSub(t, client, 4, false, true, "reconnect", nil)
 	defer func() {
 		require.NoError(t, pub.Close())
 		require.NoError(t, sub.Close())

@@ -38,15 +38,23 @@ func runUniversal(t *testing.T, client redis.UniversalClient, features tests.Fea
 // runUniversalWith runs the suite; subscriberStatesCount false leaves the Subscriber's
 // DefaultPartitionCount at its default, so only the Publisher decides the partition count.
 func runUniversalWith(t *testing.T, client redis.UniversalClient, features tests.Features, partitions int, keyFromPayload, subscriberStatesCount bool) {
+	runUniversalTuned(t, client, features, partitions, keyFromPayload, subscriberStatesCount, nil)
+}
+
+// runUniversalTuned is runUniversalWith with each Subscriber's config changed by tune (nil:
+// none).
+func runUniversalTuned(t *testing.T, client redis.UniversalClient, features tests.Features, partitions int, keyFromPayload,
+	subscriberStatesCount bool, tune func(*SubscriberConfig)) {
 	constructor := func(t *testing.T, group string) (message.Publisher, message.Subscriber) {
-		return newPubSub(t, client, partitions, keyFromPayload, subscriberStatesCount, group)
+		return newPubSub(t, client, partitions, keyFromPayload, subscriberStatesCount, group, tune)
 	}
 	tests.TestPubSub(t, features,
 		func(t *testing.T) (message.Publisher, message.Subscriber) { return constructor(t, "test") },
 		constructor)
 }
 
-func newPubSub(t *testing.T, client redis.UniversalClient, partitions int, keyFromPayload, subscriberStatesCount bool, group string) (message.Publisher, message.Subscriber) {
+func newPubSub(t *testing.T, client redis.UniversalClient, partitions int, keyFromPayload, subscriberStatesCount bool, group string,
+	tune func(*SubscriberConfig)) (message.Publisher, message.Subscriber) {
 	pcfg := PublisherConfig{Client: client, DefaultPartitionCount: partitions, MaxLen: -1}
 	if keyFromPayload {
 		pcfg.PartitionKey = func(_ string, msg *message.Message) string { return string(msg.Payload) }
@@ -57,6 +65,9 @@ func newPubSub(t *testing.T, client redis.UniversalClient, partitions int, keyFr
 	if subscriberStatesCount {
 		scfg.DefaultPartitionCount = partitions
 	}
+	if tune != nil {
+		tune(&scfg)
+	}
 	sub, err := NewSubscriber(scfg, testLogger())
 	require.NoError(t, err)
 	return pub, sub
@@ -65,6 +76,16 @@ func newPubSub(t *testing.T, client redis.UniversalClient, partitions int, keyFr
 func TestPubSubOnePartition(t *testing.T) { universal(t, 1, false, false) }
 
 func TestPubSubEightPartitionsKeyedByPayload(t *testing.T) { universal(t, 8, true, false) }
+
+// TestPubSubEightPartitionsOrderedByKey: the keyed 8-partition configuration with per-key
+// order (OrderByKey, 16 handlers per partition, ordered by the same key as the Publisher's).
+func TestPubSubEightPartitionsOrderedByKey(t *testing.T) {
+	_, client := startRedis(t)
+	runUniversalTuned(t, client, universalFeatures(), 8, true, true, func(c *SubscriberConfig) {
+		c.OrderByKey, c.MaxInFlightPerPartition = true, 16
+		c.PartitionKey = func(_ string, msg *message.Message) string { return string(msg.Payload) }
+	})
+}
 
 // TestPubSubOnlyThePublisherStatesTheCount: 8 partitions keyed by payload, stated by the
 // Publisher alone; every Subscriber keeps the default config (no count), so subscribers that

@@ -42,30 +42,31 @@ type settler struct {
 	pause func(time.Duration) bool
 }
 
-// apply carries out dec for entry e whose delivered message is m; false means deliver e again.
-func (s *settler) apply(e position.Entry, m *message.Message, dec decision) bool {
+// apply carries out dec for entry e whose delivered message is m. done false means deliver
+// e again; retried reports that a retry of m was written (its key waits for it).
+func (s *settler) apply(e position.Entry, m *message.Message, dec decision) (done, retried bool) {
 	switch dec.verdict {
 	case ackIt:
 		s.acks.add(e.ID, payload.Ref(e.Values))
-		return true
+		return true, false
 	case replayIt:
-		return s.replay(e, dec.drop, dec.all)
+		return s.replay(e, dec.drop, dec.all), false
 	case dropIt:
-		return s.drop(e)
+		return s.drop(e), false
 	case retryNow, retryLater:
 		return s.retry(m, e, dec)
 	case deadLetter:
-		return s.deadLetter(m, e, dec.reason, dec.retries)
+		return s.deadLetter(m, e, dec.reason, dec.retries), false
 	case redeliver:
-		return s.pause(dec.wait)
+		return s.pause(dec.wait), false
 	default: // leavePending
-		return true
+		return true, false
 	}
 }
 
 // retry appends the retry at once or parks it in the group's retry set; either way the
-// original is acked in the same script.
-func (s *settler) retry(m *message.Message, e position.Entry, dec decision) bool {
+// original is acked in the same script. retried reports that the retry was written.
+func (s *settler) retry(m *message.Message, e position.Entry, dec decision) (done, retried bool) {
 	next := m.Copy()
 	clearPublished([]*message.Message{next}) // the handler may have published m: not stored
 	next.Metadata.Set(RetryCountMetadata, strconv.Itoa(dec.retries))
@@ -76,7 +77,7 @@ func (s *settler) retry(m *message.Message, e position.Entry, dec decision) bool
 	}
 	fields, err := s.cfg.marshaler.Marshal(s.d.keys.Topic, next)
 	if err != nil {
-		return s.deadLetter(m, e, "cannot marshal retry: "+err.Error(), dec.retries-1)
+		return s.deadLetter(m, e, "cannot marshal retry: "+err.Error(), dec.retries-1), false
 	}
 	ctx, cancel := s.stepCtx()
 	defer cancel()
@@ -89,7 +90,7 @@ func (s *settler) retry(m *message.Message, e position.Entry, dec decision) bool
 	if err == nil {
 		s.d.count.metrics.Retried(s.d.count.labels)
 	}
-	return s.settled(err, held, "retry", e)
+	return s.settled(err, held, "retry", e), err == nil
 }
 
 func (s *settler) requeue(ctx context.Context, e position.Entry, fields map[string]any) (bool, error) {

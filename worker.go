@@ -9,6 +9,7 @@ import (
 	"github.com/ThreeDotsLabs/watermill"
 	"github.com/ThreeDotsLabs/watermill/message"
 
+	"github.com/streamq-dev/streamq/internal/keyorder"
 	"github.com/streamq-dev/streamq/internal/position"
 )
 
@@ -21,6 +22,11 @@ type deliveryConfig struct {
 	closeTimeout time.Duration
 	payloadRetry time.Duration // wait between tries to load an offloaded payload
 	unmarshaler  Unmarshaler
+	// byKey, keyOf and maxHeld: per-key order (OrderByKey, PartitionKey), and how many
+	// messages may wait behind their keys before the loop waits too
+	byKey   bool
+	keyOf   func(topic string, msg *message.Message) string
+	maxHeld int
 }
 
 // outlet is where a subscription's partitions deliver: the output channel, the
@@ -72,6 +78,7 @@ type worker struct {
 	cancelMsgs context.CancelFunc
 	sem        chan struct{}
 	handlers   sync.WaitGroup
+	order      *keyorder.Order[position.Entry] // per-key order; nil without OrderByKey
 }
 
 // begin stops delivery; true when this call did it.

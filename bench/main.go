@@ -73,7 +73,8 @@ func parseFlags(args []string) (*config, error) {
 	fs.IntVar(&c.poolSize, "pool-size", 0, "go-redis PoolSize of every client (0: go-redis default, 10 x GOMAXPROCS)")
 	fs.StringVar(&c.sizesFlag, "sizes", "16,256,4096", "message sizes (bytes) of the publish and subscribe throughput workloads")
 	fs.StringVar(&c.transportsFlag, "transports", "streamq-1p,streamq-8p,redisstream,go-redis", "transports to run")
-	fs.StringVar(&c.workloadsFl, "workloads", "publish,publish-batched,subscribe,latency,memory", "workloads to run (publish-batched: 100 messages per Publish call, see --pipeline)")
+	fs.StringVar(&c.workloadsFl, "workloads", "publish,publish-batched,subscribe,latency,memory,slow-handler",
+		"workloads to run (publish-batched: 100 messages per Publish call, see --pipeline; slow-handler: a 5 ms handler over 64 keys in each ordering mode, streamq only)")
 
 	fs.IntVar(&c.pubN, "publish-n", 200_000, "publish: messages per run (streamq, go-redis)")
 	fs.IntVar(&c.pubNRedisstream, "publish-n-redisstream", 100_000, "publish: messages per run for watermill-redisstream")
@@ -143,7 +144,7 @@ func parseFlags(args []string) (*config, error) {
 	c.workloads = splitList(c.workloadsFl)
 	for _, w := range c.workloads {
 		switch w {
-		case "publish", "publish-batched", "subscribe", "latency", "memory":
+		case "publish", "publish-batched", "subscribe", "latency", "memory", "slow-handler":
 		default:
 			return nil, fmt.Errorf("--workloads: unknown %q", w)
 		}
@@ -392,6 +393,14 @@ func run(args []string) int {
 	if cfg.has("latency") {
 		for _, t := range cfg.selected() {
 			add("latency", cfg.latSize, t, func() []Result { return e.latency(ctx, t, cfg.latSize) })
+		}
+	}
+	if cfg.has("slow-handler") {
+		for _, p := range []int{1, 8} {
+			for _, m := range slowModes {
+				t := transport{Name: fmt.Sprintf("streamq-%dp %s", p, m.name)}
+				add("slow-handler", slowPayload, t, func() []Result { return []Result{e.slowHandler(ctx, p, m)} })
+			}
 		}
 	}
 	if cfg.has("memory") {

@@ -19,6 +19,8 @@
 //     delivery counts the claim reported, not by the claim.
 //   - A read round sent before or while a stray claim runs is not applied: the claim
 //     generation is odd while a claim runs and changes at both ends.
+//   - The commit frontier an ack batch records is below every id still held: acks that
+//     complete out of order never move it past an entry not acked yet.
 package position
 
 import (
@@ -252,4 +254,31 @@ func (p *Position) Holds(id string) bool {
 	defer p.mu.Unlock()
 	_, ok := p.known[id]
 	return ok
+}
+
+// Frontier is the commit frontier an ack of acked may record: the highest of its ids below
+// every other id still held (queued, with a handler, waiting behind its key, or acked and
+// not flushed yet), "" when none is. Acks complete out of order (per-key order,
+// MaxInFlightPerPartition > 1, deferred acks): a frontier past an entry still held would
+// tell a re-created group, or an operator, that the entry was handled.
+func (p *Position) Frontier(acked []stream.Acked) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	batch := make(map[string]struct{}, len(acked))
+	for _, a := range acked {
+		batch[a.ID] = struct{}{}
+	}
+	low := "" // the lowest id held besides the batch
+	for id := range p.known {
+		if _, in := batch[id]; !in && (low == "" || streamid.Less(id, low)) {
+			low = id
+		}
+	}
+	best := ""
+	for _, a := range acked {
+		if (low == "" || streamid.Less(a.ID, low)) && (best == "" || streamid.Less(best, a.ID)) {
+			best = a.ID
+		}
+	}
+	return best
 }

@@ -514,3 +514,41 @@ func TestConcurrentUse(t *testing.T) {
 		}
 	}
 }
+
+// TestFrontier: an ack batch's frontier is its highest id below every id still held, so
+// acks that complete out of order never move the frontier past an entry not acked.
+func TestFrontier(t *testing.T) {
+	acked := func(ids ...string) []stream.Acked {
+		out := make([]stream.Acked, len(ids))
+		for i, id := range ids {
+			out[i] = stream.Acked{ID: id}
+		}
+		return out
+	}
+	tests := []struct {
+		name   string
+		held   []string // pushed (and popped or not): held until forgotten
+		gone   []string // acked by earlier batches (forgotten)
+		batch  []string
+		want   string
+		reason string
+	}{
+		{name: "in order", held: seq(1, 5), batch: []string{"1-0", "2-0"}, want: "2-0", reason: "3-0 is still held"},
+		{name: "everything acked", held: seq(1, 3), batch: seq(1, 3), want: "3-0"},
+		{name: "a gap", held: seq(1, 5), batch: []string{"1-0", "3-0", "4-0"}, want: "1-0", reason: "2-0 is not acked"},
+		{name: "the lowest not acked", held: seq(1, 5), batch: []string{"2-0", "3-0"}, want: "", reason: "1-0 is not acked"},
+		{name: "the gap filled later", held: seq(1, 5), gone: []string{"1-0", "3-0"}, batch: []string{"2-0", "4-0"}, want: "4-0"},
+		{name: "ids compared as stream ids", held: []string{"9-0", "10-0", "11-0"}, batch: []string{"9-0", "10-0"}, want: "10-0"},
+		{name: "an id never held", held: []string{"5-0"}, batch: []string{"3-0"}, want: "3-0", reason: "a skipped entry below every held one"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := New(batch)
+			p.Push(entries(tt.held...), nil)
+			p.Forget(acked(tt.gone...))
+			if got := p.Frontier(acked(tt.batch...)); got != tt.want {
+				t.Fatalf("Frontier = %q, want %q (%s)", got, tt.want, tt.reason)
+			}
+		})
+	}
+}

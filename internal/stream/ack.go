@@ -33,15 +33,16 @@ type Acked struct {
 }
 
 // Ack acknowledges entries for group with the policy ("none", "immediate", "all-groups-ack")
-// in one script, if token still holds the lease: see lua/ack.lua. It returns fence.ErrLeaseLost
-// when the token does not.
-func Ack(ctx context.Context, rdb redis.Scripter, k AckKeys, token, group, policy string, ackSetTTL time.Duration, entries []Acked) error {
+// in one script, if token still holds the lease: see lua/ack.lua. frontier is the commit
+// frontier candidate ("" moves nothing). It returns fence.ErrLeaseLost when the token does not
+// hold the lease.
+func Ack(ctx context.Context, rdb redis.Scripter, k AckKeys, token, group, policy string, ackSetTTL time.Duration, frontier string, entries []Acked) error {
 	if len(entries) == 0 {
 		return nil
 	}
 	names := append(make([]string, 0, 5), k.Lease, k.Stream, k.Commit, k.PayloadIndex, keys.RegisteredGroups(k.Stream))
 	args := make([]any, 0, 6+len(entries))
-	args = append(args, token, group, policy, ackSetTTL.Milliseconds(), highest(entries), len(entries))
+	args = append(args, token, group, policy, ackSetTTL.Milliseconds(), frontier, len(entries))
 	for _, e := range entries {
 		args = append(args, e.ID)
 	}

@@ -14,7 +14,8 @@
 -- ARGV[2] consumer group
 -- ARGV[3] ack-delete policy: none | immediate | all-groups-ack
 -- ARGV[4] ack-set TTL in ms
--- ARGV[5] highest id of the batch (the frontier candidate)
+-- ARGV[5] the frontier candidate: the highest id of the batch below every entry the member
+--         still holds ("" moves nothing)
 -- ARGV[6] n, the number of ids
 -- ARGV[7..6+n] the stream ids to acknowledge
 -- ARGV[7+n..] per entry with more to do (an offloaded payload, or every entry under
