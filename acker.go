@@ -34,13 +34,13 @@ func ackConfigOf(cfg *SubscriberConfig, r topicRules) ackConfig {
 // acker batches the acks of one partition into one fenced script call, flushed when
 // batchSize ids wait, flushInterval after the first one, and on handover.
 type acker struct {
-	d      partDeps
-	cfg    ackConfig
-	gate   *sync.Mutex          // shared with the claimer: a claim and a flush never interleave
+	d        partDeps
+	cfg      ackConfig
+	gate     *sync.Mutex                 // shared with the claimer: a claim and a flush never interleave
 	forget   func([]stream.Acked)        // the read position releases what was acked
 	frontier func([]stream.Acked) string // the frontier an ack batch may record (position.Frontier)
-	run    *runner
-	retry  *backoff // grows while flushes fail, so a Redis outage is no hot loop
+	run      *runner
+	retry    *backoff // grows while flushes fail, so a Redis outage is no hot loop
 
 	mu    sync.Mutex
 	ids   []stream.Acked

@@ -67,7 +67,6 @@ func (w *worker) keyOf(e position.Entry) (key, retryOf string) {
 	return w.cfg.keyOf(w.outlet.labels.Topic, msg), retryOf
 }
 
-
 // maxHeldByKey is the least number of messages a partition lets wait behind their keys
 // (10 read batches when that is more) before its loop waits for one to go.
 const maxHeldByKey = 1000

@@ -78,9 +78,7 @@ func (h *keyedHandled) total() int {
 func (h *keyedHandled) handle(ch <-chan *message.Message, fail func(*message.Message, int) bool) {
 	for m := range ch {
 		go func() {
-			n := h.running.Add(1)
-			for most := h.most.Load(); n > most && !h.most.CompareAndSwap(most, n); most = h.most.Load() {
-			}
+			storeMax(&h.most, h.running.Add(1))
 			times := h.see(m)
 			time.Sleep(time.Duration(rand.IntN(5000)) * time.Microsecond)
 			h.running.Add(-1)
@@ -306,4 +304,13 @@ func readKeyedLedger(t *testing.T, path string) []keyedDelivery {
 		}
 	}
 	return out
+}
+
+// storeMax raises a to v when v is higher.
+func storeMax(a *atomic.Int64, v int64) {
+	for cur := a.Load(); v > cur; cur = a.Load() {
+		if a.CompareAndSwap(cur, v) {
+			return
+		}
+	}
 }
