@@ -72,7 +72,8 @@ func parseFlags(args []string) (*config, error) {
 	fs.BoolVar(&c.cpuProfile, "cpuprofile", false, "write a CPU profile of each scenario to OUT/cpu-WORKLOAD-TRANSPORT-SIZE.pprof")
 	fs.IntVar(&c.poolSize, "pool-size", 0, "go-redis PoolSize of every client (0: go-redis default, 10 x GOMAXPROCS)")
 	fs.StringVar(&c.sizesFlag, "sizes", "16,256,4096", "message sizes (bytes) of the publish and subscribe throughput workloads")
-	fs.StringVar(&c.transportsFlag, "transports", "streamq-1p,streamq-8p,redisstream,go-redis", "transports to run")
+	fs.StringVar(&c.transportsFlag, "transports", "streamq-1p,streamq-8p,streamq-8p-plain,redisstream,go-redis",
+		"transports to run (streamq-8p-plain: idempotent publish off, plain XADD; publish workloads only)")
 	fs.StringVar(&c.workloadsFl, "workloads", "publish,publish-batched,subscribe,latency,memory,slow-handler",
 		"workloads to run (publish-batched: 100 messages per Publish call, see --pipeline; slow-handler: a 5 ms handler over 64 keys in each ordering mode, streamq only)")
 
@@ -196,6 +197,18 @@ func (c *config) has(workload string) bool {
 		}
 	}
 	return false
+}
+
+// consumers are the selected transports that consume differently from each other: the
+// plain-XADD rows differ from their idempotent twins only when publishing.
+func (c *config) consumers() []transport {
+	var out []transport
+	for _, t := range c.selected() {
+		if !t.plainXAdd {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 func (c *config) selected(kinds ...string) []transport {
@@ -385,13 +398,13 @@ func run(args []string) int {
 	}
 	if cfg.has("subscribe") {
 		for _, size := range cfg.sizes {
-			for _, t := range cfg.selected() {
+			for _, t := range cfg.consumers() {
 				add("subscribe", size, t, func() []Result { return []Result{e.subscribeThroughput(ctx, t, size)} })
 			}
 		}
 	}
 	if cfg.has("latency") {
-		for _, t := range cfg.selected() {
+		for _, t := range cfg.consumers() {
 			add("latency", cfg.latSize, t, func() []Result { return e.latency(ctx, t, cfg.latSize) })
 		}
 	}
