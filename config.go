@@ -195,6 +195,10 @@ type PublisherConfig struct {
 	IdempotencyWindow time.Duration
 	// Metrics receives the Produced counter. Optional; default NoopMetrics.
 	Metrics MetricsCollector
+	// Tracer starts a span for each published message and writes its trace context into the
+	// message's metadata (streamqotel.New for OpenTelemetry, see README, Tracing). Optional;
+	// default nil: off, no hook is called and no trace metadata written.
+	Tracer Tracer
 	// MaxPipelineSize caps the writes of concurrent Publish calls sent in one pipeline (one
 	// call is never split). Optional; default DefaultMaxPipelineSize.
 	MaxPipelineSize int
@@ -447,6 +451,11 @@ type SubscriberConfig struct {
 	PayloadThreshold int
 	// Metrics receives consumption metrics. Optional; default NoopMetrics.
 	Metrics MetricsCollector
+	// Tracer starts a span for each delivery, a child of the trace context in the message's
+	// metadata and the parent of msg.Context(), and one for each retry, dead letter, replay
+	// and drop (streamqotel.New for OpenTelemetry, see README, Tracing). Optional; default
+	// nil: off, no hook is called and no trace metadata written.
+	Tracer Tracer
 }
 
 func (c *SubscriberConfig) setDefaults() {

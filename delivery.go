@@ -282,6 +282,15 @@ func (w *worker) deliver(m *message.Message, e position.Entry, count int64, lett
 	// middleware.DelayOnError just asked for a delay (see delayOnErrorBackoff).
 	delete(m.Metadata, delay.DelayedUntilKey)
 	dc := &deliveryCtx{parent: w.msgCtx, d: w.delivery(m, e.ID, count, letter), w: w, entry: e}
+	if w.d.count.tracer != nil {
+		return w.tracedHandOut(dc, m)
+	}
+	return w.handOut(dc, m)
+}
+
+// handOut sends m, with dc as its context, to the output channel and waits for its Ack or
+// Nack.
+func (w *worker) handOut(dc *deliveryCtx, m *message.Message) (out outcome, deferred bool) {
 	defer dc.settle()
 	m.SetContext(dc)
 	select {

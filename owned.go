@@ -85,7 +85,7 @@ func (sub *subscription) partDeps(w *worker, p int, token string, sent time.Time
 		rdb: cfg.Client, keys: k, fence: fence.Fence{Key: k.Lease, Token: token}, member: sub.member,
 		rules: sub.view.rules, term: lease.NewTerm(sub.clock, cfg.LeaseTTL, sent), clock: sub.clock,
 		log: sub.logger.With(watermill.LogFields{"partition": p}),
-		count: partCounters{stats: &sub.s.stats, metrics: cfg.Metrics,
+		count: partCounters{stats: &sub.s.stats, metrics: cfg.Metrics, tracer: cfg.Tracer,
 			labels: Labels{Topic: sub.topic, Partition: p, Group: cfg.ConsumerGroup, Consumer: sub.member}},
 		ctx: ctx, stop: w.stop,
 		lost: func(err error) { sub.loseLease(w, err) },

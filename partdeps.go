@@ -44,9 +44,11 @@ func (d partDeps) stopping() bool {
 	}
 }
 
-// partCounters are one partition's share of the Subscriber's Stats and of the metrics.
+// partCounters are one partition's share of the Subscriber's Stats and of the metrics, and
+// the Subscriber's Tracer (nil: tracing off).
 type partCounters struct {
 	stats   *counters
 	metrics MetricsCollector
+	tracer  Tracer
 	labels  Labels // the partition's labels
 }

@@ -92,6 +92,9 @@ func NewPublisher(config PublisherConfig, logger watermill.LoggerAdapter) (*Publ
 // PublishedPartition and PublishedStreamID: set also when Publish returns an error for
 // another message or for the replicas (ErrNotReplicated: the entries are on the master).
 func (p *Publisher) Publish(topic string, msgs ...*message.Message) error {
+	if p.config.Tracer != nil {
+		return p.tracedPublish(topic, msgs)
+	}
 	return closedClient(p.publish(topic, msgs))
 }
 

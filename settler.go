@@ -45,6 +45,13 @@ type settler struct {
 // apply carries out dec for entry e whose delivered message is m. done false means deliver
 // e again; retried reports that a retry of m was written (its key waits for it).
 func (s *settler) apply(e position.Entry, m *message.Message, dec decision) (done, retried bool) {
+	if s.d.count.tracer != nil && dec.verdict.traced() {
+		return s.tracedApply(e, m, dec)
+	}
+	return s.carryOut(e, m, dec)
+}
+
+func (s *settler) carryOut(e position.Entry, m *message.Message, dec decision) (done, retried bool) {
 	switch dec.verdict {
 	case ackIt:
 		s.acks.add(e.ID, payload.Ref(e.Values))
