@@ -110,4 +110,3 @@ func settleAttributes(s streamq.Settlement) []attribute.KeyValue {
 		return nil
 	}
 }
-
