@@ -2,7 +2,7 @@ GO        ?= go
 PKGS      ?= ./...
 TIMEOUT   ?= 15m
 
-.PHONY: test test-race test-short bench bench-go lint fmt vet demo fuzz e2e outbox outbox-bench soak soak-short
+.PHONY: test test-race test-short bench bench-go lint fmt vet demo fuzz e2e outbox outbox-bench otel soak soak-short
 
 ## test: vet, then every test with the race detector against real redis-servers the tests
 ## start, then Watermill's unmodified TestReconnect without -race (its harness has a data
@@ -11,6 +11,7 @@ test: vet
 	$(GO) test -race -count=1 -timeout $(TIMEOUT) $(PKGS)
 	$(MAKE) --no-print-directory e2e
 	$(MAKE) --no-print-directory outbox
+	$(MAKE) --no-print-directory otel
 	GO=$(GO) TIMEOUT=$(TIMEOUT) bash scripts/upstream-reconnect.sh
 
 ## e2e: the dashboard in headless Chromium (e2e/, its own module: chromedp needs a newer Go);
@@ -24,6 +25,11 @@ e2e:
 ## STREAMQ_REQUIRE_SQL=1
 outbox:
 	cd outbox && $(GO) vet ./... && $(GO) test -race -count=1 -timeout $(TIMEOUT) ./...
+
+## otel: OpenTelemetry tracing (otel/, its own module: streamq's go.mod needs no OpenTelemetry)
+## with the SDK's in-memory span recorder, on a single redis-server and a 3-master Cluster
+otel:
+	cd otel && $(GO) vet ./... && $(GO) test -race -count=1 -timeout $(TIMEOUT) ./...
 
 ## outbox-bench: relay throughput (table to stream, msgs/s) and commit-to-stream latency
 ## (p50/p99) on both databases
@@ -88,6 +94,7 @@ lint:
 	fi
 	$(GOLANGCI_LINT) run $(PKGS)
 	cd outbox && $(GOLANGCI_LINT) run -c ../.golangci.yml ./...
+	cd otel && $(GOLANGCI_LINT) run -c ../.golangci.yml ./...
 
 ## fmt: gofmt every file
 fmt:
