@@ -54,6 +54,11 @@
 //
 // Neither Close closes the Redis client passed in.
 //
+// PublisherConfig.Tracer and SubscriberConfig.Tracer trace every publish, delivery, retry,
+// dead letter and replay, with the W3C trace context in the message's metadata: the module
+// github.com/streamq-dev/streamq/otel implements the Tracer interface for OpenTelemetry, so
+// this module depends on no tracing library. Without a Tracer nothing is traced or written.
+//
 // # How it is built
 //
 // This package holds the API and the consumer engine; every Redis command, pipeline and
