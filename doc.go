@@ -36,16 +36,23 @@
 // After Publish returned, PublishedPartition and PublishedStreamID say where each message
 // went (Publish records them on the message, never in the entry).
 //
-// Quick start:
+// A Publisher appends each message at most once to its partition within
+// PublisherConfig.IdempotencyWindow, by its UUID, so a publish sent again after a lost reply
+// or by the caller's retry appends nothing twice. SubscriberConfig.OrderByKey keeps order per
+// partition key instead of per partition, with up to MaxInFlightPerPartition handlers of a
+// partition at once.
+//
+// Quick start (the Router example below; examples/quickstart is a program that runs it):
 //
 //	client := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
 //	pub, err := streamq.NewPublisher(streamq.PublisherConfig{
 //		Client:                client,
-//		DefaultPartitionCount: 8, // the count of the topic if this publisher creates it
+//		DefaultPartitionCount: 8, // the topic's count, whichever side creates it
 //	}, logger)
 //	sub, err := streamq.NewSubscriber(streamq.SubscriberConfig{
-//		Client:        client,
-//		ConsumerGroup: "payments",
+//		Client:                client,
+//		ConsumerGroup:         "payments",
+//		DefaultPartitionCount: 8, // state it on both sides, or create the topic first
 //	}, logger)
 //	router.AddConsumerHandler("payments", "orders", sub, func(msg *message.Message) error {
 //		p, _ := streamq.PartitionFromCtx(msg.Context())

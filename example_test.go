@@ -137,3 +137,57 @@ func ExampleTopicOptions() {
 	_ = router.Close()
 	_ = sub.Close()
 }
+
+// A Watermill Router consuming a partitioned topic: the handler's nil acks, an error nacks
+// (the message is retried, then dead-lettered). Both sides state the partition count, so the
+// topic has 8 partitions whichever starts first.
+func ExampleNewSubscriber_router() {
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer client.Close()
+	logger := watermill.NopLogger{}
+
+	pub, err := streamq.NewPublisher(streamq.PublisherConfig{Client: client, DefaultPartitionCount: 8}, logger)
+	if err != nil {
+		panic(err)
+	}
+	defer pub.Close()
+	sub, err := streamq.NewSubscriber(streamq.SubscriberConfig{
+		Client: client, ConsumerGroup: "payments", DefaultPartitionCount: 8, BlockTime: 10 * time.Millisecond,
+	}, logger)
+	if err != nil {
+		panic(err)
+	}
+	router, err := message.NewRouter(message.RouterConfig{}, logger)
+	if err != nil {
+		panic(err)
+	}
+	handled := make(chan struct{}, 3)
+	router.AddConsumerHandler("payments", "orders", sub, func(msg *message.Message) error {
+		fmt.Printf("handled %s\n", msg.Payload)
+		handled <- struct{}{}
+		return nil
+	})
+	go func() { _ = router.Run(context.Background()) }()
+	<-router.Running()
+
+	for i := 1; i <= 3; i++ {
+		msg := message.NewMessage(watermill.NewUUID(), []byte(fmt.Sprintf("order %d", i)))
+		msg.Metadata.Set(streamq.PartitionKeyMetadata, "customer-42") // one key: one partition, in order
+		if err := pub.Publish("orders", msg); err != nil {
+			panic(err)
+		}
+	}
+	for range 3 {
+		<-handled
+	}
+	_ = router.Close() // closes the Subscriber too
+	// Output:
+	// handled order 1
+	// handled order 2
+	// handled order 3
+}

@@ -57,7 +57,7 @@ func (s *settler) carryOut(e position.Entry, m *message.Message, dec decision) (
 		s.acks.add(e.ID, payload.Ref(e.Values))
 		return true, false
 	case replayIt:
-		return s.replay(e, dec.drop, dec.all), false
+		return s.replay(e, m, dec.drop, dec.all), false
 	case dropIt:
 		return s.drop(e), false
 	case retryNow, retryLater:
@@ -205,14 +205,15 @@ func (s *settler) writeDeadLetter(e position.Entry, rec dlq.Record) bool {
 	return s.settled(err, held, "dead-letter", e)
 }
 
-// replay appends a DLQ entry back to its partition and acks it for this DLQ group (and
+// replay appends a DLQ entry back to its partition, as the handler left its message m (a
+// fixed payload or metadata is what is replayed), and acks it for this DLQ group (and
 // deletes it from the DLQ when drop).
-func (s *settler) replay(e position.Entry, drop, allGroups bool) bool {
+func (s *settler) replay(e position.Entry, m *message.Message, drop, allGroups bool) bool {
 	ctx, cancel := s.stepCtx()
 	defer cancel()
 	start := s.d.clock.Now()
 	defer func() { s.d.count.metrics.DLQReplay(s.d.keys.Topic, clock.Since(s.d.clock, start)) }()
-	entry, err := dlq.Rebuild(e.Values, e.ID, allGroups, dlq.Offloading{
+	entry, err := dlq.Rebuild(handledLetter(e.Values, m), e.ID, allGroups, dlq.Offloading{
 		Threshold: s.cfg.payloadThreshold, TTL: s.cfg.payloadTTL, Key: s.d.keys.Payload, Index: s.d.keys.PayloadIndex})
 	if err == nil {
 		f := s.d.fence
@@ -277,4 +278,30 @@ func firstNonEmpty(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// handledLetter is a DLQ entry's fields with its message as the DLQ handler left it: the
+// record (group, partition, original id) stays, the message is m's.
+func handledLetter(values map[string]any, m *message.Message) map[string]any {
+	md := make(map[string]string, len(m.Metadata))
+	for k, v := range m.Metadata {
+		if k != DropMetadata {
+			md[k] = v
+		}
+	}
+	fields, err := codec.Encode(m.UUID, md, m.Payload)
+	if err != nil {
+		return values // metadata it cannot store: the letter as it was
+	}
+	out := make(map[string]any, len(values))
+	for k, v := range values {
+		out[k] = v
+	}
+	for k, v := range fields {
+		if b, ok := v.([]byte); ok {
+			v = string(b) // as Redis returns fields
+		}
+		out[k] = v
+	}
+	return out
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/admin"
 	"github.com/streamq-dev/streamq/internal/keys"
-	"github.com/streamq-dev/streamq/internal/redistest"
 )
 
 // receive returns the first message of ch for which want is true, acking every message.
@@ -52,15 +51,7 @@ func subscribe(t *testing.T, client redis.UniversalClient, group, topic string, 
 // consumable from the DLQ topic and replayable to its partition, on one node and on a cluster.
 func TestAddDeadLetter(t *testing.T) {
 	t.Parallel()
-	for name, start := range map[string]func(t *testing.T) redis.UniversalClient{
-		"single":  func(t *testing.T) redis.UniversalClient { return redistest.Start(t).Client(t) },
-		"cluster": func(t *testing.T) redis.UniversalClient { return redistest.StartCluster(t, 3, 0).Client(t) },
-	} {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			testAddDeadLetter(t, start(t))
-		})
-	}
+	onBackends(t, testAddDeadLetter)
 }
 
 func testAddDeadLetter(t *testing.T, client redis.UniversalClient) {

@@ -147,3 +147,18 @@ func cutID(id string) (int64, int64, bool) {
 }
 
 func redisZ(score float64, member string) redis.Z { return redis.Z{Score: score, Member: member} }
+
+// onBackends runs test as the subtests "single" (one redis-server) and "cluster" (3 masters),
+// each on a Redis of its own, in parallel.
+func onBackends(t *testing.T, test func(t *testing.T, client redis.UniversalClient)) {
+	t.Helper()
+	for name, start := range map[string]func(t *testing.T) redis.UniversalClient{
+		"single":  func(t *testing.T) redis.UniversalClient { return redistest.Start(t).Client(t) },
+		"cluster": func(t *testing.T) redis.UniversalClient { return redistest.StartCluster(t, 3, 0).Client(t) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			test(t, start(t))
+		})
+	}
+}

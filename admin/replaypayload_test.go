@@ -19,7 +19,6 @@ import (
 	"github.com/streamq-dev/streamq/admin"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/payload"
-	"github.com/streamq-dev/streamq/internal/redistest"
 )
 
 const bigSize = 80_000 // over the default 64 KiB offload threshold
@@ -69,15 +68,7 @@ func runBigGroup(t *testing.T, client redis.UniversalClient, topic, group string
 // done with the replay; with the threshold off the replay is inline.
 func TestReplayOffloadsLargePayloadAgain(t *testing.T) {
 	t.Parallel()
-	for name, start := range map[string]func(t *testing.T) redis.UniversalClient{
-		"single":  func(t *testing.T) redis.UniversalClient { return redistest.Start(t).Client(t) },
-		"cluster": func(t *testing.T) redis.UniversalClient { return redistest.StartCluster(t, 3, 0).Client(t) },
-	} {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			testReplayOffloadsLargePayloadAgain(t, start(t))
-		})
-	}
+	onBackends(t, testReplayOffloadsLargePayloadAgain)
 }
 
 func testReplayOffloadsLargePayloadAgain(t *testing.T, client redis.UniversalClient) {

@@ -108,23 +108,13 @@ func (e *env) runSlowRouter(ctx context.Context, topic string, partitions int, m
 		_ = c.Close()
 		return nil, err
 	}
-	router, err := message.NewRouter(message.RouterConfig{}, e.logger)
-	if err != nil {
-		_ = c.Close()
-		return nil, err
-	}
-	router.AddConsumerHandler("slow", topic, sub, func(*message.Message) error {
+	cons, err := e.startRouter(ctx, c, sub, topic, func(*message.Message) error {
 		time.Sleep(slowHandler)
 		handled.Add(1)
 		return nil
 	})
-	rc := &routerConsumer{router: router, client: c, runErr: make(chan error, 1)}
-	go func() { rc.runErr <- router.Run(ctx) }()
-	select {
-	case <-router.Running():
-	case err := <-rc.runErr:
-		_ = c.Close()
-		return nil, fmt.Errorf("router: %v", err)
+	if err != nil {
+		return nil, err
 	}
-	return func() { rc.stop() }, nil
+	return func() { cons.stop() }, nil
 }

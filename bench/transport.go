@@ -291,15 +291,22 @@ func (e *env) startConsumer(ctx context.Context, tr transport, topic string, han
 		_ = c.Close()
 		return nil, err
 	}
+	return e.startRouter(ctx, c, sub, topic, func(msg *message.Message) error {
+		handle(msg.Payload)
+		return nil
+	})
+}
+
+// startRouter runs a Router with handler on topic of sub until the consumer is stopped; the
+// client c is closed with it.
+func (e *env) startRouter(ctx context.Context, c redis.UniversalClient, sub message.Subscriber, topic string,
+	handler message.NoPublishHandlerFunc) (consumer, error) {
 	router, err := message.NewRouter(message.RouterConfig{}, e.logger)
 	if err != nil {
 		_ = c.Close()
 		return nil, err
 	}
-	router.AddConsumerHandler("bench", topic, sub, func(msg *message.Message) error {
-		handle(msg.Payload)
-		return nil
-	})
+	router.AddConsumerHandler("bench", topic, sub, handler)
 	rc := &routerConsumer{router: router, client: c, runErr: make(chan error, 1)}
 	go func() { rc.runErr <- router.Run(ctx) }()
 	select {

@@ -1,0 +1,106 @@
+// Package examples_test builds every example program and runs it against a redis-server of
+// its own (a Redis Cluster for the cluster example), as a user would with go run.
+package examples_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/streamq-dev/streamq/internal/redistest"
+)
+
+// build compiles ./name into a binary of the test's temporary directory.
+func build(t *testing.T, name string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), name)
+	out, err := exec.Command("go", "build", "-o", bin, "./"+name).CombinedOutput()
+	require.NoError(t, err, "go build ./%s: %s", name, out)
+	return bin
+}
+
+// runExample runs an example to its end with env added and returns its output.
+func runExample(t *testing.T, name string, env ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, build(t, name))
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s: %s", name, out)
+	return string(out)
+}
+
+func TestQuickstart(t *testing.T) {
+	t.Parallel()
+	out := runExample(t, "quickstart", "REDIS_URL="+redistest.Start(t).URL())
+	assert.Contains(t, out, "handled 10 of 10 orders")
+	assert.Equal(t, 10, strings.Count(out, "order {"), out)
+}
+
+func TestRetries(t *testing.T) {
+	t.Parallel()
+	out := runExample(t, "retries", "REDIS_URL="+redistest.Start(t).URL())
+	for _, want := range []string{"flaky: failing (retry 0)", "flaky: failing (retry 1)", "flaky: paid after 2 retries",
+		"broken: failing (retry 2)", "fine: paid after 0 retries", `"broken", reason "retries exhausted`} {
+		assert.Contains(t, out, want)
+	}
+}
+
+func TestDLQReplay(t *testing.T) {
+	t.Parallel()
+	out := runExample(t, "dlqreplay", "REDIS_URL="+redistest.Start(t).URL())
+	for _, want := range []string{"payments: order 17 has no currency: dead-lettered",
+		"fixers: dead letter from group payments", "payments: order 17 paid in EUR"} {
+		assert.Contains(t, out, want)
+	}
+}
+
+func TestCluster(t *testing.T) {
+	t.Parallel()
+	c := redistest.StartCluster(t, 3, 0)
+	out := runExample(t, "cluster", "REDIS_CLUSTER_ADDRS="+strings.Join(c.Addrs(), ","))
+	assert.Contains(t, out, "handled 24 messages from")
+}
+
+// TestDashboard starts the dashboard example, reads its page and health check, and stops it
+// with SIGTERM: it exits 0.
+func TestDashboard(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	var out bytes.Buffer
+	cmd := exec.Command(build(t, "dashboard"))
+	cmd.Env = append(os.Environ(), "REDIS_URL="+redistest.Start(t).URL(), "ADDR="+addr)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	require.Eventually(t, func() bool {
+		resp, err := http.Get(fmt.Sprintf("http://%s/streamq/", addr))
+		if err != nil {
+			return false
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, 30*time.Second, 50*time.Millisecond, "the dashboard page: %s", &out)
+	resp, err := http.Get(fmt.Sprintf("http://%s/healthz", addr))
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, cmd.Wait(), "%s", &out)
+}
