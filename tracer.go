@@ -33,9 +33,8 @@ type Tracer interface {
 	StartDelivery(ctx context.Context, msg *message.Message, d DeliveryInfo) (context.Context, func(DeliveryOutcome))
 	// StartSettle starts the span of a retry, dead letter, replay or drop of a delivered msg,
 	// before the step (one script) is sent; metadata it sets on msg is stored in the retry's
-	// entry or the dead letter (a replay is rebuilt from the stored dead letter). end is
-	// called after the step, with false when it did not take effect (the entry is delivered
-	// again).
+	// entry, the dead letter or the replay. end is called after the step, with false when it
+	// did not take effect (the entry is delivered again).
 	StartSettle(msg *message.Message, s Settlement) (end func(ok bool))
 }
 
