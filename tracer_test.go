@@ -38,7 +38,7 @@ func (f *fakeTracer) StartPublish(topic string, msg *message.Message) func(error
 	}
 }
 
-func (f *fakeTracer) StartDelivery(ctx context.Context, msg *message.Message, d DeliveryInfo) (context.Context, func(DeliveryOutcome)) {
+func (f *fakeTracer) StartDelivery(ctx context.Context, _ *message.Message, d DeliveryInfo) (context.Context, func(DeliveryOutcome)) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.deliveries = append(f.deliveries, d)
