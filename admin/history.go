@@ -140,11 +140,20 @@ func (o *HistoryOptions) setDefaults() {
 	}
 }
 
-// History returns the samples of topic's history taken after since, oldest first (an
-// empty result when nothing recorded it).
-func (a *Admin) History(ctx context.Context, topic string, since time.Time) ([]HistorySample, error) {
+// History returns the samples of topic's history taken within window before the Redis
+// server's clock (all of them when window <= 0), oldest first; an empty result when nothing
+// recorded it.
+func (a *Admin) History(ctx context.Context, topic string, window time.Duration) ([]HistorySample, error) {
 	if _, err := a.topicMeta(ctx, topic); err != nil {
 		return nil, err
+	}
+	var since time.Time
+	if window > 0 {
+		now, err := a.serverTime(ctx)
+		if err != nil {
+			return nil, err
+		}
+		since = now.Add(-window)
 	}
 	got, err := history.Read(ctx, a.rdb, a.space.History(topic), since)
 	if err != nil {

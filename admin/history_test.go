@@ -39,7 +39,7 @@ func TestHistoryRecordAndRead(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, ok, "within the interval of the newest sample")
 
-	got, err := e.adm.History(e.ctx, "hist", time.Time{})
+	got, err := e.adm.History(e.ctx, "hist", time.Hour)
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 	assert.Equal(t, s.Time.UnixMilli(), got[0].Time.UnixMilli())
@@ -50,6 +50,6 @@ func TestHistoryRecordAndRead(t *testing.T) {
 	_, err = e.adm.DeleteTopic(e.ctx, "hist")
 	require.NoError(t, err)
 	assert.False(t, dtExists(t, e.client, e.space.History("hist")), "DeleteTopic removes the history")
-	_, err = e.adm.History(e.ctx, "hist", time.Time{})
+	_, err = e.adm.History(e.ctx, "hist", time.Hour)
 	assert.True(t, errors.Is(err, admin.ErrTopicNotFound))
 }
