@@ -50,7 +50,9 @@ func (a *Admin) FindDeadLetters(ctx context.Context, topic string, q DLQQuery) (
 		r.keys = append(r.keys, a.space.DLQ(topic, p))
 	}
 	q.Reason, q.Search = strings.ToLower(q.Reason), strings.ToLower(q.Search)
-	r.keep = func(p int, e stream.Entry) bool { return q.matches(toDeadLetter(topic, p, dlq.Entry{ID: e.ID, Values: e.Values})) }
+	r.keep = func(p int, e stream.Entry) bool {
+		return q.matches(toDeadLetter(topic, p, dlq.Entry{ID: e.ID, Values: e.Values}))
+	}
 	res, err := a.scan(ctx, r)
 	if err != nil {
 		return DLQPage{}, fmt.Errorf("find dead letters of %q: %w", topic, err)

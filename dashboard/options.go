@@ -27,7 +27,6 @@ const (
 	DefaultPreviewBytes = 1024
 )
 
-
 // ErrInvalidOptions reports Options that New refuses.
 var ErrInvalidOptions = errors.New("invalid dashboard options")
 

@@ -52,11 +52,11 @@ type sampler struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu     sync.Mutex
+	mu      sync.Mutex
 	topics  map[string]*watch
 	failing map[string]bool // topics whose last read failed (logged once per streak)
-	listed time.Time // when every topic was last sampled
-	closed bool
+	listed  time.Time       // when every topic was last sampled
+	closed  bool
 }
 
 func newSampler(adm historyStore, o Options) *sampler {
