@@ -2,7 +2,6 @@ package admin
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -30,71 +29,57 @@ type HistoryOptions struct {
 // MaxHistorySamples bounds one topic's history.
 const MaxHistorySamples = history.MaxEntries
 
-// HistorySample is one sample of a topic's history: its counters and, per group, what
-// GroupHealth needs (live members, lag and its age).
+// HistorySample is one sample of a topic's history: its published messages and retries,
+// dead letters and, per group, its lag (TopicLag), deliveries and live members.
 type HistorySample struct {
 	Topic string
-	// Time is the Redis server's clock when the counters were read.
-	Time         time.Time
-	EntriesAdded int64 // TopicCounters.EntriesAdded
-	Length       int64 // TopicCounters.Length
-	DLQLength    int64 // dead letters, summed over partitions
-	Groups       map[string]HistoryGroup
+	// Time is the Redis server's clock when the lag was read.
+	Time      time.Time
+	Published int64 // TopicLag.Published: read twice for a publish rate
+	Length    int64 // TopicLag.Length: the published messages held
+	Retries   int64 // TopicLag.Retries: the retry entries held
+	DLQLength int64 // dead letters, summed over partitions
+	Groups    map[string]HistoryGroup
 }
 
 // HistoryGroup is one consumer group in a HistorySample.
 type HistoryGroup struct {
-	EntriesRead int64         // GroupCounters.EntriesRead
-	Lag         int64         // entries still to deliver, summed over partitions
-	Pending     int64         // delivered, not yet acked
-	TimeLag     time.Duration // age of the oldest entry still to deliver, the largest of the partitions'
+	EntriesRead int64         // GroupCounters.EntriesRead: read twice for a consume rate
+	Lag         int64         // GroupLag.Lag
+	Pending     int64         // GroupLag.Pending
+	TimeLag     time.Duration // GroupLag.TimeLag: the age of the oldest entry still to deliver
 	Members     int           // live members
 }
 
-// TakeSample reads what a HistorySample holds of topic now: TopicCounters, the DLQ length,
-// and every group's live members and time lag.
+// TakeSample reads what a HistorySample holds of topic now: TopicLag, the groups'
+// entries-read (TopicCounters), the DLQ length and the groups' live members.
 func (a *Admin) TakeSample(ctx context.Context, topic string) (HistorySample, error) {
+	tl, err := a.TopicLag(ctx, topic)
+	if err != nil {
+		return HistorySample{}, err
+	}
 	c, err := a.TopicCounters(ctx, topic)
 	if err != nil {
 		return HistorySample{}, err
 	}
-	s := HistorySample{Topic: topic, Time: c.Time, EntriesAdded: c.EntriesAdded, Length: c.Length,
-		Groups: make(map[string]HistoryGroup, len(c.Groups))}
+	s := HistorySample{Topic: topic, Time: tl.Time, Published: tl.Published, Length: tl.Length, Retries: tl.Retries,
+		Groups: make(map[string]HistoryGroup, len(tl.Groups))}
 	if s.DLQLength, err = a.DLQSize(ctx, topic); err != nil {
 		return HistorySample{}, err
 	}
-	ages, err := a.groupAges(ctx, topic, c.Groups)
+	names := make([]string, len(tl.Groups))
+	for i, g := range tl.Groups {
+		names[i] = g.Group
+	}
+	live, err := a.live(ctx, a.memberships(topic, names))
 	if err != nil {
 		return HistorySample{}, err
 	}
-	live, err := a.live(ctx, a.memberships(topic, sortedKeys(c.Groups)))
-	if err != nil {
-		return HistorySample{}, err
-	}
-	for name, g := range c.Groups {
-		s.Groups[name] = HistoryGroup{EntriesRead: g.EntriesRead, Lag: g.Lag, Pending: g.Pending,
-			TimeLag: ages[name], Members: liveCount(live, name)}
+	for _, g := range tl.Groups {
+		s.Groups[g.Group] = HistoryGroup{EntriesRead: c.Groups[g.Group].EntriesRead, Lag: g.Lag, Pending: g.Pending,
+			TimeLag: g.TimeLag, Members: liveCount(live, g.Group)}
 	}
 	return s, nil
-}
-
-// groupAges is the time lag of each group with a lag.
-func (a *Admin) groupAges(ctx context.Context, topic string, groups map[string]GroupCounters) (map[string]time.Duration, error) {
-	out := map[string]time.Duration{}
-	for name, g := range groups {
-		if g.Lag == 0 {
-			continue
-		}
-		st, err := a.GroupStats(ctx, topic, name)
-		if errors.Is(err, ErrGroupNotFound) {
-			continue // deleted meanwhile
-		}
-		if err != nil {
-			return nil, err
-		}
-		out[name] = st.TimeLag
-	}
-	return out, nil
 }
 
 func liveCount(live []LiveGroup, group string) int {
@@ -104,14 +89,6 @@ func liveCount(live []LiveGroup, group string) int {
 		}
 	}
 	return 0
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	return mergeSorted(out, nil)
 }
 
 // RecordHistory appends s to its topic's history (keys.Space.History, a stream in the
@@ -127,7 +104,7 @@ func (a *Admin) RecordHistory(ctx context.Context, s HistorySample, opts History
 	for name, g := range s.Groups {
 		groups[name] = history.Group(g)
 	}
-	hs := history.Sample{Time: s.Time, EntriesAdded: s.EntriesAdded, Length: s.Length, DLQLength: s.DLQLength, Groups: groups}
+	hs := history.Sample{Time: s.Time, EntriesAdded: s.Published, Length: s.Length, Retries: s.Retries, DLQLength: s.DLQLength, Groups: groups}
 	return history.Record(ctx, a.rdb, a.space.History(s.Topic), hs, history.Bounds{MinGap: opts.Interval, Retain: opts.Retention})
 }
 
@@ -161,8 +138,8 @@ func (a *Admin) History(ctx context.Context, topic string, window time.Duration)
 	}
 	out := make([]HistorySample, len(got))
 	for i, s := range got {
-		out[i] = HistorySample{Topic: topic, Time: s.Time, EntriesAdded: s.EntriesAdded, Length: s.Length,
-			DLQLength: s.DLQLength, Groups: make(map[string]HistoryGroup, len(s.Groups))}
+		out[i] = HistorySample{Topic: topic, Time: s.Time, Published: s.EntriesAdded, Length: s.Length,
+			Retries: s.Retries, DLQLength: s.DLQLength, Groups: make(map[string]HistoryGroup, len(s.Groups))}
 		for name, g := range s.Groups {
 			out[i].Groups[name] = HistoryGroup(g)
 		}

@@ -24,7 +24,7 @@ func TestHistoryRecordAndRead(t *testing.T) {
 
 	s, err := e.adm.TakeSample(e.ctx, "hist")
 	require.NoError(t, err)
-	assert.Equal(t, int64(6), s.EntriesAdded)
+	assert.Equal(t, int64(6), s.Published)
 	assert.Equal(t, int64(6), s.Length)
 	assert.Equal(t, int64(1), s.DLQLength)
 	require.Contains(t, s.Groups, "audit")

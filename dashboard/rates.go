@@ -25,8 +25,9 @@ type ratesView struct {
 // ratePoint is the rates between two samples, at the later one.
 type ratePoint struct {
 	Time        int64                 `json:"t"`           // unix ms, Redis server clock
-	PublishRate float64               `json:"publishRate"` // entries appended per second
-	Length      int64                 `json:"length"`
+	PublishRate float64               `json:"publishRate"` // messages published per second (not retries)
+	Length      int64                 `json:"length"`      // published messages held
+	Retries     int64                 `json:"retries"`     // retry entries held
 	DLQLength   int64                 `json:"dlqLength"`
 	Groups      map[string]groupPoint `json:"groups"`
 }
@@ -98,8 +99,8 @@ func ratePoints(samples []admin.HistorySample) []ratePoint {
 
 func ratePointOf(prev, cur admin.HistorySample, dt float64) ratePoint {
 	p := ratePoint{
-		Time: cur.Time.UnixMilli(), PublishRate: perSecond(cur.EntriesAdded-prev.EntriesAdded, dt),
-		Length: cur.Length, DLQLength: cur.DLQLength, Groups: map[string]groupPoint{},
+		Time: cur.Time.UnixMilli(), PublishRate: perSecond(cur.Published-prev.Published, dt),
+		Length: cur.Length, Retries: cur.Retries, DLQLength: cur.DLQLength, Groups: map[string]groupPoint{},
 	}
 	for name, g := range cur.Groups {
 		gp := groupPoint{Lag: g.Lag, Pending: g.Pending, TimeLagMs: ms(g.TimeLag), Members: g.Members}

@@ -59,11 +59,14 @@ type sampler struct {
 	closed  bool
 }
 
-func newSampler(adm historyStore, o Options) *sampler {
+func newSampler(adm historyStore, o Options) *sampler { return newSamplerAt(adm, o, time.Now) }
+
+// newSamplerAt is newSampler on the clock now.
+func newSamplerAt(adm historyStore, o Options, now func() time.Time) *sampler {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &sampler{
 		adm: adm, interval: o.SampleInterval, every: max(o.HistoryInterval, 0), retention: o.HistoryRetention,
-		log: o.Logger, now: time.Now, ctx: ctx, cancel: cancel, topics: map[string]*watch{}, failing: map[string]bool{},
+		log: o.Logger, now: now, ctx: ctx, cancel: cancel, topics: map[string]*watch{}, failing: map[string]bool{},
 	}
 	s.wg.Add(1)
 	go s.run()

@@ -8,14 +8,14 @@ import (
 // FuzzDecode: any entry decodes to a sample or ErrMalformed, never a panic, and what
 // encode writes decodes back.
 func FuzzDecode(f *testing.F) {
-	s := Sample{Time: time.UnixMilli(1_700_000_000_000), EntriesAdded: 9, Length: 4, DLQLength: 1,
+	s := Sample{Time: time.UnixMilli(1_700_000_000_000), EntriesAdded: 9, Length: 4, Retries: 2, DLQLength: 1,
 		Groups: map[string]Group{"g": {EntriesRead: 5, Lag: 4, Pending: 1, TimeLag: time.Second, Members: 2}}}
 	e := s.encode()
-	f.Add(e[1], e[3], e[5], e[7], e[9])
-	f.Add("", "x", "-1", "1", "null")
-	f.Add("1", "1", "1", "1", `{"g":{"r":"x"}}`)
-	f.Fuzz(func(t *testing.T, tm, added, length, dlq, groups string) {
-		values := map[string]any{fieldTime: tm, fieldAdded: added, fieldLength: length, fieldDLQ: dlq, fieldGroups: groups}
+	f.Add(e[1], e[3], e[5], e[7], e[9], e[11])
+	f.Add("", "x", "-1", "0", "1", "null")
+	f.Add("1", "1", "1", "1", "1", `{"g":{"r":"x"}}`)
+	f.Fuzz(func(t *testing.T, tm, added, length, retries, dlq, groups string) {
+		values := map[string]any{fieldTime: tm, fieldAdded: added, fieldLength: length, fieldRetry: retries, fieldDLQ: dlq, fieldGroups: groups}
 		got, err := Decode(values)
 		if err != nil {
 			return

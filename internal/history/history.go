@@ -7,7 +7,7 @@
 // Key, under the control prefix (default "streaming:mq"), T being the topic:
 //
 //	PREFIX:history:{T}   stream  one entry per sample: t (server ms of the read), added,
-//	                             len, dlq, groups (JSON: name -> {r, l, p, tl, m})
+//	                             len, retries, dlq, groups (JSON: name -> {r, l, p, tl, m})
 //
 // It is in the topic's slot ({T}). Record keeps it bounded: entries older than the
 // retention are trimmed, at most MaxEntries are kept, and the key expires after twice the

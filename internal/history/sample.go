@@ -14,8 +14,9 @@ var ErrMalformed = errors.New("malformed history sample")
 // Sample is one reading of a topic's counters.
 type Sample struct {
 	Time         time.Time // the Redis server's clock when the counters were read
-	EntriesAdded int64     // entries ever appended to the partitions, summed
-	Length       int64     // entries the partitions hold, summed
+	EntriesAdded int64     // messages ever published to the partitions, summed
+	Length       int64     // published messages the partitions hold, summed
+	Retries      int64     // retry entries the partitions hold, summed
 	DLQLength    int64     // dead letters, summed
 	Groups       map[string]Group
 }
@@ -34,6 +35,7 @@ const (
 	fieldTime   = "t"
 	fieldAdded  = "added"
 	fieldLength = "len"
+	fieldRetry  = "retries"
 	fieldDLQ    = "dlq"
 	fieldGroups = "groups"
 )
@@ -49,6 +51,7 @@ func (s Sample) encode() []string {
 		fieldTime, strconv.FormatInt(s.Time.UnixMilli(), 10),
 		fieldAdded, strconv.FormatInt(s.EntriesAdded, 10),
 		fieldLength, strconv.FormatInt(s.Length, 10),
+		fieldRetry, strconv.FormatInt(s.Retries, 10),
 		fieldDLQ, strconv.FormatInt(s.DLQLength, 10),
 		fieldGroups, string(g),
 	}
@@ -61,7 +64,7 @@ func Decode(values map[string]any) (Sample, error) {
 	nums := []struct {
 		name string
 		dst  *int64
-	}{{fieldAdded, &s.EntriesAdded}, {fieldLength, &s.Length}, {fieldDLQ, &s.DLQLength}}
+	}{{fieldAdded, &s.EntriesAdded}, {fieldLength, &s.Length}, {fieldRetry, &s.Retries}, {fieldDLQ, &s.DLQLength}}
 	t, err := intField(values, fieldTime)
 	if err != nil {
 		return Sample{}, err
