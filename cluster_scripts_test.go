@@ -23,6 +23,7 @@ import (
 	"github.com/streamq-dev/streamq/internal/deferred"
 	"github.com/streamq-dev/streamq/internal/dlq"
 	"github.com/streamq-dev/streamq/internal/fence"
+	"github.com/streamq-dev/streamq/internal/history"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/lease"
 	"github.com/streamq-dev/streamq/internal/outboxstatus"
@@ -278,6 +279,10 @@ func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int
 	_, err = outboxstatus.Write(ctx, client, "", topic+"_outbox", outboxstatus.Report{Relay: outboxstatus.Relay{ID: "r"},
 		Table: topic + "_outbox", Interval: time.Second, Measured: true, Pending: 1})
 	require.NoError(t, err, "report.lua")
+	_, err = history.Record(ctx, client, space.History(topic), history.Sample{Time: time.Now()}, history.Bounds{Retain: time.Hour})
+	require.NoError(t, err, "record.lua")
+	_, _, err = stream.CountBetween(ctx, client, str, "-", "+", 10)
+	require.NoError(t, err, "between.lua")
 
 	require.NoError(t, members.Leave(ctx), "leave.lua")
 	for _, k := range []string{leaseKey, dlqLease} {
