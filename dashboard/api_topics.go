@@ -225,9 +225,13 @@ type entryView struct {
 const maxListLimit = 1000
 
 // messages lists the newest entries across partitions (?limit=N, default 20), or one
-// partition's entries between two ids (?partition=P&start=ID&end=ID&reverse=1).
+// partition's entries between two ids (?partition=P&start=ID&end=ID&reverse=1), or, with
+// the message browser's parameters, a filtered page (browse).
 func (h *Handler) messages(r *http.Request) (any, error) {
 	q, topic := r.URL.Query(), r.PathValue("topic")
+	if browsing(q) {
+		return h.browse(r, topic)
+	}
 	limit, err := queryInt(q, "limit", 20, 1, maxListLimit)
 	if err != nil {
 		return nil, err

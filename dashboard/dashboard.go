@@ -120,6 +120,7 @@ func (h *Handler) routes() http.Handler {
 	read("topics/{topic}/groups", h.groups)
 	read("topics/{topic}/groups/{group}", h.group)
 	read("topics/{topic}/groups/{group}/pending", h.pending)
+	read("topics/{topic}/groups/{group}/reset-preview", h.resetPreview)
 	read("dlq", h.dlqTopics)
 	read("topics/{topic}/dlq", h.dlqEntries)
 	read("topics/{topic}/dlq/{partition}/{id}", h.dlqEntry)
