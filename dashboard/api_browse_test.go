@@ -2,6 +2,7 @@ package dashboard_test
 
 import (
 	"net/http"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -35,7 +36,7 @@ func TestBrowseMessages(t *testing.T) {
 		var page browseJSON
 		s.getJSON("/api/topics/orders/messages?browse=1&limit=7&after="+after, &page)
 		for _, en := range page.Entries {
-			seen[en.ID+"@"+string(rune('0'+en.Partition))] = true
+			seen[en.ID+"@"+strconv.Itoa(en.Partition)] = true
 		}
 		if after = page.Next; after == "" {
 			break
