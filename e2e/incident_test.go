@@ -43,7 +43,7 @@ func TestDashboardIncident(t *testing.T) {
 
 	t.Run("topics page worst first", func(t *testing.T) { topicsInIncident(t, b.with(t), e.with(t), url) })
 	t.Run("history there on open, one colour per group", func(t *testing.T) { chartsOnOpen(t, b.with(t), url) })
-	t.Run("dead letters paged, filtered, searched", func(t *testing.T) { deadLetterBrowser(t, b.with(t), e.with(t), url) })
+	t.Run("dead letters paged, filtered, searched", func(t *testing.T) { deadLetterBrowser(t, b.with(t), url) })
 	t.Run("message browser", func(t *testing.T) { messageBrowser(t, b.with(t), e.with(t), url) })
 	t.Run("reset offset preview", func(t *testing.T) { resetPreview(t, b.with(t), e.with(t), url) })
 	b.requireNoProblems()
@@ -136,12 +136,17 @@ func chartsOnOpen(t *testing.T, b *browser, url string) {
 	points := eval[int](b, `Number(document.querySelector('[data-chart="lag"] svg').dataset.points)`)
 	assert.GreaterOrEqual(t, points, 5, "history at the first refresh")
 	assert.Contains(t, eval[string](b, `document.querySelector('[data-field="history-span"]').textContent`), "History kept in Redis")
-	_ = opened
+	first := eval[float64](b, `Number(document.querySelector('[data-chart="lag"] svg').dataset.first)`)
+	assert.Less(t, int64(first), opened-500, "the oldest point is from before the page opened")
 	stroke := func(chart, series string) string {
 		return eval[string](b, `getComputedStyle(document.querySelector('[data-chart="`+chart+`"] path[data-series="`+series+`"]')).stroke`)
 	}
+	swatch := func(chart, series string) string {
+		return eval[string](b, `getComputedStyle(document.querySelector('[data-chart="`+chart+`"] .legend-item[data-series="`+series+`"] .swatch')).backgroundColor`)
+	}
 	for _, g := range []string{"billing", "audit"} {
 		assert.Equal(t, stroke("lag", g), stroke("throughput", g+" consumed"), "%s keeps its colour", g)
+		assert.Equal(t, swatch("lag", g), swatch("throughput", g+" consumed"), "%s keeps its colour in the legends", g)
 	}
 	assert.NotEqual(t, stroke("lag", "billing"), stroke("lag", "audit"))
 	width := func(series string) float64 {
@@ -164,7 +169,7 @@ func (b *browser) fillIn(css, value string) {
 const rowsJS = `[...document.querySelectorAll('tr[data-id]')].map((tr) => tr.dataset.partition + '/' + tr.dataset.id)`
 
 // deadLetterBrowser pages through the 60 dead letters, filters them and searches them.
-func deadLetterBrowser(t *testing.T, b *browser, e *env, url string) {
+func deadLetterBrowser(t *testing.T, b *browser, url string) {
 	b.open(url + "/#/topics/payments/dlq")
 	b.waitFor(`document.querySelectorAll('tr[data-id]').length === 50`, "the first page of 50")
 	first := eval[[]string](b, rowsJS)

@@ -48,6 +48,7 @@ export function lineChart({ title, series, from, to, unit = '', format = fmt.rat
   const all = series.flatMap((x) => x.points);
   const svg = s('svg', { class: 'chart-svg', viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': title });
   svg.dataset.points = String(Math.max(0, ...series.map((x) => x.points.length)));
+  svg.dataset.first = String(all.length ? Math.min(...all.map((p) => p[0])) : 0); // the oldest point's time (unix ms)
   const x0 = from;
   const x1 = Math.max(to, from + 1);
   const ticks = yTicks(Math.max(0, ...all.map((p) => p[1])), integer);
@@ -83,7 +84,7 @@ export function lineChart({ title, series, from, to, unit = '', format = fmt.rat
 
   const legend = h('div', { class: 'legend' }, series.map((ser, i) => {
     const last = ser.points.length ? ser.points[ser.points.length - 1][1] : null;
-    return h('span', { class: 'legend-item' }, h('span', { class: ['swatch', 'c' + (i % 8), ser.dashed ? 'dashed' : ''] }), ser.name,
+    return h('span', { class: 'legend-item', dataset: { series: ser.name } }, h('span', { class: ['swatch', ser.color || 'c' + (i % 8), ser.dashed ? 'dashed' : '', ser.band ? 'band' : ''] }), ser.name,
       h('span', { class: 'legend-value', text: last === null ? fmt.dash : format(last) + unit }));
   }));
   return h('figure', { class: 'chart' }, h('figcaption', { text: title }), svg, legend);
