@@ -157,4 +157,3 @@ func (b *browser) click(css string) {
 	b.t.Helper()
 	b.do(chromedp.Click(chromedp.CSS(css), chromedp.NodeVisible))
 }
-
