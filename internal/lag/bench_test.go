@@ -114,4 +114,3 @@ func (c *countTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 func (c *countTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error { c.n++; return next(ctx, cmds) }
 }
-
