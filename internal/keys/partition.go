@@ -46,8 +46,6 @@ type Partition struct {
 	DelayItems   string
 	PayloadIndex string
 	TrimLoss     string
-	RetryIndex   string // the group's retry entries on Stream (Space.RetryIndex)
-	RetryCount   string // retry entries appended to Stream, per group (Space.RetryCount)
 
 	space Space
 }
@@ -61,7 +59,6 @@ func (s Space) Partition(t string, p int, g string, dlqView bool) Partition {
 		Retry: s.Retry(t, p, g), RetryItems: s.RetryItems(t, p, g),
 		Delay: s.Delay(t, p), DelayItems: s.DelayItems(t, p),
 		PayloadIndex: s.PayloadIndex(t, p), TrimLoss: s.TrimLoss(t, p),
-		RetryIndex: s.RetryIndex(t, p, g), RetryCount: s.RetryCount(t, p),
 		space: s,
 	}
 	k.Read, k.Lease, k.Commit = k.Stream, s.Lease(t, p, g), s.Commit(t, p)
@@ -92,17 +89,15 @@ func (s Space) GroupPause(t, g string) string { return s.Control + ":paused:{" +
 // DLQGroupPause is GroupPause for group g consuming the DLQ of topic t as a topic.
 func (s Space) DLQGroupPause(t, g string) string { return s.Control + ":dlqpaused:{" + t + "}:" + g }
 
-// RetryIndex is the zset, in partition p's slot, of the ids of group g's retry entries on
-// the partition stream (entries carrying x-retry-group g, which every other group skips):
+// RetryIndex is the zset, beside stream and in its slot, of the ids of group g's retry
+// entries on stream (entries carrying x-retry-group g, which every other group skips):
 // members streamid.Key(id), all of score 0, so a range of ids is one ZLEXCOUNT. The scripts
-// that append such an entry (a requeued or moved retry, a replay to one group) add it and
-// drop the members below the stream's first entry. Lag readers count it
-// (internal/lag).
-func (s Space) RetryIndex(t string, p int, g string) string {
-	return s.Control + ":retries:" + Tag(t, p) + ":" + g
-}
+// that append such an entry (a requeued or moved retry, a replay to one group) add its id and
+// drop the members below the stream's first entry; admin.DeleteGroup deletes it. The lag
+// readers count it (internal/lag).
+func RetryIndex(stream, g string) string { return stream + ":retries:" + g }
 
-// RetryCount is the hash, in partition p's slot, of the retry entries ever appended to the
-// partition stream: group -> count. With XINFO STREAM entries-added it tells published
-// messages from retries (internal/lag).
-func (s Space) RetryCount(t string, p int) string { return s.Control + ":retrycount:" + Tag(t, p) }
+// RetryCount is the hash, beside stream and in its slot, of the retry entries ever appended
+// to stream: group -> count. With XINFO STREAM entries-added it tells the messages published
+// from the retries (internal/lag).
+func RetryCount(stream string) string { return stream + ":retrycount" }

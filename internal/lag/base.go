@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/stream"
 )
 
@@ -28,7 +29,7 @@ func (b base) tails() []*stream.Tail {
 	return out
 }
 
-func readBase(ctx context.Context, rdb redis.UniversalClient, parts []partKeys) (base, error) {
+func readBase(ctx context.Context, rdb redis.UniversalClient, parts []string) (base, error) {
 	var now *redis.TimeCmd
 	infos := make([]func() (*stream.Info, error), len(parts))
 	groups := make([]func() ([]stream.GroupInfo, error), len(parts))
@@ -36,9 +37,9 @@ func readBase(ctx context.Context, rdb redis.UniversalClient, parts []partKeys) 
 	_, _ = rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
 		now = pipe.Time(ctx)
 		for p, k := range parts {
-			infos[p] = stream.QueueInfo(ctx, pipe, k.stream)
-			groups[p] = stream.QueueGroups(ctx, pipe, k.stream)
-			counts[p] = pipe.HGetAll(ctx, k.count)
+			infos[p] = stream.QueueInfo(ctx, pipe, k)
+			groups[p] = stream.QueueGroups(ctx, pipe, k)
+			counts[p] = pipe.HGetAll(ctx, keys.RetryCount(k))
 		}
 		return nil
 	})
@@ -49,13 +50,13 @@ func readBase(ctx context.Context, rdb redis.UniversalClient, parts []partKeys) 
 	for p, k := range parts {
 		var err error
 		if b.infos[p], err = infos[p](); err != nil {
-			return base{}, fmt.Errorf("info of %s: %w", k.stream, err)
+			return base{}, fmt.Errorf("info of %s: %w", k, err)
 		}
 		if b.groups[p], err = groups[p](); err != nil {
-			return base{}, fmt.Errorf("groups of %s: %w", k.stream, err)
+			return base{}, fmt.Errorf("groups of %s: %w", k, err)
 		}
 		if b.retried[p], err = sumCounts(counts[p]); err != nil {
-			return base{}, fmt.Errorf("retry counts of %s: %w", k.stream, err)
+			return base{}, fmt.Errorf("retry counts of %s: %w", k, err)
 		}
 	}
 	return b, nil

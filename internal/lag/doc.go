@@ -7,8 +7,8 @@
 // x-retry-group of another group, which it skips). Its time lag is the age, on the Redis
 // server's clock, of the oldest of those entries. Retry entries are told from published
 // messages without reading them: the scripts that append one record its id in the group's
-// retry index (keys.Space.RetryIndex, a lexicographic zset) and count it
-// (keys.Space.RetryCount), so the figures below cost O(G log N) per partition for G groups
+// retry index (keys.RetryIndex, a lexicographic zset) and count it
+// (keys.RetryCount), so the figures below cost O(G log N) per partition for G groups
 // and N retry entries, whatever the backlog:
 //
 //   - entries after a position: Redis 7's XINFO GROUPS lag, counted (XLEN, or an XRANGE

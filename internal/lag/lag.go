@@ -102,16 +102,15 @@ type Snapshot struct {
 // pipeline for the retry indexes, first entries and oldest pending entries, and one script
 // call per group and partition whose next entry is another group's retry.
 func Read(ctx context.Context, rdb redis.UniversalClient, space keys.Space, topic string, n int, only string) (Snapshot, error) {
-	parts := make([]partKeys, n)
+	parts := make([]string, n)
 	for p := range parts {
-		parts[p] = partKeys{stream: space.PartitionStream(topic, p), count: space.RetryCount(topic, p),
-			index: func(g string) string { return space.RetryIndex(topic, p, g) }}
+		parts[p] = space.PartitionStream(topic, p)
 	}
 	b, err := readBase(ctx, rdb, parts)
 	if err != nil {
 		return Snapshot{}, err
 	}
-	counts, err := stream.Lags(ctx, rdb, streamsOf(parts), b.groups, b.tails())
+	counts, err := stream.Lags(ctx, rdb, parts, b.groups, b.tails())
 	if err != nil {
 		return Snapshot{}, err
 	}
@@ -123,18 +122,4 @@ func Read(ctx context.Context, rdb redis.UniversalClient, space keys.Space, topi
 		return Snapshot{}, err
 	}
 	return plan.snapshot(), nil
-}
-
-// partKeys are the keys Read reads of one partition.
-type partKeys struct {
-	stream, count string
-	index         func(group string) string
-}
-
-func streamsOf(parts []partKeys) []string {
-	out := make([]string, len(parts))
-	for p, k := range parts {
-		out[p] = k.stream
-	}
-	return out
 }

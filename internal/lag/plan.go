@@ -6,6 +6,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/stream"
 	"github.com/streamq-dev/streamq/internal/streamid"
 )
@@ -66,14 +67,10 @@ func groupOf(g stream.GroupInfo) Group {
 }
 
 // read sends the second pipeline and resolves every row from its answers.
-func (pl *plan) read(ctx context.Context, rdb redis.UniversalClient, parts []partKeys) error {
+func (pl *plan) read(ctx context.Context, rdb redis.UniversalClient, parts []string) error {
 	_, _ = rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
 		for p, info := range pl.b.infos {
-			if info != nil && info.Length > 0 {
-				for _, g := range pl.b.groups[p] {
-					pl.held[p] = append(pl.held[p], pipe.ZLexCount(ctx, parts[p].index(g.Name), "["+streamid.Key(info.FirstID), "+"))
-				}
-			}
+			pl.held[p] = queueHeld(ctx, pipe, parts[p], info, pl.b.groups[p])
 		}
 		for _, r := range pl.rows {
 			pl.queue(ctx, pipe, r, parts[r.p])
@@ -81,16 +78,15 @@ func (pl *plan) read(ctx context.Context, rdb redis.UniversalClient, parts []par
 		return nil
 	})
 	for p, cmds := range pl.held {
-		for _, c := range cmds {
-			if err := c.Err(); err != nil {
-				return fmt.Errorf("retries held on %s: %w", parts[p].stream, err)
-			}
-			pl.out[p].Retries += c.Val()
+		n, err := sumHeld(cmds)
+		if err != nil {
+			return fmt.Errorf("retries held on %s: %w", parts[p], err)
 		}
+		pl.out[p].Retries = n
 	}
 	for _, r := range pl.rows {
 		if err := pl.resolve(r); err != nil {
-			return fmt.Errorf("lag of group %q on %s: %w", r.g.Name, parts[r.p].stream, err)
+			return fmt.Errorf("lag of group %q on %s: %w", r.g.Name, parts[r.p], err)
 		}
 	}
 	return nil
@@ -98,7 +94,7 @@ func (pl *plan) read(ctx context.Context, rdb redis.UniversalClient, parts []par
 
 // queue asks, for row r, what is after its position (when anything is) and its oldest
 // pending entry (when it has some).
-func (pl *plan) queue(ctx context.Context, pipe redis.Pipeliner, r *row, k partKeys) {
+func (pl *plan) queue(ctx context.Context, pipe redis.Pipeliner, r *row, str string) {
 	g := pl.b.groups[r.p][r.i]
 	if c := pl.counts[r.p][r.i]; c.N > 0 || !c.Exact {
 		lower := lowerBound(g.LastDelivered, pl.b.infos[r.p])
@@ -106,14 +102,14 @@ func (pl *plan) queue(ctx context.Context, pipe redis.Pipeliner, r *row, k partK
 			if j == r.i {
 				continue
 			}
-			idx := k.index(other.Name)
+			idx := keys.RetryIndex(str, other.Name)
 			r.skipped = append(r.skipped, pipe.ZLexCount(ctx, idx, lower, "+"))
 			r.firstOther = append(r.firstOther, pipe.ZRangeByLex(ctx, idx, &redis.ZRangeBy{Min: lower, Max: "+", Count: 1}))
 		}
-		r.first = pipe.XRangeN(ctx, k.stream, "("+g.LastDelivered, "+", 1)
+		r.first = pipe.XRangeN(ctx, str, "("+g.LastDelivered, "+", 1)
 	}
 	if g.Pending > 0 {
-		r.pending = pipe.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: k.stream, Group: g.Name, Start: "-", End: "+", Count: 1})
+		r.pending = pipe.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: str, Group: g.Name, Start: "-", End: "+", Count: 1})
 	}
 }
 
@@ -187,7 +183,7 @@ func resolvePending(r *row) error {
 
 // walk finds, with the oldest script, the oldest undelivered entry of the rows whose next
 // entry is another group's retry.
-func (pl *plan) walk(ctx context.Context, rdb redis.UniversalClient, parts []partKeys) error {
+func (pl *plan) walk(ctx context.Context, rdb redis.UniversalClient, parts []string) error {
 	for _, r := range pl.rows {
 		if r.walkFrom == "" {
 			continue
@@ -195,12 +191,12 @@ func (pl *plan) walk(ctx context.Context, rdb redis.UniversalClient, parts []par
 		var others []string
 		for j, g := range pl.b.groups[r.p] {
 			if j != r.i {
-				others = append(others, parts[r.p].index(g.Name))
+				others = append(others, keys.RetryIndex(parts[r.p], g.Name))
 			}
 		}
-		w, err := walkOldest(ctx, rdb, parts[r.p].stream, others, r.walkFrom, ScanLimit)
+		w, err := walkOldest(ctx, rdb, parts[r.p], others, r.walkFrom, ScanLimit)
 		if err != nil {
-			return fmt.Errorf("oldest entry of group %q on %s: %w", r.g.Name, parts[r.p].stream, err)
+			return fmt.Errorf("oldest entry of group %q on %s: %w", r.g.Name, parts[r.p], err)
 		}
 		r.g.Oldest = w.found
 		if w.found == "" && w.looked >= ScanLimit {

@@ -1,7 +1,7 @@
 -- oldest.lua: find the first entry of a partition stream after a group's position that is not
 -- another group's retry (the group's oldest undelivered entry). Read only.
 -- KEYS[1] partition stream
--- KEYS[2..] the retry indexes (zsets of padded ids, see keys.Space.RetryIndex) of the other
+-- KEYS[2..] the retry indexes (zsets of padded ids, see keys.RetryIndex) of the other
 --           groups of the stream
 -- ARGV[1] the group's last delivered id (the walk starts after it)
 -- ARGV[2] most entries to look at
