@@ -23,7 +23,9 @@ import (
 	"github.com/streamq-dev/streamq/internal/deferred"
 	"github.com/streamq-dev/streamq/internal/dlq"
 	"github.com/streamq-dev/streamq/internal/fence"
+	"github.com/streamq-dev/streamq/internal/history"
 	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/lag"
 	"github.com/streamq-dev/streamq/internal/lease"
 	"github.com/streamq-dev/streamq/internal/outboxstatus"
 	"github.com/streamq-dev/streamq/internal/partition"
@@ -186,11 +188,21 @@ func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int
 	held := fence.Fence{Key: leaseKey, Token: token}
 	fields, err := deferred.Flatten(entries[len(entries)-1].Values)
 	require.NoError(t, err)
-	_, _, err = deferred.Requeue(ctx, client, held, str, group, entries[len(entries)-1].ID, fields)
+	retryID, _, err := deferred.Requeue(ctx, client, held, str, group, entries[len(entries)-1].ID, fields)
 	require.NoError(t, err, "requeue.lua")
+	before, err := client.XRevRangeN(ctx, str, "("+retryID, "-", 1).Result()
+	require.NoError(t, err)
+	behindGroup := "behind-" + watermill.NewShortUUID()
+	require.NoError(t, client.XGroupCreate(ctx, str, behindGroup, before[0].ID).Err())
+	own, err := client.XAdd(ctx, &redis.XAddArgs{Stream: str, Values: []string{"f", "v"}}).Result()
+	require.NoError(t, err)
+	behind, err := lag.Read(ctx, client, space, topic, p+1, behindGroup)
+	require.NoError(t, err, "oldest.lua: the next entry is another group's retry")
+	assert.Equal(t, lag.Group{Name: behindGroup, LastDelivered: before[0].ID, Lag: 1, Exact: true, Skipped: 1, Oldest: own},
+		behind.Partitions[p].Groups[0])
 	item, err := deferred.NewItem(topic, p, 1, 5, entries[0].ID, group, entries[len(entries)-1].Values)
 	require.NoError(t, err)
-	set := deferred.Set{ZSet: space.Retry(topic, p, group), Items: space.RetryItems(topic, p, group), Stream: str, Partition: p}
+	set := deferred.Set{ZSet: space.Retry(topic, p, group), Items: space.RetryItems(topic, p, group), Stream: str, Partition: p, Group: group}
 	_, err = deferred.Schedule(ctx, client, held, str, set.ZSet, set.Items, group, entries[len(entries)-1].ID,
 		"item-"+watermill.NewShortUUID(), time.Now().Add(-time.Second), item)
 	require.NoError(t, err, "schedule.lua")
@@ -278,6 +290,10 @@ func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int
 	_, err = outboxstatus.Write(ctx, client, "", topic+"_outbox", outboxstatus.Report{Relay: outboxstatus.Relay{ID: "r"},
 		Table: topic + "_outbox", Interval: time.Second, Measured: true, Pending: 1})
 	require.NoError(t, err, "report.lua")
+	_, err = history.Record(ctx, client, space.History(topic), history.Sample{Time: time.Now()}, history.Bounds{Retain: time.Hour})
+	require.NoError(t, err, "record.lua")
+	_, _, err = stream.CountBetween(ctx, client, str, "-", "+", 10)
+	require.NoError(t, err, "between.lua")
 
 	require.NoError(t, members.Leave(ctx), "leave.lua")
 	for _, k := range []string{leaseKey, dlqLease} {

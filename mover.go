@@ -71,7 +71,7 @@ func (m *mover) loop() {
 func (m *mover) sets() []deferred.Set {
 	k := m.d.keys
 	return []deferred.Set{
-		{ZSet: k.Retry, Items: k.RetryItems, Stream: k.Stream, Partition: k.Index},
+		{ZSet: k.Retry, Items: k.RetryItems, Stream: k.Stream, Partition: k.Index, Group: k.Group},
 		{ZSet: k.Delay, Items: k.DelayItems, Stream: k.Stream, Partition: k.Index},
 	}
 }

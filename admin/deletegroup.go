@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 
+	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/partition"
 	"github.com/streamq-dev/streamq/internal/retention"
 	"github.com/streamq-dev/streamq/internal/stream"
@@ -21,7 +22,7 @@ type DeletedGroup struct {
 }
 
 // DeleteGroup removes consumer group from topic: XGROUP DESTROY on every partition (its
-// pending entries go with it), its leases, retry sets and their items, its membership zset
+// pending entries go with it), its leases, retry sets and their items, retry indexes, its membership zset
 // and capabilities, its declaration on the topic, and its fields of each partition's commit
 // frontier and retention-loss counts. It releases the retention the group held back
 // (QueueInfo's Holder): the partitions shrink back to the topic's MaxLen at their next trim,
@@ -104,7 +105,8 @@ func (a *Admin) destroyGroup(ctx context.Context, topic, group string, found []b
 func (a *Admin) groupKeys(topic, group string, n int) []string {
 	out := []string{a.space.Members(topic, group), a.space.MemberCaps(topic, group), a.space.GroupPause(topic, group)}
 	for p := range n {
-		out = append(out, a.space.Lease(topic, p, group), a.space.Retry(topic, p, group), a.space.RetryItems(topic, p, group))
+		out = append(out, a.space.Lease(topic, p, group), a.space.Retry(topic, p, group), a.space.RetryItems(topic, p, group),
+			keys.RetryIndex(a.space.PartitionStream(topic, p), group))
 	}
 	return out
 }

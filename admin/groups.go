@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"time"
 
+	"github.com/streamq-dev/streamq/internal/lag"
 	"github.com/streamq-dev/streamq/internal/stream"
 )
 
@@ -19,28 +21,26 @@ type GroupInfo struct {
 	// stay until those are claimed (see the consumer hygiene in the README).
 	RedisConsumers int
 	Pending        int64 // delivered, not yet acked; summed over partitions
-	Lag            int64 // entries not yet delivered to the group; summed over partitions
-	// LagUnknown: some partition's lag could not be counted exactly (see PartitionGroupStats
-	// for the bound), so Lag is a lower bound.
+	// Lag is the entries the group still has to deliver (GroupLag.Lag), summed over
+	// partitions.
+	Lag int64
+	// LagUnknown: some partition's lag could not be counted exactly (see LagBound), so Lag is
+	// a lower bound.
 	LagUnknown bool
+	// TimeLag and PendingAge are the largest of the partitions' (GroupLag).
+	TimeLag, PendingAge time.Duration
 }
 
 // ConsumerGroups returns every consumer group registered on any partition of topic, sorted
-// by name, with live members, Redis consumers, pending entries and lag over partitions.
+// by name, with live members, Redis consumers, pending entries and lag over partitions (the
+// lag as TopicLag reads it).
 func (a *Admin) ConsumerGroups(ctx context.Context, topic string) ([]GroupInfo, error) {
-	n, err := a.partitions(ctx, topic)
+	s, err := a.readLag(ctx, topic, "")
 	if err != nil {
 		return nil, err
 	}
-	keys := streams(a.space.PartitionStream, topic, 0, n)
-	groups, err := stream.Groups(ctx, a.rdb, keys)
-	if err != nil {
-		return nil, err
-	}
-	lags, err := stream.Lags(ctx, a.rdb, keys, groups, nil)
-	if err != nil {
-		return nil, err
-	}
+	keys := streams(a.space.PartitionStream, topic, 0, len(s.Partitions))
+	groups := groupsOf(s)
 	consumers, err := stream.ConsumerNames(ctx, a.rdb, keys, groups)
 	if err != nil {
 		return nil, err
@@ -49,7 +49,7 @@ func (a *Admin) ConsumerGroups(ctx context.Context, topic string) ([]GroupInfo, 
 	if err != nil {
 		return nil, err
 	}
-	out := summarise(groups, lags, consumers)
+	out := summarise(topicLagOf(topic, s).Groups, consumers)
 	for i := range out {
 		for _, l := range live {
 			if l.Group == out[i].Name {
@@ -60,25 +60,25 @@ func (a *Admin) ConsumerGroups(ctx context.Context, topic string) ([]GroupInfo, 
 	return out, nil
 }
 
-func summarise(groups [][]stream.GroupInfo, lags [][]stream.Lag, consumers map[string]map[string]bool) []GroupInfo {
-	byName := map[string]*GroupInfo{}
-	for p, gs := range groups {
-		for i, g := range gs {
-			gi := byName[g.Name]
-			if gi == nil {
-				gi = &GroupInfo{Name: g.Name, RedisConsumers: len(consumers[g.Name])}
-				byName[g.Name] = gi
-			}
-			gi.Pending += g.Pending
-			gi.Lag += lags[p][i].N
-			gi.LagUnknown = gi.LagUnknown || !lags[p][i].Exact
+// groupsOf lists the groups of each partition of a lag snapshot (their names).
+func groupsOf(s lag.Snapshot) [][]stream.GroupInfo {
+	out := make([][]stream.GroupInfo, len(s.Partitions))
+	for p, part := range s.Partitions {
+		for _, g := range part.Groups {
+			out[p] = append(out[p], stream.GroupInfo{Name: g.Name})
 		}
 	}
-	out := make([]GroupInfo, 0, len(byName))
-	for _, gi := range byName {
-		out = append(out, *gi)
+	return out
+}
+
+func summarise(lags []GroupLag, consumers map[string]map[string]bool) []GroupInfo {
+	out := make([]GroupInfo, 0, len(lags))
+	for _, l := range lags {
+		out = append(out, GroupInfo{
+			Name: l.Group, RedisConsumers: len(consumers[l.Group]), Pending: l.Pending, Lag: l.Lag,
+			LagUnknown: !l.Exact, TimeLag: l.TimeLag, PendingAge: l.PendingAge,
+		})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 

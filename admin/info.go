@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/streamq-dev/streamq/internal/inspect"
+	"github.com/streamq-dev/streamq/internal/lag"
 	"github.com/streamq-dev/streamq/internal/stream"
 	"github.com/streamq-dev/streamq/internal/streamid"
 )
@@ -13,13 +14,16 @@ import (
 type PartitionInfo struct {
 	Partition int
 	Stream    string // the partition's stream key
-	Length    int64
+	// Length is the published messages the partition holds; Retries the retry entries it
+	// holds besides (retries, and replays to one group: entries carrying x-retry-group, which
+	// only that group delivers); Entries is both, the stream's XLEN.
+	Length, Retries, Entries int64
 	// FirstID and LastID are the ids of the oldest and newest entries ("" when empty).
 	FirstID, LastID string
 	Groups          int // consumer groups registered on the stream
 	DLQLength       int64
 	// OverMaxLen is how many entries the partition holds beyond the topic's MaxLen
-	// (Length - MaxLen; 0 when within it or when length retention is off): entries a group
+	// (Entries - MaxLen; 0 when within it or when length retention is off): entries a group
 	// still needs (Holder), or that the next trim removes.
 	OverMaxLen int64
 	// Holder is the consumer group whose position stops the trim while the partition is over
@@ -44,7 +48,9 @@ type PartitionInfo struct {
 type QueueInfo struct {
 	Topic      string
 	Partitions int
-	Length     int64 // summed over partitions
+	// Length is the published messages the partitions hold, Retries the retry entries, and
+	// Entries both (see PartitionInfo), summed over partitions.
+	Length, Retries, Entries int64
 	// FirstID is the smallest first id and LastID the greatest last id over partitions.
 	FirstID, LastID string
 	Groups          int   // the most groups any partition has (the seed's "group count max")
@@ -57,7 +63,10 @@ type QueueInfo struct {
 
 // QueueInfo reads the topic's metadata (partition count, length retention), then the length,
 // first and last ids, consumer groups and DLQ length of every partition in one pipeline
-// (XINFO STREAM, XINFO GROUPS and XLEN) and aggregates them. For the partitions over MaxLen it
+// (XINFO STREAM, XINFO GROUPS and XLEN), and the retry entries they hold in a second (a
+// ZLEXCOUNT per group of a partition's retry index, see TopicLag; only for the partitions
+// that ever had a retry) and aggregates them. For the
+// partitions over MaxLen it
 // names the group holding them (Holder), which takes one more pipeline (XPENDING summaries)
 // when a group has pending entries there. A partition never written reads as empty.
 func (a *Admin) QueueInfo(ctx context.Context, topic string) (QueueInfo, error) {
@@ -71,11 +80,20 @@ func (a *Admin) QueueInfo(ctx context.Context, topic string) (QueueInfo, error) 
 		return QueueInfo{}, err
 	}
 	q := QueueInfo{Topic: topic, Partitions: n, Retention: lengthRetention(meta), PerPartition: make([]PartitionInfo, 0, n)}
-	groups, infos := make([][]stream.GroupInfo, n), make([]*stream.Info, n)
+	groups, infos, retried := make([][]stream.GroupInfo, n), make([]*stream.Info, n), make([][]stream.GroupInfo, n)
 	for p, r := range reads {
-		pi := a.partitionInfo(topic, p, r)
-		pi.OverMaxLen = q.Retention.over(pi.Length)
 		groups[p], infos[p] = r.Groups, r.Info
+		if r.Retried {
+			retried[p] = r.Groups
+		}
+	}
+	held, err := lag.Held(ctx, a.rdb, streams(a.space.PartitionStream, topic, 0, n), infos, retried)
+	if err != nil {
+		return QueueInfo{}, err
+	}
+	for p, r := range reads {
+		pi := a.partitionInfo(topic, p, r, held[p])
+		pi.OverMaxLen = q.Retention.over(pi.Entries)
 		q.add(pi)
 	}
 	if err := a.setHolders(ctx, &q, infos, groups); err != nil {
@@ -84,10 +102,12 @@ func (a *Admin) QueueInfo(ctx context.Context, topic string) (QueueInfo, error) 
 	return q, nil
 }
 
-func (a *Admin) partitionInfo(topic string, p int, r inspect.Partition) PartitionInfo {
+func (a *Admin) partitionInfo(topic string, p int, r inspect.Partition, retries int64) PartitionInfo {
 	pi := PartitionInfo{Partition: p, Stream: a.space.PartitionStream(topic, p), DLQLength: r.DLQLen}
 	if v := r.Info; v != nil { // nil: never written
-		pi.Length, pi.Groups = v.Length, int(v.Groups)
+		pi.Entries, pi.Groups = v.Length, int(v.Groups)
+		pi.Retries = min(retries, v.Length)
+		pi.Length = v.Length - pi.Retries
 		pi.FirstID, pi.LastID = v.FirstID, v.LastID
 	}
 	return pi
@@ -111,6 +131,8 @@ func (a *Admin) setHolders(ctx context.Context, q *QueueInfo, infos []*stream.In
 func (q *QueueInfo) add(pi PartitionInfo) {
 	q.PerPartition = append(q.PerPartition, pi)
 	q.Length += pi.Length
+	q.Retries += pi.Retries
+	q.Entries += pi.Entries
 	q.DLQLength += pi.DLQLength
 	q.OverMaxLen += pi.OverMaxLen
 	q.Groups = max(q.Groups, pi.Groups)

@@ -9,20 +9,19 @@ import (
 	"github.com/streamq-dev/streamq/internal/lease"
 	"github.com/streamq-dev/streamq/internal/retention"
 	"github.com/streamq-dev/streamq/internal/stream"
-	"github.com/streamq-dev/streamq/internal/streamid"
 )
 
 // PartitionGroupStats is one consumer group on one partition.
 type PartitionGroupStats struct {
 	Partition int
 	Pending   int64 // delivered, not yet acked
-	// Lag is the number of entries not yet delivered to the group: Redis 7's XINFO GROUPS
-	// "lag". When Redis reports it unknown (after deletions or XGROUP SETID), the entries after
-	// LastDeliveredID are counted: XLEN when it is 0-0, else an XRANGE bounded to
-	// LagScanLimit (10000) entries. LagExact is false only when that bound was hit; Lag is
-	// then LagScanLimit, a lower bound.
+	// Lag is the number of entries the group still has to deliver (PartitionLag.Lag: other
+	// groups' retries, which it skips, are not counted). LagExact is false only when LagBound
+	// was hit; Lag is then a lower bound.
 	Lag      int64
 	LagExact bool
+	// Skipped is the other groups' retries after LastDeliveredID (PartitionLag.Skipped).
+	Skipped int64
 	// LastDeliveredID is the group's position: the next delivery is the first entry after it.
 	LastDeliveredID string
 	EntriesRead     int64 // entries delivered so far (Redis 7; 0 when Redis does not know)
@@ -33,9 +32,12 @@ type PartitionGroupStats struct {
 	// LeaseTTL is what is left of that lease.
 	LeaseOwner string
 	LeaseTTL   time.Duration
-	// TimeLag is the seed's time lag: the newest entry's id time minus LastDeliveredID's time
-	// (the oldest entry's when the group is at 0-0); 0 when the group is caught up.
-	TimeLag time.Duration
+	// TimeLag is the age of the oldest entry the group has still to deliver, OldestID, on the
+	// Redis server's clock (PartitionLag.TimeLag); 0 when the group is caught up.
+	TimeLag  time.Duration
+	OldestID string
+	// PendingAge is the age of the oldest pending entry (PartitionLag.PendingAge).
+	PendingAge time.Duration
 	// CommitFrontier is the highest id the group acked on the partition, "" when none.
 	CommitFrontier string
 	// TrimLost is how many entries hard trimming (TrimHard) removed from the partition before
@@ -54,6 +56,8 @@ type GroupStats struct {
 	Pending int64         // summed over partitions
 	Lag     int64         // summed over partitions
 	TimeLag time.Duration // the largest of the partitions'
+	// PendingAge is the largest of the partitions'.
+	PendingAge time.Duration
 	// TrimLost is the entries hard trimming removed before the group acked them, summed.
 	TrimLost int64
 	// HoldsBack is the entries over MaxLen the group holds back, summed.
@@ -65,11 +69,11 @@ type GroupStats struct {
 }
 
 // GroupStats reads the topic's metadata (partition count, length retention), then group's
-// position, pending entries, lag, lease, commit frontier and hard-trim losses on every
-// partition of topic and its live members, in one pipeline, plus one to count lags Redis
-// reports unknown and one for the entries over MaxLen it holds back (HoldsBack; the XPENDING
-// summaries of the groups with pending entries on a partition over MaxLen, as QueueInfo
-// sends), each only when needed. ErrGroupNotFound when the group exists on no partition.
+// position, pending entries, lease, commit frontier and hard-trim losses on every partition
+// of topic and its live members, in one pipeline, its lag as GroupLag reads it, and one
+// pipeline for the entries over MaxLen it holds back (HoldsBack; the XPENDING summaries of
+// the groups with pending entries on a partition over MaxLen, as QueueInfo sends) only when
+// needed. ErrGroupNotFound when the group exists on no partition.
 func (a *Admin) GroupStats(ctx context.Context, topic, group string) (GroupStats, error) {
 	if err := checkGroup(group); err != nil {
 		return GroupStats{}, err
@@ -113,12 +117,10 @@ func (a *Admin) statsKeys(topic, group string, n int) []inspect.GroupKeys {
 func (a *Admin) partitionStats(ctx context.Context, topic, group string, r LengthRetention, parts []inspect.GroupPartition) ([]PartitionGroupStats, error) {
 	keys := streams(a.space.PartitionStream, topic, 0, len(parts))
 	all, infos := make([][]stream.GroupInfo, len(parts)), make([]*stream.Info, len(parts))
-	tails := make([]*stream.Tail, len(parts))
 	for p, part := range parts {
-		all[p], infos[p], tails[p] = part.Groups, part.Info, stream.TailOf(part.Info)
+		all[p], infos[p] = part.Groups, part.Info
 	}
-	groups := only(all, group)
-	lags, err := stream.Lags(ctx, a.rdb, keys, groups, tails)
+	gl, err := a.GroupLag(ctx, topic, group)
 	if err != nil {
 		return nil, err
 	}
@@ -126,38 +128,25 @@ func (a *Admin) partitionStats(ctx context.Context, topic, group string, r Lengt
 	if err != nil {
 		return nil, fmt.Errorf("retention held back by group %q: %w", group, err)
 	}
-	var out []PartitionGroupStats
-	for p, gs := range groups {
-		if len(gs) == 1 {
-			st := partitionGroupStats(p, parts[p], gs[0], lags[p][0])
-			st.HoldsBack = hs[p].heldBy(group)
-			out = append(out, st)
+	out := make([]PartitionGroupStats, 0, len(gl.Partitions))
+	for _, l := range gl.Partitions {
+		if l.Partition >= len(parts) {
+			continue // the topic grew between the two reads
 		}
+		g, _ := stream.Find(all[l.Partition], group)
+		st := partitionGroupStats(parts[l.Partition], g, l)
+		st.HoldsBack = hs[l.Partition].heldBy(group)
+		out = append(out, st)
 	}
 	return out, nil
 }
 
-// only keeps group of every partition's groups (none where it does not exist).
-func only(all [][]stream.GroupInfo, group string) [][]stream.GroupInfo {
-	out := make([][]stream.GroupInfo, len(all))
-	for p, gs := range all {
-		if g, ok := stream.Find(gs, group); ok {
-			out[p] = []stream.GroupInfo{g}
-		}
-	}
-	return out
-}
-
-func partitionGroupStats(p int, part inspect.GroupPartition, g stream.GroupInfo, l stream.Lag) PartitionGroupStats {
-	info := part.Info
-	if info == nil { // never written
-		info = &stream.Info{}
-	}
+func partitionGroupStats(part inspect.GroupPartition, g stream.GroupInfo, l PartitionLag) PartitionGroupStats {
 	return PartitionGroupStats{
-		Partition: p, Pending: g.Pending, Lag: l.N, LagExact: l.Exact,
-		LastDeliveredID: g.LastDelivered, EntriesRead: g.EntriesRead, Consumers: int(g.Consumers),
+		Partition: l.Partition, Pending: l.Pending, Lag: l.Lag, LagExact: l.Exact, Skipped: l.Skipped,
+		LastDeliveredID: l.LastDeliveredID, EntriesRead: g.EntriesRead, Consumers: int(g.Consumers),
 		LeaseOwner: ownerName(part.LeaseToken), LeaseTTL: part.LeaseTTL,
-		TimeLag:        timeLag(info.FirstID, info.LastID, g.LastDelivered),
+		TimeLag: l.TimeLag, OldestID: l.OldestID, PendingAge: l.PendingAge,
 		CommitFrontier: part.Commit, TrimLost: part.TrimLost,
 	}
 }
@@ -169,25 +158,13 @@ func ownerName(token string) string {
 	return lease.TokenMember(token)
 }
 
-// timeLag is last's time minus delivered's (first's when delivered is 0-0); 0 when the
-// stream is empty or the group has delivered last.
-func timeLag(first, last, delivered string) time.Duration {
-	if last == "" || !streamid.Less(delivered, last) {
-		return 0
-	}
-	from := delivered
-	if ms, seq, _ := streamid.Parse(delivered); ms == 0 && seq == 0 {
-		from = first
-	}
-	return max(streamid.Time(last).Sub(streamid.Time(from)), 0)
-}
-
 func (gs *GroupStats) add(parts []PartitionGroupStats) {
 	gs.Partitions = parts
 	for _, p := range parts {
 		gs.Pending += p.Pending
 		gs.Lag += p.Lag
 		gs.TimeLag = max(gs.TimeLag, p.TimeLag)
+		gs.PendingAge = max(gs.PendingAge, p.PendingAge)
 		gs.TrimLost += p.TrimLost
 		gs.HoldsBack += p.HoldsBack
 	}

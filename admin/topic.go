@@ -138,7 +138,7 @@ func (a *Admin) topicKeys(ctx context.Context, topic string) ([]string, error) {
 // keeps topic "a:p:1" and partition 1 of topic "a" (both tagged {a:p:1}) apart.
 // The tombstones of forced deletes ("deleted", {T} and {T}:G) are topic-scoped too, so
 // deleting a topic created again removes those left by an earlier forced delete.
-var topicKinds = map[string]bool{"topic": true, "members": true, "dlqmembers": true, "deleted": true, "paused": true, "dlqpaused": true}
+var topicKinds = map[string]bool{"topic": true, "history": true, "members": true, "dlqmembers": true, "deleted": true, "paused": true, "dlqpaused": true}
 
 // owned reports whether k is one of the topic's keys.
 func owned(k, topicTag string, partTag *regexp.Regexp, space keys.Space) bool {

@@ -43,12 +43,12 @@ func (h *Handler) dlqTopics(r *http.Request) (any, error) {
 	return v, nil
 }
 
-// dlqView is GET api/topics/{topic}/dlq.
+// dlqView is GET api/topics/{topic}/dlq: a page of dead letters, newest first.
 type dlqView struct {
 	Topic   string           `json:"topic"`
-	Size    int64            `json:"size"`  // dead letters over all partitions
-	Limit   int              `json:"limit"` // most entries listed
+	Size    int64            `json:"size"` // dead letters over all partitions, unfiltered
 	Entries []deadLetterView `json:"entries"`
+	pageView
 }
 
 // deadLetterView is admin.DeadLetter with a payload preview.
@@ -78,23 +78,34 @@ type deadLetterDetailView struct {
 	DataEncoding string `json:"dataEncoding"` // "utf8" or "base64"
 }
 
-// dlqEntries lists the oldest dead letters (?limit=N, default 100).
+// dlqEntries pages through the dead letters newest first (admin.FindDeadLetters):
+// ?group=, reason= (part of), partition=, since= and until= (RFC 3339 or @unix-ms), q=
+// (search), after=, limit= (default 50).
 func (h *Handler) dlqEntries(r *http.Request) (any, error) {
-	topic := r.PathValue("topic")
-	limit, err := queryInt(r.URL.Query(), "limit", 100, 1, maxListLimit)
+	topic, q := r.PathValue("topic"), r.URL.Query()
+	a, err := readBrowseArgs(q, admin.DefaultPageLimit)
 	if err != nil {
+		return nil, err
+	}
+	dq := admin.DLQQuery{Partitions: a.partitions, After: a.after, Limit: a.limit,
+		Group: q.Get("group"), Reason: q.Get("reason"), Search: q.Get("q")}
+	if dq.Since, err = queryTime(q, "since"); err != nil {
+		return nil, err
+	}
+	if dq.Until, err = queryTime(q, "until"); err != nil {
 		return nil, err
 	}
 	size, err := h.adm.DLQSize(r.Context(), topic)
 	if err != nil {
 		return nil, err
 	}
-	dead, err := h.adm.DLQEntries(r.Context(), topic, limit)
+	page, err := h.adm.FindDeadLetters(r.Context(), topic, dq)
 	if err != nil {
 		return nil, err
 	}
-	v := dlqView{Topic: topic, Size: size, Limit: limit, Entries: make([]deadLetterView, 0, len(dead))}
-	for _, d := range dead {
+	v := dlqView{Topic: topic, Size: size, Entries: make([]deadLetterView, 0, len(page.Letters)),
+		pageView: pageOf(a.limit, page.Next, page.Scanned, page.Truncated)}
+	for _, d := range page.Letters {
 		v.Entries = append(v.Entries, h.deadLetterOf(d))
 	}
 	return v, nil

@@ -23,32 +23,50 @@ type groupSummaryView struct {
 	Pending    int64  `json:"pending"`
 	Lag        int64  `json:"lag"`
 	LagUnknown bool   `json:"lagUnknown"` // Lag is a lower bound
-	// ConsumeRate is entries delivered per second over the last sample interval; null until
-	// the topic has been sampled twice.
+	// ConsumeRate is entries delivered per second between the two newest samples of the
+	// topic's history; null until it has two.
 	ConsumeRate *float64 `json:"consumeRate"`
+	// TimeLagMs is the age of the oldest message the group has still to deliver
+	// (admin.GroupLag), PendingAgeMs that of its oldest pending one.
+	TimeLagMs    int64      `json:"timeLagMs"`
+	PendingAgeMs int64      `json:"pendingAgeMs"`
+	Health       healthView `json:"health"`
 }
 
 func (h *Handler) groups(r *http.Request) (any, error) {
 	topic := r.PathValue("topic")
-	gs, err := h.groupSummaries(r, topic)
+	st, err := h.readTopicState(r.Context(), topic)
+	if err != nil {
+		return nil, err
+	}
+	gs, err := h.groupSummaries(r, topic, st)
 	if err != nil {
 		return nil, err
 	}
 	return groupsView{Topic: topic, Groups: gs}, nil
 }
 
-func (h *Handler) groupSummaries(r *http.Request, topic string) ([]groupSummaryView, error) {
+// groupSummaries lists topic's groups (admin.ConsumerGroups) with their time lag and health
+// from st.
+func (h *Handler) groupSummaries(r *http.Request, topic string, st topicState) ([]groupSummaryView, error) {
 	infos, err := h.adm.ConsumerGroups(r.Context(), topic)
 	if err != nil {
 		return nil, err
 	}
-	rates := h.consumeRates(topic)
+	rates := st.recent.consumeRates()
 	out := make([]groupSummaryView, 0, len(infos))
 	for _, g := range infos {
-		out = append(out, groupSummaryView{
+		v := groupSummaryView{
 			Name: g.Name, Consumers: g.Consumers, Pending: g.Pending, Lag: g.Lag,
-			LagUnknown: g.LagUnknown, ConsumeRate: rates[g.Name],
-		})
+			LagUnknown: g.LagUnknown, ConsumeRate: rates[g.Name], Health: okHealth(),
+		}
+		for _, gs := range st.groups {
+			if gs.lag.Group == g.Name {
+				v.Lag, v.LagUnknown, v.Pending = gs.lag.Lag, !gs.lag.Exact, gs.lag.Pending
+				v.TimeLagMs, v.PendingAgeMs, v.Health = ms(gs.lag.TimeLag), ms(gs.lag.PendingAge), gs.health
+			}
+		}
+		out = append(out, v)
 	}
 	return out, nil
 }

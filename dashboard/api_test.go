@@ -22,6 +22,18 @@ type (
 			Groups      int      `json:"groups"`
 			DLQLength   int64    `json:"dlqLength"`
 			PublishRate *float64 `json:"publishRate"`
+			Health      struct {
+				State    string `json:"state"`
+				Problems []struct {
+					Code string `json:"code"`
+					Text string `json:"text"`
+				} `json:"problems"`
+			} `json:"health"`
+			WorstLag *struct {
+				Group     string `json:"group"`
+				Lag       int64  `json:"lag"`
+				TimeLagMs int64  `json:"timeLagMs"`
+			} `json:"worstLag"`
 		} `json:"topics"`
 	}
 	groupJSON struct {
@@ -94,16 +106,25 @@ func TestTopicsAndTopic(t *testing.T) {
 	var list topicsJSON
 	s.getJSON("/api/topics", &list)
 	require.Len(t, list.Topics, 2)
-	assert.Equal(t, "empty", list.Topics[0].Topic)
-	assert.Equal(t, 2, list.Topics[0].Partitions)
-	assert.Equal(t, int64(0), list.Topics[0].Length)
-	o := list.Topics[1]
+	assert.Equal(t, "empty", list.Topics[1].Topic, "worst first: orders has a group with a backlog and no live member")
+	assert.Equal(t, 2, list.Topics[1].Partitions)
+	assert.Equal(t, int64(0), list.Topics[1].Length)
+	assert.Equal(t, "ok", list.Topics[1].Health.State)
+	o := list.Topics[0]
 	assert.Equal(t, "orders", o.Topic)
 	assert.Equal(t, 4, o.Partitions)
 	assert.Equal(t, int64(30), o.Length)
 	assert.Equal(t, 2, o.Groups)
 	assert.Equal(t, int64(0), o.DLQLength)
 	assert.Nil(t, o.PublishRate, "no rate before two samples")
+	assert.Equal(t, "critical", o.Health.State)
+	require.NotEmpty(t, o.Health.Problems)
+	assert.Equal(t, "no-live-member", o.Health.Problems[0].Code)
+	assert.Equal(t, "group idle: no live member: 30 messages waiting and nobody consumes them", o.Health.Problems[0].Text)
+	require.NotNil(t, o.WorstLag)
+	assert.Equal(t, "idle", o.WorstLag.Group)
+	assert.Equal(t, int64(30), o.WorstLag.Lag)
+	assert.Positive(t, o.WorstLag.TimeLagMs, "the age of the oldest undelivered message")
 
 	var topic topicJSON
 	s.getJSON("/api/topics/orders", &topic)

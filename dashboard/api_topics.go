@@ -8,7 +8,7 @@ import (
 	"github.com/streamq-dev/streamq/admin"
 )
 
-// topicsView is GET api/topics.
+// topicsView is GET api/topics: every topic, worst health first.
 type topicsView struct {
 	Topics []topicSummaryView `json:"topics"`
 }
@@ -17,12 +17,19 @@ type topicsView struct {
 type topicSummaryView struct {
 	Topic      string `json:"topic"`
 	Partitions int    `json:"partitions"`
-	Length     int64  `json:"length"`    // entries, summed over partitions
-	Groups     int    `json:"groups"`    // consumer groups (the most any partition has)
+	Length     int64  `json:"length"`    // published messages held (not retries), summed over partitions
+	Retries    int64  `json:"retries"`   // retry entries held
+	Groups     int    `json:"groups"`    // consumer groups
 	DLQLength  int64  `json:"dlqLength"` // dead letters, summed over partitions
-	// PublishRate is entries appended per second over the last sample interval; null until
-	// the topic has been sampled twice.
+	// DLQRecent is how many dead letters arrived within the last 5 minutes.
+	DLQRecent int64 `json:"dlqRecent"`
+	// PublishRate is messages published per second between the two newest samples of the
+	// topic's history; null until it has two.
 	PublishRate *float64 `json:"publishRate"`
+	// WorstLag is the group furthest behind, null when none lags.
+	WorstLag       *worstLagView     `json:"worstLag"`
+	ConsumerGroups []groupHealthView `json:"consumerGroups"`
+	Health         healthView        `json:"health"`
 }
 
 func (h *Handler) topics(r *http.Request) (any, error) {
@@ -31,23 +38,43 @@ func (h *Handler) topics(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	sort.Strings(names)
 	v := topicsView{Topics: []topicSummaryView{}}
 	for _, t := range names {
-		q, err := h.adm.QueueInfo(ctx, t)
+		st, err := h.readTopicState(ctx, t)
 		if errors.Is(err, admin.ErrTopicNotFound) {
 			continue // deleted meanwhile
 		}
 		if err != nil {
 			return nil, err
 		}
-		h.sampler.touch(t)
 		v.Topics = append(v.Topics, topicSummaryView{
-			Topic: t, Partitions: q.Partitions, Length: q.Length, Groups: q.Groups,
-			DLQLength: q.DLQLength, PublishRate: h.publishRate(t),
+			Topic: t, Partitions: st.lag.Partitions, Length: st.lag.Length, Retries: st.lag.Retries,
+			Groups: len(st.lag.Groups), DLQLength: st.dlq, DLQRecent: st.arrivedTotal(),
+			PublishRate: st.recent.publishRate(), WorstLag: st.worstLag, ConsumerGroups: st.groupViews(), Health: st.health,
 		})
 	}
+	sort.SliceStable(v.Topics, func(i, j int) bool { return worse(v.Topics[i], v.Topics[j]) })
 	return v, nil
+}
+
+// worse orders topics worst first: by health, then by the worst lag's age and size, then by
+// name.
+func worse(a, b topicSummaryView) bool {
+	if ra, rb := rank(a.Health.State), rank(b.Health.State); ra != rb {
+		return ra > rb
+	}
+	la, lb := a.WorstLag, b.WorstLag
+	switch {
+	case la != nil && lb == nil:
+		return true
+	case la == nil && lb != nil:
+		return false
+	case la != nil && la.TimeLagMs != lb.TimeLagMs:
+		return la.TimeLagMs > lb.TimeLagMs
+	case la != nil && la.Lag != lb.Lag:
+		return la.Lag > lb.Lag
+	}
+	return a.Topic < b.Topic
 }
 
 // topicView is GET api/topics/{topic}: admin.QueueInfo (with the topic's length retention
@@ -60,7 +87,11 @@ type topicView struct {
 	FirstID      string             `json:"firstId"`
 	LastID       string             `json:"lastId"`
 	DLQLength    int64              `json:"dlqLength"`
+	DLQRecent    int64              `json:"dlqRecent"`
+	Retries      int64              `json:"retries"`
 	PublishRate  *float64           `json:"publishRate"`
+	Health       healthView         `json:"health"`
+	WorstLag     *worstLagView      `json:"worstLag"`
 	Retention    retentionView      `json:"retention"`
 	OverMaxLen   int64              `json:"overMaxLen"` // summed over partitions
 	Groups       []groupSummaryView `json:"groups"`
@@ -108,7 +139,11 @@ func (h *Handler) topic(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	groups, err := h.groupSummaries(r, topic)
+	st, err := h.readTopicState(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	groups, err := h.groupSummaries(r, topic, st)
 	if err != nil {
 		return nil, err
 	}
@@ -116,10 +151,10 @@ func (h *Handler) topic(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	h.sampler.touch(topic)
 	v := topicView{
 		Topic: topic, Partitions: q.Partitions, Length: q.Length, FirstID: q.FirstID, LastID: q.LastID,
-		DLQLength: q.DLQLength, PublishRate: h.publishRate(topic), Groups: groups,
+		DLQLength: q.DLQLength, DLQRecent: st.arrivedTotal(), Retries: st.lag.Retries, Health: st.health,
+		WorstLag: st.worstLag, PublishRate: st.recent.publishRate(), Groups: groups,
 		Retention: retentionOf(q.Retention), OverMaxLen: q.OverMaxLen,
 		PerPartition: make([]partitionView, 0, len(q.PerPartition)),
 	}
@@ -190,9 +225,13 @@ type entryView struct {
 const maxListLimit = 1000
 
 // messages lists the newest entries across partitions (?limit=N, default 20), or one
-// partition's entries between two ids (?partition=P&start=ID&end=ID&reverse=1).
+// partition's entries between two ids (?partition=P&start=ID&end=ID&reverse=1), or, with
+// the message browser's parameters, a filtered page (browse).
 func (h *Handler) messages(r *http.Request) (any, error) {
 	q, topic := r.URL.Query(), r.PathValue("topic")
+	if browsing(q) {
+		return h.browse(r, topic)
+	}
 	limit, err := queryInt(q, "limit", 20, 1, maxListLimit)
 	if err != nil {
 		return nil, err

@@ -48,7 +48,7 @@ func New(client redis.UniversalClient, opts Options) (*Handler, error) {
 	}
 	h := &Handler{
 		opts: opts, adm: adm, csrf: csrf, auth: newAuthenticator(opts),
-		sampler: newSampler(adm, opts.SampleInterval, opts.SampleWindow, opts.Logger),
+		sampler: newSampler(adm, opts),
 	}
 	h.root = h.middleware(h.routes())
 	return h, nil
@@ -59,8 +59,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.root.ServeHTTP(w, r)
 }
 
-// Close stops the rate sampler and waits for it. The handler keeps answering, without
-// new rate samples. A second Close returns nil.
+// Close stops the history sampler and waits for it. The handler keeps answering, without
+// recording history. A second Close returns nil.
 func (h *Handler) Close() error {
 	h.sampler.close()
 	return nil
@@ -120,6 +120,7 @@ func (h *Handler) routes() http.Handler {
 	read("topics/{topic}/groups", h.groups)
 	read("topics/{topic}/groups/{group}", h.group)
 	read("topics/{topic}/groups/{group}/pending", h.pending)
+	read("topics/{topic}/groups/{group}/reset-preview", h.resetPreview)
 	read("dlq", h.dlqTopics)
 	read("topics/{topic}/dlq", h.dlqEntries)
 	read("topics/{topic}/dlq/{partition}/{id}", h.dlqEntry)

@@ -40,6 +40,7 @@ type dlqJSON struct {
 	Topic   string           `json:"topic"`
 	Size    int64            `json:"size"`
 	Entries []deadLetterJSON `json:"entries"`
+	Next    string           `json:"next"`
 }
 
 const (

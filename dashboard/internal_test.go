@@ -18,41 +18,70 @@ import (
 	"github.com/streamq-dev/streamq/admin"
 )
 
-// fakeCounters counts up on every read; unknown topics are admin.ErrTopicNotFound.
-type fakeCounters struct {
-	mu     sync.Mutex
-	known  map[string]bool
-	reads  map[string]int
-	failOn string
-	all    int
+// fakeStore counts samples per topic; unknown topics are admin.ErrTopicNotFound.
+type fakeStore struct {
+	mu       sync.Mutex
+	known    map[string]bool
+	recorded map[string]int
+	failOn   string
+	all      int
 }
 
-func (f *fakeCounters) TopicCounters(_ context.Context, topic string) (admin.TopicCounters, error) {
+func newFakeStore(topics ...string) *fakeStore {
+	f := &fakeStore{known: map[string]bool{}, recorded: map[string]int{}}
+	for _, t := range topics {
+		f.known[t] = true
+	}
+	return f
+}
+
+func (f *fakeStore) ListTopics(context.Context) ([]string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for t := range f.known {
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+func (f *fakeStore) TakeSample(_ context.Context, topic string) (admin.HistorySample, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.all++
 	if !f.known[topic] {
-		return admin.TopicCounters{}, fmt.Errorf("%w: %q", admin.ErrTopicNotFound, topic)
+		return admin.HistorySample{}, fmt.Errorf("%w: %q", admin.ErrTopicNotFound, topic)
 	}
 	if topic == f.failOn {
-		return admin.TopicCounters{}, errors.New("boom")
+		return admin.HistorySample{}, errors.New("boom")
 	}
-	f.reads[topic]++
-	n := int64(f.reads[topic])
-	return admin.TopicCounters{Topic: topic, Time: time.UnixMilli(n * 1000), EntriesAdded: 10 * n}, nil
+	return admin.HistorySample{Topic: topic}, nil
 }
 
-// calls counts every read, failed or not.
-func (f *fakeCounters) calls() int {
+func (f *fakeStore) RecordHistory(_ context.Context, s admin.HistorySample, _ admin.HistoryOptions) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.recorded[s.Topic]++
+	return true, nil
+}
+
+func (f *fakeStore) count(topic string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.recorded[topic]
+}
+
+// calls counts every sample taken, failed or not.
+func (f *fakeStore) calls() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.all
 }
 
-func (f *fakeCounters) forget(topic string) {
+func (f *fakeStore) set(change func(*fakeStore)) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	delete(f.known, topic)
+	change(f)
 }
 
 // countingLogger counts error lines.
@@ -92,78 +121,62 @@ func (c *clock) add(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-func (s *sampler) isRunning() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.running
-}
-
 func (s *sampler) watched() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.topics)
 }
 
-// TestSamplerLifecycle: the loop starts with the first view, keeps a bounded ring, drops a
-// topic not viewed for watchIdle or deleted, exits when nothing is viewed, restarts on the
-// next view, and stops for good on close with no goroutine left.
-func TestSamplerLifecycle(t *testing.T) {
+func samplerOptions(interval, every time.Duration, log watermill.LoggerAdapter) Options {
+	return Options{SampleInterval: interval, HistoryInterval: every, HistoryRetention: time.Hour, Logger: log}
+}
+
+// TestSamplerRecordsEveryTopic: with the history on, every registered topic is recorded
+// every HistoryInterval, viewed or not, from New on; a viewed topic is recorded at once and
+// then every SampleInterval; a topic not viewed for watchIdle or deleted is dropped from the
+// viewed ones; close stops the loop with no goroutine left.
+func TestSamplerRecordsEveryTopic(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	f := &fakeCounters{known: map[string]bool{"a": true, "b": true}, reads: map[string]int{}}
+	f := newFakeStore("a", "b")
 	clk := &clock{now: time.Unix(1000, 0)}
-	s := newSampler(f, time.Millisecond, 4*time.Millisecond, watermill.NopLogger{})
-	s.now = clk.Now
-	assert.False(t, s.isRunning(), "nothing viewed: no goroutine")
+	s := newSamplerAt(f, samplerOptions(time.Millisecond, time.Hour, watermill.NopLogger{}), clk.Now)
+	require.Eventually(t, func() bool { return f.count("a") == 1 && f.count("b") == 1 }, 5*time.Second, time.Millisecond,
+		"every topic recorded once at start")
 
-	_, err := s.watch(context.Background(), "nope")
-	require.ErrorIs(t, err, admin.ErrTopicNotFound)
-	got, err := s.watch(context.Background(), "a")
-	require.NoError(t, err)
-	require.Len(t, got, 1)
-	assert.True(t, s.isRunning())
-	require.Eventually(t, func() bool {
-		got, _ = s.watch(context.Background(), "a")
-		return len(got) == 5
-	}, 5*time.Second, time.Millisecond)
-	require.Eventually(t, func() bool {
-		got, _ = s.watch(context.Background(), "a")
-		return got[0].EntriesAdded > 10
-	}, 5*time.Second, time.Millisecond, "the oldest sample is dropped")
-	assert.Len(t, got, 5, "window / interval + 1 samples")
+	s.view(context.Background(), "a")
+	require.Eventually(t, func() bool { return f.count("a") > 5 }, 5*time.Second, time.Millisecond, "a viewed topic every interval")
+	assert.Equal(t, 1, f.count("b"), "b waits for the next HistoryInterval")
+	clk.add(time.Hour)
+	require.Eventually(t, func() bool { return f.count("b") == 2 }, 5*time.Second, time.Millisecond, "every topic again after HistoryInterval")
 
-	s.touch("b")
-	f.forget("b")
+	s.view(context.Background(), "b")
+	f.set(func(f *fakeStore) { delete(f.known, "b") })
 	require.Eventually(t, func() bool { return s.watched() == 1 }, 5*time.Second, time.Millisecond, "a deleted topic is dropped")
-
 	clk.add(watchIdle + time.Second)
-	require.Eventually(t, func() bool { return !s.isRunning() }, 5*time.Second, time.Millisecond, "idle: the loop ends")
-	assert.Zero(t, s.watched())
+	require.Eventually(t, func() bool { return s.watched() == 0 }, 5*time.Second, time.Millisecond, "an idle topic is dropped")
 
-	_, err = s.watch(context.Background(), "a")
-	require.NoError(t, err)
-	assert.True(t, s.isRunning(), "a new view restarts it")
 	s.close()
 	s.close()
-	got, err = s.watch(context.Background(), "a")
-	require.NoError(t, err, "after close a view still reads once")
-	assert.NotEmpty(t, got)
+	s.view(context.Background(), "a") // after close: no goroutine, no panic
+}
+
+// TestSamplerHistoryOff: with HistoryInterval -1 only viewed topics are recorded.
+func TestSamplerHistoryOff(t *testing.T) {
+	f := newFakeStore("a", "b")
+	s := newSampler(f, samplerOptions(time.Millisecond, -1, watermill.NopLogger{}))
+	defer s.close()
+	s.view(context.Background(), "a")
+	require.Eventually(t, func() bool { return f.count("a") > 3 }, 5*time.Second, time.Millisecond)
+	assert.Zero(t, f.count("b"))
 }
 
 func TestSamplerLogsFailuresOncePerStreak(t *testing.T) {
-	f := &fakeCounters{known: map[string]bool{"a": true}, reads: map[string]int{}}
+	f := newFakeStore("a")
 	logger := &countingLogger{}
-	s := newSampler(f, time.Millisecond, time.Second, logger)
+	s := newSampler(f, samplerOptions(time.Millisecond, -1, logger))
 	defer s.close()
-	_, err := s.watch(context.Background(), "a")
-	require.NoError(t, err)
-	f.mu.Lock()
-	f.failOn = "a"
-	f.mu.Unlock()
-	require.Eventually(t, func() bool {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return s.topics["a"].failing && f.reads["a"] == 1
-	}, 5*time.Second, time.Millisecond)
+	f.set(func(f *fakeStore) { f.failOn = "a" })
+	s.view(context.Background(), "a")
 	before := f.calls()
 	require.Eventually(t, func() bool { return f.calls() > before+3 }, 5*time.Second, time.Millisecond, "the loop keeps trying")
 	assert.Equal(t, 1, logger.errors(), "one log line per failure streak")
@@ -171,37 +184,39 @@ func TestSamplerLogsFailuresOncePerStreak(t *testing.T) {
 
 func TestRatePoints(t *testing.T) {
 	at := func(sec int64) time.Time { return time.Unix(sec, 0) }
-	samples := []admin.TopicCounters{
-		{Time: at(10), EntriesAdded: 100, Groups: map[string]admin.GroupCounters{"g": {EntriesRead: 50, Lag: 50}}},
-		{Time: at(12), EntriesAdded: 140, Length: 140, Groups: map[string]admin.GroupCounters{"g": {EntriesRead: 70, Lag: 70}, "new": {Lag: 140}}},
-		{Time: at(12), EntriesAdded: 150}, // same time: skipped
-		{Time: at(14), EntriesAdded: 150, Groups: map[string]admin.GroupCounters{"g": {EntriesRead: 10, Lag: 140}}},
+	samples := []admin.HistorySample{
+		{Time: at(10), Published: 100, Groups: map[string]admin.HistoryGroup{"g": {EntriesRead: 50, Lag: 50}}},
+		{Time: at(12), Published: 140, Length: 140, Retries: 3, Groups: map[string]admin.HistoryGroup{"g": {EntriesRead: 70, Lag: 70}, "new": {Lag: 140, TimeLag: time.Second}}},
+		{Time: at(12), Published: 150}, // same time: skipped
+		{Time: at(14), Published: 150, Groups: map[string]admin.HistoryGroup{"g": {EntriesRead: 10, Lag: 140}}},
 	}
 	points := ratePoints(samples)
 	require.Len(t, points, 2)
 	assert.Equal(t, int64(12000), points[0].Time)
 	assert.InDelta(t, 20, points[0].PublishRate, 1e-9)
+	assert.Equal(t, int64(3), points[0].Retries)
 	assert.InDelta(t, 10, *points[0].Groups["g"].ConsumeRate, 1e-9)
 	assert.Nil(t, points[0].Groups["new"].ConsumeRate, "a new group has no rate yet")
 	assert.Equal(t, int64(140), points[0].Groups["new"].Lag)
+	assert.Equal(t, int64(1000), points[0].Groups["new"].TimeLagMs)
 	assert.InDelta(t, 0, *points[1].Groups["g"].ConsumeRate, 1e-9, "a reset (counter down) is 0, not negative")
 	assert.InDelta(t, 5, points[1].PublishRate, 1e-9, "measured from the last sample kept")
 	assert.Equal(t, []string{"g", "new"}, pointGroups(points))
 	assert.Empty(t, ratePoints(samples[:1]))
 }
 
-func TestRing(t *testing.T) {
-	r := newRing[int](3)
-	_, _, ok := r.lastTwo()
-	assert.False(t, ok)
-	assert.Empty(t, r.values())
-	for i := 1; i <= 5; i++ {
-		r.push(i)
+func TestThin(t *testing.T) {
+	var samples []admin.HistorySample
+	for i := range 1000 {
+		samples = append(samples, admin.HistorySample{Published: int64(i)})
 	}
-	assert.Equal(t, []int{3, 4, 5}, r.values())
-	prev, last, ok := r.lastTwo()
-	assert.True(t, ok)
-	assert.Equal(t, [2]int{4, 5}, [2]int{prev, last})
+	got := thin(samples, 400)
+	assert.LessOrEqual(t, len(got), 400)
+	assert.Equal(t, int64(999), got[len(got)-1].Published, "the newest is kept")
+	for i := 1; i < len(got); i++ {
+		require.Less(t, got[i-1].Published, got[i].Published, "oldest first")
+	}
+	assert.Len(t, thin(samples[:10], 400), 10)
 }
 
 func TestPreviewPayload(t *testing.T) {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
+
+	"github.com/streamq-dev/streamq/admin"
 )
 
 // Defaults of Options.
@@ -15,14 +17,15 @@ const (
 	DefaultRefreshInterval = 2 * time.Second
 	// DefaultSampleInterval is how often the sampler reads a viewed topic's counters.
 	DefaultSampleInterval = 2 * time.Second
-	// DefaultSampleWindow is how much rate history the charts keep.
-	DefaultSampleWindow = 10 * time.Minute
+	// DefaultSampleWindow is how much history the charts show.
+	DefaultSampleWindow = time.Hour
+	// DefaultHistoryInterval is how often the sampler records every topic's history.
+	DefaultHistoryInterval = admin.DefaultHistoryInterval
+	// DefaultHistoryRetention is how long the recorded history is kept.
+	DefaultHistoryRetention = admin.DefaultHistoryRetention
 	// DefaultPreviewBytes is how many bytes of a payload the lists show.
 	DefaultPreviewBytes = 1024
 )
-
-// maxSamples bounds the ring of one topic (SampleWindow / SampleInterval).
-const maxSamples = 10000
 
 // ErrInvalidOptions reports Options that New refuses.
 var ErrInvalidOptions = errors.New("invalid dashboard options")
@@ -61,12 +64,20 @@ type Options struct {
 	Logger watermill.LoggerAdapter
 	// RefreshInterval is how often the pages poll. Optional; default 2s.
 	RefreshInterval time.Duration
-	// SampleInterval is how often the rate sampler reads the counters of the topics being
-	// viewed. Optional; default 2s.
+	// SampleInterval is how often the sampler records the history of the topics being
+	// viewed (while a page shows them, and for 2 minutes after). Optional; default 2s.
 	SampleInterval time.Duration
-	// SampleWindow is how much rate history is kept per viewed topic. Optional; default 10m;
-	// at most 10000 samples (SampleWindow / SampleInterval).
+	// SampleWindow is how much history the charts show. Optional; default 1h; at most
+	// HistoryRetention.
 	SampleWindow time.Duration
+	// HistoryInterval is how often the sampler records the history of every topic, viewed or
+	// not, so a chart opened in an incident shows the hour before (admin.RecordHistory: a
+	// bounded stream per topic in Redis, shared by every process that records it). Optional;
+	// default 10s; -1: off (only the topics being viewed are recorded).
+	HistoryInterval time.Duration
+	// HistoryRetention is how long recorded samples are kept. Optional; default 90m; at
+	// most admin.MaxHistorySamples samples are kept whatever it is.
+	HistoryRetention time.Duration
 	// PreviewBytes is how many bytes of a payload the lists show before truncating. Optional;
 	// default 1024.
 	PreviewBytes int
@@ -88,6 +99,12 @@ func (o *Options) setDefaults() {
 	if o.SampleWindow == 0 {
 		o.SampleWindow = DefaultSampleWindow
 	}
+	if o.HistoryInterval == 0 {
+		o.HistoryInterval = DefaultHistoryInterval
+	}
+	if o.HistoryRetention == 0 {
+		o.HistoryRetention = max(DefaultHistoryRetention, o.SampleWindow)
+	}
 	if o.PreviewBytes == 0 {
 		o.PreviewBytes = DefaultPreviewBytes
 	}
@@ -101,12 +118,14 @@ func (o Options) Validate() error {
 	switch {
 	case !strings.HasPrefix(o.BasePath, "/") || !strings.HasSuffix(o.BasePath, "/"):
 		return fmt.Errorf("%w: BasePath %q must start and end with /", ErrInvalidOptions, o.BasePath)
-	case o.RefreshInterval < 0 || o.SampleInterval < 0 || o.SampleWindow < 0:
+	case o.RefreshInterval < 0 || o.SampleInterval < 0 || o.SampleWindow < 0 || o.HistoryRetention < 0:
 		return fmt.Errorf("%w: negative interval", ErrInvalidOptions)
+	case o.HistoryInterval < 0 && o.HistoryInterval != -1:
+		return fmt.Errorf("%w: HistoryInterval %s: want > 0, 0 (default) or -1 (off)", ErrInvalidOptions, o.HistoryInterval)
 	case o.SampleWindow < o.SampleInterval:
 		return fmt.Errorf("%w: SampleWindow %s shorter than SampleInterval %s", ErrInvalidOptions, o.SampleWindow, o.SampleInterval)
-	case o.SampleWindow/o.SampleInterval > maxSamples:
-		return fmt.Errorf("%w: SampleWindow / SampleInterval is more than %d samples", ErrInvalidOptions, maxSamples)
+	case o.HistoryRetention < o.SampleWindow:
+		return fmt.Errorf("%w: HistoryRetention %s shorter than SampleWindow %s", ErrInvalidOptions, o.HistoryRetention, o.SampleWindow)
 	case o.PreviewBytes < 0:
 		return fmt.Errorf("%w: PreviewBytes %d is negative", ErrInvalidOptions, o.PreviewBytes)
 	case o.PayloadThreshold < -1 || o.PayloadRetention < 0:

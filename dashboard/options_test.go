@@ -25,7 +25,8 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		{"base path without trailing slash", dashboard.Options{BasePath: "/streamq"}},
 		{"negative refresh", dashboard.Options{RefreshInterval: -time.Second}},
 		{"window shorter than interval", dashboard.Options{SampleInterval: time.Minute, SampleWindow: time.Second}},
-		{"too many samples", dashboard.Options{SampleInterval: time.Millisecond, SampleWindow: time.Hour}},
+		{"history interval below -1", dashboard.Options{HistoryInterval: -time.Second}},
+		{"retention shorter than the window", dashboard.Options{SampleWindow: time.Hour, HistoryRetention: time.Minute}},
 		{"negative preview", dashboard.Options{PreviewBytes: -1}},
 	}
 	for _, tt := range tests {

@@ -1,13 +1,19 @@
 package dashboard
 
 import (
+	"context"
 	"net/http"
 	"sort"
+	"time"
 
 	"github.com/streamq-dev/streamq/admin"
 )
 
-// ratesView is GET api/topics/{topic}/rates: one point per pair of consecutive samples.
+// maxChartPoints bounds the points of one rates answer: longer histories are thinned.
+const maxChartPoints = 400
+
+// ratesView is GET api/topics/{topic}/rates: one point per pair of consecutive samples of
+// the topic's history (admin.History), over the window.
 type ratesView struct {
 	Topic      string      `json:"topic"`
 	IntervalMs int64       `json:"intervalMs"`
@@ -19,8 +25,10 @@ type ratesView struct {
 // ratePoint is the rates between two samples, at the later one.
 type ratePoint struct {
 	Time        int64                 `json:"t"`           // unix ms, Redis server clock
-	PublishRate float64               `json:"publishRate"` // entries appended per second
-	Length      int64                 `json:"length"`
+	PublishRate float64               `json:"publishRate"` // messages published per second (not retries)
+	Length      int64                 `json:"length"`      // published messages held
+	Retries     int64                 `json:"retries"`     // retry entries held
+	DLQLength   int64                 `json:"dlqLength"`
 	Groups      map[string]groupPoint `json:"groups"`
 }
 
@@ -30,25 +38,49 @@ type groupPoint struct {
 	ConsumeRate *float64 `json:"consumeRate"`
 	Lag         int64    `json:"lag"`
 	Pending     int64    `json:"pending"`
+	TimeLagMs   int64    `json:"timeLagMs"`
+	Members     int      `json:"members"`
 }
 
+// rates answers ?windowMs=N (default SampleWindow, at most HistoryRetention).
 func (h *Handler) rates(r *http.Request) (any, error) {
 	topic := r.PathValue("topic")
-	samples, err := h.sampler.watch(r.Context(), topic)
+	window, err := queryInt(r.URL.Query(), "windowMs", int(ms(h.opts.SampleWindow)), 1000, int(ms(h.opts.HistoryRetention)))
+	if err != nil {
+		return nil, err
+	}
+	h.sampler.view(r.Context(), topic)
+	samples, err := h.adm.History(r.Context(), topic, time.Duration(window)*time.Millisecond)
 	if err != nil {
 		return nil, err
 	}
 	v := ratesView{
-		Topic: topic, IntervalMs: ms(h.opts.SampleInterval), WindowMs: ms(h.opts.SampleWindow),
-		Points: ratePoints(samples),
+		Topic: topic, IntervalMs: ms(h.opts.SampleInterval), WindowMs: int64(window),
+		Points: ratePoints(thin(samples, maxChartPoints)),
 	}
 	v.Groups = pointGroups(v.Points)
 	return v, nil
 }
 
+// thin keeps at most n samples, evenly spread, the newest always.
+func thin(samples []admin.HistorySample, n int) []admin.HistorySample {
+	if len(samples) <= n {
+		return samples
+	}
+	step := (len(samples) + n - 1) / n
+	out := make([]admin.HistorySample, 0, n+1)
+	for i := len(samples) - 1; i >= 0; i -= step {
+		out = append(out, samples[i])
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out
+}
+
 // ratePoints turns consecutive samples into rates. Counters that went down (a reset offset)
 // count as 0.
-func ratePoints(samples []admin.TopicCounters) []ratePoint {
+func ratePoints(samples []admin.HistorySample) []ratePoint {
 	out := []ratePoint{}
 	if len(samples) == 0 {
 		return out
@@ -65,13 +97,13 @@ func ratePoints(samples []admin.TopicCounters) []ratePoint {
 	return out
 }
 
-func ratePointOf(prev, cur admin.TopicCounters, dt float64) ratePoint {
+func ratePointOf(prev, cur admin.HistorySample, dt float64) ratePoint {
 	p := ratePoint{
-		Time: cur.Time.UnixMilli(), PublishRate: perSecond(cur.EntriesAdded-prev.EntriesAdded, dt),
-		Length: cur.Length, Groups: map[string]groupPoint{},
+		Time: cur.Time.UnixMilli(), PublishRate: perSecond(cur.Published-prev.Published, dt),
+		Length: cur.Length, Retries: cur.Retries, DLQLength: cur.DLQLength, Groups: map[string]groupPoint{},
 	}
 	for name, g := range cur.Groups {
-		gp := groupPoint{Lag: g.Lag, Pending: g.Pending}
+		gp := groupPoint{Lag: g.Lag, Pending: g.Pending, TimeLagMs: ms(g.TimeLag), Members: g.Members}
 		if was, ok := prev.Groups[name]; ok {
 			r := perSecond(g.EntriesRead-was.EntriesRead, dt)
 			gp.ConsumeRate = &r
@@ -100,27 +132,43 @@ func pointGroups(points []ratePoint) []string {
 	return out
 }
 
-// publishRate is topic's latest publish rate, nil until it has two samples.
-func (h *Handler) publishRate(topic string) *float64 {
-	prev, last, ok := h.sampler.lastTwo(topic)
-	if !ok {
-		return nil
-	}
-	points := ratePoints([]admin.TopicCounters{prev, last})
-	if len(points) == 0 {
-		return nil
-	}
-	return &points[0].PublishRate
+// recentWindow is the history the latest rates and the health states are read from.
+const recentWindow = 5 * time.Minute
+
+// recent is a topic's history over recentWindow, for its latest rates and health.
+type recent []admin.HistorySample
+
+// recentHistory reads topic's recent history.
+func (h *Handler) recentHistory(ctx context.Context, topic string) (recent, error) {
+	s, err := h.adm.History(ctx, topic, recentWindow)
+	return recent(s), err
 }
 
-// consumeRates are topic's latest consume rate per group (absent until two samples).
-func (h *Handler) consumeRates(topic string) map[string]*float64 {
-	out := map[string]*float64{}
-	prev, last, ok := h.sampler.lastTwo(topic)
-	if !ok {
-		return out
+// latest is the newest rate point, false until there are two samples.
+func (rc recent) latest() (ratePoint, bool) {
+	if len(rc) < 2 {
+		return ratePoint{}, false
 	}
-	for _, p := range ratePoints([]admin.TopicCounters{prev, last}) {
+	points := ratePoints([]admin.HistorySample(rc[len(rc)-2:]))
+	if len(points) == 0 {
+		return ratePoint{}, false
+	}
+	return points[0], true
+}
+
+// publishRate is the latest publish rate, nil until there are two samples.
+func (rc recent) publishRate() *float64 {
+	p, ok := rc.latest()
+	if !ok {
+		return nil
+	}
+	return &p.PublishRate
+}
+
+// consumeRates are the latest consume rate per group (absent until two samples).
+func (rc recent) consumeRates() map[string]*float64 {
+	out := map[string]*float64{}
+	if p, ok := rc.latest(); ok {
 		for name, g := range p.Groups {
 			out[name] = g.ConsumeRate
 		}

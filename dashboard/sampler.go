@@ -12,130 +12,100 @@ import (
 )
 
 const (
-	// watchIdle is how long a topic is still sampled after its last view.
+	// watchIdle is how long a topic is still sampled every SampleInterval after its last view.
 	watchIdle = 2 * time.Minute
-	// maxWatched bounds how many topics are sampled at once.
+	// maxWatched bounds how many topics are sampled every SampleInterval at once.
 	maxWatched = 256
 	// minSampleTimeout bounds one topic's read when SampleInterval is shorter.
 	minSampleTimeout = 5 * time.Second
+	// gapShare is the share of a writer's interval under which another writer's sample makes
+	// its own needless: two dashboards sampling a topic every 2 s add one sample every 2 s.
+	gapShare = 0.75
 )
 
-// counterReader is what the sampler needs of admin.
-type counterReader interface {
-	TopicCounters(ctx context.Context, topic string) (admin.TopicCounters, error)
+// historyStore is what the sampler needs of admin.
+type historyStore interface {
+	ListTopics(ctx context.Context) ([]string, error)
+	TakeSample(ctx context.Context, topic string) (admin.HistorySample, error)
+	RecordHistory(ctx context.Context, s admin.HistorySample, opts admin.HistoryOptions) (bool, error)
 }
 
-// series is the sampled history of one topic.
-type series struct {
-	viewed  time.Time // last view
-	samples *ring[admin.TopicCounters]
-	failing bool // the last read failed (logged once per streak)
+// watch is the sampling state of one topic.
+type watch struct {
+	viewed  time.Time // last view; zero for a topic only sampled in the background
+	sampled time.Time // last sample this process took
 }
 
-// sampler reads the counters of the topics being viewed every interval into a bounded ring
-// per topic. It runs one goroutine, started by the first view and ended when no topic is
-// viewed any more or by close. Shutdown: close cancels the context of the reads and waits
-// for the goroutine.
+// sampler writes the topics' history into Redis (admin.RecordHistory), where every
+// dashboard and every reload reads it back: every topic every historyInterval (unless that
+// is off), and the topics being viewed every interval. It runs one goroutine from
+// newSampler to close. Shutdown: close cancels the context of the reads and waits for it.
 type sampler struct {
-	adm      counterReader
-	interval time.Duration
-	keep     int
-	log      watermill.LoggerAdapter
-	now      func() time.Time
+	adm       historyStore
+	interval  time.Duration // viewed topics
+	every     time.Duration // every topic; 0: off
+	retention time.Duration
+	log       watermill.LoggerAdapter
+	now       func() time.Time
 
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
 	mu      sync.Mutex
-	topics  map[string]*series
-	running bool
+	topics  map[string]*watch
+	failing map[string]bool // topics whose last read failed (logged once per streak)
+	listed  time.Time       // when every topic was last sampled
 	closed  bool
 }
 
-func newSampler(adm counterReader, interval, window time.Duration, log watermill.LoggerAdapter) *sampler {
+func newSampler(adm historyStore, o Options) *sampler { return newSamplerAt(adm, o, time.Now) }
+
+// newSamplerAt is newSampler on the clock now.
+func newSamplerAt(adm historyStore, o Options, now func() time.Time) *sampler {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &sampler{
-		adm: adm, interval: interval, keep: int(window/interval) + 1, log: log, now: time.Now,
-		ctx: ctx, cancel: cancel, topics: map[string]*series{},
+	s := &sampler{
+		adm: adm, interval: o.SampleInterval, every: max(o.HistoryInterval, 0), retention: o.HistoryRetention,
+		log: o.Logger, now: now, ctx: ctx, cancel: cancel, topics: map[string]*watch{}, failing: map[string]bool{},
 	}
+	s.wg.Add(1)
+	go s.run()
+	return s
 }
 
-// watch marks topic viewed and returns its samples, oldest first. A topic not sampled yet
-// is read at once (with ctx), so an unknown topic is an error and a chart has a first point.
-func (s *sampler) watch(ctx context.Context, topic string) ([]admin.TopicCounters, error) {
-	if got, ok := s.viewed(topic); ok {
-		return got, nil
-	}
-	c, err := s.adm.TopicCounters(ctx, topic)
-	if err != nil {
-		return nil, err
-	}
+// view marks topic viewed, to be sampled every interval. A topic this process has not
+// sampled yet is sampled at once (with ctx), so its chart ends now.
+func (s *sampler) view(ctx context.Context, topic string) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	se := s.trackLocked(topic)
-	if se == nil { // closed or too many topics: not sampled
-		return []admin.TopicCounters{c}, nil
+	w := s.trackLocked(topic)
+	fresh := w != nil && w.sampled.IsZero()
+	if w != nil {
+		w.viewed = s.now()
 	}
-	se.samples.push(c)
-	return se.samples.values(), nil
+	s.mu.Unlock()
+	if fresh {
+		s.sample(ctx, topic, s.interval)
+	}
 }
 
-// touch marks topic viewed, to be sampled from the next tick on.
-func (s *sampler) touch(topic string) {
-	if _, ok := s.viewed(topic); ok {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.trackLocked(topic)
-}
-
-// viewed refreshes the view time of a sampled topic and returns its samples.
-func (s *sampler) viewed(topic string) ([]admin.TopicCounters, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	se, ok := s.topics[topic]
-	if !ok {
-		return nil, false
-	}
-	se.viewed = s.now()
-	return se.samples.values(), true
-}
-
-// trackLocked returns topic's series, adding it and starting the loop when needed; nil when
-// closed or maxWatched topics are sampled already.
-func (s *sampler) trackLocked(topic string) *series {
-	if se, ok := s.topics[topic]; ok {
-		se.viewed = s.now()
-		return se
+// trackLocked returns topic's state, adding it; nil when closed or maxWatched topics are
+// viewed already.
+func (s *sampler) trackLocked(topic string) *watch {
+	if w, ok := s.topics[topic]; ok {
+		return w
 	}
 	if s.closed || len(s.topics) >= maxWatched {
 		return nil
 	}
-	se := &series{viewed: s.now(), samples: newRing[admin.TopicCounters](s.keep)}
-	s.topics[topic] = se
-	if !s.running {
-		s.running = true
-		s.wg.Add(1)
-		go s.run()
-	}
-	return se
+	w := &watch{}
+	s.topics[topic] = w
+	return w
 }
 
-// lastTwo returns the newest two samples of topic, if it has two.
-func (s *sampler) lastTwo(topic string) (prev, last admin.TopicCounters, ok bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if se, found := s.topics[topic]; found {
-		return se.samples.lastTwo()
-	}
-	return prev, last, false
-}
-
-// run samples every interval until no topic is viewed or the sampler is closed.
+// run samples every interval until the sampler is closed.
 func (s *sampler) run() {
 	defer s.wg.Done()
+	s.sampleAll()
 	tick := time.NewTicker(s.interval)
 	defer tick.Stop()
 	for {
@@ -144,61 +114,95 @@ func (s *sampler) run() {
 			return
 		case <-tick.C:
 		}
-		topics, more := s.due()
-		if !more {
-			return
+		for _, t := range s.due() {
+			s.sample(s.ctx, t, s.interval)
 		}
-		for _, t := range topics {
-			s.sample(t)
-		}
+		s.sampleAll()
 	}
 }
 
-// due drops the topics not viewed for watchIdle and returns the others; more is false (and
-// the loop marked stopped) when none is left.
-func (s *sampler) due() (topics []string, more bool) {
+// due drops the topics not viewed for watchIdle and returns the others.
+func (s *sampler) due() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
-	for t, se := range s.topics {
-		if now.Sub(se.viewed) > watchIdle {
+	var out []string
+	for t, w := range s.topics {
+		if now.Sub(w.viewed) > watchIdle {
 			delete(s.topics, t)
 			continue
 		}
-		topics = append(topics, t)
+		out = append(out, t)
 	}
-	if len(topics) == 0 || s.closed {
-		s.running = false
-		return nil, false
-	}
-	return topics, true
+	return out
 }
 
-// sample reads one topic's counters and records them.
-func (s *sampler) sample(topic string) {
-	ctx, cancel := context.WithTimeout(s.ctx, max(s.interval, minSampleTimeout))
+// sampleAll samples every registered topic once every s.every (when on).
+func (s *sampler) sampleAll() {
+	s.mu.Lock()
+	due := s.every > 0 && s.now().Sub(s.listed) >= s.every
+	if due {
+		s.listed = s.now()
+	}
+	s.mu.Unlock()
+	if !due {
+		return
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, max(s.every, minSampleTimeout))
 	defer cancel()
-	c, err := s.adm.TopicCounters(ctx, topic)
-	s.record(topic, c, err)
+	topics, err := s.adm.ListTopics(ctx)
+	if err != nil {
+		s.fail("", err)
+		return
+	}
+	for _, t := range topics {
+		s.sample(ctx, t, s.every)
+	}
 }
 
-func (s *sampler) record(topic string, c admin.TopicCounters, err error) {
+// sample reads one topic's sample and records it, unless some process recorded one less
+// than gapShare of interval ago.
+func (s *sampler) sample(ctx context.Context, topic string, interval time.Duration) {
+	ctx, cancel := context.WithTimeout(ctx, max(s.interval, minSampleTimeout))
+	defer cancel()
+	smp, err := s.adm.TakeSample(ctx, topic)
+	if err == nil {
+		_, err = s.adm.RecordHistory(ctx, smp, admin.HistoryOptions{
+			Interval: time.Duration(float64(interval) * gapShare), Retention: s.retention,
+		})
+	}
+	s.record(topic, err)
+}
+
+func (s *sampler) record(topic string, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	se, ok := s.topics[topic]
 	switch {
-	case !ok:
-		return
 	case errors.Is(err, admin.ErrTopicNotFound):
 		delete(s.topics, topic)
+		delete(s.failing, topic)
 	case err != nil:
-		if !se.failing && s.ctx.Err() == nil {
-			s.log.Error("dashboard: sampling topic counters failed", err, watermill.LogFields{"topic": topic})
+		if !s.failing[topic] {
+			s.failLocked(topic, err)
 		}
-		se.failing = true
+		s.failing[topic] = true
 	default:
-		se.failing = false
-		se.samples.push(c)
+		delete(s.failing, topic)
+		if w := s.topics[topic]; w != nil {
+			w.sampled = s.now()
+		}
+	}
+}
+
+func (s *sampler) fail(topic string, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failLocked(topic, err)
+}
+
+func (s *sampler) failLocked(topic string, err error) {
+	if s.ctx.Err() == nil {
+		s.log.Error("dashboard: sampling topic history failed", err, watermill.LogFields{"topic": topic})
 	}
 }
 

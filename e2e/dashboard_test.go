@@ -178,7 +178,8 @@ const pageStateJS = `(() => {
 // resetOffset moves group "audit" to latest from its page, through the confirmation.
 func resetOffset(t *testing.T, b *browser, e *env, url string) {
 	b.open(url + "/#/topics/orders/groups/audit")
-	b.do(chromedp.SetValue(chromedp.CSS(".card input.input"), "latest"))
+	b.click(`[data-preset="latest"]`)
+	b.waitFor(`document.querySelector('[data-field="preview-summary"]')?.textContent.startsWith('This reset skips')`, "the preview")
 	b.click(`[data-action="reset-offset"]`)
 	b.waitFor(`document.querySelector('dialog[open]')?.textContent.includes('will continue from latest')`, "the confirmation")
 	b.click(`dialog[open] [data-confirm]`)

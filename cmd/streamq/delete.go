@@ -94,7 +94,7 @@ func (a *app) deleteTopic(ctx context.Context, adm *admin.Admin, _ *cobra.Comman
 		return refuseLive(subject, describeLive(live))
 	}
 	what := fmt.Sprintf("delete topic %q with its %d partitions, %s, %s and consumer groups%s (cannot be undone)",
-		topic, q.Partitions, plural(q.Length, "entry", "entries"), plural(q.DLQLength, "dead letter", "dead letters"),
+		topic, q.Partitions, plural(q.Entries, "entry", "entries"), plural(q.DLQLength, "dead letter", "dead letters"),
 		whileLive(describeLive(live)))
 	if err := a.confirm(ctx, what); err != nil {
 		return err

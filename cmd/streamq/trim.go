@@ -116,7 +116,7 @@ func (o *trimOpts) run(cmd *cobra.Command, args []string) error {
 // the trim in v.
 func (o *trimOpts) trimToLen(ctx context.Context, adm *admin.Admin, q admin.QueueInfo, v *trimView) error {
 	what := fmt.Sprintf("trim topic %q (%d partitions, %s) to at most %d entries, about %d per partition, including entries not yet consumed",
-		v.Topic, q.Partitions, plural(q.Length, "entry", "entries"), o.maxLen, (o.maxLen+int64(q.Partitions)-1)/int64(q.Partitions))
+		v.Topic, q.Partitions, plural(q.Entries, "entry", "entries"), o.maxLen, (o.maxLen+int64(q.Partitions)-1)/int64(q.Partitions))
 	if err := o.a.confirm(ctx, what); err != nil {
 		return err
 	}
@@ -130,7 +130,7 @@ func (o *trimOpts) trimToLen(ctx context.Context, adm *admin.Admin, q admin.Queu
 // --older-than, a page at a time with a progress line, recording the trim in v.
 func (o *trimOpts) trimByAge(ctx context.Context, adm *admin.Admin, q admin.QueueInfo, v *trimView) error {
 	what := fmt.Sprintf("remove the entries of topic %q (%d partitions, %s) older than %s, including entries not yet consumed",
-		v.Topic, q.Partitions, plural(q.Length, "entry", "entries"), o.olderThan)
+		v.Topic, q.Partitions, plural(q.Entries, "entry", "entries"), o.olderThan)
 	if err := o.a.confirm(ctx, what); err != nil {
 		return err
 	}

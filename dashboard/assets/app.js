@@ -9,12 +9,14 @@ import topicPage from './pages/topic.js';
 import groupPage from './pages/group.js';
 import dlqPage from './pages/dlq.js';
 import dlqTopicsPage from './pages/dlqtopics.js';
+import messagesPage from './pages/messages.js';
 
 const routes = [
   [/^#?\/?$/, () => topicsPage(), 'topics'],
   [/^#\/dlq$/, () => dlqTopicsPage(), 'dlq'],
   [/^#\/topics\/([^/]+)$/, (m) => topicPage(m[1]), 'topics'],
   [/^#\/topics\/([^/]+)\/dlq$/, (m) => dlqPage(m[1]), 'dlq'],
+  [/^#\/topics\/([^/]+)\/messages$/, (m) => messagesPage(m[1]), 'topics'],
   [/^#\/topics\/([^/]+)\/groups\/([^/]+)$/, (m) => groupPage(m[1], m[2]), 'topics'],
 ];
 

@@ -40,12 +40,15 @@ function xTicks(x0, x1) {
   return ticks;
 }
 
-// lineChart draws series [{name, points: [[tMs, value], ...], dashed}] over [from, to] (ms); format
-// renders a value for the legend; integer keeps the y ticks whole.
+// lineChart draws series [{name, points: [[tMs, value], ...], color, dashed, band}] over
+// [from, to] (ms): color is a class c0..c7 (the same group keeps its colour in every chart),
+// a band is drawn wide and light under the other lines, so a line on top of it never hides
+// it. format renders a value for the legend; integer keeps the y ticks whole.
 export function lineChart({ title, series, from, to, unit = '', format = fmt.rate, integer = false }) {
   const all = series.flatMap((x) => x.points);
   const svg = s('svg', { class: 'chart-svg', viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': title });
   svg.dataset.points = String(Math.max(0, ...series.map((x) => x.points.length)));
+  svg.dataset.first = String(all.length ? Math.min(...all.map((p) => p[0])) : 0); // the oldest point's time (unix ms)
   const x0 = from;
   const x1 = Math.max(to, from + 1);
   const ticks = yTicks(Math.max(0, ...all.map((p) => p[1])), integer);
@@ -63,29 +66,25 @@ export function lineChart({ title, series, from, to, unit = '', format = fmt.rat
   svg.append(s('line', { class: 'baseline', x1: M.left, x2: W - M.right, y1: py(0), y2: py(0) }));
 
   const path = (pts) => pts.map((p, k) => (k ? 'L' : 'M') + px(p[0]).toFixed(1) + ' ' + py(p[1]).toFixed(1)).join(' ');
-  const first = series[0];
-  if (first && first.points.length > 1) { // a light area under the first series
-    const a = first.points[0];
-    const z = first.points[first.points.length - 1];
-    svg.append(s('path', { class: 'area c0', d: `${path(first.points)} L${px(z[0]).toFixed(1)} ${py(0)} L${px(a[0]).toFixed(1)} ${py(0)} Z` }));
-  }
-  // Later series are drawn on top; dashed ones let an equal series below show through.
-  series.forEach((ser, i) => {
-    if (!ser.points.length) return;
-    const c = 'c' + (i % 8) + (ser.dashed ? ' dashed' : '');
+  const color = (ser, i) => ser.color || 'c' + (i % 8);
+  // Bands first, then lines on top; dashed lines let an equal series below show through.
+  const order = series.map((ser, i) => [ser, i]).sort((a, b) => Number(Boolean(b[0].band)) - Number(Boolean(a[0].band)));
+  for (const [ser, i] of order) {
+    if (!ser.points.length) continue;
+    const c = [color(ser, i), ser.dashed ? 'dashed' : '', ser.band ? 'band' : ''].filter(Boolean).join(' ');
     const line = s('path', { class: 'line ' + c, d: path(ser.points), dataset: { series: ser.name } });
     const last = ser.points[ser.points.length - 1];
     line.append(s('title', null, `${ser.name}: ${format(last[1])}${unit}`));
     svg.append(line);
-    svg.append(s('circle', { class: 'dot c' + (i % 8), cx: px(last[0]), cy: py(last[1]), r: 3 }));
-  });
+    if (!ser.band) svg.append(s('circle', { class: 'dot ' + color(ser, i), cx: px(last[0]), cy: py(last[1]), r: 3 }));
+  }
   if (!all.length) {
     svg.append(s('text', { class: 'axis empty', x: W / 2, y: H / 2, 'text-anchor': 'middle' }, 'Collecting samples…'));
   }
 
   const legend = h('div', { class: 'legend' }, series.map((ser, i) => {
     const last = ser.points.length ? ser.points[ser.points.length - 1][1] : null;
-    return h('span', { class: 'legend-item' }, h('span', { class: ['swatch', 'c' + (i % 8), ser.dashed ? 'dashed' : ''] }), ser.name,
+    return h('span', { class: 'legend-item', dataset: { series: ser.name } }, h('span', { class: ['swatch', ser.color || 'c' + (i % 8), ser.dashed ? 'dashed' : '', ser.band ? 'band' : ''] }), ser.name,
       h('span', { class: 'legend-value', text: last === null ? fmt.dash : format(last) + unit }));
   }));
   return h('figure', { class: 'chart' }, h('figcaption', { text: title }), svg, legend);

@@ -122,3 +122,16 @@ export function toast(text, kind = 'ok') {
 export function errorBox(err) {
   return h('div', { class: 'alert' }, h('strong', { text: err.status ? 'Error ' + err.status + ': ' : 'Error: ' }), err.message);
 }
+
+// healthPill shows a health state ("ok", "warning", "critical").
+export function healthPill(hv) {
+  const state = (hv && hv.state) || 'ok';
+  return h('span', { class: ['health', state], dataset: { state }, text: state === 'ok' ? 'ok' : state });
+}
+
+// problemList lists a health state's problems, worst first.
+export function problemList(hv) {
+  const probs = ((hv && hv.problems) || []).slice().sort((a, b) => (a.severity === b.severity ? 0 : a.severity === 'critical' ? -1 : 1));
+  if (!probs.length) return null;
+  return h('ul', { class: 'problems' }, probs.map((p) => h('li', { class: p.severity, dataset: { code: p.code }, text: p.text })));
+}

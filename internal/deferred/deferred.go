@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamq-dev/streamq/internal/fence"
+	"github.com/streamq-dev/streamq/internal/keys"
 )
 
 // DirectThreshold is the longest backoff that re-adds a retry to the partition at once
@@ -37,14 +38,15 @@ var (
 )
 
 // Requeue appends fields as a new entry of stream and acks id for group, in one script; held
-// reports that the group held id (the ack acked it).
+// reports that the group held id (the ack acked it). The retry is recorded in the group's
+// retry index and count beside stream (keys.RetryIndex, keys.RetryCount).
 func Requeue(ctx context.Context, rdb redis.Scripter, f fence.Fence, stream, group, id string, fields []string) (string, bool, error) {
 	args := make([]any, 0, 3+len(fields))
 	args = append(args, f.Token, group, id)
 	for _, s := range fields {
 		args = append(args, s)
 	}
-	res, err := fence.Run(ctx, rdb, requeueScript, "requeue "+id+" on "+stream, []string{f.Key, stream}, args...)
+	res, err := fence.Run(ctx, rdb, requeueScript, "requeue "+id+" on "+stream, []string{f.Key, stream, keys.RetryIndex(stream, group), keys.RetryCount(stream)}, args...)
 	if err != nil {
 		return "", false, err
 	}
@@ -100,12 +102,19 @@ type Handed struct {
 type Set struct {
 	ZSet, Items, Stream string
 	Partition           int
+	// Group is the group of a retry set: the retries moved are recorded in its retry index
+	// and count beside Stream (keys.RetryIndex, keys.RetryCount). "" for a delay set.
+	Group string
 }
 
 // Move appends up to limit due items of set to its stream, fenced by f.
 func Move(ctx context.Context, rdb redis.Scripter, f fence.Fence, set Set, limit int) (Moved, error) {
+	index, count := set.Stream, set.Stream
+	if set.Group != "" {
+		index, count = keys.RetryIndex(set.Stream, set.Group), keys.RetryCount(set.Stream)
+	}
 	res, err := fence.Run(ctx, rdb, moveScript, "move due items of "+set.ZSet,
-		[]string{f.Key, set.ZSet, set.Items, set.Stream}, f.Token, set.Partition, limit)
+		[]string{f.Key, set.ZSet, set.Items, set.Stream, index, count}, f.Token, set.Partition, limit, set.Group)
 	if err != nil {
 		return Moved{}, err
 	}

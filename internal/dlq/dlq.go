@@ -110,7 +110,8 @@ type ReplayArgs struct {
 var ErrNotFound = errors.New("dead letter not found")
 
 // Replay appends a.Entry to a.Stream, storing its payload apart when a.Entry.Stored is set, and
-// acks or deletes the DLQ entry, in one script.
+// acks or deletes the DLQ entry, in one script. A replay to one group (a.Entry.RetryGroup) is
+// recorded in that group's retry index and count beside a.Stream, as a retry is.
 func Replay(ctx context.Context, rdb redis.Scripter, a ReplayArgs) (string, error) {
 	fenceKey, token := a.DLQStream, ""
 	if a.Fence != nil {
@@ -125,10 +126,14 @@ func Replay(ctx context.Context, rdb redis.Scripter, a ReplayArgs) (string, erro
 	if st := a.Entry.Stored; st != nil {
 		pkey, index, ref, body, ttl = st.Key, st.Index, st.Ref, st.Payload, st.TTL.Milliseconds()
 	}
-	args := append([]any{a.ID, del, token, a.Group, ref, body, ttl}, a.Entry.Fields...)
+	retryIndex, retryCount := a.DLQStream, a.DLQStream
+	if g := a.Entry.RetryGroup; g != "" {
+		retryIndex, retryCount = keys.RetryIndex(a.Stream, g), keys.RetryCount(a.Stream)
+	}
+	args := append([]any{a.ID, del, token, a.Group, ref, body, ttl, a.Entry.RetryGroup}, a.Entry.Fields...)
 	op := "replay " + a.ID + " of " + a.DLQStream
 	res, err := replayScript.Run(ctx, rdb,
-		[]string{a.DLQStream, a.Stream, fenceKey, keys.ReplayMarks(a.DLQStream), pkey, index}, args...).Result()
+		[]string{a.DLQStream, a.Stream, fenceKey, keys.ReplayMarks(a.DLQStream), pkey, index, retryIndex, retryCount}, args...).Result()
 	res, err = fence.Check(op, res, err)
 	if err != nil {
 		return "", err

@@ -43,6 +43,8 @@ type Offloading struct {
 type Replayed struct {
 	Fields []any
 	Stored *payload.Stored
+	// RetryGroup is the group the replay is for (its x-retry-group), "" for every group.
+	RetryGroup string
 }
 
 // Rebuild rebuilds the message of a DLQ entry for its original partition: the retry and
@@ -63,13 +65,14 @@ func Rebuild(values map[string]any, dlqID string, allGroups bool, off Offloading
 	if g, _ := values[FieldGroup].(string); g != "" && !allGroups {
 		md[codec.HeaderRetryGroup] = g // only the group that failed it delivers it, as a retry
 	}
+	var r Replayed
+	r.RetryGroup = md[codec.HeaderRetryGroup]
 	md[codec.HeaderForcePartition] = strconv.Itoa(PartitionOf(values))
 	if md[codec.HeaderOriginalID] == "" {
 		if orig, _ := values[FieldOriginalMessageID].(string); orig != "" {
 			md[codec.HeaderOriginalID] = orig
 		}
 	}
-	var r Replayed
 	inline := []byte(body)
 	if payload.Offloads(off.Threshold, len(body)) {
 		ref := watermill.NewUUID()

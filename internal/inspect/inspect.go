@@ -13,31 +13,35 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/stream"
 )
 
-// Partition is what one pipeline read of a topic's partition: its stream's info and groups
-// and its DLQ's length.
+// Partition is what one pipeline read of a topic's partition: its stream's info and groups,
+// its DLQ's length and whether a retry was ever appended to it.
 type Partition struct {
-	Info   *stream.Info // nil: the stream was never written
-	Groups []stream.GroupInfo
-	DLQLen int64
+	Info    *stream.Info // nil: the stream was never written
+	Groups  []stream.GroupInfo
+	DLQLen  int64
+	Retried bool // keys.RetryCount exists: the stream may hold retry entries
 }
 
-// Partitions reads XINFO STREAM, XLEN of the DLQ and XINFO GROUPS of every partition, in one
-// pipeline: streams[p] and dlqs[p] are partition p's stream and DLQ keys.
+// Partitions reads XINFO STREAM, XLEN of the DLQ, XINFO GROUPS and whether retries were ever
+// counted (EXISTS keys.RetryCount) of every partition, in one pipeline: streams[p] and
+// dlqs[p] are partition p's stream and DLQ keys.
 func Partitions(ctx context.Context, rdb redis.UniversalClient, streams, dlqs []string) ([]Partition, error) {
 	type read struct {
 		info   func() (*stream.Info, error)
 		dlq    *redis.IntCmd
 		groups func() ([]stream.GroupInfo, error)
+		count  *redis.IntCmd
 	}
 	reads := make([]read, len(streams))
 	_, _ = rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
 		for p, s := range streams {
 			reads[p] = read{
 				info: stream.QueueInfo(ctx, pipe, s), dlq: pipe.XLen(ctx, dlqs[p]),
-				groups: stream.QueueGroups(ctx, pipe, s),
+				groups: stream.QueueGroups(ctx, pipe, s), count: pipe.Exists(ctx, keys.RetryCount(s)),
 			}
 		}
 		return nil
@@ -52,7 +56,10 @@ func Partitions(ctx context.Context, rdb redis.UniversalClient, streams, dlqs []
 		if err := r.dlq.Err(); err != nil {
 			return nil, fmt.Errorf("length of %s: %w", dlqs[p], err)
 		}
-		out[p] = Partition{Info: info, Groups: groups, DLQLen: r.dlq.Val()}
+		if err := r.count.Err(); err != nil {
+			return nil, fmt.Errorf("retry counts of %s: %w", streams[p], err)
+		}
+		out[p] = Partition{Info: info, Groups: groups, DLQLen: r.dlq.Val(), Retried: r.count.Val() > 0}
 	}
 	return out, nil
 }

@@ -88,3 +88,16 @@ func (s Space) GroupPause(t, g string) string { return s.Control + ":paused:{" +
 
 // DLQGroupPause is GroupPause for group g consuming the DLQ of topic t as a topic.
 func (s Space) DLQGroupPause(t, g string) string { return s.Control + ":dlqpaused:{" + t + "}:" + g }
+
+// RetryIndex is the zset, beside stream and in its slot, of the ids of group g's retry
+// entries on stream (entries carrying x-retry-group g, which every other group skips):
+// members streamid.Key(id), all of score 0, so a range of ids is one ZLEXCOUNT. The scripts
+// that append such an entry (a requeued or moved retry, a replay to one group) add its id and
+// drop the members below the stream's first entry; admin.DeleteGroup deletes it. The lag
+// readers count it (internal/lag).
+func RetryIndex(stream, g string) string { return stream + ":retries:" + g }
+
+// RetryCount is the hash, beside stream and in its slot, of the retry entries ever appended
+// to stream: group -> count. With XINFO STREAM entries-added it tells the messages published
+// from the retries (internal/lag).
+func RetryCount(stream string) string { return stream + ":retrycount" }

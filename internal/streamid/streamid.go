@@ -47,3 +47,16 @@ func Next(id string) string {
 
 // Min is the smallest id at or after t: entries below it are older than t.
 func Min(t time.Time) string { return strconv.FormatInt(t.UnixMilli(), 10) + "-0" }
+
+// keyDigits is the width of each part of a Key: the digits of the largest uint64.
+const keyDigits = 20
+
+// Key is id as a fixed-width string ("ms-seq", each part zero-padded to 20 digits) that sorts
+// as the id does, for lexicographic zsets of ids (ZLEXCOUNT over a range of ids); the Lua
+// scripts that write such zsets pad the same way. An id that does not parse keys as 0-0.
+func Key(id string) string {
+	ms, seq, _ := Parse(id)
+	return pad(strconv.FormatUint(ms, 10)) + "-" + pad(strconv.FormatUint(seq, 10))
+}
+
+func pad(digits string) string { return strings.Repeat("0", keyDigits-len(digits)) + digits }

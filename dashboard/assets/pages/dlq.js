@@ -6,7 +6,44 @@ import * as api from '../api.js';
 import * as ui from '../ui.js';
 import * as fmt from '../format.js';
 
-const LIMIT = 100;
+const LIMIT = 50;
+
+// isoOf turns a datetime-local value (the browser's zone) into RFC 3339, '' when empty.
+function isoOf(v) {
+  if (!v) return '';
+  const d = new Date(v);
+  return Number.isNaN(d.getTime()) ? '' : d.toISOString();
+}
+
+// filterBar builds the filter inputs; onChange(filters) runs on every change.
+function filterBar(onChange) {
+  const input = (name, label, attrs = {}) => {
+    const el = h('input', { class: ['input', attrs.wide ? 'wide' : ''], name, 'aria-label': label, type: attrs.type || 'text', placeholder: attrs.placeholder || '' });
+    return [el, h('label', null, label, el)];
+  };
+  const fields = [
+    input('group', 'Group', { placeholder: 'any' }), input('reason', 'Reason contains', { placeholder: 'any' }),
+    input('partition', 'Partition', { placeholder: 'all, or 1,3' }), input('since', 'Failed from', { type: 'datetime-local' }),
+    input('until', 'Failed until', { type: 'datetime-local' }), input('q', 'Search', { wide: true, placeholder: 'uuid, payload, metadata, id…' }),
+  ];
+  let timer = 0;
+  const read = () => {
+    const v = {};
+    for (const [el] of fields) v[el.name] = el.type === 'datetime-local' ? isoOf(el.value) : el.value.trim();
+    return v;
+  };
+  for (const [el] of fields) {
+    el.addEventListener('input', () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => onChange(read()), 300);
+    });
+  }
+  const clear = ui.button('Clear', () => {
+    for (const [el] of fields) el.value = '';
+    onChange(read());
+  }, 'small', { dataset: { action: 'clear-filters' } });
+  return h('form', { class: 'filters', on: { submit: (e) => e.preventDefault() } }, fields.map((f) => f[1]), clear);
+}
 
 const key = (e) => e.partition + '/' + e.id;
 
@@ -26,6 +63,10 @@ export default function dlqPage(topic) {
   let ctx;
   let entries = [];
   let shown = ''; // what the table shows: entries and selection, to skip needless redraws
+  let filters = {};
+  let pages = ['']; // the cursors of the pages shown so far: '' is the first page
+  let next = '';
+  let pager;
   const base = api.path('topics', topic, 'dlq');
 
   async function run(what, path, body, describe) {
@@ -142,35 +183,71 @@ export default function dlqPage(topic) {
       { text: e.retryCount + ' / ' + e.maxRetries, class: 'num' },
       { node: ui.payload(e.payload), class: 'payload-cell', attrs: { dataset: { field: 'payload' } } },
       { node: h('div', { class: 'row-actions' },
-        e.replayedAt ? h('span', { class: 'pill', title: 'replayed ' + fmt.time(e.replayedAt) + ' as ' + e.replayedAs, dataset: { field: 'replayed' }, text: 'replayed' }) : null,
+        e.replayedAt ? h('span', { class: 'pill ok', title: 'replayed ' + fmt.time(e.replayedAt) + ' as ' + e.replayedAs, dataset: { field: 'replayed' }, text: 'replayed ' + fmt.time(e.replayedAt).split(' ')[1] }) : null,
         ui.button('Details', () => details(e), 'small', { dataset: { action: 'details' } }),
         write ? ui.button('Replay', () => replay([{ partition: e.partition, id: e.id }]), 'small primary', { dataset: { action: 'replay' } }) : null,
         write ? ui.button('Delete', () => remove([{ partition: e.partition, id: e.id }]), 'small danger', { dataset: { action: 'delete' } }) : null) },
     ].filter((c) => c !== null));
     // The header's select-all box is a node, so the header is built by hand here.
-    const t = ui.table(head, rows, 'No dead letters.', (i) => ({ dataset: { partition: entries[i].partition, id: entries[i].id } }));
+    const filtered = Object.values(filters).some(Boolean);
+    const t = ui.table(head, rows, filtered ? 'No dead letter matches the filters.' : 'No dead letters.',
+      (i) => ({ class: entries[i].replayedAt ? 'replayed' : null, dataset: { partition: entries[i].partition, id: entries[i].id, replayed: entries[i].replayedAt ? 'yes' : 'no' } }));
     if (write) fill(t.querySelector('th'), all);
     fill(list.body, t);
+  }
+
+  function renderPager(data) {
+    const older = ui.button('Older →', () => {
+      pages.push(next);
+      ctx.refresh();
+    }, 'small', { disabled: !next, dataset: { action: 'older' } });
+    const newer = ui.button('← Newer', () => {
+      pages.pop();
+      ctx.refresh();
+    }, 'small', { disabled: pages.length < 2, dataset: { action: 'newer' } });
+    const first = ui.button('Newest', () => {
+      pages = [''];
+      ctx.refresh();
+    }, 'small', { disabled: pages.length < 2, dataset: { action: 'newest' } });
+    const note = 'Page ' + pages.length + ' · ' + fmt.plural(data.entries.length, 'dead letter', 'dead letters') + ' shown' +
+      (data.truncated ? ' · stopped after reading ' + fmt.int(data.scanned) + ' (narrow the filters, or go on with Older)' : '');
+    fill(pager, first, newer, older, h('span', { dataset: { field: 'pager' }, text: note }));
   }
 
   return {
     title: 'Dead letters · ' + topic,
     mount(root, c) {
       ctx = c;
-      st = ui.stats([['size', 'Dead letters'], ['shown', 'Shown'], ['partitions', 'Partitions affected']]);
-      list = ui.card('Entries', h('span', { class: 'muted small', text: 'oldest failure first' }));
+      st = ui.stats([['size', 'Dead letters'], ['shown', 'Shown'], ['page', 'Page'], ['partitions', 'Partitions on this page']]);
+      list = ui.card('Entries', h('span', { class: 'muted small', text: 'newest failure first' }));
+      const bar = filterBar((f) => {
+        filters = f;
+        pages = [''];
+        ctx.refresh();
+      });
+      pager = h('div', { class: 'pager' });
+      list.insertBefore(bar, list.body);
+      list.append(pager);
       removeAfter = h('input', { type: 'checkbox' });
       toolbar = h('div', { class: 'toolbar' });
       root.append(ui.header('Dead letters', [['Topics', '#/'], [topic, route('topics', topic)]], topic), st);
       root.append(ctx.canWrite ? toolbar : h('p', { class: 'muted small readonly-note', text: 'Read-only: replay and delete are available when the dashboard allows writes.' }), list);
     },
-    load: (signal) => api.get(base + '?limit=' + LIMIT, signal),
+    load(signal) {
+      const q = new URLSearchParams({ limit: String(LIMIT) });
+      for (const [k, v] of Object.entries(filters)) if (v) q.set(k, v);
+      if (pages[pages.length - 1]) q.set('after', pages[pages.length - 1]);
+      return api.get(base + '?' + q.toString(), signal);
+    },
     update(data) {
       entries = data.entries;
+      next = data.next;
+      renderPager(data);
       const present = new Set(entries.map(key));
       for (const k of [...selected.keys()]) if (!present.has(k)) selected.delete(k);
       st.set('size', fmt.int(data.size));
       st.set('shown', fmt.int(entries.length));
+      st.set('page', String(pages.length));
       st.set('partitions', fmt.int(new Set(entries.map((e) => e.partition)).size));
       if (ctx.canWrite) renderToolbar();
       if (JSON.stringify([entries, [...selected.keys()]]) !== shown) renderTable();

@@ -83,32 +83,92 @@ function pendingTable(entries) {
     { label: 'Deliveries', class: 'num' }], rows, 'Nothing pending: every delivered entry was acked.');
 }
 
+// previewText says what a reset preview does: skip or redeliver how many messages.
+function previewText(pv) {
+  const more = pv.exact ? '' : ' at least';
+  const parts = [];
+  if (pv.skip) parts.push('skips' + more + ' ' + fmt.plural(pv.skip, 'message', 'messages') + ' (never delivered)');
+  if (pv.redeliver) parts.push('redelivers' + more + ' ' + fmt.plural(pv.redeliver, 'message', 'messages'));
+  return parts.length ? 'This reset ' + parts.join(' and ') + '.' : 'This reset skips and redelivers nothing.';
+}
+
+function previewTable(pv) {
+  const rows = pv.partitions.map((p) => [
+    { text: String(p.partition), class: 'num' },
+    { node: p.created ? h('span', { class: 'muted', text: 'no group: created' }) : ui.mono(p.current) },
+    { node: ui.mono(p.target) },
+    { text: fmt.int(p.skip) + (p.exact ? '' : '+'), class: p.skip ? 'num lag' : 'num', attrs: { dataset: { field: 'skip' } } },
+    { text: fmt.int(p.redeliver) + (p.exact ? '' : '+'), class: p.redeliver ? 'num warn' : 'num', attrs: { dataset: { field: 'redeliver' } } },
+    { text: fmt.int(p.pending), class: 'num' },
+  ]);
+  return ui.table([{ label: 'Partition', class: 'num' }, { label: 'Now after' }, { label: 'Would be after' }, { label: 'Skips', class: 'num' },
+    { label: 'Redelivers', class: 'num' }, { label: 'Pending (kept)', class: 'num' }], rows, 'No partitions.',
+  (i) => ({ dataset: { partition: pv.partitions[i].partition } }));
+}
+
+// resetCard moves the group's offset: nothing is chosen until the operator types or picks
+// an offset; each choice is previewed (per partition, what it skips or redelivers), and the
+// confirmation says how many.
 function resetCard(topic, group, ctx) {
   const c = ui.card('Reset offset');
-  const input = h('input', { class: 'input', type: 'text', value: 'latest', 'aria-label': 'New offset',
-    placeholder: 'beginning, latest, a stream id, 2026-11-29T10:00:00Z or @unix-ms' });
-  const preset = (v) => ui.button(v, () => { input.value = v; });
-  const submit = async () => {
+  const base = api.path('topics', topic, 'groups', group);
+  const input = h('input', { class: 'input', type: 'text', 'aria-label': 'New offset', name: 'offset',
+    placeholder: 'choose: beginning, latest, a stream id, 2026-11-29T10:00:00Z or @unix-ms' });
+  const preview = h('div', { class: 'preview', dataset: { field: 'reset-preview' } });
+  let current = null; // the preview of input's value, null while none
+  let timer = 0;
+  let asked = 0;
+  const submitBtn = ui.button('Reset offset…', () => submit(), 'danger', { disabled: true, dataset: { action: 'reset-offset' } });
+  const load = async () => {
     const to = input.value.trim();
-    if (!to) return;
+    current = null;
+    submitBtn.disabled = true;
+    if (!to) {
+      fill(preview);
+      return;
+    }
+    const n = ++asked;
+    try {
+      const pv = await api.get(base + '/reset-preview?to=' + encodeURIComponent(to));
+      if (n !== asked) return;
+      current = { to, pv };
+      submitBtn.disabled = false;
+      fill(preview, h('p', { class: ['summary', pv.skip ? 'skip' : pv.redeliver ? 'redeliver' : ''], dataset: { field: 'preview-summary' }, text: previewText(pv) }), previewTable(pv));
+    } catch (err) {
+      if (n === asked) fill(preview, h('p', { class: 'warn', dataset: { field: 'preview-summary' }, text: err.message }));
+    }
+  };
+  input.addEventListener('input', () => {
+    clearTimeout(timer);
+    timer = setTimeout(load, 250);
+  });
+  const preset = (v) => ui.button(v, () => {
+    input.value = v;
+    load();
+  }, '', { dataset: { preset: v } });
+  const submit = async () => {
+    if (!current || current.to !== input.value.trim()) return;
+    const { to, pv } = current;
     const ok = await ui.confirm({
       title: 'Reset the offset of ' + group + '?',
       body: [h('p', null, 'Group ', h('strong', { text: group }), ' on topic ', h('strong', { text: topic }), ' will continue from ', h('strong', { text: to }), ' on every partition.'),
-        h('p', { class: 'muted', text: 'Moving back re-delivers entries; moving forward skips them. Pending entries stay pending and are re-delivered by each partition\'s owner.' })],
+        h('p', { class: 'strong', dataset: { field: 'confirm-count' }, text: previewText(pv) }),
+        h('p', { class: 'muted', text: 'Counted just now; messages published meanwhile are not in it. Pending entries (' + fmt.int(pv.pending) + ') stay pending and are re-delivered by each partition\'s owner.' })],
       confirmLabel: 'Reset offset', danger: true,
     });
     if (!ok) return;
     try {
-      const res = await api.post(api.path('topics', topic, 'groups', group, 'reset-offset'), { to });
+      const res = await api.post(base + '/reset-offset', { to });
       ui.toast(res.note);
       ctx.refresh();
+      load();
     } catch (err) {
       ui.toast('Reset failed: ' + err.message, 'error');
     }
   };
-  fill(c.body, h('div', { class: 'form-row' }, input, preset('beginning'), preset('latest'),
-    ui.button('Reset offset…', submit, 'danger', { dataset: { action: 'reset-offset' } })),
-  h('p', { class: 'muted small', text: 'beginning, latest, a stream id (1700000000000-0), an RFC 3339 time (first entry at or after it) or @unix-milliseconds.' }));
+  fill(c.body, h('div', { class: 'form-row' }, input, preset('beginning'), preset('latest'), submitBtn),
+    h('p', { class: 'muted small', text: 'beginning, latest, a stream id (1700000000000-0), an RFC 3339 time (first entry at or after it) or @unix-milliseconds. The preview shows what it skips or redelivers before anything moves.' }),
+    preview);
   return c;
 }
 

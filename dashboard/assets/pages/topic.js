@@ -17,17 +17,19 @@ export default function topicPage(topic) {
   let retention;
   let groups;
   let recent;
+  let health;
   return {
     title: topic,
     mount(root) {
       st = ui.stats([['partitions', 'Partitions'], ['length', 'Length'], ['groups', 'Consumer groups'],
         ['lag', 'Total lag'], ['over', 'Over max length'], ['dlq', 'Dead letters'], ['rate', 'Publish msg/s']]);
-      charts = ui.card('Last minutes');
+      charts = ui.card('Last hour');
       retention = h('span', { class: 'muted', id: 'retention' });
       parts = ui.card('Partitions', retention);
       groups = ui.card('Consumer groups');
-      recent = ui.card('Newest messages');
-      root.append(ui.header(topic, [['Topics', '#/']]), st, charts, parts, groups, recent);
+      recent = ui.card('Newest messages', h('a', { href: route('topics', topic, 'messages'), class: 'small', dataset: { action: 'browse' }, text: 'Browse messages →' }));
+      health = h('div', { id: 'topic-health' });
+      root.append(ui.header(topic, [['Topics', '#/']]), health, st, charts, parts, groups, recent);
     },
     async load(signal) {
       const base = api.path('topics', topic);
@@ -44,7 +46,8 @@ export default function topicPage(topic) {
       st.set('over', fmt.int(info.overMaxLen));
       st.set('dlq', fmt.int(info.dlqLength), info.dlqLength > 0 ? route('topics', topic, 'dlq') : null);
       st.set('rate', fmt.rate(info.publishRate));
-      fill(charts.body, renderCharts(rates));
+      fill(charts.body, renderCharts(rates, info));
+      fill(health, healthBlock(info.health));
       fill(retention, retentionText(info.retention));
       fill(parts.body, partitionTable(info));
       fill(groups.body, groupTable(topic, info.groups));
@@ -53,18 +56,31 @@ export default function topicPage(topic) {
   };
 }
 
-function renderCharts(rates) {
+// groupColor gives each group of the topic one colour class for every chart: c0..c6 by its
+// place among the topic's groups (sorted by name); c7 is the published messages'.
+export function groupColors(names) {
+  const sorted = [...new Set(names)].sort();
+  const map = new Map(sorted.map((g, i) => [g, 'c' + (i % 7)]));
+  return (g) => map.get(g) || 'c6';
+}
+
+function renderCharts(rates, info) {
   const pts = rates.points;
   const to = pts.length ? pts[pts.length - 1].t : Date.now();
   const from = pts.length ? Math.max(pts[0].t, to - rates.windowMs) : to - rates.intervalMs;
+  const color = groupColors(info.groups.map((g) => g.name).concat(rates.groups));
   const series = (pick) => rates.groups.map((g) => ({
-    name: g, points: pts.filter((p) => p.groups[g] && pick(p.groups[g]) !== null).map((p) => [p.t, pick(p.groups[g])]),
+    name: g, color: color(g), points: pts.filter((p) => p.groups[g] && pick(p.groups[g]) !== null).map((p) => [p.t, pick(p.groups[g])]),
   }));
-  const throughput = [{ name: 'published', points: pts.map((p) => [p.t, p.publishRate]) }]
-    .concat(series((g) => g.consumeRate).map((x) => ({ ...x, name: x.name + ' consumed', dashed: true })));
-  return h('div', { class: 'charts' },
-    h('div', { dataset: { chart: 'throughput' } }, lineChart({ title: 'Throughput (msg/s)', series: throughput, from, to })),
-    h('div', { dataset: { chart: 'lag' } }, lineChart({ title: 'Lag (messages)', series: series((g) => g.lag), from, to, format: fmt.int, integer: true })));
+  // Published is a wide light band under the consumed lines: equal rates show both.
+  const throughput = [{ name: 'published', color: 'c7', band: true, points: pts.map((p) => [p.t, p.publishRate]) }]
+    .concat(series((g) => g.consumeRate).map((x) => ({ ...x, name: x.name + ' consumed' })));
+  const span = pts.length > 1 ? fmt.duration(pts[pts.length - 1].t - pts[0].t) : fmt.dash;
+  return h('div', null,
+    h('p', { class: 'muted small chart-note', dataset: { field: 'history-span' }, text: 'History kept in Redis: ' + span + ' shown of the last ' + fmt.duration(rates.windowMs) + '.' }),
+    h('div', { class: 'charts' },
+      h('div', { dataset: { chart: 'throughput' } }, lineChart({ title: 'Throughput (msg/s)', series: throughput, from, to })),
+      h('div', { dataset: { chart: 'lag' } }, lineChart({ title: 'Lag (messages)', series: series((g) => g.lag), from, to, format: fmt.int, integer: true }))));
 }
 
 function partitionTable(info) {
@@ -113,15 +129,23 @@ function owner(g) {
 
 function groupTable(topic, groups) {
   const rows = groups.map((g) => [
+    { node: ui.healthPill(g.health), attrs: { dataset: { field: 'health' } } },
     h('a', { href: route('topics', topic, 'groups', g.name), class: 'strong', text: g.name }),
     { text: fmt.int(g.consumers), class: 'num' },
     { text: fmt.int(g.pending), class: 'num' },
     { text: fmt.int(g.lag) + (g.lagUnknown ? '+' : ''), class: 'num', attrs: { dataset: { field: 'lag' } } },
+    { text: fmt.duration(g.timeLagMs), class: 'num' },
     { text: fmt.rate(g.consumeRate), class: 'num' },
+    { node: ui.problemList(g.health) },
   ]);
-  return ui.table([{ label: 'Group' }, { label: 'Consumers', class: 'num' }, { label: 'Pending', class: 'num' },
-    { label: 'Lag', class: 'num' }, { label: 'Consume msg/s', class: 'num' }], rows, 'No consumer group reads this topic yet.',
-  (i) => ({ dataset: { group: groups[i].name } }));
+  return ui.table([{ label: 'Health' }, { label: 'Group' }, { label: 'Live members', class: 'num' }, { label: 'Pending', class: 'num' },
+    { label: 'Lag', class: 'num' }, { label: 'Oldest waiting', class: 'num' }, { label: 'Consume msg/s', class: 'num' }, { label: 'Problems' }],
+  rows, 'No consumer group reads this topic yet.', (i) => ({ dataset: { group: groups[i].name, health: groups[i].health.state } }));
+}
+
+function healthBlock(hv) {
+  if (!hv || hv.state === 'ok') return null;
+  return h('div', { class: ['alert', hv.state === 'warning' ? 'soft' : ''], dataset: { health: hv.state } }, ui.healthPill(hv), ' ', ui.problemList(hv));
 }
 
 function messageTable(entries) {

@@ -1,9 +1,43 @@
-// Topics: every topic with partitions, length, groups, dead letters and publish rate.
+// Topics: every topic, worst first: its health (no live member, lag growing, nothing
+// consumed while messages wait, dead letters arriving), the group furthest behind and the
+// age of its oldest waiting message, each group's live members, dead letters, publish rate.
 
 import { h, fill, route } from '../dom.js';
 import * as api from '../api.js';
 import * as ui from '../ui.js';
 import * as fmt from '../format.js';
+
+function worstLag(t) {
+  const w = t.worstLag;
+  if (!w) return { text: '0', class: 'num', attrs: { dataset: { field: 'worst-lag' } } };
+  return {
+    node: h('span', { class: 'stack' }, h('span', { class: 'strong', text: fmt.int(w.lag) + (w.lagExact ? '' : '+') }),
+      h('span', { class: 'muted small', text: w.group })),
+    class: 'num', attrs: { dataset: { field: 'worst-lag' } },
+  };
+}
+
+function lagAge(t) {
+  const w = t.worstLag;
+  return { text: w ? fmt.duration(w.timeLagMs) : fmt.dash, class: w && w.timeLagMs > 60000 ? 'num lag' : 'num', attrs: { dataset: { field: 'lag-age' } } };
+}
+
+function groupList(t) {
+  if (!t.consumerGroups.length) return h('span', { class: 'muted', text: 'no group' });
+  return h('div', { class: 'group-list' }, t.consumerGroups.map((g) => h('span', { class: 'group-line', dataset: { group: g.name, state: g.health.state } },
+    h('span', { class: ['dotc', g.health.state] }),
+    h('a', { href: route('topics', t.topic, 'groups', g.name), text: g.name }),
+    h('span', { class: g.members ? 'muted' : 'warn strong', dataset: { field: 'members' }, text: fmt.plural(g.members, 'live member', 'live members') }))));
+}
+
+function deadLetters(t) {
+  if (!t.dlqLength) return { text: '0', class: 'num', attrs: { dataset: { field: 'dlq' } } };
+  return {
+    node: h('span', { class: 'stack' }, h('a', { href: route('topics', t.topic, 'dlq'), class: 'pill danger', text: fmt.int(t.dlqLength) }),
+      t.dlqRecent ? h('span', { class: 'warn small', text: '+' + fmt.int(t.dlqRecent) + ' in 5 min' }) : null),
+    class: 'num', attrs: { dataset: { field: 'dlq' } },
+  };
+}
 
 export default function topicsPage() {
   let list;
@@ -12,26 +46,32 @@ export default function topicsPage() {
     title: 'Topics',
     mount(root) {
       head = h('div');
-      list = ui.card('Topics');
+      list = ui.card('Topics', h('span', { class: 'muted small', text: 'worst first' }));
       root.append(head, list);
       fill(head, ui.header('Topics'));
     },
     load: (signal) => api.get('topics', signal),
     update(data) {
       const n = data.topics.length;
-      fill(head, ui.header('Topics', [], fmt.plural(n, 'topic', 'topics') + ' registered'));
+      const bad = data.topics.filter((t) => t.health.state !== 'ok').length;
+      fill(head, ui.header('Topics', [], fmt.plural(n, 'topic', 'topics') + ' registered' + (bad ? ' · ' + fmt.plural(bad, 'needs', 'need') + ' attention' : '')));
       const rows = data.topics.map((t) => [
+        { node: h('div', null, ui.healthPill(t.health), ui.problemList(t.health)), attrs: { dataset: { field: 'health' } } },
         h('a', { href: route('topics', t.topic), class: 'strong', text: t.topic }),
+        worstLag(t),
+        lagAge(t),
+        { node: groupList(t), attrs: { dataset: { field: 'groups' } } },
+        deadLetters(t),
+        { text: fmt.rate(t.publishRate), class: 'num' },
         { text: fmt.int(t.partitions), class: 'num', attrs: { dataset: { field: 'partitions' } } },
         { text: fmt.int(t.length), class: 'num' },
-        { text: fmt.int(t.groups), class: 'num' },
-        { node: t.dlqLength > 0 ? h('a', { href: route('topics', t.topic, 'dlq'), class: 'pill danger', text: fmt.int(t.dlqLength) }) : '0', class: 'num' },
-        { text: fmt.rate(t.publishRate), class: 'num' },
       ]);
       fill(list.body, ui.table([
-        { label: 'Topic' }, { label: 'Partitions', class: 'num' }, { label: 'Length', class: 'num' },
-        { label: 'Groups', class: 'num' }, { label: 'Dead letters', class: 'num' }, { label: 'Publish msg/s', class: 'num' },
-      ], rows, 'No topics yet: they appear with the first publish or subscribe.', (i) => ({ dataset: { topic: data.topics[i].topic } })));
+        { label: 'Health' }, { label: 'Topic' }, { label: 'Worst lag', class: 'num' }, { label: 'Oldest waiting', class: 'num' },
+        { label: 'Groups' }, { label: 'Dead letters', class: 'num' }, { label: 'Publish msg/s', class: 'num' },
+        { label: 'Partitions', class: 'num' }, { label: 'Length', class: 'num' },
+      ], rows, 'No topics yet: they appear with the first publish or subscribe.',
+      (i) => ({ dataset: { topic: data.topics[i].topic, health: data.topics[i].health.state } })));
     },
   };
 }

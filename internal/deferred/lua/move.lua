@@ -7,9 +7,14 @@
 -- KEYS[2] zset: item id -> due ms
 -- KEYS[3] items hash: item id -> msgpack item {topic, partitionId, retryCount, fields}
 -- KEYS[4] partition stream
+-- KEYS[5] retry index of the set's group beside the stream (keys.RetryIndex), or KEYS[4]
+--         again for a delay set
+-- KEYS[6] retry counts beside the stream (keys.RetryCount), or KEYS[4] again for a delay set
 -- ARGV[1] owner token
 -- ARGV[2] this partition's index
 -- ARGV[3] most items to move
+-- ARGV[4] the group of a retry set, whose appended retries are indexed and counted (for lag,
+--         see internal/lag); '' for a delay set (published messages)
 -- (length retention trims the partition in the background, never on the append)
 -- returns {moved, dropped, next due ms or -1, {id, partition, {field, value, ...}, ...} handed
 -- back}, or -1 when the caller no longer holds the lease
@@ -29,9 +34,19 @@ local function usable(fields)
   return true
 end
 
+local function pad(id)
+  local ms, seq = string.match(id, '^(%d+)-(%d+)$')
+  return string.rep('0', 20 - #ms) .. ms .. '-' .. string.rep('0', 20 - #seq) .. seq
+end
+
 local function append(fields)
   local res = redis.pcall('XADD', KEYS[4], '*', unpack(fields))
-  return not (type(res) == 'table' and res.err)
+  if type(res) == 'table' and res.err then return false end
+  if ARGV[4] ~= '' then
+    redis.call('ZADD', KEYS[5], 0, pad(res))
+    redis.call('HINCRBY', KEYS[6], ARGV[4], 1)
+  end
+  return true
 end
 
 local function drop(id)
@@ -64,6 +79,10 @@ for _, id in ipairs(due) do
       drop(id)
     end
   end
+end
+if moved > 0 and ARGV[4] ~= '' then
+  local first = redis.call('XRANGE', KEYS[4], '-', '+', 'COUNT', 1)[1]
+  redis.call('ZREMRANGEBYLEX', KEYS[5], '-', '(' .. pad(first[1]))
 end
 local nextDue = -1
 local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')

@@ -8,11 +8,16 @@
 -- KEYS[5] payload key of an offloaded replay (streaming:mq:payload:{T:p:I}:REF), or the DLQ
 --         key again when the payload is inline
 -- KEYS[6] payload index zset of the partition ("id|ref" -> entry ms), or the DLQ key again
+-- KEYS[7] retry index beside the partition stream of the group the replay is for
+--         (keys.RetryIndex), or the DLQ key again for a replay to every group
+-- KEYS[8] retry counts beside the partition stream (keys.RetryCount), or the DLQ key again
 -- ARGV[1] DLQ entry id
 -- ARGV[2] "1" to XDEL the DLQ entry
 -- ARGV[3] owner token ("" when not consuming), ARGV[4] consuming group ("" when not)
 -- ARGV[5] payload ref ("" when inline), ARGV[6] payload bytes, ARGV[7] payload TTL ms (0: none)
--- ARGV[8..] field, value pairs of the replayed entry (carrying x-payload-hash-ref when offloaded)
+-- ARGV[8] the group the replay is for (x-retry-group, indexed and counted as a retry for lag,
+--         see internal/lag), '' for a replay to every group
+-- ARGV[9..] field, value pairs of the replayed entry (carrying x-payload-hash-ref when offloaded)
 -- A kept dead letter is marked as replayed (when, and as which entry); the marks expire a
 -- week after the latest replay from this DLQ. A deleted one loses its mark.
 -- returns the new entry id ("" when unknown); 0 when the DLQ entry does not exist; -1 when the
@@ -36,7 +41,17 @@ if ref ~= '' then
     redis.call('SET', KEYS[5], ARGV[6])
   end
 end
-local id = redis.call('XADD', KEYS[2], '*', unpack(ARGV, 8))
+local id = redis.call('XADD', KEYS[2], '*', unpack(ARGV, 9))
+if ARGV[8] ~= '' then
+  local function pad(x)
+    local ms, seq = string.match(x, '^(%d+)-(%d+)$')
+    return string.rep('0', 20 - #ms) .. ms .. '-' .. string.rep('0', 20 - #seq) .. seq
+  end
+  redis.call('ZADD', KEYS[7], 0, pad(id))
+  redis.call('HINCRBY', KEYS[8], ARGV[8], 1)
+  local first = redis.call('XRANGE', KEYS[2], '-', '+', 'COUNT', 1)[1]
+  redis.call('ZREMRANGEBYLEX', KEYS[7], '-', '(' .. pad(first[1]))
+end
 if ref ~= '' then
   redis.call('ZADD', KEYS[6], tonumber(string.match(id, '^(%d+)-')), id .. '|' .. ref)
 end
