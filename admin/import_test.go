@@ -2,12 +2,8 @@ package admin_test
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"maps"
 	"slices"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,147 +16,9 @@ import (
 
 	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/admin"
+	"github.com/streamq-dev/streamq/internal/redisstreamtest"
 	"github.com/streamq-dev/streamq/internal/redistest"
 )
-
-// keepOpen lends a client to watermill-redisstream, whose Publisher and Subscriber close the
-// client they were given.
-type keepOpen struct{ redis.UniversalClient }
-
-func (keepOpen) Close() error { return nil }
-
-// gate is a go-redis hook that, once shut, sends no more commands and waits for those in
-// flight: watermill-redisstream's Close returns before its reading goroutine stopped, which
-// may read one more entry through the group after Close.
-type gate struct {
-	mu       sync.Mutex
-	shut     bool
-	inFlight sync.WaitGroup
-}
-
-var errGateShut = errors.New("gate shut")
-
-// gated adds a gate to client and returns the function that shuts it.
-func gated(client *redis.Client) (*redis.Client, func()) {
-	g := &gate{}
-	client.AddHook(g)
-	return client, func() {
-		g.mu.Lock()
-		g.shut = true
-		g.mu.Unlock()
-		g.inFlight.Wait()
-	}
-}
-
-func (g *gate) enter() bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if !g.shut {
-		g.inFlight.Add(1)
-	}
-	return !g.shut
-}
-
-func (g *gate) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (g *gate) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		if !g.enter() {
-			cmd.SetErr(errGateShut)
-			return errGateShut
-		}
-		defer g.inFlight.Done()
-		return next(ctx, cmd)
-	}
-}
-
-func (g *gate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		if !g.enter() {
-			return errGateShut
-		}
-		defer g.inFlight.Done()
-		return next(ctx, cmds)
-	}
-}
-
-// oldMsg is a message the watermill-redisstream publisher sent before the switch.
-type oldMsg struct {
-	uuid, key, payload string
-	seq                int
-	md                 message.Metadata
-}
-
-// publishOld publishes n messages to stream with watermill-redisstream v1.4.5, message i
-// keyed "k<i % keys>" (metadata partition_key, and customer) with its sequence number.
-func publishOld(t *testing.T, client redis.UniversalClient, stream string, from, n, keys int) []oldMsg {
-	t.Helper()
-	pub, err := redisstream.NewPublisher(redisstream.PublisherConfig{Client: keepOpen{client}}, watermill.NopLogger{})
-	require.NoError(t, err)
-	defer pub.Close()
-	sent := make([]oldMsg, n)
-	msgs := make([]*message.Message, n)
-	for i := range msgs {
-		seq := from + i
-		key := "k" + strconv.Itoa(seq%keys)
-		m := message.NewMessage(watermill.NewUUID(), []byte(fmt.Sprintf(`{"order":%d}`, seq)))
-		m.Metadata.Set(streamq.PartitionKeyMetadata, key)
-		m.Metadata.Set("customer", key)
-		m.Metadata.Set("seq", strconv.Itoa(seq))
-		msgs[i] = m
-		sent[i] = oldMsg{uuid: m.UUID, key: key, payload: string(m.Payload), seq: seq, md: maps.Clone(m.Metadata)}
-	}
-	require.NoError(t, pub.Publish(stream, msgs...))
-	return sent
-}
-
-// consumeOld runs a watermill-redisstream subscriber of group as consumer: it acks the first
-// ack messages it receives, receives one more and never acks it, and closes. That one stays
-// pending, with those the subscriber had read ahead. It returns the acked UUIDs: the next
-// message arrives only once the previous one's XACK returned.
-func consumeOld(t *testing.T, client redis.UniversalClient, stream, group, consumer string, ack int) []string {
-	t.Helper()
-	sub, err := redisstream.NewSubscriber(redisstream.SubscriberConfig{
-		Client: keepOpen{client}, ConsumerGroup: group, Consumer: consumer, DisableIndefiniteInitialBlock: true,
-	}, watermill.NopLogger{})
-	require.NoError(t, err)
-	defer sub.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	ch, err := sub.Subscribe(ctx, stream)
-	require.NoError(t, err)
-	acked := make([]string, 0, ack)
-	for range ack + 1 {
-		select {
-		case m := <-ch:
-			if len(acked) == ack {
-				return acked // delivered, not acked
-			}
-			acked = append(acked, m.UUID)
-			m.Ack()
-		case <-ctx.Done():
-			t.Fatalf("watermill-redisstream delivered %d of %d messages", len(acked), ack+1)
-		}
-	}
-	return acked
-}
-
-// notAcked is sent without the acked UUIDs, in publish order.
-func notAcked(sent []oldMsg, acked ...[]string) []oldMsg {
-	done := map[string]bool{}
-	for _, a := range acked {
-		for _, u := range a {
-			done[u] = true
-		}
-	}
-	var out []oldMsg
-	for _, m := range sent {
-		if !done[m.uuid] {
-			out = append(out, m)
-		}
-	}
-	return out
-}
 
 // receiveImported consumes n messages of topic as a streamq group, acking each, in delivery order.
 func receiveImported(t *testing.T, client redis.UniversalClient, topic, group string, partitions, n int) []*message.Message {
@@ -187,11 +45,11 @@ func receiveImported(t *testing.T, client redis.UniversalClient, topic, group st
 
 // requireReceivedOnce checks that got are exactly want, each once, each key's in the order
 // they were published, with UUID, metadata and payload as published.
-func requireReceivedOnce(t *testing.T, want []oldMsg, got []*message.Message) {
+func requireReceivedOnce(t *testing.T, want []redisstreamtest.Message, got []*message.Message) {
 	t.Helper()
-	byUUID := map[string]oldMsg{}
+	byUUID := map[string]redisstreamtest.Message{}
 	for _, m := range want {
-		byUUID[m.uuid] = m
+		byUUID[m.UUID] = m
 	}
 	seen := map[string]bool{}
 	lastSeq := map[string]int{}
@@ -200,12 +58,12 @@ func requireReceivedOnce(t *testing.T, want []oldMsg, got []*message.Message) {
 		require.True(t, ok, "message %s (seq %s) was acked by the old group, or never published", m.UUID, m.Metadata.Get("seq"))
 		require.False(t, seen[m.UUID], "message %s delivered twice", m.UUID)
 		seen[m.UUID] = true
-		assert.Equal(t, w.md, m.Metadata, "metadata of %s", m.UUID)
-		assert.Equal(t, w.payload, string(m.Payload))
-		if prev, ok := lastSeq[w.key]; ok {
-			require.Less(t, prev, w.seq, "key %s: seq %d delivered after %d", w.key, w.seq, prev)
+		assert.Equal(t, message.Metadata(w.Metadata), m.Metadata, "metadata of %s", m.UUID)
+		assert.Equal(t, w.Payload, string(m.Payload))
+		if prev, ok := lastSeq[w.Key]; ok {
+			require.Less(t, prev, w.Seq, "key %s: seq %d delivered after %d", w.Key, w.Seq, prev)
 		}
-		lastSeq[w.key] = w.seq
+		lastSeq[w.Key] = w.Seq
 	}
 	require.Len(t, seen, len(want))
 }
@@ -229,10 +87,10 @@ func TestImportRedisstreamMovesWhatTheOldGroupHadNotAcked(t *testing.T) {
 	client := redistest.Start(t).Client(t)
 	adm, err := admin.New(client, admin.Options{})
 	require.NoError(t, err)
-	sent := publishOld(t, client, "orders", 0, 10_000, 100)
-	acked := consumeOld(t, client, "orders", "payments", "old-1", 3_000)
-	acked = append(acked, consumeOld(t, client, "orders", "payments", "old-2", 2_000)...)
-	want := notAcked(sent, acked)
+	sent := redisstreamtest.Publish(t, client, "orders", 0, 10_000, 100)
+	acked := redisstreamtest.Consume(t, client, "orders", "payments", "old-1", 3_000)
+	acked = append(acked, redisstreamtest.Consume(t, client, "orders", "payments", "old-2", 2_000)...)
+	want := redisstreamtest.NotAcked(sent, acked)
 	require.Len(t, want, 5_000)
 
 	opts := admin.ImportOptions{Stream: "orders", Group: "payments", Partitions: 8, DryRun: true}
@@ -276,8 +134,8 @@ func TestImportRedisstreamOnBackends(t *testing.T) {
 		ctx := context.Background()
 		adm, err := admin.New(client, admin.Options{})
 		require.NoError(t, err)
-		sent := publishOld(t, client, "invoices", 0, 300, 7)
-		want := notAcked(sent, consumeOld(t, client, "invoices", "billing", "old", 120))
+		sent := redisstreamtest.Publish(t, client, "invoices", 0, 300, 7)
+		want := redisstreamtest.NotAcked(sent, redisstreamtest.Consume(t, client, "invoices", "billing", "old", 120))
 		res, err := adm.ImportRedisstream(ctx, admin.ImportOptions{Stream: "invoices", Group: "billing", Partitions: 4, BatchSize: 50})
 		require.NoError(t, err)
 		assert.Equal(t, int64(len(want)), res.Imported)
@@ -292,14 +150,11 @@ func TestImportRedisstreamOnBackends(t *testing.T) {
 func TestImportRedisstreamAckSource(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	srv := redistest.Start(t)
-	client := srv.Client(t)
+	client := redistest.Start(t).Client(t)
 	adm, err := admin.New(client, admin.Options{})
 	require.NoError(t, err)
-	sent := publishOld(t, client, "shipments", 0, 400, 9)
-	old, stop := gated(srv.Client(t))
-	want := notAcked(sent, consumeOld(t, old, "shipments", "shipping", "old", 150))
-	stop() // the old subscriber is gone: SourceAck takes only what it did not take
+	sent := redisstreamtest.Publish(t, client, "shipments", 0, 400, 9)
+	want := redisstreamtest.NotAcked(sent, redisstreamtest.Consume(t, client, "shipments", "shipping", "old", 150))
 	opts := admin.ImportOptions{Stream: "shipments", Group: "shipping", Topic: "shipments-v2", Partitions: 3,
 		Source: admin.SourceAck, BatchSize: 64}
 	res, err := adm.ImportRedisstream(ctx, opts)
@@ -321,7 +176,7 @@ func TestImportRedisstreamAckSource(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, again.Imported+again.Skipped)
 
-	later := publishOld(t, client, "shipments", 400, 25, 9)
+	later := redisstreamtest.Publish(t, client, "shipments", 400, 25, 9)
 	res, err = adm.ImportRedisstream(ctx, opts)
 	require.NoError(t, err)
 	assert.Equal(t, int64(25), res.Imported)
@@ -338,15 +193,15 @@ func TestImportRedisstreamCheckpointAndWindow(t *testing.T) {
 	client := redistest.Start(t).Client(t)
 	adm, err := admin.New(client, admin.Options{})
 	require.NoError(t, err)
-	publishOld(t, client, "a", 0, 120, 5)
-	publishOld(t, client, "b", 0, 120, 5)
+	redisstreamtest.Publish(t, client, "a", 0, 120, 5)
+	redisstreamtest.Publish(t, client, "b", 0, 120, 5)
 	require.NoError(t, client.XGroupCreate(ctx, "a", "g", "0").Err())
 	require.NoError(t, client.XGroupCreate(ctx, "b", "g", "0").Err())
 
 	off := admin.ImportOptions{Stream: "a", Group: "g", Partitions: 2, IdempotencyWindow: -1, BatchSize: 50}
 	_, err = adm.ImportRedisstream(ctx, off)
 	require.NoError(t, err)
-	publishOld(t, client, "a", 120, 10, 5)
+	redisstreamtest.Publish(t, client, "a", 120, 10, 5)
 	res, err := adm.ImportRedisstream(ctx, off)
 	require.NoError(t, err)
 	assert.Equal(t, int64(10), res.Imported, "only what arrived since")
@@ -364,9 +219,16 @@ func TestImportRedisstreamCheckpointAndWindow(t *testing.T) {
 	assert.Equal(t, int64(120), length(t, adm, "b"))
 }
 
+// noClose lends a client to watermill-redisstream, whose Publisher closes its client.
+type noClose struct{ redis.UniversalClient }
+
+func (noClose) Close() error { return nil }
+
 // fieldKeyMarshaller is watermill-redisstream's default format plus a "key" field: a custom
 // Marshaller some users wrote.
-type fieldKeyMarshaller struct{ redisstream.DefaultMarshallerUnmarshaller }
+type fieldKeyMarshaller struct {
+	redisstream.DefaultMarshallerUnmarshaller
+}
 
 func (m fieldKeyMarshaller) Marshal(topic string, msg *message.Message) (map[string]any, error) {
 	v, err := m.DefaultMarshallerUnmarshaller.Marshal(topic, msg)
@@ -385,7 +247,7 @@ func TestImportRedisstreamKeyFromAField(t *testing.T) {
 	client := redistest.Start(t).Client(t)
 	adm, err := admin.New(client, admin.Options{})
 	require.NoError(t, err)
-	pub, err := redisstream.NewPublisher(redisstream.PublisherConfig{Client: keepOpen{client}, Marshaller: fieldKeyMarshaller{}}, nil)
+	pub, err := redisstream.NewPublisher(redisstream.PublisherConfig{Client: noClose{client}, Marshaller: fieldKeyMarshaller{}}, nil)
 	require.NoError(t, err)
 	for i := range 40 {
 		m := message.NewMessage(watermill.NewUUID(), []byte("x"))
@@ -427,7 +289,7 @@ func TestImportRedisstreamMissingPendingEntry(t *testing.T) {
 	client := redistest.Start(t).Client(t)
 	adm, err := admin.New(client, admin.Options{})
 	require.NoError(t, err)
-	publishOld(t, client, "gone", 0, 10, 2)
+	redisstreamtest.Publish(t, client, "gone", 0, 10, 2)
 	require.NoError(t, client.XGroupCreate(ctx, "gone", "g", "0").Err())
 	read, err := client.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "g", Consumer: "c", Streams: []string{"gone", ">"}, Count: 3}).Result()
 	require.NoError(t, err)
@@ -446,7 +308,7 @@ func TestImportRedisstreamErrors(t *testing.T) {
 	client := redistest.Start(t).Client(t)
 	adm, err := admin.New(client, admin.Options{})
 	require.NoError(t, err)
-	publishOld(t, client, "src", 0, 3, 1)
+	redisstreamtest.Publish(t, client, "src", 0, 3, 1)
 	require.NoError(t, client.XGroupCreate(ctx, "src", "g", "0").Err())
 	require.NoError(t, adm.CreateTopic(ctx, "four", 4))
 	require.NoError(t, client.XAdd(ctx, &redis.XAddArgs{Stream: "bad", Values: []any{"payload", "no uuid"}}).Err())

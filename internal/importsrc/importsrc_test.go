@@ -26,7 +26,6 @@ func source(t *testing.T, rdb *redis.Client, src, group string, n int) []string 
 	return ids
 }
 
-
 // TestTakeAndBacklog: a group that read 4 of 6 entries and acked 2 stands at the 4th, holds 2
 // pending; PendingPage lists them up to a bound, Bodies reads a deleted one as nil, Claim
 // moves them (nil for the deleted one), ReadNew takes the 2 undelivered ones, Ack acks.
