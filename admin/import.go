@@ -196,7 +196,7 @@ func (o *ImportOptions) setDefaults() error {
 		o.IdempotencyWindow = DefaultImportIdempotencyWindow
 	}
 	if err := o.validate(); err != nil {
-		return fmt.Errorf("%w: import: %w", ErrInvalidArgument, err)
+		return fmt.Errorf("import: %w: %w", ErrInvalidArgument, err)
 	}
 	return nil
 }
@@ -229,10 +229,12 @@ func (o *ImportOptions) validate() error {
 // count, and checks the count against opts.Partitions.
 func (a *Admin) newImport(ctx context.Context, o ImportOptions) (*importRun, error) {
 	snap, err := importsrc.Take(ctx, a.rdb, o.Stream, o.Group)
-	if errors.Is(err, importsrc.ErrNoStream) || errors.Is(err, importsrc.ErrNoGroup) {
-		return nil, fmt.Errorf("%w: import: %w", ErrGroupNotFound, err)
-	}
-	if err != nil {
+	switch {
+	case errors.Is(err, importsrc.ErrNoStream):
+		return nil, fmt.Errorf("import: %w: %q: stream %q does not exist", ErrGroupNotFound, o.Group, o.Stream)
+	case errors.Is(err, importsrc.ErrNoGroup):
+		return nil, fmt.Errorf("import: %w: stream %q has no group %q", ErrGroupNotFound, o.Stream, o.Group)
+	case err != nil:
 		return nil, err
 	}
 	imp := &importRun{a: a, o: o, snap: snap, keys: importsrc.KeysFor(a.space.Control, o.Topic)}

@@ -56,14 +56,14 @@ func (r *importRun) readTopic(ctx context.Context) error {
 	switch {
 	case errors.Is(err, ErrTopicNotFound):
 		if r.o.Partitions == 0 {
-			return fmt.Errorf("%w: import: topic %q does not exist: give its partition count", ErrInvalidArgument, r.o.Topic)
+			return fmt.Errorf("import: %w: topic %q does not exist: give its partition count", ErrInvalidArgument, r.o.Topic)
 		}
 		r.partitions = r.o.Partitions
 		return nil
 	case err != nil:
 		return err
 	case r.o.Partitions != 0 && r.o.Partitions != m.Count:
-		return fmt.Errorf("%w: import: topic %q has %d partitions, not %d (grow it first)", ErrInvalidArgument, r.o.Topic, m.Count, r.o.Partitions)
+		return fmt.Errorf("import: %w: topic %q has %d partitions, not %d (grow it first)", ErrInvalidArgument, r.o.Topic, m.Count, r.o.Partitions)
 	}
 	r.partitions, r.meta = m.Count, m
 	return nil
