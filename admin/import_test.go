@@ -224,6 +224,40 @@ type noClose struct{ redis.UniversalClient }
 
 func (noClose) Close() error { return nil }
 
+// TestImportRedisstreamCheckpointNeverMovesBack: a run again goes through the old group's
+// pending entries first, all older than the checkpoint; one stopped right after them (its
+// context cancelled) leaves the checkpoint where it was, so the next run appends nothing,
+// the idempotency window off.
+func TestImportRedisstreamCheckpointNeverMovesBack(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	client := redistest.Start(t).Client(t)
+	adm, err := admin.New(client, admin.Options{})
+	require.NoError(t, err)
+	sent := redisstreamtest.Publish(t, client, "back", 0, 100, 4)
+	want := redisstreamtest.NotAcked(sent, redisstreamtest.Consume(t, client, "back", "g", "old", 30))
+	opts := admin.ImportOptions{Stream: "back", Group: "g", Partitions: 2, IdempotencyWindow: -1, BatchSize: 10}
+	first, err := adm.ImportRedisstream(ctx, opts)
+	require.NoError(t, err)
+	require.Equal(t, int64(len(want)), first.Imported)
+	require.Positive(t, first.Pending)
+
+	stop, cancel := context.WithCancel(ctx)
+	defer cancel()
+	opts.Progress = func(admin.ImportProgress) { cancel() }
+	cut, err := adm.ImportRedisstream(stop, opts)
+	require.ErrorIs(t, err, context.Canceled)
+	require.Positive(t, cut.Skipped, "it went through a batch of pending entries")
+	require.Less(t, cut.Skipped, int64(len(want)), "and stopped there")
+
+	opts.Progress = nil
+	again, err := adm.ImportRedisstream(ctx, opts)
+	require.NoError(t, err)
+	assert.Zero(t, again.Imported)
+	assert.Equal(t, int64(len(want)), again.Skipped)
+	assert.Equal(t, int64(len(want)), length(t, adm, "back"))
+}
+
 // fieldKeyMarshaller is watermill-redisstream's default format plus a "key" field: a custom
 // Marshaller some users wrote.
 type fieldKeyMarshaller struct {

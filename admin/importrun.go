@@ -149,12 +149,7 @@ func (r *importRun) importBatch(ctx context.Context, batch []backlogEntry) error
 			return fmt.Errorf("import into %q: %w", r.o.Topic, err)
 		}
 	}
-	kind := importsrc.Copied
-	if r.o.Source == SourceAck {
-		kind = importsrc.Moved
-	}
-	last := batch[len(batch)-1].id
-	if err := importsrc.Record(ctx, r.a.rdb, r.keys, r.token, ImportLockTTL, importsrc.Field(kind, r.o.Stream, r.o.Group), last); err != nil {
+	if err := r.record(ctx, batch[len(batch)-1].id); err != nil {
 		return err
 	}
 	if r.o.Source != SourceAck {
@@ -163,6 +158,23 @@ func (r *importRun) importBatch(ctx context.Context, batch []backlogEntry) error
 	n, err := importsrc.Ack(ctx, r.a.rdb, r.o.Stream, r.o.Group, ids(batch))
 	r.res.Acked += n
 	return err
+}
+
+// record moves the checkpoint to last, never back: a run again first goes through pending
+// entries older than what an earlier run recorded.
+func (r *importRun) record(ctx context.Context, last string) error {
+	kind, mark := importsrc.Copied, &r.copied
+	if r.o.Source == SourceAck {
+		kind, mark = importsrc.Moved, &r.moved
+	}
+	if *mark != "" && !streamid.Less(*mark, last) {
+		return importsrc.Record(ctx, r.a.rdb, r.keys, r.token, ImportLockTTL) // extends the lock
+	}
+	if err := importsrc.Record(ctx, r.a.rdb, r.keys, r.token, ImportLockTTL, importsrc.Field(kind, r.o.Stream, r.o.Group), last); err != nil {
+		return err
+	}
+	*mark = last
+	return nil
 }
 
 func ids(batch []backlogEntry) []string {
