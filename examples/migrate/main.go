@@ -1,14 +1,14 @@
 // Command migrate switches a live watermill-redisstream topic to streamq without stopping
-// its consumers (docs/migration.md walks through it):
-//
-//  1. One Router runs both subscribers of the consumer group, with the same handler: the
-//     watermill-redisstream one drains the old stream, the streamq one takes the new topic.
-//  2. The publishers switch by configuration only (PUBLISH_TO=redisstream or streamq here).
-//  3. Once an import dry run reports the old group drained (nothing pending, nothing
-//     undelivered), the old handler stops, and an import moves anything it left behind.
+// its consumers, as docs/migration.md describes:
 //
 //	go run ./examples/migrate                         # Redis at localhost:6379
 //	REDIS_URL=redis://host:6379/0 go run ./examples/migrate
+//
+// One Router runs both subscribers of the consumer group with the same handler: the
+// watermill-redisstream one drains the old stream, the streamq one takes the new topic. The
+// publishers switch by configuration only (newPublisher's publishTo). Once an import dry run
+// reports the old group drained (nothing pending, nothing undelivered), the old handler
+// stops, and an import moves anything it left behind.
 package main
 
 import (
