@@ -224,5 +224,7 @@ func writeDocOutputs(t *testing.T, page string, lines []string, blocks []docBloc
 		}
 		lines = append(lines[:b.at], append(body, lines[b.end:]...)...)
 	}
-	require.NoError(t, os.WriteFile(page, []byte(strings.Join(lines, "\n")), 0o644))
+	info, err := os.Stat(page)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(page, []byte(strings.Join(lines, "\n")), info.Mode().Perm()))
 }
