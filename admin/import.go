@@ -20,8 +20,9 @@ const (
 	// use it when the old subscribers are stopped for good, or for a copy.
 	SourceKeep ImportSource = "keep"
 	// SourceAck takes the backlog as a consumer of the group (ImportOptions.Consumer): it
-	// claims the pending entries and reads the undelivered ones (XCLAIM, XREADGROUP), and
-	// acks each batch once it is in the topic. Old subscribers still running share what is
+	// claims the pending entries and reads the undelivered ones (XCLAIM, XREADGROUP: up to
+	// the end of the batch that reaches the stream's newest entry when the import started),
+	// and acks each batch once it is in the topic. Old subscribers still running share what is
 	// left with the import instead of delivering it again, and the group reads as drained
 	// afterwards. The entries stay in the stream (other groups may need them).
 	SourceAck ImportSource = "ack"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -313,6 +314,30 @@ func TestImportRedisstreamKeyFromAField(t *testing.T) {
 			assert.Equal(t, streamq.HashPartitioner{}.Partition(key, 5), p, "%s: key %s", tc.name, key)
 		}
 	}
+}
+
+// TestImportRedisstreamOffloadsLargePayloads: a payload over the Admin's PayloadThreshold is
+// stored in its own key as a Publisher stores it, and delivered whole.
+func TestImportRedisstreamOffloadsLargePayloads(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	client := redistest.Start(t).Client(t)
+	adm, err := admin.New(client, admin.Options{PayloadThreshold: 1024})
+	require.NoError(t, err)
+	big := message.NewMessage(watermill.NewUUID(), []byte(strings.Repeat("x", 4096)))
+	pub, err := redisstream.NewPublisher(redisstream.PublisherConfig{Client: noClose{client}}, nil)
+	require.NoError(t, err)
+	require.NoError(t, pub.Publish("big", big))
+	require.NoError(t, client.XGroupCreate(ctx, "big", "g", "0").Err())
+	_, err = adm.ImportRedisstream(ctx, admin.ImportOptions{Stream: "big", Group: "g", Partitions: 1})
+	require.NoError(t, err)
+	recent, err := adm.ListRecent(ctx, "big", 1)
+	require.NoError(t, err)
+	require.Len(t, recent, 1)
+	assert.True(t, recent[0].Offloaded)
+	got := receiveImported(t, client, "big", "g", 1, 1)
+	assert.Equal(t, big.UUID, got[0].UUID)
+	assert.Equal(t, string(big.Payload), string(got[0].Payload))
 }
 
 // TestImportRedisstreamMissingPendingEntry: a pending entry deleted from the stream is
