@@ -98,6 +98,12 @@ func (s *Subscriber) Subscribe(ctx context.Context, topic string) (<-chan *messa
 		return nil, closedClient(err)
 	}
 	sub := s.newTrackedSubscription(ctx, v)
+	if err := sub.claimName(ctx); err != nil { // a static member's name (StaticMemberGrace)
+		s.untrack(sub)
+		sub.discard()
+		s.wg.Done()
+		return nil, err
+	}
 	go func() {
 		defer s.wg.Done()
 		sub.run()
