@@ -46,6 +46,9 @@ func recordLeases(t *testing.T, client redis.UniversalClient, topic, group strin
 		leaseKeys[p] = space.Lease(topic, p, group)
 	}
 	l := &leaseLog{changes: make([][]tokenAt, n), stop: make(chan struct{}), done: make(chan struct{})}
+	tokens, err := lease.Owners(context.Background(), client, leaseKeys)
+	require.NoError(t, err)
+	l.observe(time.Now(), tokens) // the state the test starts from
 	go l.run(client, leaseKeys)
 	t.Cleanup(l.close)
 	return l
@@ -299,7 +302,6 @@ func TestStaticMemberNameInUse(t *testing.T) {
 		require.Eventually(t, func() bool { return countByMember(leaseOwners(t, first, topic, group, n))["dup"] == n },
 			10*time.Second, 10*time.Millisecond)
 		log := recordLeases(t, first, topic, group, n)
-		waitIdle(10 * time.Millisecond)
 		all := make([]int, n)
 		for p := range all {
 			all[p] = p
