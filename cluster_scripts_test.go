@@ -25,6 +25,7 @@ import (
 	"github.com/streamq-dev/streamq/internal/fence"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/lease"
+	"github.com/streamq-dev/streamq/internal/outboxstatus"
 	"github.com/streamq-dev/streamq/internal/partition"
 	"github.com/streamq-dev/streamq/internal/payload"
 	"github.com/streamq-dev/streamq/internal/redistest"
@@ -273,6 +274,10 @@ func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int
 	_, _, err = retention.SweepOrphans(ctx, client, str, space.PayloadIndex(topic, p),
 		func(ref string) string { return space.Payload(topic, p, ref) }, time.Now(), 0, 100)
 	require.NoError(t, err)
+
+	_, err = outboxstatus.Write(ctx, client, "", topic+"_outbox", outboxstatus.Report{Relay: outboxstatus.Relay{ID: "r"},
+		Table: topic + "_outbox", Interval: time.Second, Measured: true, Pending: 1})
+	require.NoError(t, err, "report.lua")
 
 	require.NoError(t, members.Leave(ctx), "leave.lua")
 	for _, k := range []string{leaseKey, dlqLease} {
