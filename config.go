@@ -359,10 +359,12 @@ type SubscriberConfig struct {
 	// after the grace). A second live process with the same name is refused: its Subscribe
 	// returns ErrConsumerNameInUse. It needs an explicit ConsumerName, stable across restarts
 	// and unique to one process, and must be at least LeaseTTL. A static member's Close keeps
-	// its partitions for the grace instead of handing them over: stop a member for good with
-	// the setting off. See README, Static membership and rolling restarts. Optional; default
-	// 0: off (a Close hands the partitions over at once, a crashed member is replaced after
-	// LeaseTTL).
+	// its partitions for the grace instead of handing them over (call Subscriber.LeaveOnClose
+	// before closing one that will not come back). After a crash the next process waits
+	// until the dead one missed its heartbeats for three RebalanceIntervals (at most LeaseTTL)
+	// before it takes the name. See README, Static membership and rolling restarts.
+	// Optional; default 0: off (a Close hands the partitions over at once, a crashed member is
+	// replaced after LeaseTTL).
 	StaticMemberGrace time.Duration
 	// RebalanceInterval is how often this member heartbeats and recomputes its partitions.
 	// Optional; default DefaultRebalanceInterval.

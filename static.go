@@ -139,8 +139,8 @@ func (sub *subscription) discard() {
 // over shuts down as if crashed: its leases and membership are the successor's.
 func (sub *subscription) beginParking() {
 	st := sub.static
-	if st == nil || sub.isCrashed() {
-		return
+	if st == nil || sub.isCrashed() || sub.s.leaveOnClose.Load() {
+		return // a LeaveOnClose hands the partitions over and frees the name, as any member
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(sub.ctx), sub.cfg.CloseTimeout)
 	defer cancel()

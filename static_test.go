@@ -336,3 +336,27 @@ func TestStaticMemberNameInUse(t *testing.T) {
 		log.assertTakenBackDirectly(t, all, "dup", inst)
 	})
 }
+
+// TestStaticMemberLeaveOnClose: a static member closed after LeaveOnClose hands its
+// partitions over like any member: its leases are released when Close returns, the other
+// member takes them, and its name is free at once.
+func TestStaticMemberLeaveOnClose(t *testing.T) {
+	_, client := startRedis(t)
+	const topic, group, n = "static-leave", "g", 4
+	a, _ := subscribeMember(t, client, topic, group, "a", n, staticTweak)
+	got := newDeliveries()
+	_, chB := subscribeMember(t, client, topic, group, "b", n, staticTweak)
+	got.consume(chB)
+	require.Eventually(t, func() bool {
+		return balanced(map[string]int{"a": 2, "b": 2})(countByMember(leaseOwners(t, client, topic, group, n)))
+	}, 10*time.Second, 10*time.Millisecond)
+	a.LeaveOnClose()
+	require.NoError(t, a.Close())
+	assert.NotContains(t, leaseOwners(t, client, topic, group, n), "a", "a's leases were released, not kept for the grace")
+	require.Eventually(t, func() bool { return countByMember(leaseOwners(t, client, topic, group, n))["b"] == n },
+		10*time.Second, 10*time.Millisecond, "b takes a's partitions")
+	c, err := lease.NewInstance(client, keys.New("", "").MemberInstances(topic, group), "a", "other", time.Second, time.Minute).
+		Claim(context.Background())
+	require.NoError(t, err)
+	assert.True(t, c.Taken, "the name is free")
+}

@@ -35,6 +35,8 @@ type Subscriber struct {
 	inFlight chan struct{}
 	leases   *leaseBudget
 
+	leaveOnClose atomic.Bool // a static member's Close hands its partitions over (LeaveOnClose)
+
 	mu      sync.Mutex
 	closed  bool
 	closing chan struct{}
@@ -241,6 +243,13 @@ func (s *Subscriber) Close() error {
 	s.wg.Wait()
 	return nil
 }
+
+// LeaveOnClose makes the Close of a static member (StaticMemberGrace) hand its partitions
+// over at once and free its name, as the Close of a member that is not static does, instead
+// of keeping them for the grace: call it before closing a member that will not come back (a
+// scale-down). It also applies to a subscription that ends by its context. No effect on a
+// member that is not static. Safe for concurrent use.
+func (s *Subscriber) LeaveOnClose() { s.leaveOnClose.Store(true) }
 
 // crash stops every subscription the way a killed process would: no ack flush, no lease
 // release, no leave. Tests use it to prove takeover.

@@ -148,18 +148,18 @@ func readLedger(path string) ([]delivery, error) {
 
 // figures are one scenario's results.
 type figures struct {
-	kind, mode   string
-	gaps         []time.Duration // per partition: the longest time without a new message delivered
-	changes      []int           // per partition: owner changes
-	twice        int             // messages delivered more than once
-	extra        int             // deliveries beyond the first
-	delivered    int
-	window       time.Duration
-	restartTimes string
+	kind, mode string
+	downtime   time.Duration
+	gaps       []time.Duration // per partition: the longest time without a new message delivered
+	changes    []int           // per partition: owner changes
+	twice      int             // messages delivered more than once
+	extra      int             // deliveries beyond the first
+	delivered  int
+	window     time.Duration
 }
 
 func (s *scenario) figures(from, to time.Time) figures {
-	f := figures{kind: s.kind, mode: s.mode, gaps: make([]time.Duration, partitions), changes: make([]int, partitions), window: to.Sub(from)}
+	f := figures{kind: s.kind, mode: s.mode, downtime: s.downtime, gaps: make([]time.Duration, partitions), changes: make([]int, partitions), window: to.Sub(from)}
 	var all []delivery
 	s.mu.Lock()
 	procs := append([]*member(nil), s.all...)
@@ -235,8 +235,8 @@ func (f figures) sum() (worst, median time.Duration, moved, changes int) {
 
 func (f figures) detail() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s / %s over %s: %d messages delivered, %d delivered more than once (%d extra deliveries)\n",
-		f.kind, f.mode, f.window.Round(time.Millisecond), f.delivered, f.twice, f.extra)
+	fmt.Fprintf(&b, "%s / %s, down %s, over %s: %d messages delivered, %d delivered more than once (%d extra deliveries)\n",
+		f.kind, f.mode, f.downtime, f.window.Round(time.Millisecond), f.delivered, f.twice, f.extra)
 	for p := range f.gaps {
 		fmt.Fprintf(&b, "  partition %2d: longest gap %7s, owner changes %d\n", p, f.gaps[p].Round(time.Millisecond), f.changes[p])
 	}
@@ -252,12 +252,12 @@ var kindNames = map[string]string{
 // table is the Markdown table of every scenario.
 func table(rows []figures) string {
 	var b strings.Builder
-	b.WriteString("| membership | restart | longest gap, worst partition | longest gap, median partition | partitions that changed owner | owner changes | messages delivered twice |\n")
-	b.WriteString("|---|---|---|---|---|---|---|\n")
+	b.WriteString("| membership | stop | down for | longest gap, worst partition | longest gap, median partition | partitions that changed owner | owner changes | messages delivered twice |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|\n")
 	for _, f := range rows {
 		worst, median, moved, changes := f.sum()
 		mode := map[string]string{"graceful": "`Close`", "kill": "`kill -9`"}[f.mode]
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d of %d | %d | %d |\n", kindNames[f.kind], mode,
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %d of %d | %d | %d |\n", kindNames[f.kind], mode, seconds(f.downtime),
 			seconds(worst), seconds(median), moved, partitions, changes, f.twice)
 	}
 	return b.String()

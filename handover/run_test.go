@@ -30,9 +30,10 @@ import (
 
 var (
 	flagModes   = flag.String("handover.modes", "graceful,kill", "how a member stops: graceful (Close), kill (SIGKILL)")
-	flagMembers = flag.String("handover.members", "static,dynamic", "membership kinds: static (stable names, StaticMemberGrace = LeaseTTL), dynamic (generated names), named (stable names, not static)")
+	flagMembers = flag.String("handover.members", "static,dynamic,named", "membership kinds: static (stable names, StaticMemberGrace = LeaseTTL), dynamic (generated names), named (stable names, not static)")
 	flagRate    = flag.Int("handover.rate", 1000, "messages per second")
 	flagSettle  = flag.Duration("handover.settle", 5*time.Second, "how long the group runs balanced after a restart before the next one")
+	flagDown    = flag.String("handover.downtime", "0s,3s", "how long a stopped member stays down before it starts again (a process or pod start)")
 )
 
 const (
@@ -46,11 +47,16 @@ func TestRollingRestart(t *testing.T) {
 	srv := redistest.Start(t)
 	client := srv.Client(t)
 	var rows []figures
-	for _, kind := range strings.Split(*flagMembers, ",") {
-		for _, mode := range strings.Split(*flagModes, ",") {
-			f := runScenario(t, srv.Addr(), client, kind, mode)
-			t.Logf("%s", f.detail())
-			rows = append(rows, f)
+	for _, down := range strings.Split(*flagDown, ",") {
+		downtime, err := time.ParseDuration(down)
+		require.NoError(t, err)
+		for _, kind := range strings.Split(*flagMembers, ",") {
+			for _, mode := range strings.Split(*flagModes, ",") {
+				f := runScenario(t, srv.Addr(), client, kind, mode, downtime)
+				t.Logf("%s", f.detail())
+				fmt.Println(table([]figures{f}))
+				rows = append(rows, f)
+			}
 		}
 	}
 	fmt.Println(table(rows))
@@ -58,15 +64,16 @@ func TestRollingRestart(t *testing.T) {
 
 // scenario is one rolling restart: its members, traffic and lease log.
 type scenario struct {
-	t      *testing.T
-	addr   string
-	client redis.UniversalClient
-	kind   string
-	mode   string
-	topic  string
-	dir    string
-	pub    *streamq.Publisher
-	leases *leaseLog
+	t        *testing.T
+	addr     string
+	client   redis.UniversalClient
+	kind     string
+	mode     string
+	downtime time.Duration
+	topic    string
+	dir      string
+	pub      *streamq.Publisher
+	leases   *leaseLog
 
 	mu        sync.Mutex
 	published []string
@@ -84,10 +91,10 @@ type member struct {
 	stopped time.Time
 }
 
-func runScenario(t *testing.T, addr string, client redis.UniversalClient, kind, mode string) figures {
+func runScenario(t *testing.T, addr string, client redis.UniversalClient, kind, mode string, downtime time.Duration) figures {
 	t.Helper()
 	require.NoError(t, client.FlushAll(context.Background()).Err())
-	s := &scenario{t: t, addr: addr, client: client, kind: kind, mode: mode,
+	s := &scenario{t: t, addr: addr, client: client, kind: kind, mode: mode, downtime: downtime,
 		topic: "handover-" + kind + "-" + mode, dir: t.TempDir(), procs: make([]*member, members)}
 	var err error
 	s.pub, err = streamq.NewPublisher(streamq.PublisherConfig{Client: client, DefaultPartitionCount: partitions}, nil)
@@ -107,6 +114,7 @@ func runScenario(t *testing.T, addr string, client redis.UniversalClient, kind, 
 	for i := range members {
 		old := s.current(i)
 		s.stop(old)
+		waitFor(downtime)
 		s.spawn(i)
 		s.waitBalanced(old, 120*time.Second)
 		waitFor(*flagSettle)
