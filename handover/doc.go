@@ -1,11 +1,12 @@
 // Package handover measures what a rolling restart of a consumer group costs: three member
 // processes on a 12-partition topic under continuous traffic (1,000 msg/s over 48 keys, four
 // per partition) are restarted one after the other, each closed gracefully or killed with
-// SIGKILL and started again at once, with static membership (StaticMemberGrace, stable
-// names) and without (generated names; and, with -handover.members=named, stable names
-// without static membership). It is built only with the handover build tag, as a test:
+// SIGKILL, down for a while (-handover.downtime: 0s and 3s) and started again, with static
+// membership (StaticMemberGrace, stable names), without it (a new name per process, as a
+// generated one), and with stable names that are not static. It is built only with the
+// handover build tag, as a test (about 8 minutes):
 //
-//	go test -tags handover -run TestRollingRestart -v -timeout 30m ./handover
+//	go test -tags handover -run TestRollingRestart -v -timeout 40m ./handover
 //	make handover
 //
 // Each member is this test binary run again (HANDOVER_ROLE=member): a real process, so a

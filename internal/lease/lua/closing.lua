@@ -12,4 +12,7 @@ if cur and string.match(cur, '^([^|]*)|') ~= ARGV[2] then
   return 0
 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2] .. '|' .. string.format('%.0f', now + tonumber(ARGV[3])) .. '|closing')
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[3]) then
+  redis.call('PEXPIRE', KEYS[1], ARGV[3]) -- the record outlives the Close
+end
 return 1
