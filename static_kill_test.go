@@ -251,10 +251,12 @@ func TestStaticMemberKilledPastGraceIsReplaced(t *testing.T) {
 // TestStaticMemberPausedProcessIsFenced: static member a (a child process, the only member)
 // holds a message unacked on partitions 0 and 1 and is frozen with SIGSTOP; a new process
 // with its name takes the name over once a was silent for the presence window, takes its
-// leases and delivers the two messages again, holding them. a, resumed (on a slow network,
-// so it acts before Redis answers it), acks its two at once: the acks are not applied (the
-// entries stay pending for the new process), and a delivers nothing more, though messages
-// wait behind the held ones. The new process then delivers everything in order.
+// leases and delivers the two messages again, holding them. a, resumed before its lease
+// terms ran out (on a slow network, so it acts before Redis answers it), acks its two at
+// once: the acks are not applied (the entries stay pending for the new process), and a
+// delivers nothing more, though entries wait in its queue behind the held ones (its presence
+// ran out), learns that its name was taken and stops. The new process then delivers
+// everything in order.
 func TestStaticMemberPausedProcessIsFenced(t *testing.T) {
 	srv := redistest.Start(t)
 	client := srv.Client(t)
@@ -278,6 +280,7 @@ func TestStaticMemberPausedProcessIsFenced(t *testing.T) {
 
 	a.signal(t, syscall.SIGSTOP)
 	a.waitStopped(t)
+	stopped := time.Now()
 	stoppedAt := len(a.events(t))
 	a2 := startStaticChild(t, []string{srv.Addr()}, topic, "a", true)
 	require.Eventually(t, func() bool { return countEvents(t, a2, "holding") == 2 }, 20*time.Second, 10*time.Millisecond)
@@ -287,6 +290,12 @@ func TestStaticMemberPausedProcessIsFenced(t *testing.T) {
 		}
 	}
 
+	// Frozen for less than LeaseTTL: its leases' terms have not run out, its presence has (it
+	// missed its heartbeats for the presence window), and that alone keeps it from
+	// delivering the entries queued behind the held ones.
+	var cfg SubscriberConfig
+	staticTimes(&cfg)
+	require.Less(t, time.Since(stopped), cfg.LeaseTTL, "the takeover took longer than LeaseTTL: this run proves nothing about presence")
 	proxy.SetLatency(300 * time.Millisecond)
 	a.signal(t, syscall.SIGCONT)
 	a.send(t, "ack")
