@@ -229,8 +229,10 @@ func (s *Subscriber) untrack(sub *subscription) {
 }
 
 // Close stops every subscription: it stops fetching, waits up to CloseTimeout for in-flight
-// messages, flushes acks, releases leases, leaves the groups and closes the channels. It
-// returns when all goroutines are gone, never closes the Redis client, and is idempotent.
+// messages, flushes acks, releases leases (a static member keeps them for its
+// StaticMemberGrace, unless LeaveOnClose was called), leaves the groups and closes the
+// channels. It returns when all goroutines are gone, never closes the Redis client, and is
+// idempotent.
 func (s *Subscriber) Close() error {
 	s.mu.Lock()
 	if s.closed {

@@ -20,9 +20,10 @@ import (
 // startWorker, and worker for a partition's own order); the workers start their fetcher.
 //
 // Stop, in this order: the rebalancer and the renewer, so no partition is taken or kept
-// alive any more; then every worker (it leaves its fetcher, drains in-flight messages up to
-// CloseTimeout, flushes acks and releases its lease); then the fetchers; then the member
-// leaves the group and the output channel closes.
+// alive any more; a static member records that it is closing (static.go); then every worker
+// (it leaves its fetcher, drains in-flight messages up to CloseTimeout, flushes acks and
+// releases its lease, which a static member keeps for its grace instead); then the
+// fetchers; then the member leaves the group and the output channel closes.
 type subscription struct {
 	s      *Subscriber
 	cfg    *SubscriberConfig
