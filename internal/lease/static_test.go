@@ -162,7 +162,7 @@ func TestReclaim(t *testing.T) {
 	assert.False(t, ok, "the earlier process cannot renew")
 	err = stream.Ack(ctx, f.client, stream.AckKeys{Lease: key, Stream: f.space.PartitionStream("t", 0),
 		Commit: f.space.Commit("t", 0), PayloadIndex: f.space.PayloadIndex("t", 0)},
-		oldToken, "g", "none", time.Minute, []stream.Acked{{ID: "1-1"}})
+		oldToken, "g", "none", time.Minute, "1-1", []stream.Acked{{ID: "1-1"}})
 	require.ErrorIs(t, err, fence.ErrLeaseLost, "nor ack")
 
 	for _, other := range []string{"m#x", "mm", "n"} {
