@@ -159,6 +159,7 @@ func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int
 	live, err := members.Heartbeat(ctx)
 	require.NoError(t, err, "heartbeat.lua")
 	require.Len(t, live, 1)
+	staticScriptRound(t, client, topic, p)
 
 	require.NoError(t, stream.CreateGroups(ctx, client, []string{str, dlqStr}, group, "0-0"))
 	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 4})
@@ -305,6 +306,40 @@ func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int
 		require.NoError(t, err, "release.lua")
 		require.True(t, ok)
 	}
+}
+
+// staticScriptRound calls the scripts of a static member once: claiming its name, its
+// heartbeat and leave with the instances hash, recording its Close, and taking over a lease
+// of an earlier process of it on partition p.
+func staticScriptRound(t *testing.T, client redis.UniversalClient, topic string, p int) {
+	t.Helper()
+	ctx := context.Background()
+	space := keys.New("", "")
+	const group = "static"
+	inst := lease.NewInstance(client, space.MemberInstances(topic, group), "s", watermill.NewShortUUID(), time.Minute, time.Minute)
+	c, err := inst.Claim(ctx)
+	require.NoError(t, err, "claim.lua")
+	require.True(t, c.Taken)
+	members := lease.NewMembership(client, space.Members(topic, group), space.MemberCaps(topic, group), lease.Member{Name: "s"}, time.Minute).Static(inst)
+	_, err = members.Heartbeat(ctx)
+	require.NoError(t, err, "heartbeat.lua (static)")
+	key := space.Lease(topic, p, group)
+	earlier := lease.New(client, "s", watermill.NewShortUUID(), time.Minute)
+	ok, err := earlier.Acquire(ctx, key, earlier.NextToken())
+	require.NoError(t, err)
+	require.True(t, ok)
+	leases := lease.New(client, "s", inst.ID(), time.Minute)
+	token := leases.NextToken()
+	_, took, err := leases.Reclaim(ctx, key, token)
+	require.NoError(t, err, "reclaim.lua")
+	require.True(t, took)
+	mine, err := inst.Closing(ctx, time.Minute)
+	require.NoError(t, err, "closing.lua")
+	require.True(t, mine)
+	ok, err = leases.Release(ctx, key, token)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.NoError(t, members.Leave(ctx), "leave.lua (static)")
 }
 
 // TestClusterScriptsStayInOneSlot runs every Lua script of internal/ through its Go wrapper

@@ -56,6 +56,9 @@ func TestSubscriberConfigRejects(t *testing.T) {
 		{name: "negative AckFlushInterval", input: cfg(func(c *SubscriberConfig) { c.AckFlushInterval = -time.Millisecond }), want: invalid},
 		{name: "negative CloseTimeout", input: cfg(func(c *SubscriberConfig) { c.CloseTimeout = -time.Second }), want: invalid},
 		{name: "negative PartitionRefreshInterval", input: cfg(func(c *SubscriberConfig) { c.PartitionRefreshInterval = -time.Second }), want: invalid},
+		{name: "negative StaticMemberGrace", input: cfg(func(c *SubscriberConfig) { c.ConsumerName = "a"; c.StaticMemberGrace = -time.Second }), want: invalid},
+		{name: "StaticMemberGrace below LeaseTTL", input: cfg(func(c *SubscriberConfig) { c.ConsumerName = "a"; c.StaticMemberGrace = 9 * time.Second }), want: invalid},
+		{name: "StaticMemberGrace with a generated name", input: cfg(func(c *SubscriberConfig) { c.StaticMemberGrace = time.Minute }), want: invalid},
 		{name: "group with open brace", input: cfg(func(c *SubscriberConfig) { c.ConsumerGroup = "g{1" }), want: badName},
 		{name: "group with close brace", input: cfg(func(c *SubscriberConfig) { c.ConsumerGroup = "g}1" }), want: badName},
 		{name: "group with space", input: cfg(func(c *SubscriberConfig) { c.ConsumerGroup = "my group" }), want: badName},
@@ -115,6 +118,8 @@ func TestSubscriberConfigAccepts(t *testing.T) {
 		{name: "modulo only", input: SubscriberConfig{Client: client, PartitionModulo: 2}},
 		{name: "unicode names", input: SubscriberConfig{Client: client, ConsumerGroup: "группа", ConsumerName: "消费者-1"}},
 		{name: "custom prefixes", input: SubscriberConfig{Client: client, StreamPrefix: "s:x", ControlPrefix: "c:x"}},
+		{name: "static member, grace LeaseTTL", input: SubscriberConfig{Client: client, ConsumerName: "a", StaticMemberGrace: DefaultLeaseTTL}},
+		{name: "static member, long grace", input: SubscriberConfig{Client: client, ConsumerName: "a", StaticMemberGrace: time.Hour}},
 		{name: "short intervals", input: SubscriberConfig{
 			Client: client, LeaseTTL: 3 * time.Millisecond, RenewInterval: time.Millisecond, RebalanceInterval: 2 * time.Millisecond,
 			BlockTime: time.Millisecond,

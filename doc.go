@@ -15,6 +15,13 @@
 // nothing that was published is lost (at-least-once). Acks are fenced by the lease: a member
 // that lost a partition cannot ack on it any more.
 //
+// A static member (SubscriberConfig.StaticMemberGrace with an explicit ConsumerName) keeps
+// its partitions across a restart: its Close leaves them leased for the grace, the other
+// members do not take them meanwhile, and its next process takes them back at once (after a
+// crash, once the dead process missed its heartbeats for three RebalanceIntervals), fencing
+// the old process out. A second live process with the name is refused with
+// ErrConsumerNameInUse.
+//
 // A topic's partition count is fixed by whoever states one: admin.CreateTopic, or a
 // Publisher or Subscriber whose DefaultPartitionCount is set and that finds the topic missing.
 // A Subscriber that states none never creates a topic: it waits for the topic to appear, then

@@ -38,6 +38,11 @@ var (
 	// will be delivered unless the master is lost before a replica has them. Publishing them
 	// again is safe under at-least-once delivery but may deliver them twice.
 	ErrNotReplicated = errors.New("not replicated")
+	// ErrConsumerNameInUse is returned by Subscribe of a static member (StaticMemberGrace)
+	// whose ConsumerName another live process holds in the group on the topic: that process
+	// heartbeated while this one waited for it to be gone. The error names the consumer, the
+	// group and the topic. This process leased nothing.
+	ErrConsumerNameInUse = errors.New("consumer name in use by another live process")
 )
 
 // ReplicationError is the ErrNotReplicated of a pipeline that fewer replicas than MinReplicas

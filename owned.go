@@ -45,6 +45,7 @@ func (o partitionsOf) handOver(keep []int) {
 	defer sub.mu.Unlock()
 	for p, w := range sub.workers {
 		if !kept[p] && w.beginStop() {
+			sub.handing[w] = true
 			sub.logger.Debug("Handing partition over", watermill.LogFields{"partition": p})
 			go w.shutdown(true)
 		}
@@ -83,7 +84,7 @@ func (sub *subscription) partDeps(w *worker, p int, token string, sent time.Time
 	w.cancelCtx = cancel
 	return partDeps{
 		rdb: cfg.Client, keys: k, fence: fence.Fence{Key: k.Lease, Token: token}, member: sub.member,
-		rules: sub.view.rules, term: lease.NewTerm(sub.clock, cfg.LeaseTTL, sent), clock: sub.clock,
+		rules: sub.view.rules, term: lease.NewTerm(sub.clock, cfg.LeaseTTL, sent).Within(sub.presence()), clock: sub.clock,
 		log: sub.logger.With(watermill.LogFields{"partition": p}),
 		count: partCounters{stats: &sub.s.stats, metrics: cfg.Metrics, tracer: cfg.Tracer,
 			labels: Labels{Topic: sub.topic, Partition: p, Group: cfg.ConsumerGroup, Consumer: sub.member}},
@@ -121,6 +122,10 @@ func (sub *subscription) buildComponents(w *worker) {
 	w.hooks = workerHooks{
 		fetch: fetch,
 		release: func(ctx context.Context) error {
+			if sub.keepsLease(w) { // kept for the next process of this static member, for the grace
+				_, err := sub.leases.Renew(ctx, d.keys.Lease, d.fence.Token)
+				return err
+			}
 			_, err := sub.leases.Release(ctx, d.keys.Lease, d.fence.Token)
 			return err
 		},
@@ -135,6 +140,7 @@ func (sub *subscription) exited(w *worker) {
 	if sub.workers[w.d.keys.Index] == w {
 		delete(sub.workers, w.d.keys.Index)
 	}
+	delete(sub.handing, w)
 	sub.mu.Unlock()
 	sub.s.leases.share(sub).release()
 	sub.workerWG.Done()

@@ -43,9 +43,11 @@ type rebalanceDeps struct {
 	labels       Labels // the subscription's
 	createGroups func(ctx context.Context, from, to int) error
 	owned        partitionSet
-	stopAll      func() // stop the subscription (forced delete, closed client)
-	pause        *gate  // closed while an operator pauses the group (admin.PauseGroup)
-	paused       func() // report a change of the pause to the metrics
+	stopAll      func()      // stop the subscription (forced delete, closed client)
+	crashAll     func()      // stop it as a crash would (a static member whose name was taken over)
+	presence     *lease.Term // a static member's presence (see static.go); nil for others
+	pause        *gate       // closed while an operator pauses the group (admin.PauseGroup)
+	paused       func()      // report a change of the pause to the metrics
 }
 
 // rebalanceConfig is what the rebalancer needs of SubscriberConfig.
@@ -90,7 +92,7 @@ func (r *rebalancer) loop() {
 	for {
 		err := r.round(r.ctx)
 		switch {
-		case err == nil || r.ctx.Err() != nil || errors.Is(err, errForcedDelete):
+		case err == nil || r.ctx.Err() != nil || errors.Is(err, errForcedDelete) || errors.Is(err, lease.ErrSuperseded):
 		case server.IsClosed(err):
 			// Closed under us: nothing can work any more, so stop rather than log for ever.
 			r.d.log.Error("The Redis client was closed under the subscription: it stops (close the client after the Subscriber)", err, nil)
@@ -137,7 +139,7 @@ func (r *rebalancer) round(ctx context.Context) error {
 		return err
 	}
 	r.d.members.SetMaxLeased(r.d.share.capacity()) // what the other subscriptions leave
-	live, err := r.d.members.Heartbeat(ctx)
+	live, err := r.heartbeat(ctx)
 	if err != nil {
 		return err
 	}
@@ -241,12 +243,15 @@ func (r *rebalancer) take(ctx context.Context, mine []int, current []string) err
 		if r.d.owned.has(p) || (current[p] != "" && current[p] != r.d.member) {
 			continue
 		}
+		if !r.present() {
+			return nil // a static member whose presence lapsed: the next heartbeat first
+		}
 		if !r.d.share.reserve() {
 			return nil // the Subscriber's MaxLeasedPartitions are held
 		}
 		token := r.d.leases.NextToken()
 		sent := r.d.clock.Now() // the lease lives at least LeaseTTL from here
-		ok, err := r.d.leases.Acquire(ctx, r.d.view.lease(p, r.d.group), token)
+		ok, err := r.acquire(ctx, p, token)
 		if err != nil || !ok {
 			r.d.share.release()
 		}

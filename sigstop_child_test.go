@@ -55,6 +55,8 @@ type childEvent struct {
 	Msg        string `json:"msg,omitempty"`
 	LeasesLost int64  `json:"leasesLost,omitempty"`
 	Delivered  int64  `json:"delivered,omitempty"`
+	Count      int64  `json:"count,omitempty"` // delivery count (static member children)
+	T          int64  `json:"t,omitempty"`     // Unix ns (static member children)
 }
 
 // childLedger appends events to a file, one write per line, so a line is in the file before

@@ -35,6 +35,8 @@ type Subscriber struct {
 	inFlight chan struct{}
 	leases   *leaseBudget
 
+	leaveOnClose atomic.Bool // a static member's Close hands its partitions over (LeaveOnClose)
+
 	mu      sync.Mutex
 	closed  bool
 	closing chan struct{}
@@ -98,6 +100,12 @@ func (s *Subscriber) Subscribe(ctx context.Context, topic string) (<-chan *messa
 		return nil, closedClient(err)
 	}
 	sub := s.newTrackedSubscription(ctx, v)
+	if err := sub.claimName(ctx); err != nil { // a static member's name (StaticMemberGrace)
+		s.untrack(sub)
+		sub.discard()
+		s.wg.Done()
+		return nil, err
+	}
 	go func() {
 		defer s.wg.Done()
 		sub.run()
@@ -221,8 +229,10 @@ func (s *Subscriber) untrack(sub *subscription) {
 }
 
 // Close stops every subscription: it stops fetching, waits up to CloseTimeout for in-flight
-// messages, flushes acks, releases leases, leaves the groups and closes the channels. It
-// returns when all goroutines are gone, never closes the Redis client, and is idempotent.
+// messages, flushes acks, releases leases (a static member keeps them for its
+// StaticMemberGrace, unless LeaveOnClose was called), leaves the groups and closes the
+// channels. It returns when all goroutines are gone, never closes the Redis client, and is
+// idempotent.
 func (s *Subscriber) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -235,6 +245,13 @@ func (s *Subscriber) Close() error {
 	s.wg.Wait()
 	return nil
 }
+
+// LeaveOnClose makes the Close of a static member (StaticMemberGrace) hand its partitions
+// over at once and free its name, as the Close of a member that is not static does, instead
+// of keeping them for the grace: call it before closing a member that will not come back (a
+// scale-down). It also applies to a subscription that ends by its context. No effect on a
+// member that is not static. Safe for concurrent use.
+func (s *Subscriber) LeaveOnClose() { s.leaveOnClose.Store(true) }
 
 // crash stops every subscription the way a killed process would: no ack flush, no lease
 // release, no leave. Tests use it to prove takeover.

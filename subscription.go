@@ -20,9 +20,10 @@ import (
 // startWorker, and worker for a partition's own order); the workers start their fetcher.
 //
 // Stop, in this order: the rebalancer and the renewer, so no partition is taken or kept
-// alive any more; then every worker (it leaves its fetcher, drains in-flight messages up to
-// CloseTimeout, flushes acks and releases its lease); then the fetchers; then the member
-// leaves the group and the output channel closes.
+// alive any more; a static member records that it is closing (static.go); then every worker
+// (it leaves its fetcher, drains in-flight messages up to CloseTimeout, flushes acks and
+// releases its lease, which a static member keeps for its grace instead); then the
+// fetchers; then the member leaves the group and the output channel closes.
 type subscription struct {
 	s      *Subscriber
 	cfg    *SubscriberConfig
@@ -34,6 +35,7 @@ type subscription struct {
 	leases *lease.Leases
 	rebal  *rebalancer
 	renew  *renewer
+	static *staticMember // nil unless StaticMemberGrace is set
 	outlet outlet
 	gates  gates                 // delivery waits while one is closed: the Subscriber's Pause, the group's
 	out    chan *message.Message // the channel Subscribe returns; outlet.out sends on it
@@ -49,6 +51,7 @@ type subscription struct {
 	mu       sync.Mutex
 	crashed  bool
 	workers  map[int]*worker
+	handing  map[*worker]bool // workers handed over to another member, until they exit
 	fetchers map[int]*fetcher
 	workerWG sync.WaitGroup
 }
@@ -56,15 +59,21 @@ type subscription struct {
 func newSubscription(ctx context.Context, s *Subscriber, v view, member string) *subscription {
 	cfg := &s.config
 	out := make(chan *message.Message)
+	id, leaseTTL := watermill.NewShortUUID(), cfg.LeaseTTL
+	if cfg.StaticMemberGrace > 0 {
+		leaseTTL = cfg.StaticMemberGrace // a crashed static member's partitions wait for it
+	}
 	sub := &subscription{
 		s: s, cfg: cfg, clock: s.clock, topic: v.name, opts: cfg.settingsFor(v.name), view: v, member: member,
 		logger:   s.logger.With(watermill.LogFields{"topic": v.name, "consumer": member}),
-		leases:   lease.New(cfg.Client, member, watermill.NewShortUUID(), cfg.LeaseTTL),
+		leases:   lease.New(cfg.Client, member, id, leaseTTL),
 		ctx:      ctx,
 		stopping: make(chan struct{}),
 		workers:  map[int]*worker{},
+		handing:  map[*worker]bool{},
 		fetchers: map[int]*fetcher{},
 	}
+	sub.static = newStaticMember(sub, id)
 	sub.out = out
 	sub.gates = gates{s.pause, newGate()}
 	sub.readCtx, sub.cancelRead = context.WithCancel(context.WithoutCancel(ctx))
@@ -78,19 +87,25 @@ func (sub *subscription) rebalanceDeps() rebalanceDeps {
 	cfg := sub.cfg
 	membersKey, capsKey := sub.view.members(cfg.ConsumerGroup)
 	self := lease.Member{Name: sub.member, Modulo: sub.opts.modulo, Remainder: sub.opts.remainder, MaxLeased: cfg.MaxLeasedPartitions}
+	members := lease.NewMembership(cfg.Client, membersKey, capsKey, self, cfg.LeaseTTL)
+	if sub.static != nil {
+		members.Static(sub.static.inst)
+	}
 	return rebalanceDeps{
 		rdb: cfg.Client, reg: sub.s.reg, leases: sub.leases,
-		members: lease.NewMembership(cfg.Client, membersKey, capsKey, self, cfg.LeaseTTL),
+		members: members,
 		view:    sub.view, group: cfg.ConsumerGroup, member: sub.member, self: self, share: sub.s.leases.share(sub),
 		cfg:   rebalanceConfig{interval: cfg.RebalanceInterval, refresh: cfg.PartitionRefreshInterval, startID: cfg.GroupStartID},
 		clock: sub.clock, log: sub.logger, metrics: cfg.Metrics, labels: sub.labels(),
 		createGroups: func(ctx context.Context, from, to int) error {
 			return sub.s.createGroups(ctx, sub.view, from, to)
 		},
-		owned:   partitionsOf{sub},
-		stopAll: sub.stop,
-		pause:   sub.gates[1],
-		paused:  sub.reportPause,
+		owned:    partitionsOf{sub},
+		stopAll:  sub.stop,
+		crashAll: sub.crash,
+		presence: sub.presence(),
+		pause:    sub.gates[1],
+		paused:   sub.reportPause,
 	}
 }
 
@@ -109,6 +124,7 @@ func (sub *subscription) run() {
 	sub.stop()
 	sub.rebal.stop()
 	sub.renew.stop()
+	sub.beginParking()
 	sub.shutdownWorkers()
 	sub.stopFetchers()
 	if !sub.isCrashed() {

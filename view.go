@@ -71,6 +71,14 @@ func (v view) members(group string) (string, string) {
 	return v.space.Members(v.topic, group), v.space.MemberCaps(v.topic, group)
 }
 
+// instances is the hash of the static members' processes beside the view's membership.
+func (v view) instances(group string) string {
+	if v.dlq {
+		return v.space.DLQMemberInstances(v.topic, group)
+	}
+	return v.space.MemberInstances(v.topic, group)
+}
+
 // validateTopic checks a topic to publish to: a valid name, and not a DLQ name.
 func validateTopic(topic string) error {
 	if err := keys.ValidateName("topic", topic); err != nil {

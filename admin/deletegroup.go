@@ -103,7 +103,8 @@ func (a *Admin) destroyGroup(ctx context.Context, topic, group string, found []b
 
 // groupKeys lists the control keys of group on topic's n partitions.
 func (a *Admin) groupKeys(topic, group string, n int) []string {
-	out := []string{a.space.Members(topic, group), a.space.MemberCaps(topic, group), a.space.GroupPause(topic, group)}
+	out := []string{a.space.Members(topic, group), a.space.MemberCaps(topic, group), a.space.MemberInstances(topic, group),
+		a.space.GroupPause(topic, group)}
 	for p := range n {
 		out = append(out, a.space.Lease(topic, p, group), a.space.Retry(topic, p, group), a.space.RetryItems(topic, p, group),
 			keys.RetryIndex(a.space.PartitionStream(topic, p), group))

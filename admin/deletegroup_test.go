@@ -31,7 +31,8 @@ func TestDeleteGroup(t *testing.T) {
 	// A member that crashed long ago: its heartbeat expired, so it is not live.
 	require.NoError(t, c.ZAdd(e.ctx, e.space.Members(topic, "gone"), redisZ(1, "m")).Err())
 	require.NoError(t, c.HSet(e.ctx, e.space.MemberCaps(topic, "gone"), "m", "0,0,0").Err())
-	groupKeys = append(groupKeys, e.space.Members(topic, "gone"), e.space.MemberCaps(topic, "gone"))
+	require.NoError(t, c.HSet(e.ctx, e.space.MemberInstances(topic, "gone"), "m", "i|1|live").Err()) // a static member's record
+	groupKeys = append(groupKeys, e.space.Members(topic, "gone"), e.space.MemberCaps(topic, "gone"), e.space.MemberInstances(topic, "gone"))
 
 	d, err := e.adm.DeleteGroup(e.ctx, topic, "gone")
 	require.NoError(t, err)

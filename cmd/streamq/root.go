@@ -254,6 +254,7 @@ func newRootCmd(a *app) *cobra.Command {
 		topicsCmd(a), createTopicCmd(a), infoCmd(a), partitionsCmd(a), trimCmd(a), deleteTopicCmd(a),
 		groupsCmd(a), statsCmd(a), lagCmd(a), pendingCmd(a), frontierCmd(a), resetOffsetCmd(a), pauseCmd(a), resumeCmd(a), deleteGroupCmd(a),
 		recentCmd(a), rangeCmd(a), tailCmd(a),
+		importCmd(a),
 		dlqCmd(a),
 		payloadsCmd(a),
 		demoCmd(a),

@@ -137,6 +137,10 @@ func (s Space) Members(t, g string) string { return s.Control + ":members:{" + t
 // MemberCaps is the hash (consumer -> capabilities) beside Members.
 func (s Space) MemberCaps(t, g string) string { return s.Members(t, g) + ":caps" }
 
+// MemberInstances is the hash (static member -> "instance|until ms|state") beside Members:
+// which process holds each static member's name (see internal/lease/lua/claim.lua).
+func (s Space) MemberInstances(t, g string) string { return s.Members(t, g) + ":static" }
+
 // ValidateName rejects names that would break the key layout: empty, braces, whitespace or
 // control characters. kind names the thing in the error ("topic", "consumer group", ...).
 func ValidateName(kind, name string) error {

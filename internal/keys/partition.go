@@ -24,6 +24,9 @@ func (s Space) DLQCommit(t string, p int) string { return s.Commit(t, p) + ":dlq
 // DLQMemberCaps is the hash (consumer -> capabilities) beside DLQMembers.
 func (s Space) DLQMemberCaps(t, g string) string { return s.DLQMembers(t, g) + ":caps" }
 
+// DLQMemberInstances is the hash (static member -> instance record) beside DLQMembers.
+func (s Space) DLQMemberInstances(t, g string) string { return s.DLQMembers(t, g) + ":static" }
+
 // Partition is every key one group uses on one partition, built once when the group's
 // member takes the partition. Read, Lease and Commit are those of what the group reads:
 // the partition's stream, or its DLQ when the group consumes the DLQ as a topic (DLQView).

@@ -23,10 +23,13 @@ var (
 	renewSrc string
 	//go:embed lua/release.lua
 	releaseSrc string
+	//go:embed lua/reclaim.lua
+	reclaimSrc string
 
 	acquireScript = redis.NewScript(acquireSrc)
 	renewScript   = redis.NewScript(renewSrc)
 	releaseScript = redis.NewScript(releaseSrc)
+	reclaimScript = redis.NewScript(reclaimSrc)
 )
 
 // Leases takes, renews and releases lease keys for one member. Every acquisition gets its own
@@ -34,6 +37,7 @@ var (
 // lost a partition can never pass a fence, even after its member took the partition back.
 type Leases struct {
 	rdb    redis.UniversalClient
+	member string
 	prefix string // member#nonce.
 	ttl    time.Duration
 	epoch  atomic.Uint64
@@ -41,7 +45,7 @@ type Leases struct {
 
 // New returns Leases for member with the given TTL.
 func New(rdb redis.UniversalClient, member, nonce string, ttl time.Duration) *Leases {
-	return &Leases{rdb: rdb, prefix: member + "#" + nonce + ".", ttl: ttl}
+	return &Leases{rdb: rdb, member: member, prefix: member + "#" + nonce + ".", ttl: ttl}
 }
 
 // NextToken returns a fresh owner token for one acquisition.
@@ -53,6 +57,18 @@ func (l *Leases) NextToken() string {
 // and reports whether token holds it.
 func (l *Leases) Acquire(ctx context.Context, key, token string) (bool, error) {
 	return l.run(ctx, acquireScript, key, token, l.ttl.Milliseconds())
+}
+
+// Reclaim is Acquire for a static member: it also takes the lease over from a token of an
+// earlier process of the same member, which fences that process out (its renewals and
+// fenced writes fail from then on). Only the process holding the member's name (Instance)
+// may call it. took reports such a takeover.
+func (l *Leases) Reclaim(ctx context.Context, key, token string) (held, took bool, err error) {
+	n, err := reclaimScript.Run(ctx, l.rdb, []string{key}, token, l.ttl.Milliseconds(), l.member).Int()
+	if err != nil {
+		return false, false, fmt.Errorf("lease %s: %w", key, err)
+	}
+	return n > 0, n == 2, nil
 }
 
 // Renew extends the lease at key; false means token no longer owns it.

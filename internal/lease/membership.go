@@ -78,6 +78,8 @@ type Membership struct {
 	capsKey    string
 	ttl        time.Duration
 
+	inst *Instance // a static member's hold on its name; nil for other members
+
 	mu   sync.Mutex
 	self Member
 }
@@ -85,6 +87,14 @@ type Membership struct {
 // NewMembership returns the membership of self in the group whose keys are given.
 func NewMembership(rdb redis.UniversalClient, membersKey, capsKey string, self Member, ttl time.Duration) *Membership {
 	return &Membership{rdb: rdb, membersKey: membersKey, capsKey: capsKey, self: self, ttl: ttl}
+}
+
+// Static makes self a static member held by inst (whose name must be self's): every
+// heartbeat renews inst's presence, or fails with ErrSuperseded once another instance holds
+// the name, and Leave removes inst's record. It returns m.
+func (m *Membership) Static(inst *Instance) *Membership {
+	m.inst = inst
+	return m
 }
 
 // SetMaxLeased changes the cap the next heartbeats publish (0: no cap; NoLeases: none).
@@ -101,25 +111,41 @@ func (m *Membership) member() Member {
 	return m.self
 }
 
-// Heartbeat marks self alive for the TTL and returns the live members sorted by name.
+// Heartbeat marks self alive for the TTL and returns the live members sorted by name. A
+// static member whose name another instance took over gets ErrSuperseded, and nothing is
+// written.
 func (m *Membership) Heartbeat(ctx context.Context) ([]Member, error) {
 	self := m.member()
-	res, err := heartbeatScript.Run(ctx, m.rdb, []string{m.membersKey, m.capsKey},
-		self.Name, m.ttl.Milliseconds(), self.caps()).StringSlice()
+	keys, args := []string{m.membersKey, m.capsKey}, []any{self.Name, m.ttl.Milliseconds(), self.caps()}
+	if m.inst != nil {
+		keys, args = append(keys, m.inst.key), append(args, m.inst.id, m.inst.window.Milliseconds())
+	}
+	res, err := heartbeatScript.Run(ctx, m.rdb, keys, args...).Result()
 	if err != nil {
 		return nil, fmt.Errorf("heartbeat %s: %w", m.membersKey, err)
 	}
-	members := make([]Member, 0, len(res)/2)
-	for i := 0; i+1 < len(res); i += 2 {
-		members = append(members, ParseMember(res[i], res[i+1]))
+	flat, ok := res.([]any)
+	if !ok {
+		return nil, fmt.Errorf("heartbeat %s as %s: %w", m.membersKey, self.Name, ErrSuperseded)
+	}
+	members := make([]Member, 0, len(flat)/2)
+	for i := 0; i+1 < len(flat); i += 2 {
+		name, _ := flat[i].(string)
+		caps, _ := flat[i+1].(string)
+		members = append(members, ParseMember(name, caps))
 	}
 	return members, nil
 }
 
 // Leave removes self from the membership at once, so others rebalance without waiting for
-// the heartbeat to expire.
+// the heartbeat to expire; a static member's record goes too, unless another instance holds
+// the name (then nothing is touched: the membership entry is the successor's).
 func (m *Membership) Leave(ctx context.Context) error {
-	if err := leaveScript.Run(ctx, m.rdb, []string{m.membersKey, m.capsKey}, m.member().Name).Err(); err != nil {
+	keys, args := []string{m.membersKey, m.capsKey}, []any{m.member().Name}
+	if m.inst != nil {
+		keys, args = append(keys, m.inst.key), append(args, m.inst.id)
+	}
+	if err := leaveScript.Run(ctx, m.rdb, keys, args...).Err(); err != nil {
 		return fmt.Errorf("leave %s: %w", m.membersKey, err)
 	}
 	return nil

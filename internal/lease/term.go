@@ -14,6 +14,7 @@ import (
 type Term struct {
 	ttl   time.Duration
 	clock clock.Clock
+	outer *Term // a term this one cannot outlive (a static member's presence), or nil
 
 	mu   sync.Mutex
 	sent time.Time // request time of the last successful acquisition or renewal
@@ -22,6 +23,13 @@ type Term struct {
 // NewTerm returns the term of a lease acquired by a request sent at acquired.
 func NewTerm(c clock.Clock, ttl time.Duration, acquired time.Time) *Term {
 	return &Term{ttl: ttl, clock: c, sent: acquired}
+}
+
+// Within bounds t by outer: t may have expired once outer may have (a static member's
+// partitions end with its presence in the group). It returns t; a nil outer bounds nothing.
+func (t *Term) Within(outer *Term) *Term {
+	t.outer = outer
+	return t
 }
 
 // Renewed records a successful renewal whose request was sent at sent.
@@ -41,5 +49,5 @@ func (t *Term) ExpiresWithin(d time.Duration) bool {
 	t.mu.Lock()
 	sent := t.sent
 	t.mu.Unlock()
-	return clock.Since(t.clock, sent)+d >= t.ttl
+	return clock.Since(t.clock, sent)+d >= t.ttl || t.outer != nil && t.outer.ExpiresWithin(d)
 }

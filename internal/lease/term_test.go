@@ -43,3 +43,28 @@ func TestTerm(t *testing.T) {
 		})
 	}
 }
+
+// TestTermWithin: a term bound by another one ends when either does; renewing the inner one
+// does not outlive the outer one, and renewing the outer one lets the inner one live on.
+func TestTermWithin(t *testing.T) {
+	start := time.Unix(1_000_000, 0)
+	c := clock.NewFake(start)
+	outer := NewTerm(c, 3*time.Second, start)
+	inner := NewTerm(c, 10*time.Second, start).Within(outer)
+	c.Advance(2 * time.Second)
+	if inner.Expired() || !inner.ExpiresWithin(time.Second) {
+		t.Fatal("the inner term must end with the outer one, not before")
+	}
+	inner.Renewed(c.Now())
+	c.Advance(time.Second)
+	if !inner.Expired() {
+		t.Fatal("the inner term outlived the outer one")
+	}
+	outer.Renewed(c.Now())
+	if inner.Expired() {
+		t.Fatal("a renewed outer term lets the inner one live")
+	}
+	if NewTerm(c, time.Second, c.Now()).Within(nil).Expired() {
+		t.Fatal("a nil outer term bounds nothing")
+	}
+}

@@ -1,0 +1,182 @@
+package lease_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/streamq-dev/streamq/internal/fence"
+	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/lease"
+	"github.com/streamq-dev/streamq/internal/redistest"
+	"github.com/streamq-dev/streamq/internal/stream"
+)
+
+const staticWindow = 300 * time.Millisecond
+
+// staticFixture is member "m" of group "g" on topic "t" as seen by two processes, "one" and
+// "two", with a short presence window.
+type staticFixture struct {
+	client   *redis.Client
+	space    keys.Space
+	one, two *lease.Instance
+}
+
+func newStaticFixture(t *testing.T) staticFixture {
+	t.Helper()
+	client := redistest.Start(t).Client(t)
+	space := keys.New("", "")
+	key := space.MemberInstances("t", "g")
+	return staticFixture{client: client, space: space,
+		one: lease.NewInstance(client, key, "m", "one", staticWindow, time.Minute),
+		two: lease.NewInstance(client, key, "m", "two", staticWindow, time.Minute)}
+}
+
+func (f staticFixture) membership(inst *lease.Instance) *lease.Membership {
+	return lease.NewMembership(f.client, f.space.Members("t", "g"), f.space.MemberCaps("t", "g"),
+		lease.Member{Name: "m"}, time.Minute).Static(inst)
+}
+
+func claim(t *testing.T, inst *lease.Instance) lease.Claim {
+	t.Helper()
+	c, err := inst.Claim(context.Background())
+	require.NoError(t, err)
+	return c
+}
+
+// TestInstanceClaim: a name nobody holds is taken ("new"), claimed again by its holder
+// ("mine"); another process finds it held (live, with the time it is presumed present) until
+// the holder was silent for the window ("gone"), and a heartbeat of the holder moves that
+// time forward.
+func TestInstanceClaim(t *testing.T) {
+	f := newStaticFixture(t)
+	ctx := context.Background()
+	assert.Equal(t, lease.Claim{Taken: true, How: "new"}, claim(t, f.one))
+	assert.Equal(t, lease.Claim{Taken: true, How: "mine"}, claim(t, f.one))
+
+	held := claim(t, f.two)
+	assert.False(t, held.Taken)
+	assert.Equal(t, "one", held.Holder)
+	assert.Equal(t, "live", held.State)
+	assert.Positive(t, held.Left)
+	assert.LessOrEqual(t, held.Left, staticWindow)
+
+	time.Sleep(50 * time.Millisecond) // let the server clock move on
+	_, err := f.membership(f.one).Heartbeat(ctx)
+	require.NoError(t, err)
+	again := claim(t, f.two)
+	assert.False(t, again.Taken)
+	assert.Greater(t, again.Until, held.Until, "a heartbeat moves the holder's presence forward")
+
+	require.Eventually(t, func() bool { return claim(t, f.two).Taken }, 5*time.Second, 20*time.Millisecond)
+	assert.Equal(t, lease.Claim{Taken: true, How: "mine"}, claim(t, f.two))
+	assert.False(t, claim(t, f.one).Taken, "the silent process lost the name")
+}
+
+// TestStaticHeartbeatSuperseded: once another process holds the name, the old holder's
+// heartbeat fails with ErrSuperseded and writes nothing (the membership entry and the
+// record stay the successor's); its Leave and Closing touch nothing either.
+func TestStaticHeartbeatSuperseded(t *testing.T) {
+	f := newStaticFixture(t)
+	ctx := context.Background()
+	claim(t, f.one)
+	require.Eventually(t, func() bool { return claim(t, f.two).Taken }, 5*time.Second, 20*time.Millisecond)
+	_, err := f.membership(f.two).Heartbeat(ctx)
+	require.NoError(t, err)
+	before := f.snapshot(t)
+
+	_, err = f.membership(f.one).Heartbeat(ctx)
+	require.ErrorIs(t, err, lease.ErrSuperseded)
+	require.NoError(t, f.membership(f.one).Leave(ctx))
+	mine, err := f.one.Closing(ctx, time.Minute)
+	require.NoError(t, err)
+	assert.False(t, mine)
+	assert.Equal(t, before, f.snapshot(t), "the superseded process wrote nothing")
+
+	require.NoError(t, f.membership(f.two).Leave(ctx))
+	live, err := lease.Live(ctx, f.client, []string{f.space.Members("t", "g")})
+	require.NoError(t, err)
+	assert.Equal(t, [][]string{nil}, live, "the holder's Leave removes the member")
+	assert.Equal(t, lease.Claim{Taken: true, How: "new"}, claim(t, f.one), "and its record: the name is free at once")
+}
+
+// snapshot is the membership zset and the instances hash.
+func (f staticFixture) snapshot(t *testing.T) []string {
+	t.Helper()
+	ctx := context.Background()
+	members, err := f.client.ZRange(ctx, f.space.Members("t", "g"), 0, -1).Result()
+	require.NoError(t, err)
+	records, err := f.client.HGetAll(ctx, f.space.MemberInstances("t", "g")).Result()
+	require.NoError(t, err)
+	return append(members, records["m"])
+}
+
+// TestInstanceClosing: a holder that starts a graceful Close is waited for ("closing") past
+// its presence window, for as long as it said, and its Leave frees the name at once.
+func TestInstanceClosing(t *testing.T) {
+	f := newStaticFixture(t)
+	ctx := context.Background()
+	claim(t, f.one)
+	mine, err := f.one.Closing(ctx, time.Minute)
+	require.NoError(t, err)
+	require.True(t, mine)
+	c := claim(t, f.two)
+	assert.False(t, c.Taken)
+	assert.Equal(t, "closing", c.State)
+	assert.Greater(t, c.Left, 50*time.Second)
+
+	require.NoError(t, f.membership(f.one).Leave(ctx))
+	assert.Equal(t, lease.Claim{Taken: true, How: "new"}, claim(t, f.two))
+}
+
+// TestReclaim: a static member's process takes a lease that is free, its own, or held by an
+// earlier process of the member; never one of another member (not even one whose name
+// starts with the member's). The earlier process is fenced out: its renewals and acks fail.
+func TestReclaim(t *testing.T) {
+	f := newStaticFixture(t)
+	ctx := context.Background()
+	key := f.space.Lease("t", 0, "g")
+	old := lease.New(f.client, "m", "old", time.Minute)
+	oldToken := old.NextToken()
+	ok, err := old.Acquire(ctx, key, oldToken)
+	require.NoError(t, err)
+	require.True(t, ok)
+
+	fresh := lease.New(f.client, "m", "new", time.Minute)
+	token := fresh.NextToken()
+	held, took, err := fresh.Reclaim(ctx, key, token)
+	require.NoError(t, err)
+	assert.True(t, held)
+	assert.True(t, took, "taken over from the earlier process")
+	held, took, err = fresh.Reclaim(ctx, key, token)
+	require.NoError(t, err)
+	assert.True(t, held)
+	assert.False(t, took, "its own lease is only extended")
+
+	ok, err = old.Renew(ctx, key, oldToken)
+	require.NoError(t, err)
+	assert.False(t, ok, "the earlier process cannot renew")
+	err = stream.Ack(ctx, f.client, stream.AckKeys{Lease: key, Stream: f.space.PartitionStream("t", 0),
+		Commit: f.space.Commit("t", 0), PayloadIndex: f.space.PayloadIndex("t", 0)},
+		oldToken, "g", "none", time.Minute, "1-1", []stream.Acked{{ID: "1-1"}})
+	require.ErrorIs(t, err, fence.ErrLeaseLost, "nor ack")
+
+	for _, other := range []string{"m#x", "mm", "n"} {
+		l := lease.New(f.client, other, "n", time.Minute)
+		held, _, err := l.Reclaim(ctx, key, l.NextToken())
+		require.NoError(t, err)
+		assert.False(t, held, "member %q took member m's lease", other)
+	}
+	free := f.space.Lease("t", 1, "g")
+	held, took, err = fresh.Reclaim(ctx, free, fresh.NextToken())
+	require.NoError(t, err)
+	assert.True(t, held)
+	assert.False(t, took)
+	ttl, err := f.client.PTTL(ctx, free).Result()
+	require.NoError(t, err)
+	assert.Greater(t, ttl, 50*time.Second, "the lease lives the Leases' TTL")
+}

@@ -1,0 +1,353 @@
+package streamq
+
+import (
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/streamq-dev/streamq/internal/chaos"
+	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/lease"
+	"github.com/streamq-dev/streamq/internal/redistest"
+)
+
+// onChildBackends runs test on a single redis-server and on a 3-master cluster, with the
+// addresses a child process connects to and a client of the test's own.
+func onChildBackends(t *testing.T, test func(t *testing.T, addrs []string, client redis.UniversalClient)) {
+	t.Run("single", func(t *testing.T) {
+		srv := redistest.Start(t)
+		test(t, []string{srv.Addr()}, srv.Client(t))
+	})
+	t.Run("cluster", func(t *testing.T) {
+		c := redistest.StartCluster(t, 3, 0)
+		test(t, c.Addrs(), c.Client(t))
+	})
+}
+
+// staticFleet is the fixture of the static member kill tests: static members b and c in this
+// process and a in a child process, balanced over the topic's 12 partitions, every lease
+// change recorded, and a publisher.
+type staticFleet struct {
+	addrs  []string
+	client redis.UniversalClient
+	topic  string
+	pub    *Publisher
+	got    *deliveries // b's and c's
+	log    *leaseLog
+	a      *childProc
+
+	mu    sync.Mutex
+	uuids []string // every message published
+}
+
+func startStaticFleet(t *testing.T, addrs []string, client redis.UniversalClient, topic string) *staticFleet {
+	t.Helper()
+	f := &staticFleet{addrs: addrs, client: client, topic: topic, got: newDeliveries()}
+	f.pub = newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: staticPartitions})
+	for _, name := range []string{"b", "c"} {
+		_, ch := subscribeMember(t, client, topic, staticGroup, name, staticPartitions, staticTimes)
+		f.got.consume(ch)
+	}
+	f.a = startStaticChild(t, addrs, topic, "a", true)
+	require.Eventually(t, func() bool {
+		return balanced(map[string]int{"a": 4, "b": 4, "c": 4})(countByMember(leaseOwners(t, client, topic, staticGroup, staticPartitions)))
+	}, 30*time.Second, 20*time.Millisecond)
+	f.log = recordLeases(t, client, topic, staticGroup, staticPartitions)
+	return f
+}
+
+// traffic publishes 20 messages over 48 keys every 50ms until the returned stop is called.
+func (f *staticFleet) traffic(t *testing.T) (stop func()) {
+	t.Helper()
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for seq := 0; ; seq += 20 {
+			msgs := keyedMessages(seq, 20, 48)
+			if err := f.pub.Publish(f.topic, msgs...); err != nil {
+				t.Errorf("publish: %v", err)
+				return
+			}
+			f.mu.Lock()
+			for _, m := range msgs {
+				f.uuids = append(f.uuids, m.UUID)
+			}
+			f.mu.Unlock()
+			select {
+			case <-quit:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			close(quit)
+			<-done
+		})
+	}
+	t.Cleanup(stop) // before the publisher closes: cleanups run last first
+	return stop
+}
+
+// publishHeld publishes a message child a keeps unacked on each partition of parts and waits
+// until it holds them all.
+func (f *staticFleet) publishHeld(t *testing.T, parts []int) []string {
+	t.Helper()
+	msgs := holdMessages(parts)
+	require.NoError(t, f.pub.Publish(f.topic, msgs...))
+	out := make([]string, len(msgs))
+	for i, m := range msgs {
+		out[i] = m.UUID
+	}
+	f.mu.Lock()
+	f.uuids = append(f.uuids, out...)
+	f.mu.Unlock()
+	require.Eventually(t, func() bool { return countEvents(t, f.a, "holding") == len(parts) }, 10*time.Second, 10*time.Millisecond)
+	return out
+}
+
+// assertAllHandled waits until every message published was delivered (by b, c or one of the
+// children) and nothing is pending in the group any more.
+func (f *staticFleet) assertAllHandled(t *testing.T, children ...*childProc) {
+	t.Helper()
+	f.mu.Lock()
+	uuids := append([]string(nil), f.uuids...)
+	f.mu.Unlock()
+	space := keys.New("", "")
+	require.Eventually(t, func() bool {
+		all := newDeliveries()
+		f.got.mu.Lock()
+		for u, n := range f.got.n {
+			all.n[u] = n
+		}
+		f.got.mu.Unlock()
+		for _, c := range children {
+			for _, e := range childDeliveries(t, c) {
+				all.add(e.UUID)
+			}
+		}
+		missing, _ := all.counts(uuids)
+		return missing == 0
+	}, 30*time.Second, 50*time.Millisecond, "every message is delivered")
+	require.Eventually(t, func() bool {
+		var n int64
+		for p := 0; p < staticPartitions; p++ {
+			n += pendingCount(t, f.client, space.PartitionStream(f.topic, p), staticGroup)
+		}
+		return n == 0
+	}, 30*time.Second, 50*time.Millisecond, "every message is acked")
+}
+
+// firstTokenOf is when partition p first had a token of process inst.
+func (l *leaseLog) firstTokenOf(p int, inst string) (time.Time, bool) {
+	for _, c := range l.history(p) {
+		if c.token != "" && tokenInstance(c.token) == inst {
+			return c.at, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// TestStaticMemberKilledTakesBackItsPartitions: static member a (a child process holding one
+// message unacked on each of its 4 partitions, more read behind them) is SIGKILLed under
+// continuous traffic and started again at once. The new process holds the same 4 partitions,
+// taken straight from the dead process's leases (never free, never another member's), in
+// its first rebalance round once it has the name; it delivers the held messages again and
+// every message is handled.
+func TestStaticMemberKilledTakesBackItsPartitions(t *testing.T) {
+	onChildBackends(t, func(t *testing.T, addrs []string, client redis.UniversalClient) {
+		f := startStaticFleet(t, addrs, client, "static-kill")
+		stop := f.traffic(t)
+		parts := f.log.ownedBy("a", staticPartitions)
+		require.Len(t, parts, 4)
+		old := f.log.instanceOf(t, parts)
+		held := f.publishHeld(t, parts)
+		waitIdle(200 * time.Millisecond) // entries behind the held ones are read too
+
+		f.a.kill(t)
+		killed := time.Now()
+		a2 := startStaticChild(t, addrs, f.topic, "a", false)
+		subscribed := time.Unix(0, a2.waitEvent(t, "subscribed", 20*time.Second).T)
+		require.Eventually(t, func() bool { return f.log.movedOn(parts, "a", old) }, 20*time.Second, 5*time.Millisecond)
+		f.log.assertTakenBackDirectly(t, parts, "a", old)
+		assert.Equal(t, parts, f.log.ownedBy("a", staticPartitions), "the same partitions, no other")
+		var cfg SubscriberConfig
+		staticTimes(&cfg)
+		for _, p := range parts {
+			at, _ := f.log.firstTokenOf(p, tokenInstance(f.log.current(p)))
+			assert.Less(t, at.Sub(subscribed), cfg.RebalanceInterval, "partition %d taken back in the first round", p)
+			t.Logf("partition %d: held again %s after the kill, %s after Subscribe returned", p,
+				at.Sub(killed).Round(time.Millisecond), at.Sub(subscribed).Round(time.Millisecond))
+		}
+
+		stop()
+		f.assertAllHandled(t, f.a, a2)
+		again := map[string]int64{}
+		for _, e := range childDeliveries(t, a2) {
+			again[e.UUID] = e.Count
+		}
+		for _, u := range held {
+			assert.GreaterOrEqual(t, again[u], int64(2), "the new process delivers the pending message %s again", u)
+		}
+		a2.send(t, "quit")
+		a2.waitExit(t, 20*time.Second)
+	})
+}
+
+// TestStaticMemberKilledPastGraceIsReplaced: static member a is SIGKILLed and does not come
+// back within its grace: b and c take its partitions once its leases expired (not before
+// the grace), as any member's; started again later, it gets its share back by rebalancing.
+// Nothing is lost.
+func TestStaticMemberKilledPastGraceIsReplaced(t *testing.T) {
+	srv := redistest.Start(t)
+	f := startStaticFleet(t, []string{srv.Addr()}, srv.Client(t), "static-gone")
+	stop := f.traffic(t)
+	parts := f.log.ownedBy("a", staticPartitions)
+	require.Len(t, parts, 4)
+	old := f.log.instanceOf(t, parts)
+	f.a.kill(t)
+	killed := time.Now()
+
+	require.Eventually(t, func() bool {
+		return len(f.log.ownedBy("b", staticPartitions))+len(f.log.ownedBy("c", staticPartitions)) == staticPartitions
+	}, 30*time.Second, 10*time.Millisecond, "b and c take over")
+	var cfg SubscriberConfig
+	staticTimes(&cfg)
+	for _, p := range parts {
+		h := f.log.history(p)
+		var next []tokenAt
+		for _, c := range h {
+			if c.token != "" && tokenInstance(c.token) != old {
+				next = append(next, c)
+			}
+		}
+		require.NotEmpty(t, next, "partition %d: %v", p, h)
+		assert.Contains(t, []string{"b", "c"}, lease.TokenMember(next[0].token))
+		assert.GreaterOrEqual(t, next[0].at.Sub(killed), cfg.StaticMemberGrace-cfg.RenewInterval,
+			"partition %d was taken before the grace ended (its lease expired first): %v", p, h)
+	}
+
+	a2 := startStaticChild(t, f.addrs, f.topic, "a", false)
+	require.Eventually(t, func() bool {
+		return balanced(map[string]int{"a": 4, "b": 4, "c": 4})(countByMember(leaseOwners(t, f.client, f.topic, staticGroup, staticPartitions)))
+	}, 30*time.Second, 20*time.Millisecond, "a gets its share back")
+	stop()
+	f.assertAllHandled(t, f.a, a2)
+	a2.send(t, "quit")
+	a2.waitExit(t, 20*time.Second)
+}
+
+// TestStaticMemberPausedProcessIsFenced: static member a (a child process, the only member)
+// holds a message unacked on partitions 0 and 1 and is frozen with SIGSTOP; a new process
+// with its name takes the name over once a was silent for the presence window, takes its
+// leases and delivers the two messages again, holding them. a, resumed before its lease
+// terms ran out (on a slow network, so it acts before Redis answers it), acks its two at
+// once: the acks are not applied (the entries stay pending for the new process), and a
+// delivers nothing more, though entries wait in its queue behind the held ones (its presence
+// ran out), learns that its name was taken and stops. The new process then delivers
+// everything in order.
+func TestStaticMemberPausedProcessIsFenced(t *testing.T) {
+	srv := redistest.Start(t)
+	client := srv.Client(t)
+	proxy, err := chaos.Listen(srv.Addr())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = proxy.Close() })
+	const topic = "static-stop"
+	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: staticPartitions})
+	a := startStaticChild(t, []string{proxy.Addr()}, topic, "a", true)
+	require.Eventually(t, func() bool {
+		return countByMember(leaseOwners(t, client, topic, staticGroup, staticPartitions))["a"] == staticPartitions
+	}, 30*time.Second, 20*time.Millisecond)
+	parts := []int{0, 1}
+	require.NoError(t, pub.Publish(topic, holdMessages(parts)...))
+	behind := keyedMessages(0, 20, 1)
+	for i, m := range behind {
+		m.Metadata.Set(ForcePartitionMetadata, map[bool]string{true: "0", false: "1"}[i%2 == 0])
+	}
+	require.NoError(t, pub.Publish(topic, behind...))
+	require.Eventually(t, func() bool { return countEvents(t, a, "holding") == 2 }, 10*time.Second, 10*time.Millisecond)
+
+	a.signal(t, syscall.SIGSTOP)
+	a.waitStopped(t)
+	stopped := time.Now()
+	stoppedAt := len(a.events(t))
+	a2 := startStaticChild(t, []string{srv.Addr()}, topic, "a", true)
+	require.Eventually(t, func() bool { return countEvents(t, a2, "holding") == 2 }, 20*time.Second, 10*time.Millisecond)
+	for _, e := range a2.events(t) {
+		if e.Ev == "holding" {
+			assert.GreaterOrEqual(t, e.Count, int64(2), "delivered again")
+		}
+	}
+
+	// Frozen for less than LeaseTTL: its leases' terms have not run out, its presence has (it
+	// missed its heartbeats for the presence window), and that alone keeps it from
+	// delivering the entries queued behind the held ones.
+	var cfg SubscriberConfig
+	staticTimes(&cfg)
+	require.Less(t, time.Since(stopped), cfg.LeaseTTL, "the takeover took longer than LeaseTTL: this run proves nothing about presence")
+	proxy.SetLatency(300 * time.Millisecond)
+	a.signal(t, syscall.SIGCONT)
+	a.send(t, "ack")
+	a.waitEvent(t, "acked", 10*time.Second)
+	require.Eventually(t, func() bool {
+		for _, e := range a.events(t) {
+			if e.Ev == "log" && containsAll(e.Msg, "took over this ConsumerName") {
+				return true
+			}
+		}
+		return false
+	}, 20*time.Second, 20*time.Millisecond, "the resumed process learns it was superseded")
+	a.send(t, "quit")
+	a.waitExit(t, 20*time.Second)
+	for _, e := range a.events(t)[stoppedAt:] {
+		assert.NotEqual(t, "deliver", e.Ev, "the superseded process delivered seq %s", e.Seq)
+	}
+	space := keys.New("", "")
+	for _, p := range parts {
+		str := space.PartitionStream(topic, p)
+		assert.Equal(t, xlen(t, client, str), pendingCount(t, client, str, staticGroup),
+			"partition %d: nothing acked: the stale process's ack was not applied", p)
+	}
+
+	a2.send(t, "ack")
+	require.Eventually(t, func() bool {
+		return pendingCount(t, client, space.PartitionStream(topic, 0), staticGroup) == 0 &&
+			pendingCount(t, client, space.PartitionStream(topic, 1), staticGroup) == 0 &&
+			len(childDeliveries(t, a2)) >= 22
+	}, 20*time.Second, 20*time.Millisecond)
+	last := map[int]int{0: -2, 1: -2}
+	for _, e := range childDeliveries(t, a2) {
+		seq := atoi(t, e.Seq)
+		assert.Greater(t, seq, last[e.Partition], "partition %d in order", e.Partition)
+		last[e.Partition] = seq
+	}
+	a2.send(t, "quit")
+	a2.waitExit(t, 20*time.Second)
+}
+
+func containsAll(s string, parts ...string) bool {
+	for _, p := range parts {
+		if !strings.Contains(s, p) {
+			return false
+		}
+	}
+	return true
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	require.NoError(t, err)
+	return n
+}
