@@ -770,7 +770,7 @@ func connect(ctx context.Context, rawURL string, cluster bool) (*redisConn, erro
 		c := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 		return &redisConn{client: c, addr: mr.Addr(), display: "redis://" + mr.Addr(), embedded: true, mini: mr}, nil
 	}
-	c, err := dial(ctx, rawURL, cluster)
+	c, err := dial(ctx, target{raw: rawURL, source: "from --redis-url or REDIS_URL"}, cluster)
 	if err != nil {
 		return nil, err
 	}

@@ -2,10 +2,7 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"net"
-	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -21,9 +18,6 @@ import (
 // defaultRedisURL is used by every command but demo when neither --redis-url nor REDIS_URL
 // is set.
 const defaultRedisURL = "redis://127.0.0.1:6379"
-
-// pingTimeout bounds the connection check before a command runs.
-const pingTimeout = 5 * time.Second
 
 // app is the state shared by the commands of one invocation: the global flags, the output
 // streams and the Redis connection, opened on first use.
@@ -85,16 +79,20 @@ func (a *app) withAdmin(fn func(ctx context.Context, adm *admin.Admin, cmd *cobr
 	})
 }
 
-// url is the Redis URL of the command: --redis-url, else $REDIS_URL, else fallback.
-func (a *app) url(fallback string) string {
+// target is the Redis of the command: --redis-url, else $REDIS_URL, else fallback, with
+// where it came from (named in errors).
+func (a *app) target(fallback string) target {
 	if a.redisURL != "" {
-		return a.redisURL
+		return target{raw: a.redisURL, source: "from --redis-url"}
 	}
 	if env := os.Getenv("REDIS_URL"); env != "" {
-		return env
+		return target{raw: env, source: "from REDIS_URL"}
 	}
-	return fallback
+	return target{raw: fallback, source: "default: REDIS_URL is unset"}
 }
+
+// url is the Redis URL of the command (see target).
+func (a *app) url(fallback string) string { return a.target(fallback).raw }
 
 // admin connects to Redis (once) and returns an Admin over it.
 func (a *app) admin(ctx context.Context) (*admin.Admin, error) {
@@ -102,7 +100,7 @@ func (a *app) admin(ctx context.Context) (*admin.Admin, error) {
 		return a.adm, nil
 	}
 	redis.SetLogger(quietRedisLogger{}) // failures are reported once, by the command
-	c, err := dial(ctx, a.url(defaultRedisURL), a.cluster)
+	c, err := dial(ctx, a.target(defaultRedisURL), a.cluster)
 	if err != nil {
 		return nil, err
 	}
@@ -114,94 +112,6 @@ func (a *app) admin(ctx context.Context) (*admin.Admin, error) {
 	}
 	a.conn, a.adm = c, adm
 	return adm, nil
-}
-
-// conn is an open, checked Redis connection.
-type conn struct {
-	client  redis.UniversalClient
-	addr    string // host:port of the (first) address
-	display string // the URL(s) without passwords
-	cluster bool
-}
-
-// dial connects to raw, a redis:// or rediss:// URL (user:password@ for ACLs; host:port
-// alone means redis://host:port), and checks the connection with PING. Several
-// comma-separated URLs or addresses, or cluster, make a Cluster client: the first URL gives
-// the credentials, TLS and options (redis.ParseClusterURL), the others add seed addresses.
-func dial(ctx context.Context, raw string, cluster bool) (*conn, error) {
-	var parts []string
-	for p := range strings.SplitSeq(raw, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			if !strings.Contains(p, "://") {
-				p = "redis://" + p
-			}
-			parts = append(parts, p)
-		}
-	}
-	if len(parts) == 0 {
-		return nil, usageErrorf("empty Redis URL")
-	}
-	c := &conn{display: redactURLs(parts), cluster: cluster || len(parts) > 1}
-	if c.cluster {
-		opts, err := clusterOptions(parts)
-		if err != nil {
-			return nil, usageErrorf("invalid Redis URL %s: %v", c.display, err)
-		}
-		c.client, c.addr = redis.NewClusterClient(opts), opts.Addrs[0]
-	} else {
-		opts, err := redis.ParseURL(parts[0])
-		if err != nil {
-			return nil, usageErrorf("invalid Redis URL %s: %v", c.display, err)
-		}
-		c.client, c.addr = redis.NewClient(opts), opts.Addr
-	}
-	pctx, cancel := context.WithTimeout(ctx, pingTimeout)
-	defer cancel()
-	if err := c.client.Ping(pctx).Err(); err != nil {
-		_ = c.client.Close()
-		return nil, fmt.Errorf("cannot reach Redis at %s: %w", c.display, err)
-	}
-	return c, nil
-}
-
-// clusterOptions parses the first URL with redis.ParseClusterURL and adds the host:port of
-// the others as seed addresses.
-func clusterOptions(urls []string) (*redis.ClusterOptions, error) {
-	opts, err := redis.ParseClusterURL(urls[0])
-	if err != nil {
-		return nil, err
-	}
-	for _, raw := range urls[1:] {
-		u, err := url.Parse(raw)
-		if err != nil {
-			return nil, err
-		}
-		if u.Scheme != "redis" && u.Scheme != "rediss" {
-			return nil, fmt.Errorf("invalid URL scheme %q", u.Scheme)
-		}
-		host, port := u.Hostname(), u.Port()
-		if host == "" {
-			return nil, fmt.Errorf("no host in %s", u.Redacted())
-		}
-		if port == "" {
-			port = "6379"
-		}
-		opts.Addrs = append(opts.Addrs, net.JoinHostPort(host, port))
-	}
-	return opts, nil
-}
-
-// redactURLs joins urls with their passwords masked.
-func redactURLs(urls []string) string {
-	out := make([]string, len(urls))
-	for i, raw := range urls {
-		if u, err := url.Parse(raw); err == nil {
-			out[i] = u.Redacted()
-		} else {
-			out[i] = "(unparseable URL)"
-		}
-	}
-	return strings.Join(out, ",")
 }
 
 // quietRedisLogger drops go-redis's own log lines.
