@@ -158,7 +158,7 @@ topic gets a random suffix and its keys are deleted afterwards (unless --keep).`
 	f.IntVar(&cfg.Partitions, "partitions", 4, "partitions of the topic")
 	f.IntVar(&cfg.Messages, "messages", 40, "messages to publish")
 	f.IntVar(&cfg.Keys, "keys", 8, "distinct partition keys (customer-1..customer-N)")
-	f.DurationVar(&cfg.Timeout, "timeout", 30*time.Second, "give up when the demo has not finished after this long")
+	durationVar(f, &cfg.Timeout, "timeout", 30*time.Second, "give up when the demo has not finished after this long")
 	f.BoolVar(&cfg.Keep, "keep", false, "leave the demo topic's keys in a real Redis (deleted by default)")
 	f.BoolVar(&cfg.Verbose, "verbose", false, "also print streamq's and Watermill's info and debug logs to stderr")
 	return cmd

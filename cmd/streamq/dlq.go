@@ -149,10 +149,17 @@ func (o *dlqListOpts) print(topic string, dead []admin.DeadLetter) error {
 		fmt.Fprintf(o.a.stdout, "topic %q has no dead letters%s\n", topic, o.filter.text())
 		return nil
 	}
-	t := newTable(o.a.stdout, "PARTITION", "ID", "FAILED AT", "GROUP", "RETRIES", "REPLAYED", "REASON", "PAYLOAD")
+	if o.a.wide {
+		t := newTable(o.a.stdout, "PARTITION", "ID", "FAILED AT", "GROUP", "RETRIES", "REPLAYED", "REASON", "PAYLOAD")
+		for _, d := range dead {
+			t.row(d.Partition, d.ID, o.a.timeText(d.FailedAt), orDash(d.Group), d.RetryCount, o.a.replayedText(d),
+				orDash(truncate(d.Reason, previewLen)), payloadPreview(d.Payload))
+		}
+		return t.flush()
+	}
+	t := newTable(o.a.stdout, "PART", "ID", "FAILED AT", "GROUP", "REASON").fit(tableWidth, 4)
 	for _, d := range dead {
-		t.row(d.Partition, d.ID, tableTime(d.FailedAt), orDash(d.Group), d.RetryCount, replayedText(d),
-			orDash(truncate(d.Reason, previewLen)), payloadPreview(d.Payload))
+		t.row(d.Partition, d.ID, o.a.timeText(d.FailedAt), orDash(d.Group), orDash(replayMark(d)+d.Reason))
 	}
 	return t.flush()
 }
@@ -260,8 +267,8 @@ func dlqShowCmd(a *app) *cobra.Command {
 			t.row("retries", fmt.Sprintf("%d of %d", v.RetryCount, v.MaxRetries))
 			t.row("original message id", orDash(v.OriginalMessageID))
 			t.row("original stream id", orDash(v.OriginalStreamID))
-			t.row("published", tableTime(d.Timestamp))
-			t.row("failed at", tableTime(d.FailedAt))
+			t.row("published", a.timeText(d.Timestamp))
+			t.row("failed at", a.timeText(d.FailedAt))
 			t.row("metadata", metadataPreview(v.Metadata))
 			if v.Raw != "" {
 				t.row("raw", v.Raw)
@@ -438,19 +445,34 @@ func (o *replayAllOpts) printDryRun(topic string, n int) error {
 	if n == 0 {
 		return nil
 	}
-	t := newTable(o.a.stdout, "PARTITION", "ID", "FAILED AT", "GROUP", "REPLAYED", "REASON")
+	if o.a.wide {
+		t := newTable(o.a.stdout, "PARTITION", "ID", "FAILED AT", "GROUP", "REPLAYED", "REASON")
+		for _, d := range o.would[:n] {
+			t.row(d.Partition, d.ID, o.a.timeText(d.FailedAt), orDash(d.Group), o.a.replayedText(d), orDash(truncate(d.Reason, previewLen)))
+		}
+		return t.flush()
+	}
+	t := newTable(o.a.stdout, "PART", "ID", "FAILED AT", "GROUP", "REASON").fit(tableWidth, 4)
 	for _, d := range o.would[:n] {
-		t.row(d.Partition, d.ID, tableTime(d.FailedAt), orDash(d.Group), replayedText(d), orDash(truncate(d.Reason, previewLen)))
+		t.row(d.Partition, d.ID, o.a.timeText(d.FailedAt), orDash(d.Group), orDash(replayMark(d)+d.Reason))
 	}
 	return t.flush()
 }
 
+// replayMark prefixes the reason of a dead letter replayed before in a narrow table.
+func replayMark(d admin.DeadLetter) string {
+	if d.ReplayedAt.IsZero() {
+		return ""
+	}
+	return "(replayed) "
+}
+
 // replayedText is a dead letter's replay mark in a table: when, or "-".
-func replayedText(d admin.DeadLetter) string {
+func (a *app) replayedText(d admin.DeadLetter) string {
 	if d.ReplayedAt.IsZero() {
 		return "-"
 	}
-	return tableTime(d.ReplayedAt)
+	return a.timeText(d.ReplayedAt)
 }
 
 // keep is the filter (--group, --reason-contains, --partition, --failed-within,

@@ -131,14 +131,14 @@ func (a *app) printOutbox(s admin.OutboxStatus) error {
 	fmt.Fprintf(a.stdout, "rows waiting:  %s\n", pendingText(s))
 	fmt.Fprintf(a.stdout, "oldest:        %s\n", oldestText(s))
 	fmt.Fprintf(a.stdout, "moved:         %d\n", s.Moved)
-	fmt.Fprintf(a.stdout, "last report:   %s (%s)\n", agoText(s.SinceReport), tableTime(s.ReportedAt))
+	fmt.Fprintf(a.stdout, "last report:   %s (%s)\n", agoText(s.SinceReport), a.timeText(s.ReportedAt))
 	if w := outboxWarning(s); w != "" {
 		fmt.Fprintln(a.stdout, w)
 	}
 	fmt.Fprintln(a.stdout)
 	t := newTable(a.stdout, "RELAY", "HOST", "PID", "STARTED", "LAST REPORT", "MOVED", "LIVE")
 	for _, r := range s.Relays {
-		t.row(r.ID, r.Host, r.PID, tableTime(r.StartedAt), agoText(r.SinceReport), r.Moved, liveText(r.Live))
+		t.row(r.ID, r.Host, r.PID, a.timeText(r.StartedAt), agoText(r.SinceReport), r.Moved, liveText(r.Live))
 	}
 	return t.flush()
 }

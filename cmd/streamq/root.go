@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"strconv"
@@ -34,10 +35,16 @@ type app struct {
 	payloadThreshold int
 	payloadRetention time.Duration
 
-	// Flags shared by several commands (only one command runs per invocation).
-	json  bool
-	yes   bool
-	force bool
+	// utc shows times in UTC (--utc); local time with its zone otherwise.
+	utc bool
+
+	// Flags shared by several commands (only one command runs per invocation). json and wide
+	// are the output format (-o json, --json; -o wide), output what -o said.
+	json   bool
+	wide   bool
+	output string
+	yes    bool
+	force  bool
 
 	// ran is set when a command's own code started: errors before it are cobra's command-line
 	// errors, reported with the usage exit code.
@@ -58,10 +65,14 @@ func (a *app) close() {
 	}
 }
 
-// runE wraps a command's code: it marks the command as started (see app.ran).
+// runE wraps a command's code: it marks the command as started (see app.ran) and checks the
+// output flags.
 func (a *app) runE(fn func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
 		a.ran = true
+		if a.json && a.output == outputWide {
+			return usageErrorf("--json and -o wide ask for two outputs: --json is -o json; give one of them")
+		}
 		return fn(cmd, args)
 	}
 }
@@ -136,7 +147,9 @@ Redis: --redis-url, else $REDIS_URL, else ` + defaultRedisURL + ` (the demo uses
 Redis instead). redis:// or rediss:// (TLS), with user:password@ for ACLs. For a Redis
 Cluster give several comma-separated addresses or pass --cluster.
 
-Output: tables for people; --json prints a stable JSON shape for scripts. Destructive
+Output: tables for people that fit 80 columns; -o wide adds every column, -o json (or
+--json) prints a stable JSON shape for scripts. Times are local with their zone, or UTC
+with --utc. Durations take d, h, m, s and ms (1d, 36h, 90m). Destructive
 commands ask for confirmation on a terminal; --yes confirms, and without a terminal they
 refuse unless --yes is given.
 
@@ -181,6 +194,7 @@ func (a *app) addGlobalFlags(root *cobra.Command) {
 		"Redis URL, redis:// or rediss:// (TLS), user:password@ for ACLs; comma-separated\n"+
 			"addresses for a Cluster (default $REDIS_URL, else "+defaultRedisURL+";\n"+
 			"the demo uses an embedded Redis instead)")
+	pf.BoolVar(&a.utc, "utc", false, "show times in UTC (default: local time, with its zone)")
 	pf.BoolVar(&a.cluster, "cluster", false, "connect to a Redis Cluster (implied by several comma-separated addresses)")
 	pf.StringVar(&a.streamPrefix, "prefix-stream", "", "key prefix of the partition and DLQ streams (default \"stream:topic\"); must match the publishers'")
 	pf.StringVar(&a.controlPrefix, "prefix-control", "", "key prefix of the control keys (default \"streaming:mq\"); must match the publishers'")
@@ -191,7 +205,7 @@ func (a *app) addPayloadFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&a.payloadThreshold, "payload-threshold", 0,
 		"a replayed payload larger than this many bytes is stored in its own key, as the publishers\n"+
 			"store it (default 65536; -1: inline); must match the publishers' PayloadThreshold")
-	fs.DurationVar(&a.payloadRetention, "payload-retention", 0,
+	durationVar(fs, &a.payloadRetention, "payload-retention", 0,
 		"TTL of a replayed payload stored in its own key (default none); must match the publishers' Retention")
 }
 
@@ -279,9 +293,41 @@ Global Flags:
 Use "{{.CommandPath}} [command] --help" for more information about a command.{{end}}
 `
 
-// addJSONFlag adds --json to cmd.
+// Output formats of -o.
+const (
+	outputTable = "table"
+	outputWide  = "wide"
+	outputJSON  = "json"
+)
+
+// addJSONFlag adds the output flags to cmd: -o table|wide|json, and --json (-o json).
 func (a *app) addJSONFlag(cmd *cobra.Command) {
-	cmd.Flags().BoolVar(&a.json, "json", false, "print JSON instead of a table")
+	cmd.Flags().VarP(outputValue{a}, "output", "o", "output: table (fits 80 columns), wide (every column) or json")
+	cmd.Flags().BoolVar(&a.json, "json", false, "print JSON instead of a table (the same as -o json)")
+}
+
+// outputValue is the -o flag: it sets the app's output format.
+type outputValue struct{ a *app }
+
+func (v outputValue) Set(s string) error {
+	switch s {
+	case outputTable, outputWide, outputJSON:
+	default:
+		return fmt.Errorf("%q is not an output: give table, wide or json", s)
+	}
+	v.a.output = s
+	v.a.wide = s == outputWide
+	v.a.json = v.a.json || s == outputJSON
+	return nil
+}
+
+func (v outputValue) Type() string { return "format" }
+
+func (v outputValue) String() string {
+	if v.a == nil || v.a.output == "" {
+		return outputTable
+	}
+	return v.a.output
 }
 
 // addYesFlag adds --yes to a destructive cmd.

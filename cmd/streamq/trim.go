@@ -52,7 +52,7 @@ func trimCmd(a *app) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.Int64Var(&o.maxLen, "maxlen", 0, "keep at most N entries in total (amortized over partitions)")
-	f.DurationVar(&o.olderThan, "older-than", 0, "remove entries older than this, e.g. 24h or 90m")
+	durationVar(f, &o.olderThan, "older-than", 0, "remove entries older than this, e.g. 1d, 36h or 90m")
 	f.IntVar(&o.pageSize, "page-size", admin.DefaultTrimPageSize, "entries per XRANGE+XDEL step with --older-than")
 	cmd.MarkFlagsMutuallyExclusive("maxlen", "older-than")
 	a.addYesFlag(cmd)
