@@ -743,12 +743,19 @@ func TestCLIDemoBinary(t *testing.T) {
 
 func TestProgressDraw(t *testing.T) {
 	var b bytes.Buffer
-	p := &progress{w: &b, label: "replaying", unit: "dead letters", total: 4, start: time.Now()}
+	p := &progress{w: &b, label: "replaying", unit: "dead letters", total: 4, start: time.Now().Add(-2 * time.Second)}
 	p.set(1)
 	p.draw(0)
 	assert.Contains(t, b.String(), "replaying [#######.......................] 1/4 dead letters  25%")
+	assert.Contains(t, b.String(), "25% 2s, ETA 6s", "the time left at the pace so far")
 	b.Reset()
-	p.total = 0
+	p.about, p.total = true, 2
+	p.set(3)
+	p.draw(0)
+	assert.Contains(t, b.String(), "3/~2 dead letters  75%", "an estimate passed: not done yet")
+	b.Reset()
+	p.total, p.about = 0, false
+	p.set(1)
 	p.add(2)
 	p.draw(1)
 	assert.Contains(t, b.String(), "replaying / 3 dead letters")

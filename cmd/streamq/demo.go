@@ -135,8 +135,9 @@ type DemoResult struct {
 func demoCmd(a *app) *cobra.Command {
 	cfg := &DemoConfig{}
 	cmd := &cobra.Command{
-		Use:   "demo",
-		Short: "Run two consumer-group members on a partitioned topic and show who handles what",
+		Use:     "demo",
+		Example: "  streamq demo\n  REDIS_URL=redis://127.0.0.1:6379 streamq demo --partitions 8 --messages 200 --keep",
+		Short:   "Run two consumer-group members on a partitioned topic and show who handles what",
 		Long: `Publishes keyed messages to a partitioned topic and consumes them with two members of
 one consumer group, each through its own Watermill router, then checks that every key
 was handled by one member, in publish order.

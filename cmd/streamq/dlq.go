@@ -55,8 +55,9 @@ func replayedAt(t time.Time) *jsonTime {
 
 func dlqCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "dlq",
-		Short: "Inspect, replay and clear dead-letter queues",
+		Use:     "dlq",
+		Example: "  streamq dlq list orders\n  streamq dlq replay-all orders --group payments --dry-run",
+		Short:   "Inspect, replay and clear dead-letter queues",
 		Long: `Each partition of a topic has a dead-letter queue: messages that failed all their
 retries, or were dead-lettered at once. These commands list, replay (append back to the
 original partition) and delete them.`,
@@ -172,9 +173,10 @@ type dlqSizeView struct {
 
 func dlqTopicsCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "topics",
-		Short: "List the topics that have dead letters, with their DLQ size",
-		Args:  argsExactly(),
+		Use:     "topics",
+		Example: "  streamq dlq topics",
+		Short:   "List the topics that have dead letters, with their DLQ size",
+		Args:    argsExactly(),
 		RunE: a.runE(func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			adm, err := a.admin(ctx)
@@ -214,6 +216,7 @@ func dlqTopicsCmd(a *app) *cobra.Command {
 func dlqSizeCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:               "size TOPIC",
+		Example:           "  streamq dlq size orders\n  [ \"$(streamq dlq size orders)\" -eq 0 ] || echo \"orders has dead letters\"",
 		Short:             "Print how many dead letters a topic has, over all partitions",
 		Args:              argsExactly("TOPIC"),
 		ValidArgsFunction: a.completeArgs(argTopic),
@@ -236,6 +239,7 @@ func dlqSizeCmd(a *app) *cobra.Command {
 func dlqShowCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:               "show TOPIC PARTITION ID",
+		Example:           "  streamq dlq show orders 3 1718000000000-0\n  streamq dlq show orders 3 1718000000000-0 -o json | jq -r .payload",
 		Short:             "Show one dead letter with its whole payload",
 		Args:              argsExactly("TOPIC", "PARTITION", "ID"),
 		ValidArgsFunction: a.completeArgs(argTopic),
@@ -297,8 +301,9 @@ type replayView struct {
 func dlqReplayCmd(a *app) *cobra.Command {
 	var del, allGroups bool
 	cmd := &cobra.Command{
-		Use:   "replay TOPIC PARTITION ID",
-		Short: "Append one dead letter back to its partition",
+		Use:     "replay TOPIC PARTITION ID",
+		Example: "  streamq dlq replay orders 3 1718000000000-0\n  streamq dlq replay orders 3 1718000000000-0 --delete --all-groups",
+		Short:   "Append one dead letter back to its partition",
 		Long: `Appends the dead letter back to its original partition (retry count reset). Only the
 consumer group that failed it gets it again, like a retry (the groups that handled the
 message skip it), unless --all-groups is given. The dead letter stays in the DLQ, marked as
@@ -502,6 +507,7 @@ type dlqDeleteView struct {
 func dlqDeleteCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:               "delete TOPIC PARTITION ID",
+		Example:           "  streamq dlq delete orders 3 1718000000000-0 --yes",
 		Short:             "Delete one dead letter",
 		Args:              argsExactly("TOPIC", "PARTITION", "ID"),
 		ValidArgsFunction: a.completeArgs(argTopic),
@@ -549,8 +555,9 @@ type dlqClearView struct {
 
 func dlqClearCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "clear TOPIC",
-		Short: "Delete every dead letter of a topic",
+		Use:     "clear TOPIC",
+		Example: "  streamq dlq clear orders-staging --yes",
+		Short:   "Delete every dead letter of a topic",
 		Long: `Deletes every dead letter of the topic, on all partitions. The DLQ streams and consumer
 groups reading them stay.`,
 		Args:              argsExactly("TOPIC"),

@@ -82,6 +82,7 @@ func recentCmd(a *app) *cobra.Command {
 	var n int
 	cmd := &cobra.Command{
 		Use:               "recent TOPIC",
+		Example:           "  streamq recent orders\n  streamq recent orders -n 5 -o wide --utc",
 		Short:             "Show a topic's newest entries across partitions, newest first",
 		GroupID:           groupData,
 		Args:              argsExactly("TOPIC"),

@@ -346,8 +346,9 @@ type partitionFrontierView struct {
 
 func frontierCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "frontier TOPIC GROUP",
-		Short: "Show a group's commit frontier (highest acked id) per partition",
+		Use:     "frontier TOPIC GROUP",
+		Example: "  streamq frontier orders payments",
+		Short:   "Show a group's commit frontier (highest acked id) per partition",
 		Long: `Shows, per partition, the highest stream id the group has acked (the commit frontier,
 which only moves forward). Partitions where the group acked nothing yet are not listed.`,
 		GroupID:           groupGroups,

@@ -58,6 +58,7 @@ const outboxStatusExample = `  streamq outbox status                  # every ou
 func outboxCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "outbox",
+		Example: "  streamq outbox status\n  streamq outbox status orders-outbox -o json",
 		Short:   "Transactional outboxes: the relays' lag",
 		GroupID: groupOther,
 		RunE:    a.parentRunE,

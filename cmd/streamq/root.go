@@ -158,7 +158,10 @@ refuse unless --yes is given.
 // newRootCmd builds the command tree.
 func newRootCmd(a *app) *cobra.Command {
 	root := &cobra.Command{
-		Use:           "streamq",
+		Use: "streamq",
+		Example: `  streamq topics
+  streamq lag orders payments
+  REDIS_URL=rediss://:secret@redis.internal:6380 streamq dlq list orders --failed-within 1d`,
 		Short:         "Operate streamq topics, consumer groups and dead-letter queues on Redis",
 		Long:          rootLong,
 		SilenceErrors: true,
@@ -173,6 +176,7 @@ func newRootCmd(a *app) *cobra.Command {
 	root.SetHelpCommand(helpCmd(a))
 	a.addGlobalFlags(root)
 	addCommandGroups(root)
+	defer completionExamples(root)
 	root.AddCommand(
 		topicsCmd(a), createTopicCmd(a), infoCmd(a), partitionsCmd(a), trimCmd(a), deleteTopicCmd(a),
 		groupsCmd(a), statsCmd(a), lagCmd(a), pendingCmd(a), frontierCmd(a), resetOffsetCmd(a), pauseCmd(a), resumeCmd(a), deleteGroupCmd(a),
@@ -182,8 +186,34 @@ func newRootCmd(a *app) *cobra.Command {
 		demoCmd(a),
 		uiCmd(a),
 		outboxCmd(a),
+		versionCmd(a),
 	)
 	return root
+}
+
+// completionExamples adds cobra's completion commands to root now (cobra would when it runs)
+// and gives each an example.
+func completionExamples(root *cobra.Command) {
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() != "completion" {
+			continue
+		}
+		c.Example = "  source <(streamq completion bash)\n  streamq completion zsh > \"${fpath[1]}/_streamq\""
+		for _, sh := range c.Commands() {
+			c := sh
+			switch c.Name() {
+			case "bash":
+				c.Example = "  source <(streamq completion bash)\n  streamq completion bash > /etc/bash_completion.d/streamq"
+			case "zsh":
+				c.Example = "  streamq completion zsh > \"${fpath[1]}/_streamq\""
+			case "fish":
+				c.Example = "  streamq completion fish > ~/.config/fish/completions/streamq.fish"
+			case "powershell":
+				c.Example = "  streamq completion powershell | Out-String | Invoke-Expression"
+			}
+		}
+	}
 }
 
 // addGlobalFlags adds the persistent flags of every command to root: the Redis URL,
@@ -239,8 +269,9 @@ func (a *app) parentRunE(cmd *cobra.Command, args []string) error {
 // helpCmd replaces cobra's help command so that "help nope" is a usage error.
 func helpCmd(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:   "help [command]",
-		Short: "Help about any command",
+		Use:     "help [command]",
+		Example: "  streamq help lag\n  streamq help dlq replay-all",
+		Short:   "Help about any command",
 		ValidArgsFunction: func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 			cmd, _, err := c.Root().Find(args)
 			if err != nil {

@@ -80,8 +80,9 @@ type createdTopicView struct {
 func createTopicCmd(a *app) *cobra.Command {
 	var partitions int
 	cmd := &cobra.Command{
-		Use:   "create-topic TOPIC --partitions N",
-		Short: "Create a topic with N partitions",
+		Use:     "create-topic TOPIC --partitions N",
+		Example: "  streamq create-topic orders --partitions 8",
+		Short:   "Create a topic with N partitions",
 		Long: `Registers a topic with N partitions, as a publisher's first write does. The partition
 streams appear with the first message or consumer group. A topic that exists already is an
 error (exit code 1); grow it with "streamq partitions grow".`,
