@@ -261,7 +261,7 @@ func dlqShowCmd(a *app) *cobra.Command {
 			if a.json {
 				return printJSON(a.stdout, v)
 			}
-			t := newTable(a.stdout)
+			t := newTable(a.stdout).fitWrapped(tableWidth, 1)
 			t.row("topic", v.Topic)
 			t.row("partition", v.Partition)
 			t.row("id", v.ID)
@@ -446,7 +446,7 @@ func (o *replayAllOpts) printDryRun(topic string, n int) error {
 		}
 		return printJSON(o.a.stdout, v)
 	}
-	fmt.Fprintf(o.a.stdout, "would replay %s of topic %q (dry run: nothing replayed)\n", plural(int64(n), "dead letter", "dead letters"), topic)
+	fmt.Fprintf(o.a.stdout, "would replay %s of topic %q (dry run)\n", plural(int64(n), "dead letter", "dead letters"), topic)
 	if n == 0 {
 		return nil
 	}

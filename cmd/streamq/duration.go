@@ -66,3 +66,25 @@ func parseDuration(s string) (time.Duration, error) {
 	}
 	return d, nil
 }
+
+// durationText writes d as a duration flag takes it, shortly: "1d", "1d12h", "90m", "30s".
+func durationText(d time.Duration) string {
+	const day = 24 * time.Hour
+	var b strings.Builder
+	if d >= day {
+		b.WriteString(strconv.FormatInt(int64(d/day), 10) + "d")
+		d %= day
+		if d == 0 {
+			return b.String()
+		}
+	}
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	b.WriteString(s)
+	return b.String()
+}

@@ -22,3 +22,12 @@ func TestParseDuration(t *testing.T) {
 		assert.ErrorIs(t, err, errDuration, "%q", bad)
 	}
 }
+
+func TestDurationText(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		24 * time.Hour: "1d", 36 * time.Hour: "1d12h", 90 * time.Minute: "1h30m", 30 * time.Second: "30s",
+		2*time.Hour + 5*time.Second: "2h0m5s", 1500 * time.Millisecond: "1.5s",
+	} {
+		assert.Equal(t, want, durationText(d))
+	}
+}

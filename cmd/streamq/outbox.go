@@ -108,7 +108,7 @@ func (a *app) outboxStatus(ctx context.Context, adm *admin.Admin, _ *cobra.Comma
 // printOutboxes is the table of every outbox.
 func (a *app) printOutboxes(all []admin.OutboxStatus) error {
 	if len(all) == 0 {
-		fmt.Fprintln(a.stdout, "no outbox reported within a week (is a relay running with this Redis and --prefix-control?)")
+		fmt.Fprintln(a.stdout, "no outbox reported within a week\n(is a relay running with this Redis and --prefix-control?)")
 		return nil
 	}
 	t := newTable(a.stdout, "OUTBOX", "WAITING", "OLDEST", "MOVED", "LAST REPORT", "RELAYS")

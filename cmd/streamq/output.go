@@ -47,8 +47,9 @@ const tableWidth = 80
 type table struct {
 	w     io.Writer
 	rows  [][]string
-	width int // 0: no limit
-	flex  int // the column cut to fit width (-1: none)
+	width int  // 0: no limit
+	flex  int  // the column cut to fit width (-1: none)
+	wrap  bool // wrap the flexible column onto more lines instead of cutting it
 }
 
 func newTable(w io.Writer, header ...string) *table {
@@ -63,6 +64,13 @@ func newTable(w io.Writer, header ...string) *table {
 // what the other columns leave, at least minFlex runes.
 func (t *table) fit(width, flex int) *table {
 	t.width, t.flex = width, flex
+	return t
+}
+
+// fitWrapped is fit, wrapping the flexible column's long cells onto continuation lines (the
+// other cells empty there) instead of cutting them: for key-value views.
+func (t *table) fitWrapped(width, flex int) *table {
+	t.width, t.flex, t.wrap = width, flex, true
 	return t
 }
 
@@ -114,11 +122,45 @@ func (t *table) cut() {
 		}
 	}
 	budget := max(t.width-used, minFlex)
+	var out [][]string
 	for _, r := range t.rows {
-		if t.flex < len(r) {
+		if t.flex >= len(r) {
+			out = append(out, r)
+			continue
+		}
+		if !t.wrap {
 			r[t.flex] = truncate(r[t.flex], budget)
+			out = append(out, r)
+			continue
+		}
+		for i, part := range wrapText(r[t.flex], budget) {
+			line := r
+			if i > 0 {
+				line = make([]string, len(r))
+			}
+			line[t.flex] = part
+			out = append(out, line)
 		}
 	}
+	t.rows = out
+}
+
+// wrapText splits s into lines of at most width runes, at spaces where it can.
+func wrapText(s string, width int) []string {
+	var lines []string
+	for utf8.RuneCountInString(s) > width {
+		r := []rune(s)
+		cut := width
+		for i := width; i > width/2; i-- {
+			if r[i] == ' ' {
+				cut = i
+				break
+			}
+		}
+		lines = append(lines, strings.TrimRight(string(r[:cut]), " "))
+		s = strings.TrimLeft(string(r[cut:]), " ")
+	}
+	return append(lines, s)
 }
 
 func toAny(ss []string) []any {

@@ -117,7 +117,7 @@ func (o *pendingOpts) explainEmpty(ctx context.Context, adm *admin.Admin, topic,
 		return o.a.printPending(topic, group, nil)
 	}
 	fmt.Fprintf(o.a.stdout, "no pending entry of group %q on topic %q is idle %s or more: --min-idle hid %s\n",
-		group, topic, o.minIdle, plural(gl.Pending, "pending entry", "pending entries"))
+		group, topic, durationText(o.minIdle), plural(gl.Pending, "pending entry", "pending entries"))
 	return nil
 }
 
