@@ -87,6 +87,17 @@ func TestOtherGroupsRetriesAreNotLag(t *testing.T) {
 			assert.Equal(t, int64(60), tl.Retries)
 			assert.Equal(t, int64(30), tl.Published)
 			assert.Equal(t, int64(60), tl.RetriesAdded)
+			c, err := e.adm.TopicCounters(ctx, topic)
+			require.NoError(t, err)
+			assert.Equal(t, int64(90), c.EntriesAdded, "XINFO entries-added counts the retries")
+			assert.Equal(t, int64(30), c.Published, "the publish rate's counter does not")
+			assert.Equal(t, int64(60), c.RetriesAdded)
+			assert.Equal(t, int64(30), c.Length)
+			assert.Equal(t, int64(60), c.Retries)
+			assert.Equal(t, before.Lag, c.Groups["audit"].Lag)
+			q, err := e.adm.QueueInfo(ctx, topic)
+			require.NoError(t, err)
+			assert.Equal(t, [3]int64{30, 60, 90}, [3]int64{q.Length, q.Retries, q.Entries}, "length, retries, entries")
 			byGroup := map[string]admin.GroupLag{}
 			for _, g := range tl.Groups {
 				byGroup[g.Group] = g

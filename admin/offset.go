@@ -97,6 +97,20 @@ func (o Offset) groupID() (string, error) {
 	return "0-0", nil
 }
 
+// resumes says where delivery resumes after a reset to o, whose last-delivered-id is id:
+// the id itself is shown only when the user gave one (a time's is "<ms-1>-<max seq>").
+func (o Offset) resumes(id string) string {
+	switch o.kind {
+	case offsetTime:
+		return "delivery resumes at the first entry at or after it"
+	case offsetLatest:
+		return "delivery resumes with the entries appended from now on"
+	case offsetBeginning:
+		return "delivery resumes at the first entry"
+	}
+	return "delivery resumes after entry " + id
+}
+
 // timeID is the greatest stream id strictly before t's millisecond, so the next delivery is
 // the first entry at or after t.
 func timeID(t time.Time) string {

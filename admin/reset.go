@@ -40,8 +40,8 @@ func (a *Admin) ResetGroupOffset(ctx context.Context, topic, group string, to Of
 	if err != nil {
 		return ResetResult{}, err
 	}
-	note := fmt.Sprintf("offset of group %q set to %s (last-delivered-id %s) on %d partitions; "+
-		"pending entries kept: they stay pending and are re-delivered by each partition's next owner", group, to, id, n)
+	note := fmt.Sprintf("offset of group %q set to %s (%s) on %d partitions; "+
+		"pending entries kept: they stay pending and are re-delivered by each partition's next owner", group, to, to.resumes(id), n)
 	if created > 0 {
 		note += fmt.Sprintf("; group created on %d partitions where it was missing", created)
 	}

@@ -100,12 +100,15 @@ func TestCLIBackPressure(t *testing.T) {
 			assert.Regexp(t, `(?m)^trim\s+approximate$`, out)
 			assert.Regexp(t, `(?m)^trim policy\s+acked$`, out)
 			assert.Regexp(t, `(?m)^over max length\s+`+strconv.FormatInt(c.over, 10)+`$`, out)
-			assert.Regexp(t, `(?m)^PARTITION\s+LENGTH\s+FIRST ID\s+LAST ID\s+GROUPS\s+DLQ\s+OVER MAXLEN\s+HELD BY$`, out)
+			assert.Regexp(t, `(?m)^PARTITION\s+LENGTH\s+FIRST ID\s+LAST ID\s+DLQ\s+OVER\s+HELD BY$`, out)
 			holder := c.holder
 			if holder == "" {
 				holder = "-"
 			}
-			assert.Regexp(t, `(?m)^0\s+10\s+\S+\s+\S+\s+\d\s+0\s+`+strconv.FormatInt(c.over, 10)+`\s+`+holder+`$`, out)
+			assert.Regexp(t, `(?m)^0\s+10\s+\S+\s+\S+\s+0\s+`+strconv.FormatInt(c.over, 10)+`\s+`+holder+`$`, out)
+			wide := e.ok("info", c.topic, "-o", "wide")
+			assert.Regexp(t, `(?m)^PARTITION\s+LENGTH\s+RETRIES\s+FIRST ID\s+LAST ID\s+GROUPS\s+DLQ\s+OVER MAXLEN\s+HELD BY$`, wide)
+			assert.Regexp(t, `(?m)^0\s+10\s+0\s+\S+\s+\S+\s+\d\s+0\s+`+strconv.FormatInt(c.over, 10)+`\s+`+holder+`$`, wide)
 		})
 	}
 }
@@ -115,7 +118,7 @@ func TestCLIBackPressure(t *testing.T) {
 func TestCLIStatsTrimLost(t *testing.T) {
 	e := newCLIEnv(t)
 	stream := e.seedHeld(heldSeed{"held", "4", fastAckedSixSlowNothing})
-	out := e.ok("stats", "held", "slow")
+	out := e.ok("stats", "held", "slow", "-o", "wide")
 	assert.NotContains(t, out, "TRIM LOST", "nothing lost: no column")
 	var got statsView
 	e.jsonOf(&got, "stats", "held", "slow")
@@ -131,7 +134,7 @@ func TestCLIStatsTrimLost(t *testing.T) {
 	assert.Equal(t, int64(6), got.TrimLost)
 	require.Len(t, got.Partitions, 1)
 	assert.Equal(t, int64(6), got.Partitions[0].TrimLost)
-	out = e.ok("stats", "held", "slow")
+	out = e.ok("stats", "held", "slow", "-o", "wide")
 	assert.Regexp(t, `(?m)^PARTITION\s+PENDING.*FRONTIER\s+TRIM LOST$`, out)
 	assert.Regexp(t, `(?m)^0\s+.*\s+6$`, out)
 	assert.Regexp(t, `(?m)^TOTAL\s+.*\s+6$`, out)

@@ -304,7 +304,7 @@ func TestCLIJSONMatchesAdmin(t *testing.T) {
 		for i, p := range q.PerPartition {
 			g := got.PerPartition[i]
 			assert.Equal(t, partitionInfoView{
-				Partition: p.Partition, Stream: p.Stream, Length: p.Length, FirstID: p.FirstID, LastID: p.LastID,
+				Partition: p.Partition, Stream: p.Stream, Length: p.Length, Entries: p.Entries, FirstID: p.FirstID, LastID: p.LastID,
 				Groups: p.Groups, DLQLength: p.DLQLength,
 			}, g, "nothing over the default max length: no holder")
 			assert.Equal(t, int64(30/ordersParts+boolInt(i < 30%ordersParts)), g.Length)
@@ -327,7 +327,7 @@ func TestCLIJSONMatchesAdmin(t *testing.T) {
 		assert.Equal(t, nonNil(s.Members), got.Members)
 		assert.Equal(t, s.Pending, got.Pending)
 		assert.Equal(t, s.Lag, got.Lag)
-		assert.Equal(t, s.TimeLag.Milliseconds(), got.TimeLagMs)
+		assert.InDelta(t, s.TimeLag.Milliseconds(), got.TimeLagMs, 2000, "ages read a moment apart")
 		require.Len(t, got.Partitions, len(s.Partitions))
 		for i, p := range s.Partitions {
 			g := got.Partitions[i]
@@ -339,7 +339,7 @@ func TestCLIJSONMatchesAdmin(t *testing.T) {
 			assert.Equal(t, p.EntriesRead, g.EntriesRead)
 			assert.Equal(t, p.Consumers, g.RedisConsumers)
 			assert.Equal(t, p.LeaseOwner, g.LeaseOwner)
-			assert.Equal(t, p.TimeLag.Milliseconds(), g.TimeLagMs)
+			assert.InDelta(t, p.TimeLag.Milliseconds(), g.TimeLagMs, 2000)
 			assert.Equal(t, p.CommitFrontier, g.CommitFrontier)
 		}
 		// 10 of 30 acked: what is neither acked nor pending is lag.
@@ -351,15 +351,22 @@ func TestCLIJSONMatchesAdmin(t *testing.T) {
 		var got lagView
 		raw := e.jsonOf(&got, "lag", ordersTopic, payments)
 		requireKeys(t, raw, "topic", "group", "lag", "lagExact", "partitions")
-		s, err := e.adm.GroupStats(ctx, ordersTopic, payments)
+		requireKeys(t, raw, "timeLagMs", "pending", "pendingAgeMs", "skipped", "time")
+		s, err := e.adm.GroupLag(ctx, ordersTopic, payments)
 		require.NoError(t, err)
 		assert.Equal(t, s.Lag, got.Lag)
 		assert.True(t, got.LagExact)
+		assert.Equal(t, s.Pending, got.Pending)
 		require.Len(t, got.Partitions, len(s.Partitions))
 		var sum int64
 		for i, p := range s.Partitions {
-			assert.Equal(t, partitionLagView{Partition: p.Partition, Lag: p.Lag, LagExact: p.LagExact}, got.Partitions[i])
-			sum += got.Partitions[i].Lag
+			g := got.Partitions[i]
+			assert.InDelta(t, ms(p.TimeLag), g.TimeLagMs, 2000, "ages read a moment apart")
+			assert.InDelta(t, ms(p.PendingAge), g.PendingAgeMs, 2000)
+			g.TimeLagMs, g.PendingAgeMs = 0, 0
+			assert.Equal(t, partitionLagView{Partition: p.Partition, Lag: p.Lag, LagExact: p.Exact, OldestID: p.OldestID,
+				Pending: p.Pending, OldestPendingID: p.OldestPendingID, LastDeliveredID: p.LastDeliveredID}, g)
+			sum += g.Lag
 		}
 		assert.Equal(t, got.Lag, sum)
 	})
@@ -372,7 +379,10 @@ func TestCLIJSONMatchesAdmin(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, got, len(groups))
 		for i, g := range groups {
-			assert.Equal(t, groupView{g.Name, g.Consumers, g.RedisConsumers, g.Pending, g.Lag, g.LagUnknown}, got[i])
+			assert.InDelta(t, ms(g.TimeLag), got[i].TimeLagMs, 2000, "ages read a moment apart")
+			assert.InDelta(t, ms(g.PendingAge), got[i].PendingAgeMs, 2000)
+			got[i].TimeLagMs, got[i].PendingAgeMs = 0, 0
+			assert.Equal(t, groupView{g.Name, g.Consumers, g.RedisConsumers, g.Pending, g.Lag, g.LagUnknown, 0, 0}, got[i])
 		}
 	})
 
@@ -411,8 +421,8 @@ func TestCLIJSONMatchesAdmin(t *testing.T) {
 		}
 		assert.Equal(t, map[string]int{"utf8": 2, "base64": 1}, encodings)
 
-		// The table shows the binary payload as base64 and every row.
-		table := e.ok("dlq", "list", failing)
+		// The wide table shows the binary payload as base64 and every row.
+		table := e.ok("dlq", "list", failing, "-o", "wide")
 		assert.Contains(t, table, "base64:/wD+")
 		assert.Equal(t, 4, strings.Count(table, "\n"), table)
 	})
@@ -420,10 +430,11 @@ func TestCLIJSONMatchesAdmin(t *testing.T) {
 	t.Run("tables", func(t *testing.T) {
 		e := e.with(t)
 		out := e.ok("topics")
-		assert.Regexp(t, `(?m)^TOPIC\s+PARTITIONS\s+LENGTH\s+GROUPS\s+DLQ$`, out)
-		assert.Regexp(t, `(?m)^orders\s+4\s+30\s+1\s+0$`, out)
+		assert.Regexp(t, `(?m)^TOPIC\s+PARTITIONS\s+LENGTH\s+RETRIES\s+GROUPS\s+DLQ$`, out)
+		assert.Regexp(t, `(?m)^orders\s+4\s+30\s+0\s+1\s+0$`, out)
 		assert.Contains(t, e.ok("stats", ordersTopic, payments), "TOTAL")
-		assert.Regexp(t, `(?m)^TOTAL\s+\d+$`, e.ok("lag", ordersTopic, payments))
+		assert.Regexp(t, `(?m)^PARTITION\s+LAG\s+TIME LAG\s+PENDING\s+PENDING AGE$`, e.ok("lag", ordersTopic, payments))
+		assert.Regexp(t, `(?m)^TOTAL\s+\d+\s+\S+\s+\d+\s+\S+$`, e.ok("lag", ordersTopic, payments))
 		assert.Contains(t, e.ok("info", ordersTopic), "PARTITION")
 		assert.Equal(t, "3\n", e.ok("dlq", "size", failing))
 		assert.Contains(t, e.ok("dlq", "topics"), failing)
@@ -732,12 +743,19 @@ func TestCLIDemoBinary(t *testing.T) {
 
 func TestProgressDraw(t *testing.T) {
 	var b bytes.Buffer
-	p := &progress{w: &b, label: "replaying", unit: "dead letters", total: 4, start: time.Now()}
+	p := &progress{w: &b, label: "replaying", unit: "dead letters", total: 4, start: time.Now().Add(-2 * time.Second)}
 	p.set(1)
 	p.draw(0)
 	assert.Contains(t, b.String(), "replaying [#######.......................] 1/4 dead letters  25%")
+	assert.Contains(t, b.String(), "25% 2s, ETA 6s", "the time left at the pace so far")
 	b.Reset()
-	p.total = 0
+	p.about, p.total = true, 2
+	p.set(3)
+	p.draw(0)
+	assert.Contains(t, b.String(), "3/~2 dead letters  75%", "an estimate passed: not done yet")
+	b.Reset()
+	p.total, p.about = 0, false
+	p.set(1)
 	p.add(2)
 	p.draw(1)
 	assert.Contains(t, b.String(), "replaying / 3 dead letters")

@@ -64,6 +64,7 @@ payloads, and its registry entry. Consumers lose their position. It cannot be un
 func deleteTopicCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:               "delete-topic TOPIC",
+		Example:           "  streamq delete-topic orders-staging\n  streamq delete-topic orders-staging --yes --force",
 		Short:             "Delete a topic entirely: streams, DLQs, groups, leases, payloads, registry",
 		Long:              deleteTopicLong,
 		GroupID:           groupTopics,
@@ -146,6 +147,7 @@ group of the same name consuming the topic's DLQ is left alone.
 func deleteGroupCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:               "delete-group TOPIC GROUP",
+		Example:           "  streamq delete-group orders old-billing\n  streamq delete-group orders old-billing --yes",
 		Short:             "Delete a consumer group from a topic, with its pending entries and leases",
 		Long:              deleteGroupLong,
 		GroupID:           groupGroups,

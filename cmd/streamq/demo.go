@@ -135,8 +135,9 @@ type DemoResult struct {
 func demoCmd(a *app) *cobra.Command {
 	cfg := &DemoConfig{}
 	cmd := &cobra.Command{
-		Use:   "demo",
-		Short: "Run two consumer-group members on a partitioned topic and show who handles what",
+		Use:     "demo",
+		Example: "  streamq demo\n  REDIS_URL=redis://127.0.0.1:6379 streamq demo --partitions 8 --messages 200 --keep",
+		Short:   "Run two consumer-group members on a partitioned topic and show who handles what",
 		Long: `Publishes keyed messages to a partitioned topic and consumes them with two members of
 one consumer group, each through its own Watermill router, then checks that every key
 was handled by one member, in publish order.
@@ -158,7 +159,7 @@ topic gets a random suffix and its keys are deleted afterwards (unless --keep).`
 	f.IntVar(&cfg.Partitions, "partitions", 4, "partitions of the topic")
 	f.IntVar(&cfg.Messages, "messages", 40, "messages to publish")
 	f.IntVar(&cfg.Keys, "keys", 8, "distinct partition keys (customer-1..customer-N)")
-	f.DurationVar(&cfg.Timeout, "timeout", 30*time.Second, "give up when the demo has not finished after this long")
+	durationVar(f, &cfg.Timeout, "timeout", 30*time.Second, "give up when the demo has not finished after this long")
 	f.BoolVar(&cfg.Keep, "keep", false, "leave the demo topic's keys in a real Redis (deleted by default)")
 	f.BoolVar(&cfg.Verbose, "verbose", false, "also print streamq's and Watermill's info and debug logs to stderr")
 	return cmd
@@ -770,7 +771,7 @@ func connect(ctx context.Context, rawURL string, cluster bool) (*redisConn, erro
 		c := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 		return &redisConn{client: c, addr: mr.Addr(), display: "redis://" + mr.Addr(), embedded: true, mini: mr}, nil
 	}
-	c, err := dial(ctx, rawURL, cluster)
+	c, err := dial(ctx, target{raw: rawURL, source: "from --redis-url or REDIS_URL"}, cluster)
 	if err != nil {
 		return nil, err
 	}

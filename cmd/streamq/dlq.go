@@ -55,8 +55,9 @@ func replayedAt(t time.Time) *jsonTime {
 
 func dlqCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "dlq",
-		Short: "Inspect, replay and clear dead-letter queues",
+		Use:     "dlq",
+		Example: "  streamq dlq list orders\n  streamq dlq replay-all orders --group payments --dry-run",
+		Short:   "Inspect, replay and clear dead-letter queues",
 		Long: `Each partition of a topic has a dead-letter queue: messages that failed all their
 retries, or were dead-lettered at once. These commands list, replay (append back to the
 original partition) and delete them.`,
@@ -149,10 +150,17 @@ func (o *dlqListOpts) print(topic string, dead []admin.DeadLetter) error {
 		fmt.Fprintf(o.a.stdout, "topic %q has no dead letters%s\n", topic, o.filter.text())
 		return nil
 	}
-	t := newTable(o.a.stdout, "PARTITION", "ID", "FAILED AT", "GROUP", "RETRIES", "REPLAYED", "REASON", "PAYLOAD")
+	if o.a.wide {
+		t := newTable(o.a.stdout, "PARTITION", "ID", "FAILED AT", "GROUP", "RETRIES", "REPLAYED", "REASON", "PAYLOAD")
+		for _, d := range dead {
+			t.row(d.Partition, d.ID, o.a.timeText(d.FailedAt), orDash(d.Group), d.RetryCount, o.a.replayedText(d),
+				orDash(truncate(d.Reason, previewLen)), payloadPreview(d.Payload))
+		}
+		return t.flush()
+	}
+	t := newTable(o.a.stdout, "PART", "ID", "FAILED AT", "GROUP", "REASON").fit(tableWidth, 4)
 	for _, d := range dead {
-		t.row(d.Partition, d.ID, tableTime(d.FailedAt), orDash(d.Group), d.RetryCount, replayedText(d),
-			orDash(truncate(d.Reason, previewLen)), payloadPreview(d.Payload))
+		t.row(d.Partition, d.ID, o.a.timeText(d.FailedAt), orDash(d.Group), orDash(replayMark(d)+d.Reason))
 	}
 	return t.flush()
 }
@@ -165,9 +173,10 @@ type dlqSizeView struct {
 
 func dlqTopicsCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "topics",
-		Short: "List the topics that have dead letters, with their DLQ size",
-		Args:  argsExactly(),
+		Use:     "topics",
+		Example: "  streamq dlq topics",
+		Short:   "List the topics that have dead letters, with their DLQ size",
+		Args:    argsExactly(),
 		RunE: a.runE(func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			adm, err := a.admin(ctx)
@@ -207,6 +216,7 @@ func dlqTopicsCmd(a *app) *cobra.Command {
 func dlqSizeCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:               "size TOPIC",
+		Example:           "  streamq dlq size orders\n  [ \"$(streamq dlq size orders)\" -eq 0 ] || echo \"orders has dead letters\"",
 		Short:             "Print how many dead letters a topic has, over all partitions",
 		Args:              argsExactly("TOPIC"),
 		ValidArgsFunction: a.completeArgs(argTopic),
@@ -229,6 +239,7 @@ func dlqSizeCmd(a *app) *cobra.Command {
 func dlqShowCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:               "show TOPIC PARTITION ID",
+		Example:           "  streamq dlq show orders 3 1718000000000-0\n  streamq dlq show orders 3 1718000000000-0 -o json | jq -r .payload",
 		Short:             "Show one dead letter with its whole payload",
 		Args:              argsExactly("TOPIC", "PARTITION", "ID"),
 		ValidArgsFunction: a.completeArgs(argTopic),
@@ -250,7 +261,7 @@ func dlqShowCmd(a *app) *cobra.Command {
 			if a.json {
 				return printJSON(a.stdout, v)
 			}
-			t := newTable(a.stdout)
+			t := newTable(a.stdout).fitWrapped(tableWidth, 1)
 			t.row("topic", v.Topic)
 			t.row("partition", v.Partition)
 			t.row("id", v.ID)
@@ -260,8 +271,8 @@ func dlqShowCmd(a *app) *cobra.Command {
 			t.row("retries", fmt.Sprintf("%d of %d", v.RetryCount, v.MaxRetries))
 			t.row("original message id", orDash(v.OriginalMessageID))
 			t.row("original stream id", orDash(v.OriginalStreamID))
-			t.row("published", tableTime(d.Timestamp))
-			t.row("failed at", tableTime(d.FailedAt))
+			t.row("published", a.timeText(d.Timestamp))
+			t.row("failed at", a.timeText(d.FailedAt))
 			t.row("metadata", metadataPreview(v.Metadata))
 			if v.Raw != "" {
 				t.row("raw", v.Raw)
@@ -290,8 +301,9 @@ type replayView struct {
 func dlqReplayCmd(a *app) *cobra.Command {
 	var del, allGroups bool
 	cmd := &cobra.Command{
-		Use:   "replay TOPIC PARTITION ID",
-		Short: "Append one dead letter back to its partition",
+		Use:     "replay TOPIC PARTITION ID",
+		Example: "  streamq dlq replay orders 3 1718000000000-0\n  streamq dlq replay orders 3 1718000000000-0 --delete --all-groups",
+		Short:   "Append one dead letter back to its partition",
 		Long: `Appends the dead letter back to its original partition (retry count reset). Only the
 consumer group that failed it gets it again, like a retry (the groups that handled the
 message skip it), unless --all-groups is given. The dead letter stays in the DLQ, marked as
@@ -434,23 +446,38 @@ func (o *replayAllOpts) printDryRun(topic string, n int) error {
 		}
 		return printJSON(o.a.stdout, v)
 	}
-	fmt.Fprintf(o.a.stdout, "would replay %s of topic %q (dry run: nothing replayed)\n", plural(int64(n), "dead letter", "dead letters"), topic)
+	fmt.Fprintf(o.a.stdout, "would replay %s of topic %q (dry run)\n", plural(int64(n), "dead letter", "dead letters"), topic)
 	if n == 0 {
 		return nil
 	}
-	t := newTable(o.a.stdout, "PARTITION", "ID", "FAILED AT", "GROUP", "REPLAYED", "REASON")
+	if o.a.wide {
+		t := newTable(o.a.stdout, "PARTITION", "ID", "FAILED AT", "GROUP", "REPLAYED", "REASON")
+		for _, d := range o.would[:n] {
+			t.row(d.Partition, d.ID, o.a.timeText(d.FailedAt), orDash(d.Group), o.a.replayedText(d), orDash(truncate(d.Reason, previewLen)))
+		}
+		return t.flush()
+	}
+	t := newTable(o.a.stdout, "PART", "ID", "FAILED AT", "GROUP", "REASON").fit(tableWidth, 4)
 	for _, d := range o.would[:n] {
-		t.row(d.Partition, d.ID, tableTime(d.FailedAt), orDash(d.Group), replayedText(d), orDash(truncate(d.Reason, previewLen)))
+		t.row(d.Partition, d.ID, o.a.timeText(d.FailedAt), orDash(d.Group), orDash(replayMark(d)+d.Reason))
 	}
 	return t.flush()
 }
 
+// replayMark prefixes the reason of a dead letter replayed before in a narrow table.
+func replayMark(d admin.DeadLetter) string {
+	if d.ReplayedAt.IsZero() {
+		return ""
+	}
+	return "(replayed) "
+}
+
 // replayedText is a dead letter's replay mark in a table: when, or "-".
-func replayedText(d admin.DeadLetter) string {
+func (a *app) replayedText(d admin.DeadLetter) string {
 	if d.ReplayedAt.IsZero() {
 		return "-"
 	}
-	return tableTime(d.ReplayedAt)
+	return a.timeText(d.ReplayedAt)
 }
 
 // keep is the filter (--group, --reason-contains, --partition, --failed-within,
@@ -480,6 +507,7 @@ type dlqDeleteView struct {
 func dlqDeleteCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:               "delete TOPIC PARTITION ID",
+		Example:           "  streamq dlq delete orders 3 1718000000000-0 --yes",
 		Short:             "Delete one dead letter",
 		Args:              argsExactly("TOPIC", "PARTITION", "ID"),
 		ValidArgsFunction: a.completeArgs(argTopic),
@@ -527,8 +555,9 @@ type dlqClearView struct {
 
 func dlqClearCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "clear TOPIC",
-		Short: "Delete every dead letter of a topic",
+		Use:     "clear TOPIC",
+		Example: "  streamq dlq clear orders-staging --yes",
+		Short:   "Delete every dead letter of a topic",
 		Long: `Deletes every dead letter of the topic, on all partitions. The DLQ streams and consumer
 groups reading them stay.`,
 		Args:              argsExactly("TOPIC"),

@@ -56,7 +56,6 @@ func dlqAddCmd(a *app) *cobra.Command {
 	f.StringArrayVar(&o.metadata, "metadata", nil, "a metadata entry KEY=VALUE (repeatable)")
 	f.StringVar(&o.originalID, "original-id", "", "the message's stream id in the partition, when it has one")
 	_ = cmd.MarkFlagRequired("reason")
-	cmd.MarkFlagsMutuallyExclusive("payload", "payload-file")
 	a.addJSONFlag(cmd)
 	return cmd
 }
@@ -70,6 +69,10 @@ func (o *dlqAddOpts) run(ctx context.Context, adm *admin.Admin, _ *cobra.Command
 	md, err := parseMetadata(o.metadata)
 	if err != nil {
 		return err
+	}
+	if o.payload != "" && o.payloadFile != "" {
+		return usageErrorf("--payload and --payload-file both give the payload: give the text with --payload, " +
+			"or a file (\"-\" for stdin) with --payload-file")
 	}
 	payload, err := o.readPayload()
 	if err != nil {

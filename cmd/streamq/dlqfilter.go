@@ -26,8 +26,8 @@ func (f *dlqFilter) addFlags(cmd *cobra.Command) {
 	fl.StringVar(&f.group, "group", "", "only dead letters that failed in this consumer group")
 	fl.StringVar(&f.reasonContains, "reason-contains", "", "only dead letters whose reason contains this")
 	fl.IntVar(&f.partition, "partition", -1, "only dead letters of this partition")
-	fl.DurationVar(&f.failedWithin, "failed-within", 0, "only dead letters that failed within this long, e.g. 1h")
-	fl.DurationVar(&f.failedBefore, "failed-before", 0, "only dead letters that failed at least this long ago, e.g. 24h")
+	durationVar(fl, &f.failedWithin, "failed-within", 0, "only dead letters that failed within this long, e.g. 1h or 2d")
+	durationVar(fl, &f.failedBefore, "failed-before", 0, "only dead letters that failed at least this long ago, e.g. 24h or 7d")
 }
 
 // check refuses negative durations.

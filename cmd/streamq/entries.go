@@ -35,10 +35,16 @@ func newEntryView(e admin.Entry) entryView {
 	}
 }
 
-// entryTableHeader is the header of entry tables; entryRow fills one row.
-var entryTableHeader = []string{"PARTITION", "ID", "TIME", "UUID", "METADATA", "PAYLOAD"}
+// entryTable starts an entry table: partition, id, time and payload, cut to fit 80 columns;
+// with -o wide also the UUID and metadata. entryRow fills one row.
+func (a *app) entryTable(w io.Writer) *table {
+	if a.wide {
+		return newTable(w, "PARTITION", "ID", "TIME", "UUID", "METADATA", "PAYLOAD")
+	}
+	return newTable(w, "PART", "ID", "TIME", "PAYLOAD").fit(tableWidth, 3)
+}
 
-func entryRow(e admin.Entry) []any {
+func (a *app) entryRow(e admin.Entry) []any {
 	payload := payloadPreview(e.Payload)
 	switch {
 	case e.Offloaded:
@@ -46,7 +52,10 @@ func entryRow(e admin.Entry) []any {
 	case e.Malformed != "":
 		payload = "(malformed: " + truncate(e.Malformed, previewLen) + ")"
 	}
-	return []any{e.Partition, e.ID, tableTime(e.Time), orDash(e.UUID), metadataPreview(e.Metadata), payload}
+	if a.wide {
+		return []any{e.Partition, e.ID, a.timeText(e.Time), orDash(e.UUID), metadataPreview(e.Metadata), payload}
+	}
+	return []any{e.Partition, e.ID, a.timeText(e.Time), payload}
 }
 
 // printEntries prints entries as a table or a JSON array.
@@ -62,9 +71,9 @@ func (a *app) printEntries(w io.Writer, entries []admin.Entry, empty string) err
 		fmt.Fprintln(w, empty)
 		return nil
 	}
-	t := newTable(w, entryTableHeader...)
+	t := a.entryTable(w)
 	for _, e := range entries {
-		t.row(entryRow(e)...)
+		t.row(a.entryRow(e)...)
 	}
 	return t.flush()
 }
@@ -73,6 +82,7 @@ func recentCmd(a *app) *cobra.Command {
 	var n int
 	cmd := &cobra.Command{
 		Use:               "recent TOPIC",
+		Example:           "  streamq recent orders\n  streamq recent orders -n 5 -o wide --utc",
 		Short:             "Show a topic's newest entries across partitions, newest first",
 		GroupID:           groupData,
 		Args:              argsExactly("TOPIC"),

@@ -23,12 +23,21 @@ type groupView struct {
 	Lag            int64 `json:"lag"`
 	// LagUnknown: some partition's lag was too large to count exactly; Lag is a lower bound.
 	LagUnknown bool `json:"lagUnknown"`
+	// TimeLagMs is the age of the oldest entry the group has still to deliver, PendingAgeMs
+	// that of its oldest pending entry (the largest of the partitions').
+	TimeLagMs    int64 `json:"timeLagMs"`
+	PendingAgeMs int64 `json:"pendingAgeMs"`
 }
 
 func groupsCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:               "groups TOPIC",
-		Short:             "List a topic's consumer groups with consumers, pending and lag",
+		Use:   "groups TOPIC",
+		Short: "List a topic's consumer groups with consumers, pending and lag",
+		Long: `Lists the topic's consumer groups: live members (CONSUMERS), pending entries, LAG (the
+entries each still has to deliver; other groups' retries, which it skips, do not count;
+"+" marks a lower bound) and TIME LAG (the age of the oldest of them, on the Redis
+server's clock).`,
+		Example:           "  streamq groups orders",
 		GroupID:           groupGroups,
 		Args:              argsExactly("TOPIC"),
 		ValidArgsFunction: a.completeArgs(argTopic),
@@ -39,7 +48,8 @@ func groupsCmd(a *app) *cobra.Command {
 			}
 			views := []groupView{}
 			for _, g := range groups {
-				views = append(views, groupView{Name: g.Name, Consumers: g.Consumers, RedisConsumers: g.RedisConsumers, Pending: g.Pending, Lag: g.Lag, LagUnknown: g.LagUnknown})
+				views = append(views, groupView{Name: g.Name, Consumers: g.Consumers, RedisConsumers: g.RedisConsumers, Pending: g.Pending,
+					Lag: g.Lag, LagUnknown: g.LagUnknown, TimeLagMs: ms(g.TimeLag), PendingAgeMs: ms(g.PendingAge)})
 			}
 			if a.json {
 				return printJSON(a.stdout, views)
@@ -48,9 +58,9 @@ func groupsCmd(a *app) *cobra.Command {
 				fmt.Fprintf(a.stdout, "topic %q has no consumer groups\n", args[0])
 				return nil
 			}
-			t := newTable(a.stdout, "GROUP", "CONSUMERS", "PENDING", "LAG")
-			for _, g := range views {
-				t.row(g.Name, g.Consumers, g.Pending, lagText(g.Lag, !g.LagUnknown))
+			t := newTable(a.stdout, "GROUP", "CONSUMERS", "PENDING", "LAG", "TIME LAG").fit(tableWidth, 0)
+			for _, g := range groups {
+				t.row(g.Name, g.Consumers, g.Pending, lagText(g.Lag, !g.LagUnknown), human(g.TimeLag))
 			}
 			return t.flush()
 		}),
@@ -70,17 +80,19 @@ func lagText(n int64, exact bool) string {
 
 // statsView is "stats --json": admin.GroupStats.
 type statsView struct {
-	Topic      string               `json:"topic"`
-	Group      string               `json:"group"`
-	Members    []string             `json:"members"` // live members, sorted
-	Pending    int64                `json:"pending"`
-	Lag        int64                `json:"lag"`
-	TimeLagMs  int64                `json:"timeLagMs"` // the largest of the partitions'
-	TrimLost   int64                `json:"trimLost"`  // entries hard trimming removed unacked
-	HoldsBack  int64                `json:"holdsBack"` // entries over max length the group holds back
-	Paused     bool                 `json:"paused"`    // an operator paused the group (streamq pause)
-	PausedAt   string               `json:"pausedAt,omitempty"`
-	Partitions []partitionStatsView `json:"partitions"`
+	Topic     string   `json:"topic"`
+	Group     string   `json:"group"`
+	Members   []string `json:"members"` // live members, sorted
+	Pending   int64    `json:"pending"`
+	Lag       int64    `json:"lag"`
+	TimeLagMs int64    `json:"timeLagMs"` // the largest of the partitions'
+	// PendingAgeMs is the age of the oldest pending entry, the largest of the partitions'.
+	PendingAgeMs int64                `json:"pendingAgeMs"`
+	TrimLost     int64                `json:"trimLost"`  // entries hard trimming removed unacked
+	HoldsBack    int64                `json:"holdsBack"` // entries over max length the group holds back
+	Paused       bool                 `json:"paused"`    // an operator paused the group (streamq pause)
+	PausedAt     string               `json:"pausedAt,omitempty"`
+	Partitions   []partitionStatsView `json:"partitions"`
 }
 
 // partitionStatsView is admin.PartitionGroupStats.
@@ -94,8 +106,14 @@ type partitionStatsView struct {
 	RedisConsumers  int    `json:"redisConsumers"` // Redis consumers of the group there, live or not
 	LeaseOwner      string `json:"leaseOwner"`     // "" when the partition is not leased
 	LeaseTTLMs      int64  `json:"leaseTtlMs"`
-	TimeLagMs       int64  `json:"timeLagMs"`
-	CommitFrontier  string `json:"commitFrontier"` // "" when the group acked nothing there
+	// TimeLagMs is the age of OldestID, the oldest entry the group has still to deliver
+	// ("" when none); PendingAgeMs that of the oldest pending entry; Skipped the other
+	// groups' retries after the position, which the group skips.
+	TimeLagMs      int64  `json:"timeLagMs"`
+	OldestID       string `json:"oldestId"`
+	PendingAgeMs   int64  `json:"pendingAgeMs"`
+	Skipped        int64  `json:"skipped"`
+	CommitFrontier string `json:"commitFrontier"` // "" when the group acked nothing there
 	// TrimLost is how many entries hard trimming removed before the group acked them.
 	TrimLost int64 `json:"trimLost"`
 	// HoldsBack is how many entries over the topic's max length the group holds back there
@@ -106,7 +124,7 @@ type partitionStatsView struct {
 func newStatsView(s admin.GroupStats) statsView {
 	v := statsView{
 		Topic: s.Topic, Group: s.Group, Members: nonNil(s.Members), Pending: s.Pending, Lag: s.Lag,
-		TimeLagMs: ms(s.TimeLag), TrimLost: s.TrimLost, HoldsBack: s.HoldsBack, Partitions: []partitionStatsView{},
+		TimeLagMs: ms(s.TimeLag), PendingAgeMs: ms(s.PendingAge), TrimLost: s.TrimLost, HoldsBack: s.HoldsBack, Partitions: []partitionStatsView{},
 		Paused: s.Pause.Paused,
 	}
 	if s.Pause.Paused {
@@ -116,7 +134,8 @@ func newStatsView(s admin.GroupStats) statsView {
 		v.Partitions = append(v.Partitions, partitionStatsView{
 			Partition: p.Partition, Pending: p.Pending, Lag: p.Lag, LagExact: p.LagExact,
 			LastDeliveredID: p.LastDeliveredID, EntriesRead: p.EntriesRead, RedisConsumers: p.Consumers,
-			LeaseOwner: p.LeaseOwner, LeaseTTLMs: ms(p.LeaseTTL), TimeLagMs: ms(p.TimeLag),
+			LeaseOwner: p.LeaseOwner, LeaseTTLMs: ms(p.LeaseTTL), TimeLagMs: ms(p.TimeLag), OldestID: p.OldestID,
+			PendingAgeMs: ms(p.PendingAge), Skipped: p.Skipped,
 			CommitFrontier: p.CommitFrontier, TrimLost: p.TrimLost, HoldsBack: p.HoldsBack,
 		})
 	}
@@ -128,13 +147,17 @@ func statsCmd(a *app) *cobra.Command {
 		Use:   "stats TOPIC GROUP",
 		Short: "Show a group's pending, lag, lease owners, time lag and frontier per partition",
 		Long: `Shows one consumer group of a topic, per partition: pending entries (delivered, not
-acked), lag (entries not yet delivered; "+" marks a lower bound), the member holding the
-partition's lease and what is left of it, the time lag (newest entry's time minus the
-group's position) and the commit frontier (highest acked id), then the totals. When the
-topic's trim policy is hard and trimming removed entries before the group acked them, a
-TRIM LOST column counts them. When the group's position stops the trim of a partition over
-the topic's max length, a HOLDS BACK column counts the entries over it that the group holds
-back (they go once it catches up or is deleted).`,
+acked) and the age of the oldest (PENDING AGE), lag (entries the group still has to
+deliver, other groups' retries not counted; "+" marks a lower bound), the time lag (the age
+of the oldest of them, on the Redis server's clock) and the member holding the partition's
+lease (OWNER), then the totals. -o wide adds what is left of the lease, the group's
+position (LAST DELIVERED), the commit frontier (highest acked id) and the other groups'
+retries it skips. When the topic's trim policy is hard and trimming removed entries before
+the group acked them, a TRIM LOST column counts them. When the group's position stops the
+trim of a partition over the topic's max length, a HOLDS BACK column counts the entries
+over it that the group holds back (they go once it catches up or is deleted).`,
+		Example: `  streamq stats orders payments
+  streamq stats orders payments -o wide --utc`,
 		GroupID:           groupGroups,
 		Args:              argsExactly("TOPIC", "GROUP"),
 		ValidArgsFunction: a.completeArgs(argTopic, argGroup),
@@ -147,14 +170,14 @@ back (they go once it catches up or is deleted).`,
 			if a.json {
 				return printJSON(a.stdout, v)
 			}
-			return printStats(a.stdout, s, v)
+			return printStats(a.stdout, s, v, a.wide)
 		}),
 	}
 	a.addJSONFlag(cmd)
 	return cmd
 }
 
-func printStats(w io.Writer, s admin.GroupStats, v statsView) error {
+func printStats(w io.Writer, s admin.GroupStats, v statsView, wide bool) error {
 	members := "none live"
 	if len(v.Members) > 0 {
 		members = strings.Join(v.Members, ", ")
@@ -166,16 +189,37 @@ func printStats(w io.Writer, s admin.GroupStats, v statsView) error {
 	fmt.Fprintln(w)
 	// The columns shown only when hard trimming cost the group entries, or it holds some back.
 	extra := statsExtras{lost: v.TrimLost > 0, held: v.HoldsBack > 0}
-	t := newTable(w)
-	t.row(extra.cells([]any{"PARTITION", "PENDING", "LAG", "LEASE OWNER", "LEASE TTL", "TIME LAG", "LAST DELIVERED", "FRONTIER"}, "TRIM LOST", "HOLDS BACK")...)
+	if wide {
+		return printWideStats(w, s, v, extra)
+	}
+	t := newTable(w).fit(tableWidth, 5)
+	t.row(extra.cells([]any{"PARTITION", "PENDING", "PENDING AGE", "LAG", "TIME LAG", "OWNER"}, "TRIM LOST", "HOLDS BACK")...)
 	exact := true
 	for _, p := range s.Partitions {
 		exact = exact && p.LagExact
-		row := []any{p.Partition, p.Pending, lagText(p.Lag, p.LagExact), orDash(p.LeaseOwner), human(p.LeaseTTL),
-			human(p.TimeLag), p.LastDeliveredID, orDash(p.CommitFrontier)}
+		row := []any{p.Partition, p.Pending, human(p.PendingAge), lagText(p.Lag, p.LagExact), human(p.TimeLag), orDash(p.LeaseOwner)}
 		t.row(extra.cells(row, p.TrimLost, p.HoldsBack)...)
 	}
-	t.row(extra.cells([]any{"TOTAL", v.Pending, lagText(v.Lag, exact), "", "", human(s.TimeLag), "", ""}, v.TrimLost, v.HoldsBack)...)
+	t.row(extra.cells([]any{"TOTAL", v.Pending, human(s.PendingAge), lagText(v.Lag, exact), human(s.TimeLag), ""}, v.TrimLost, v.HoldsBack)...)
+	return t.flush()
+}
+
+// printWideStats is the stats table of -o wide: every column.
+func printWideStats(w io.Writer, s admin.GroupStats, v statsView, extra statsExtras) error {
+	t := newTable(w)
+	t.row(extra.cells([]any{"PARTITION", "PENDING", "PENDING AGE", "LAG", "SKIPPED", "TIME LAG", "LEASE OWNER", "LEASE TTL",
+		"LAST DELIVERED", "FRONTIER"}, "TRIM LOST", "HOLDS BACK")...)
+	exact := true
+	var skipped int64
+	for _, p := range s.Partitions {
+		exact = exact && p.LagExact
+		skipped += p.Skipped
+		row := []any{p.Partition, p.Pending, human(p.PendingAge), lagText(p.Lag, p.LagExact), p.Skipped, human(p.TimeLag),
+			orDash(p.LeaseOwner), human(p.LeaseTTL), shownID(p.LastDeliveredID), orDash(p.CommitFrontier)}
+		t.row(extra.cells(row, p.TrimLost, p.HoldsBack)...)
+	}
+	t.row(extra.cells([]any{"TOTAL", v.Pending, human(s.PendingAge), lagText(v.Lag, exact), skipped, human(s.TimeLag),
+		"", "", "", ""}, v.TrimLost, v.HoldsBack)...)
 	return t.flush()
 }
 
@@ -193,54 +237,98 @@ func (x statsExtras) cells(row []any, lost, held any) []any {
 	return row
 }
 
-// lagView is "lag --json".
+// lagView is "lag --json": admin.GroupLag.
 type lagView struct {
-	Topic      string             `json:"topic"`
-	Group      string             `json:"group"`
-	Lag        int64              `json:"lag"`      // summed over partitions
-	LagExact   bool               `json:"lagExact"` // false: some partition's lag is a lower bound
-	Partitions []partitionLagView `json:"partitions"`
+	Topic        string             `json:"topic"`
+	Group        string             `json:"group"`
+	Lag          int64              `json:"lag"`      // summed over partitions
+	LagExact     bool               `json:"lagExact"` // false: some partition's lag is a lower bound
+	Skipped      int64              `json:"skipped"`  // other groups' retries, not lag
+	TimeLagMs    int64              `json:"timeLagMs"`
+	Pending      int64              `json:"pending"`
+	PendingAgeMs int64              `json:"pendingAgeMs"`
+	Time         jsonTime           `json:"time"` // the Redis server's clock the ages are measured to
+	Partitions   []partitionLagView `json:"partitions"`
 }
 
+// partitionLagView is admin.PartitionLag.
 type partitionLagView struct {
-	Partition int   `json:"partition"`
-	Lag       int64 `json:"lag"`
-	LagExact  bool  `json:"lagExact"`
+	Partition       int    `json:"partition"`
+	Lag             int64  `json:"lag"`
+	LagExact        bool   `json:"lagExact"`
+	Skipped         int64  `json:"skipped"`
+	OldestID        string `json:"oldestId"` // the oldest entry still to deliver, "" when none
+	TimeLagMs       int64  `json:"timeLagMs"`
+	Pending         int64  `json:"pending"`
+	OldestPendingID string `json:"oldestPendingId"`
+	PendingAgeMs    int64  `json:"pendingAgeMs"`
+	LastDeliveredID string `json:"lastDeliveredId"`
+}
+
+func newLagView(g admin.GroupLag) lagView {
+	v := lagView{Topic: g.Topic, Group: g.Group, Lag: g.Lag, LagExact: g.Exact, Skipped: g.Skipped, TimeLagMs: ms(g.TimeLag),
+		Pending: g.Pending, PendingAgeMs: ms(g.PendingAge), Time: jsonTime(g.Time), Partitions: []partitionLagView{}}
+	for _, p := range g.Partitions {
+		v.Partitions = append(v.Partitions, partitionLagView{
+			Partition: p.Partition, Lag: p.Lag, LagExact: p.Exact, Skipped: p.Skipped, OldestID: p.OldestID,
+			TimeLagMs: ms(p.TimeLag), Pending: p.Pending, OldestPendingID: p.OldestPendingID, PendingAgeMs: ms(p.PendingAge),
+			LastDeliveredID: p.LastDeliveredID,
+		})
+	}
+	return v
 }
 
 func lagCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "lag TOPIC GROUP",
-		Short: "Show a group's lag (entries not yet delivered) per partition and in total",
-		Long: `Shows how many entries of each partition the group has not been delivered yet, and the
-total. "+" marks a lower bound (a lag Redis reports unknown and too large to count). The exit
-code is 0 whatever the lag.`,
+		Short: "Show how far a group is behind per partition: entries, time lag, pending and its age",
+		Long: `Shows, per partition and in total, how far the group is behind: LAG, the entries it still
+has to deliver (other groups' retries, which it skips, are not counted: SKIPPED, with
+-o wide); TIME LAG, the age of the oldest of them on the Redis server's clock (a group
+reset to the start of an hour-old backlog is an hour behind); PENDING, the entries
+delivered and not acked, and PENDING AGE, the age of the oldest. "+" marks a lower bound
+(a lag Redis cannot report and too large to count). The exit code is 0 whatever the lag.
+The same figures are admin.GroupLag's and the Prometheus lag collector's.`,
+		Example: `  streamq lag orders payments
+  streamq lag orders payments -o json | jq .timeLagMs`,
 		GroupID:           groupGroups,
 		Args:              argsExactly("TOPIC", "GROUP"),
 		ValidArgsFunction: a.completeArgs(argTopic, argGroup),
 		RunE: a.withAdmin(func(ctx context.Context, adm *admin.Admin, _ *cobra.Command, args []string) error {
-			s, err := adm.GroupStats(ctx, args[0], args[1])
+			g, err := adm.GroupLag(ctx, args[0], args[1])
 			if err != nil {
 				return err
 			}
-			v := lagView{Topic: s.Topic, Group: s.Group, Lag: s.Lag, LagExact: true, Partitions: []partitionLagView{}}
-			for _, p := range s.Partitions {
-				v.LagExact = v.LagExact && p.LagExact
-				v.Partitions = append(v.Partitions, partitionLagView{Partition: p.Partition, Lag: p.Lag, LagExact: p.LagExact})
-			}
 			if a.json {
-				return printJSON(a.stdout, v)
+				return printJSON(a.stdout, newLagView(g))
 			}
-			t := newTable(a.stdout, "PARTITION", "LAG")
-			for _, p := range v.Partitions {
-				t.row(p.Partition, lagText(p.Lag, p.LagExact))
-			}
-			t.row("TOTAL", lagText(v.Lag, v.LagExact))
-			return t.flush()
+			return a.printLag(g)
 		}),
 	}
 	a.addJSONFlag(cmd)
 	return cmd
+}
+
+func (a *app) printLag(g admin.GroupLag) error {
+	header := []any{"PARTITION", "LAG", "TIME LAG", "PENDING", "PENDING AGE"}
+	if a.wide {
+		header = append(header, "SKIPPED", "OLDEST ID", "LAST DELIVERED")
+	}
+	t := newTable(a.stdout)
+	t.row(header...)
+	for _, p := range g.Partitions {
+		row := []any{p.Partition, lagText(p.Lag, p.Exact), human(p.TimeLag), p.Pending, human(p.PendingAge)}
+		if a.wide {
+			row = append(row, p.Skipped, orDash(p.OldestID), shownID(p.LastDeliveredID))
+		}
+		t.row(row...)
+	}
+	total := []any{"TOTAL", lagText(g.Lag, g.Exact), human(g.TimeLag), g.Pending, human(g.PendingAge)}
+	if a.wide {
+		total = append(total, g.Skipped, "", "")
+	}
+	t.row(total...)
+	return t.flush()
 }
 
 // frontierView is "frontier --json": admin.CommitFrontier as a list.
@@ -258,8 +346,9 @@ type partitionFrontierView struct {
 
 func frontierCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "frontier TOPIC GROUP",
-		Short: "Show a group's commit frontier (highest acked id) per partition",
+		Use:     "frontier TOPIC GROUP",
+		Example: "  streamq frontier orders payments",
+		Short:   "Show a group's commit frontier (highest acked id) per partition",
 		Long: `Shows, per partition, the highest stream id the group has acked (the commit frontier,
 which only moves forward). Partitions where the group acked nothing yet are not listed.`,
 		GroupID:           groupGroups,

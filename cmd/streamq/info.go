@@ -15,7 +15,9 @@ import (
 type infoView struct {
 	Topic        string              `json:"topic"`
 	Partitions   int                 `json:"partitions"`
-	Length       int64               `json:"length"`
+	Length       int64               `json:"length"`  // published messages held
+	Retries      int64               `json:"retries"` // retry entries held besides
+	Entries      int64               `json:"entries"` // both: the partitions' XLEN, summed
 	FirstID      string              `json:"firstId"` // "" when the topic is empty
 	LastID       string              `json:"lastId"`
 	Groups       int                 `json:"groups"`
@@ -38,6 +40,8 @@ type partitionInfoView struct {
 	Partition  int    `json:"partition"`
 	Stream     string `json:"stream"`
 	Length     int64  `json:"length"`
+	Retries    int64  `json:"retries"`
+	Entries    int64  `json:"entries"`
 	FirstID    string `json:"firstId"`
 	LastID     string `json:"lastId"`
 	Groups     int    `json:"groups"`
@@ -54,13 +58,13 @@ type partitionInfoView struct {
 func newInfoView(q admin.QueueInfo) infoView {
 	r := q.Retention
 	v := infoView{
-		Topic: q.Topic, Partitions: q.Partitions, Length: q.Length, FirstID: q.FirstID, LastID: q.LastID,
+		Topic: q.Topic, Partitions: q.Partitions, Length: q.Length, Retries: q.Retries, Entries: q.Entries, FirstID: q.FirstID, LastID: q.LastID,
 		Groups: q.Groups, DLQLength: q.DLQLength, OverMaxLen: q.OverMaxLen, PerPartition: []partitionInfoView{},
 		Retention: retentionView{MaxLen: r.MaxLen, Exact: r.Exact, Policy: r.Policy, Recorded: r.Recorded},
 	}
 	for _, p := range q.PerPartition {
 		v.PerPartition = append(v.PerPartition, partitionInfoView{
-			Partition: p.Partition, Stream: p.Stream, Length: p.Length, FirstID: p.FirstID, LastID: p.LastID,
+			Partition: p.Partition, Stream: p.Stream, Length: p.Length, Retries: p.Retries, Entries: p.Entries, FirstID: p.FirstID, LastID: p.LastID,
 			Groups: p.Groups, DLQLength: p.DLQLength, OverMaxLen: p.OverMaxLen,
 			Holder: p.Holder, HolderNeeds: p.HolderNeeds, HeldBack: p.HeldBack,
 		})
@@ -72,12 +76,15 @@ func infoCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "info TOPIC",
 		Short: "Show a topic's length, retention, first and last ids, groups and DLQ, per partition",
-		Long: `Shows a topic and each of its partitions: length, first and last ids, consumer groups and
-dead letters, the length retention its publishers recorded (max length per partition, exact or
+		Long: `Shows a topic and each of its partitions: length (the published messages it holds),
+retries (the retry entries it holds besides, which only their group delivers), first and
+last ids, consumer groups and dead letters, the length retention its publishers recorded (max length per partition, exact or
 approximate trimming, trim policy), and how many entries each partition holds over the max
 length with the group holding them: the one whose position stops the trim (its oldest
 pending entry, or the entry after its last delivered). "-" there: no group needs what is
-over, the next trim removes it.`,
+over, the next trim removes it. -o wide adds the retries and groups of each partition.`,
+		Example: `  streamq info orders
+  streamq info orders -o wide`,
 		GroupID:           groupTopics,
 		Args:              argsExactly("TOPIC"),
 		ValidArgsFunction: a.completeArgs(argTopic),
@@ -90,18 +97,19 @@ over, the next trim removes it.`,
 			if a.json {
 				return printJSON(a.stdout, v)
 			}
-			return printInfo(a.stdout, v)
+			return printInfo(a.stdout, v, a.wide)
 		}),
 	}
 	a.addJSONFlag(cmd)
 	return cmd
 }
 
-func printInfo(w io.Writer, v infoView) error {
+func printInfo(w io.Writer, v infoView, wide bool) error {
 	t := newTable(w)
 	t.row("topic", v.Topic)
 	t.row("partitions", v.Partitions)
 	t.row("length", v.Length)
+	t.row("retries", v.Retries)
 	t.row("first id", orDash(v.FirstID))
 	t.row("last id", orDash(v.LastID))
 	t.row("groups", v.Groups)
@@ -114,9 +122,16 @@ func printInfo(w io.Writer, v infoView) error {
 		return err
 	}
 	fmt.Fprintln(w)
-	t = newTable(w, "PARTITION", "LENGTH", "FIRST ID", "LAST ID", "GROUPS", "DLQ", "OVER MAXLEN", "HELD BY")
+	if wide {
+		t = newTable(w, "PARTITION", "LENGTH", "RETRIES", "FIRST ID", "LAST ID", "GROUPS", "DLQ", "OVER MAXLEN", "HELD BY")
+		for _, p := range v.PerPartition {
+			t.row(p.Partition, p.Length, p.Retries, orDash(p.FirstID), orDash(p.LastID), p.Groups, p.DLQLength, p.OverMaxLen, orDash(p.Holder))
+		}
+		return t.flush()
+	}
+	t = newTable(w, "PARTITION", "LENGTH", "FIRST ID", "LAST ID", "DLQ", "OVER", "HELD BY").fit(tableWidth, 6)
 	for _, p := range v.PerPartition {
-		t.row(p.Partition, p.Length, orDash(p.FirstID), orDash(p.LastID), p.Groups, p.DLQLength, p.OverMaxLen, orDash(p.Holder))
+		t.row(p.Partition, p.Length, orDash(p.FirstID), orDash(p.LastID), p.DLQLength, p.OverMaxLen, orDash(p.Holder))
 	}
 	return t.flush()
 }

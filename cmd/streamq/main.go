@@ -68,7 +68,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		// bad flag value, wrong arguments, a required flag missing.
 		err = &usageError{err: err}
 	}
-	fmt.Fprintf(stderr, "%s: %v\n", cmd.CommandPath(), err)
+	fmt.Fprintf(stderr, "%s: %v%s\n", cmd.CommandPath(), err, a.onServer(err))
 	var usage *usageError
 	if errors.As(err, &usage) && !usage.noHint {
 		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())

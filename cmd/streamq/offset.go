@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -80,6 +81,6 @@ func (a *app) resetOffset(cmd *cobra.Command, args []string) error {
 			Partitions: res.Partitions, PendingKept: res.PendingKept, Note: res.Note,
 		})
 	}
-	fmt.Fprintln(a.stdout, res.Note)
+	fmt.Fprintln(a.stdout, strings.Join(wrapText(res.Note, tableWidth), "\n"))
 	return nil
 }

@@ -58,6 +58,7 @@ const outboxStatusExample = `  streamq outbox status                  # every ou
 func outboxCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "outbox",
+		Example: "  streamq outbox status\n  streamq outbox status orders-outbox -o json",
 		Short:   "Transactional outboxes: the relays' lag",
 		GroupID: groupOther,
 		RunE:    a.parentRunE,
@@ -107,7 +108,7 @@ func (a *app) outboxStatus(ctx context.Context, adm *admin.Admin, _ *cobra.Comma
 // printOutboxes is the table of every outbox.
 func (a *app) printOutboxes(all []admin.OutboxStatus) error {
 	if len(all) == 0 {
-		fmt.Fprintln(a.stdout, "no outbox reported within a week (is a relay running with this Redis and --prefix-control?)")
+		fmt.Fprintln(a.stdout, "no outbox reported within a week\n(is a relay running with this Redis and --prefix-control?)")
 		return nil
 	}
 	t := newTable(a.stdout, "OUTBOX", "WAITING", "OLDEST", "MOVED", "LAST REPORT", "RELAYS")
@@ -131,14 +132,14 @@ func (a *app) printOutbox(s admin.OutboxStatus) error {
 	fmt.Fprintf(a.stdout, "rows waiting:  %s\n", pendingText(s))
 	fmt.Fprintf(a.stdout, "oldest:        %s\n", oldestText(s))
 	fmt.Fprintf(a.stdout, "moved:         %d\n", s.Moved)
-	fmt.Fprintf(a.stdout, "last report:   %s (%s)\n", agoText(s.SinceReport), tableTime(s.ReportedAt))
+	fmt.Fprintf(a.stdout, "last report:   %s (%s)\n", agoText(s.SinceReport), a.timeText(s.ReportedAt))
 	if w := outboxWarning(s); w != "" {
 		fmt.Fprintln(a.stdout, w)
 	}
 	fmt.Fprintln(a.stdout)
 	t := newTable(a.stdout, "RELAY", "HOST", "PID", "STARTED", "LAST REPORT", "MOVED", "LIVE")
 	for _, r := range s.Relays {
-		t.row(r.ID, r.Host, r.PID, tableTime(r.StartedAt), agoText(r.SinceReport), r.Moved, liveText(r.Live))
+		t.row(r.ID, r.Host, r.PID, a.timeText(r.StartedAt), agoText(r.SinceReport), r.Moved, liveText(r.Live))
 	}
 	return t.flush()
 }

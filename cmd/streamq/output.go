@@ -39,27 +39,129 @@ func printJSONLine(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// table writes aligned columns; call flush when done.
-type table struct{ tw *tabwriter.Writer }
+// tableWidth is the width default (narrow) tables fit: a terminal of 80 columns.
+const tableWidth = 80
+
+// table writes aligned columns; call flush when done. Rows are kept until flush, so a table
+// made to fit (fit) can cut its flexible column to the width the others leave.
+type table struct {
+	w     io.Writer
+	rows  [][]string
+	width int  // 0: no limit
+	flex  int  // the column cut to fit width (-1: none)
+	wrap  bool // wrap the flexible column onto more lines instead of cutting it
+}
 
 func newTable(w io.Writer, header ...string) *table {
-	t := &table{tw: tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)}
+	t := &table{w: w, flex: -1}
 	if len(header) > 0 {
 		t.row(toAny(header)...)
 	}
 	return t
 }
 
-// row writes one row; each cell is formatted with %v, tabs and newlines replaced.
+// fit makes the table fit width columns by cutting the cells of column flex (with "…") to
+// what the other columns leave, at least minFlex runes.
+func (t *table) fit(width, flex int) *table {
+	t.width, t.flex = width, flex
+	return t
+}
+
+// fitWrapped is fit, wrapping the flexible column's long cells onto continuation lines (the
+// other cells empty there) instead of cutting them: for key-value views.
+func (t *table) fitWrapped(width, flex int) *table {
+	t.width, t.flex, t.wrap = width, flex, true
+	return t
+}
+
+// row adds one row; each cell is formatted with %v, tabs and newlines replaced.
 func (t *table) row(cells ...any) {
 	s := make([]string, len(cells))
 	for i, c := range cells {
 		s[i] = cellText(fmt.Sprint(c))
 	}
-	fmt.Fprintln(t.tw, strings.Join(s, "\t"))
+	t.rows = append(t.rows, s)
 }
 
-func (t *table) flush() error { return t.tw.Flush() }
+// minFlex is the fewest runes a flexible column is cut to.
+const minFlex = 12
+
+// flush writes the rows aligned, two spaces between columns.
+func (t *table) flush() error {
+	if t.width > 0 && t.flex >= 0 {
+		t.cut()
+	}
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	for _, r := range t.rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var out strings.Builder
+	for line := range strings.Lines(b.String()) { // empty last cells leave padding behind
+		out.WriteString(strings.TrimRight(line, " \n") + "\n")
+	}
+	_, err := io.WriteString(t.w, out.String())
+	return err
+}
+
+// cut shortens the flexible column's cells to the width the other columns leave.
+func (t *table) cut() {
+	widths := map[int]int{}
+	for _, r := range t.rows {
+		for i, c := range r {
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	used := 0
+	for i, w := range widths {
+		if i != t.flex {
+			used += w + 2
+		}
+	}
+	budget := max(t.width-used, minFlex)
+	var out [][]string
+	for _, r := range t.rows {
+		if t.flex >= len(r) {
+			out = append(out, r)
+			continue
+		}
+		if !t.wrap {
+			r[t.flex] = truncate(r[t.flex], budget)
+			out = append(out, r)
+			continue
+		}
+		for i, part := range wrapText(r[t.flex], budget) {
+			line := r
+			if i > 0 {
+				line = make([]string, len(r))
+			}
+			line[t.flex] = part
+			out = append(out, line)
+		}
+	}
+	t.rows = out
+}
+
+// wrapText splits s into lines of at most width runes, at spaces where it can.
+func wrapText(s string, width int) []string {
+	var lines []string
+	for utf8.RuneCountInString(s) > width {
+		r := []rune(s)
+		cut := width
+		for i := width; i > width/2; i-- {
+			if r[i] == ' ' {
+				cut = i
+				break
+			}
+		}
+		lines = append(lines, strings.TrimRight(string(r[:cut]), " "))
+		s = strings.TrimLeft(string(r[cut:]), " ")
+	}
+	return append(lines, s)
+}
 
 func toAny(ss []string) []any {
 	out := make([]any, len(ss))
@@ -169,12 +271,20 @@ func (t *jsonTime) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// tableTime renders a time for a table, local time with milliseconds; "-" when zero.
-func tableTime(t time.Time) string {
+// timeText renders a time for a table with its zone: local time unless --utc, to the second
+// (to the millisecond with -o wide); "-" when zero.
+func (a *app) timeText(t time.Time) string {
 	if t.IsZero() {
 		return "-"
 	}
-	return t.Local().Format("2006-01-02 15:04:05.000")
+	t = t.Local()
+	if a.utc {
+		t = t.UTC()
+	}
+	if a.wide {
+		return t.Format("2006-01-02 15:04:05.000 MST")
+	}
+	return t.Format("2006-01-02 15:04:05 MST")
 }
 
 // nonNilMap returns m, or an empty map when m is nil, so JSON shows {}.

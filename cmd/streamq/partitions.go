@@ -17,6 +17,7 @@ type growView struct {
 func partitionsCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "partitions",
+		Example: "  streamq partitions grow orders 16",
 		Short:   "Change a topic's partitions (grow)",
 		GroupID: groupTopics,
 		RunE:    a.parentRunE,
@@ -27,8 +28,9 @@ func partitionsCmd(a *app) *cobra.Command {
 
 func growCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "grow TOPIC N",
-		Short: "Raise a topic's partition count to N",
+		Use:     "grow TOPIC N",
+		Example: "  streamq partitions grow orders 16 --yes",
+		Short:   "Raise a topic's partition count to N",
 		Long: `Raises the topic's partition count to N (grow only). The topic's consumer groups are
 created on the new partitions first, so nothing published there is missed. Entries already
 published stay where they are; keyed messages hash over all N partitions once publishers

@@ -19,6 +19,7 @@ type sweepView struct {
 func payloadsCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "payloads",
+		Example: "  streamq payloads sweep orders",
 		Short:   "Manage a topic's offloaded payloads (sweep)",
 		GroupID: groupTopics,
 		RunE:    a.parentRunE,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -44,7 +45,10 @@ func pendingCmd(a *app) *cobra.Command {
 		Use:   "pending TOPIC GROUP",
 		Short: "List a group's delivered, unacked entries across partitions",
 		Long: fmt.Sprintf(`Lists the group's pending entries (delivered, not acked): the oldest %d of each
-partition are sampled, merged, filtered by --min-idle and sorted.`, admin.MaxPendingPerPartition),
+partition are sampled, merged, filtered by --min-idle and sorted. When --min-idle hides
+every entry, it says how many it hid.`, admin.MaxPendingPerPartition),
+		Example: `  streamq pending orders payments
+  streamq pending orders payments --min-idle 30s --sort deliveries -n 20`,
 		GroupID:           groupGroups,
 		Args:              argsExactly("TOPIC", "GROUP"),
 		ValidArgsFunction: a.completeArgs(argTopic, argGroup),
@@ -54,7 +58,7 @@ partition are sampled, merged, filtered by --min-idle and sorted.`, admin.MaxPen
 	f.IntVarP(&o.limit, "limit", "n", admin.DefaultPendingLimit, "most entries to list")
 	f.StringVar(&o.sortBy, "sort", "idle", "order: idle (longest first), deliveries (most first) or id (oldest first)")
 	f.StringVar(&o.order, "order", "", "direction of --sort: asc (smallest first) or desc (largest first); default: the sort's own")
-	f.DurationVar(&o.minIdle, "min-idle", 0, "only entries idle at least this long, e.g. 30s")
+	durationVar(f, &o.minIdle, "min-idle", 0, "only entries idle at least this long, e.g. 30s")
 	_ = cmd.RegisterFlagCompletionFunc("sort", cobra.FixedCompletions([]cobra.Completion{"idle", "deliveries", "id"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("order", cobra.FixedCompletions([]cobra.Completion{"asc", "desc"}, cobra.ShellCompDirectiveNoFileComp))
 	a.addJSONFlag(cmd)
@@ -96,7 +100,25 @@ func (o *pendingOpts) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	if len(entries) == 0 && opts.MinIdle > 0 && !o.a.json {
+		return o.explainEmpty(ctx, adm, args[0], args[1])
+	}
 	return o.a.printPending(args[0], args[1], entries)
+}
+
+// explainEmpty says why pending found nothing under --min-idle: how many pending entries
+// the filter hid, or that there are none at all.
+func (o *pendingOpts) explainEmpty(ctx context.Context, adm *admin.Admin, topic, group string) error {
+	gl, err := adm.GroupLag(ctx, topic, group)
+	if err != nil {
+		return err
+	}
+	if gl.Pending == 0 {
+		return o.a.printPending(topic, group, nil)
+	}
+	fmt.Fprintf(o.a.stdout, "no pending entry of group %q on topic %q is idle %s or more: --min-idle hid %s\n",
+		group, topic, durationText(o.minIdle), plural(gl.Pending, "pending entry", "pending entries"))
+	return nil
 }
 
 // printPending prints a group's pending entries: a table, or JSON with --json.
@@ -112,7 +134,7 @@ func (a *app) printPending(topic, group string, entries []admin.PendingEntry) er
 		fmt.Fprintf(a.stdout, "group %q has no pending entries on topic %q\n", group, topic)
 		return nil
 	}
-	t := newTable(a.stdout, "PARTITION", "ID", "CONSUMER", "IDLE", "DELIVERIES")
+	t := newTable(a.stdout, "PARTITION", "ID", "CONSUMER", "IDLE", "DELIVERIES").fit(tableWidth, 2)
 	for _, e := range entries {
 		t.row(e.Partition, e.ID, e.Consumer, human(e.Idle), e.Deliveries)
 	}

@@ -46,7 +46,8 @@ func TestCLIReplayAllOnce(t *testing.T) {
 		assert.NotNil(t, l.ReplayedAt, "letter %s has no replay mark", l.ID)
 		assert.NotEmpty(t, l.ReplayedAs)
 	}
-	assert.Contains(t, e.ok("dlq", "list", failing), "REPLAYED")
+	assert.Contains(t, e.ok("dlq", "list", failing, "-o", "wide"), "REPLAYED")
+	assert.Contains(t, e.ok("dlq", "list", failing), "(replayed) ", "the narrow table marks the reason")
 }
 
 // TestCLIDLQFilters: dlq list and replay-all take the same filters.

@@ -66,7 +66,8 @@ func requireStatsHoldsBack(e *cliEnv) {
 	t := e.t
 	t.Helper()
 	out := e.ok("stats", retainedTopic, "slow")
-	assert.Regexp(t, `(?m)^PARTITION\s+PENDING.*FRONTIER\s+HOLDS BACK$`, out)
+	assert.Regexp(t, `(?m)^PARTITION\s+PENDING.*OWNER\s+HOLDS BACK$`, out)
+	assert.Regexp(t, `(?m)^PARTITION\s+PENDING.*FRONTIER\s+HOLDS BACK$`, e.ok("stats", retainedTopic, "slow", "-o", "wide"))
 	assert.Regexp(t, `(?m)^0\s+.*\s+`+strconv.Itoa(retainedHeld)+`$`, out)
 	assert.Regexp(t, `(?m)^TOTAL\s+.*\s+`+strconv.Itoa(retainedHeld)+`$`, out)
 	var got statsView

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
-	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -22,9 +20,6 @@ import (
 // is set.
 const defaultRedisURL = "redis://127.0.0.1:6379"
 
-// pingTimeout bounds the connection check before a command runs.
-const pingTimeout = 5 * time.Second
-
 // app is the state shared by the commands of one invocation: the global flags, the output
 // streams and the Redis connection, opened on first use.
 type app struct {
@@ -40,10 +35,16 @@ type app struct {
 	payloadThreshold int
 	payloadRetention time.Duration
 
-	// Flags shared by several commands (only one command runs per invocation).
-	json  bool
-	yes   bool
-	force bool
+	// utc shows times in UTC (--utc); local time with its zone otherwise.
+	utc bool
+
+	// Flags shared by several commands (only one command runs per invocation). json and wide
+	// are the output format (-o json, --json; -o wide), output what -o said.
+	json   bool
+	wide   bool
+	output string
+	yes    bool
+	force  bool
 
 	// ran is set when a command's own code started: errors before it are cobra's command-line
 	// errors, reported with the usage exit code.
@@ -64,10 +65,14 @@ func (a *app) close() {
 	}
 }
 
-// runE wraps a command's code: it marks the command as started (see app.ran).
+// runE wraps a command's code: it marks the command as started (see app.ran) and checks the
+// output flags.
 func (a *app) runE(fn func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
 		a.ran = true
+		if a.json && a.output == outputWide {
+			return usageErrorf("--json and -o wide ask for two outputs: --json is -o json; give one of them")
+		}
 		return fn(cmd, args)
 	}
 }
@@ -85,16 +90,20 @@ func (a *app) withAdmin(fn func(ctx context.Context, adm *admin.Admin, cmd *cobr
 	})
 }
 
-// url is the Redis URL of the command: --redis-url, else $REDIS_URL, else fallback.
-func (a *app) url(fallback string) string {
+// target is the Redis of the command: --redis-url, else $REDIS_URL, else fallback, with
+// where it came from (named in errors).
+func (a *app) target(fallback string) target {
 	if a.redisURL != "" {
-		return a.redisURL
+		return target{raw: a.redisURL, source: "from --redis-url"}
 	}
 	if env := os.Getenv("REDIS_URL"); env != "" {
-		return env
+		return target{raw: env, source: "from REDIS_URL"}
 	}
-	return fallback
+	return target{raw: fallback, source: "default: REDIS_URL is unset"}
 }
+
+// url is the Redis URL of the command (see target).
+func (a *app) url(fallback string) string { return a.target(fallback).raw }
 
 // admin connects to Redis (once) and returns an Admin over it.
 func (a *app) admin(ctx context.Context) (*admin.Admin, error) {
@@ -102,7 +111,7 @@ func (a *app) admin(ctx context.Context) (*admin.Admin, error) {
 		return a.adm, nil
 	}
 	redis.SetLogger(quietRedisLogger{}) // failures are reported once, by the command
-	c, err := dial(ctx, a.url(defaultRedisURL), a.cluster)
+	c, err := dial(ctx, a.target(defaultRedisURL), a.cluster)
 	if err != nil {
 		return nil, err
 	}
@@ -114,94 +123,6 @@ func (a *app) admin(ctx context.Context) (*admin.Admin, error) {
 	}
 	a.conn, a.adm = c, adm
 	return adm, nil
-}
-
-// conn is an open, checked Redis connection.
-type conn struct {
-	client  redis.UniversalClient
-	addr    string // host:port of the (first) address
-	display string // the URL(s) without passwords
-	cluster bool
-}
-
-// dial connects to raw, a redis:// or rediss:// URL (user:password@ for ACLs; host:port
-// alone means redis://host:port), and checks the connection with PING. Several
-// comma-separated URLs or addresses, or cluster, make a Cluster client: the first URL gives
-// the credentials, TLS and options (redis.ParseClusterURL), the others add seed addresses.
-func dial(ctx context.Context, raw string, cluster bool) (*conn, error) {
-	var parts []string
-	for p := range strings.SplitSeq(raw, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			if !strings.Contains(p, "://") {
-				p = "redis://" + p
-			}
-			parts = append(parts, p)
-		}
-	}
-	if len(parts) == 0 {
-		return nil, usageErrorf("empty Redis URL")
-	}
-	c := &conn{display: redactURLs(parts), cluster: cluster || len(parts) > 1}
-	if c.cluster {
-		opts, err := clusterOptions(parts)
-		if err != nil {
-			return nil, usageErrorf("invalid Redis URL %s: %v", c.display, err)
-		}
-		c.client, c.addr = redis.NewClusterClient(opts), opts.Addrs[0]
-	} else {
-		opts, err := redis.ParseURL(parts[0])
-		if err != nil {
-			return nil, usageErrorf("invalid Redis URL %s: %v", c.display, err)
-		}
-		c.client, c.addr = redis.NewClient(opts), opts.Addr
-	}
-	pctx, cancel := context.WithTimeout(ctx, pingTimeout)
-	defer cancel()
-	if err := c.client.Ping(pctx).Err(); err != nil {
-		_ = c.client.Close()
-		return nil, fmt.Errorf("cannot reach Redis at %s: %w", c.display, err)
-	}
-	return c, nil
-}
-
-// clusterOptions parses the first URL with redis.ParseClusterURL and adds the host:port of
-// the others as seed addresses.
-func clusterOptions(urls []string) (*redis.ClusterOptions, error) {
-	opts, err := redis.ParseClusterURL(urls[0])
-	if err != nil {
-		return nil, err
-	}
-	for _, raw := range urls[1:] {
-		u, err := url.Parse(raw)
-		if err != nil {
-			return nil, err
-		}
-		if u.Scheme != "redis" && u.Scheme != "rediss" {
-			return nil, fmt.Errorf("invalid URL scheme %q", u.Scheme)
-		}
-		host, port := u.Hostname(), u.Port()
-		if host == "" {
-			return nil, fmt.Errorf("no host in %s", u.Redacted())
-		}
-		if port == "" {
-			port = "6379"
-		}
-		opts.Addrs = append(opts.Addrs, net.JoinHostPort(host, port))
-	}
-	return opts, nil
-}
-
-// redactURLs joins urls with their passwords masked.
-func redactURLs(urls []string) string {
-	out := make([]string, len(urls))
-	for i, raw := range urls {
-		if u, err := url.Parse(raw); err == nil {
-			out[i] = u.Redacted()
-		} else {
-			out[i] = "(unparseable URL)"
-		}
-	}
-	return strings.Join(out, ",")
 }
 
 // quietRedisLogger drops go-redis's own log lines.
@@ -226,7 +147,9 @@ Redis: --redis-url, else $REDIS_URL, else ` + defaultRedisURL + ` (the demo uses
 Redis instead). redis:// or rediss:// (TLS), with user:password@ for ACLs. For a Redis
 Cluster give several comma-separated addresses or pass --cluster.
 
-Output: tables for people; --json prints a stable JSON shape for scripts. Destructive
+Output: tables for people that fit 80 columns; -o wide adds every column, -o json (or
+--json) prints a stable JSON shape for scripts. Times are local with their zone, or UTC
+with --utc. Durations take d, h, m, s and ms (1d, 36h, 90m). Destructive
 commands ask for confirmation on a terminal; --yes confirms, and without a terminal they
 refuse unless --yes is given.
 
@@ -235,7 +158,10 @@ refuse unless --yes is given.
 // newRootCmd builds the command tree.
 func newRootCmd(a *app) *cobra.Command {
 	root := &cobra.Command{
-		Use:           "streamq",
+		Use: "streamq",
+		Example: `  streamq topics
+  streamq lag orders payments
+  REDIS_URL=rediss://:secret@redis.internal:6380 streamq dlq list orders --failed-within 1d`,
 		Short:         "Operate streamq topics, consumer groups and dead-letter queues on Redis",
 		Long:          rootLong,
 		SilenceErrors: true,
@@ -250,6 +176,7 @@ func newRootCmd(a *app) *cobra.Command {
 	root.SetHelpCommand(helpCmd(a))
 	a.addGlobalFlags(root)
 	addCommandGroups(root)
+	defer completionExamples(root)
 	root.AddCommand(
 		topicsCmd(a), createTopicCmd(a), infoCmd(a), partitionsCmd(a), trimCmd(a), deleteTopicCmd(a),
 		groupsCmd(a), statsCmd(a), lagCmd(a), pendingCmd(a), frontierCmd(a), resetOffsetCmd(a), pauseCmd(a), resumeCmd(a), deleteGroupCmd(a),
@@ -260,8 +187,34 @@ func newRootCmd(a *app) *cobra.Command {
 		demoCmd(a),
 		uiCmd(a),
 		outboxCmd(a),
+		versionCmd(a),
 	)
 	return root
+}
+
+// completionExamples adds cobra's completion commands to root now (cobra would when it runs)
+// and gives each an example.
+func completionExamples(root *cobra.Command) {
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() != "completion" {
+			continue
+		}
+		c.Example = "  source <(streamq completion bash)\n  streamq completion zsh > \"${fpath[1]}/_streamq\""
+		for _, sh := range c.Commands() {
+			c := sh
+			switch c.Name() {
+			case "bash":
+				c.Example = "  source <(streamq completion bash)\n  streamq completion bash > /etc/bash_completion.d/streamq"
+			case "zsh":
+				c.Example = "  streamq completion zsh > \"${fpath[1]}/_streamq\""
+			case "fish":
+				c.Example = "  streamq completion fish > ~/.config/fish/completions/streamq.fish"
+			case "powershell":
+				c.Example = "  streamq completion powershell | Out-String | Invoke-Expression"
+			}
+		}
+	}
 }
 
 // addGlobalFlags adds the persistent flags of every command to root: the Redis URL,
@@ -272,6 +225,7 @@ func (a *app) addGlobalFlags(root *cobra.Command) {
 		"Redis URL, redis:// or rediss:// (TLS), user:password@ for ACLs; comma-separated\n"+
 			"addresses for a Cluster (default $REDIS_URL, else "+defaultRedisURL+";\n"+
 			"the demo uses an embedded Redis instead)")
+	pf.BoolVar(&a.utc, "utc", false, "show times in UTC (default: local time, with its zone)")
 	pf.BoolVar(&a.cluster, "cluster", false, "connect to a Redis Cluster (implied by several comma-separated addresses)")
 	pf.StringVar(&a.streamPrefix, "prefix-stream", "", "key prefix of the partition and DLQ streams (default \"stream:topic\"); must match the publishers'")
 	pf.StringVar(&a.controlPrefix, "prefix-control", "", "key prefix of the control keys (default \"streaming:mq\"); must match the publishers'")
@@ -282,7 +236,7 @@ func (a *app) addPayloadFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&a.payloadThreshold, "payload-threshold", 0,
 		"a replayed payload larger than this many bytes is stored in its own key, as the publishers\n"+
 			"store it (default 65536; -1: inline); must match the publishers' PayloadThreshold")
-	fs.DurationVar(&a.payloadRetention, "payload-retention", 0,
+	durationVar(fs, &a.payloadRetention, "payload-retention", 0,
 		"TTL of a replayed payload stored in its own key (default none); must match the publishers' Retention")
 }
 
@@ -316,8 +270,9 @@ func (a *app) parentRunE(cmd *cobra.Command, args []string) error {
 // helpCmd replaces cobra's help command so that "help nope" is a usage error.
 func helpCmd(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:   "help [command]",
-		Short: "Help about any command",
+		Use:     "help [command]",
+		Example: "  streamq help lag\n  streamq help dlq replay-all",
+		Short:   "Help about any command",
 		ValidArgsFunction: func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 			cmd, _, err := c.Root().Find(args)
 			if err != nil {
@@ -370,9 +325,41 @@ Global Flags:
 Use "{{.CommandPath}} [command] --help" for more information about a command.{{end}}
 `
 
-// addJSONFlag adds --json to cmd.
+// Output formats of -o.
+const (
+	outputTable = "table"
+	outputWide  = "wide"
+	outputJSON  = "json"
+)
+
+// addJSONFlag adds the output flags to cmd: -o table|wide|json, and --json (-o json).
 func (a *app) addJSONFlag(cmd *cobra.Command) {
-	cmd.Flags().BoolVar(&a.json, "json", false, "print JSON instead of a table")
+	cmd.Flags().VarP(outputValue{a}, "output", "o", "output: table (fits 80 columns), wide (every column) or json")
+	cmd.Flags().BoolVar(&a.json, "json", false, "print JSON instead of a table (the same as -o json)")
+}
+
+// outputValue is the -o flag: it sets the app's output format.
+type outputValue struct{ a *app }
+
+func (v outputValue) Set(s string) error {
+	switch s {
+	case outputTable, outputWide, outputJSON:
+	default:
+		return fmt.Errorf("%q is not an output: give table, wide or json", s)
+	}
+	v.a.output = s
+	v.a.wide = s == outputWide
+	v.a.json = v.a.json || s == outputJSON
+	return nil
+}
+
+func (v outputValue) Type() string { return "format" }
+
+func (v outputValue) String() string {
+	if v.a == nil || v.a.output == "" {
+		return outputTable
+	}
+	return v.a.output
 }
 
 // addYesFlag adds --yes to a destructive cmd.

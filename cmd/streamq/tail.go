@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
@@ -255,6 +256,17 @@ func readErr(ctx context.Context, err error) error {
 	return fmt.Errorf("read topic: %w", err)
 }
 
+// line is one entry as tail prints it: partition, id, time and payload cut to fit 80
+// columns; with -o wide the UUID and metadata too, nothing cut.
+func (t *tailer) line(e admin.Entry) string {
+	cells := t.a.entryRow(e)
+	if t.a.wide {
+		return fmt.Sprintf("p%-3v %-21v %v  %v  %v  %v", cells[0], cells[1], cells[2], cells[3], cells[4], cells[5])
+	}
+	head := fmt.Sprintf("p%-3v %-21v %v  ", cells[0], cells[1], cells[2])
+	return head + truncate(fmt.Sprint(cells[3]), max(tableWidth-utf8.RuneCountInString(head), minFlex))
+}
+
 // print writes a batch, returning errTailDone once the limit is reached.
 func (t *tailer) print(batch []admin.Entry) error {
 	for _, e := range batch {
@@ -263,8 +275,7 @@ func (t *tailer) print(batch []admin.Entry) error {
 				return err
 			}
 		} else {
-			cells := entryRow(e)
-			fmt.Fprintf(t.a.stdout, "p%-3v %-21v %v  %v  %v  %v\n", cells[0], cells[1], cells[2], cells[3], cells[4], cells[5])
+			fmt.Fprintln(t.a.stdout, t.line(e))
 		}
 		t.printed++
 		if t.limit > 0 && t.printed >= t.limit {

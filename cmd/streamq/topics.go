@@ -14,15 +14,21 @@ import (
 type topicView struct {
 	Topic      string `json:"topic"`
 	Partitions int    `json:"partitions"`
-	Length     int64  `json:"length"`    // entries, summed over partitions
+	Length     int64  `json:"length"`    // published messages held, summed over partitions
+	Retries    int64  `json:"retries"`   // retry entries held besides, summed over partitions
 	Groups     int    `json:"groups"`    // consumer groups (the most any partition has)
 	DLQLength  int64  `json:"dlqLength"` // dead letters, summed over partitions
 }
 
 func topicsCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:     "topics",
-		Short:   "List topics with partitions, length, consumer groups and DLQ size",
+		Use:   "topics",
+		Short: "List topics with partitions, length, retries, consumer groups and DLQ size",
+		Long: `Lists every topic: partitions, LENGTH (the published messages its partitions hold),
+RETRIES (the retry entries they hold besides: retries, and replays to one group, which
+only that group delivers), consumer groups and dead letters.`,
+		Example: `  streamq topics
+  streamq topics -o json | jq '.[] | select(.dlqLength > 0) | .topic'`,
 		GroupID: groupTopics,
 		Args:    argsExactly(),
 		RunE: a.runE(func(cmd *cobra.Command, _ []string) error {
@@ -45,7 +51,7 @@ func topicsCmd(a *app) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				views = append(views, topicView{Topic: t, Partitions: q.Partitions, Length: q.Length, Groups: q.Groups, DLQLength: q.DLQLength})
+				views = append(views, topicView{Topic: t, Partitions: q.Partitions, Length: q.Length, Retries: q.Retries, Groups: q.Groups, DLQLength: q.DLQLength})
 			}
 			if a.json {
 				return printJSON(a.stdout, views)
@@ -54,9 +60,9 @@ func topicsCmd(a *app) *cobra.Command {
 				fmt.Fprintln(a.stdout, "no topics")
 				return nil
 			}
-			t := newTable(a.stdout, "TOPIC", "PARTITIONS", "LENGTH", "GROUPS", "DLQ")
+			t := newTable(a.stdout, "TOPIC", "PARTITIONS", "LENGTH", "RETRIES", "GROUPS", "DLQ").fit(tableWidth, 0)
 			for _, v := range views {
-				t.row(v.Topic, v.Partitions, v.Length, v.Groups, v.DLQLength)
+				t.row(v.Topic, v.Partitions, v.Length, v.Retries, v.Groups, v.DLQLength)
 			}
 			return t.flush()
 		}),
@@ -74,8 +80,9 @@ type createdTopicView struct {
 func createTopicCmd(a *app) *cobra.Command {
 	var partitions int
 	cmd := &cobra.Command{
-		Use:   "create-topic TOPIC --partitions N",
-		Short: "Create a topic with N partitions",
+		Use:     "create-topic TOPIC --partitions N",
+		Example: "  streamq create-topic orders --partitions 8",
+		Short:   "Create a topic with N partitions",
 		Long: `Registers a topic with N partitions, as a publisher's first write does. The partition
 streams appear with the first message or consumer group. A topic that exists already is an
 error (exit code 1); grow it with "streamq partitions grow".`,

@@ -52,9 +52,8 @@ func trimCmd(a *app) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.Int64Var(&o.maxLen, "maxlen", 0, "keep at most N entries in total (amortized over partitions)")
-	f.DurationVar(&o.olderThan, "older-than", 0, "remove entries older than this, e.g. 24h or 90m")
+	durationVar(f, &o.olderThan, "older-than", 0, "remove entries older than this, e.g. 1d, 36h or 90m")
 	f.IntVar(&o.pageSize, "page-size", admin.DefaultTrimPageSize, "entries per XRANGE+XDEL step with --older-than")
-	cmd.MarkFlagsMutuallyExclusive("maxlen", "older-than")
 	a.addYesFlag(cmd)
 	a.addJSONFlag(cmd)
 	return cmd
@@ -65,8 +64,12 @@ func trimCmd(a *app) *cobra.Command {
 func (o *trimOpts) validate(cmd *cobra.Command) (byLen bool, err error) {
 	byLen, byAge := cmd.Flags().Changed("maxlen"), cmd.Flags().Changed("older-than")
 	switch {
-	case byLen == byAge:
-		return false, usageErrorf("give exactly one of --maxlen and --older-than")
+	case byLen && byAge:
+		return false, usageErrorf("--maxlen and --older-than are two ways to trim, by count (keep the newest N entries) " +
+			"or by age (remove the entries older than AGE): give one of them")
+	case !byLen && !byAge:
+		return false, usageErrorf("say what to remove: --maxlen N keeps the newest N entries, --older-than AGE removes " +
+			"the entries older than AGE (e.g. 1d)")
 	case byLen && o.maxLen < 0:
 		return false, usageErrorf("--maxlen must not be negative, got %d", o.maxLen)
 	case byAge && o.olderThan <= 0:
@@ -74,7 +77,7 @@ func (o *trimOpts) validate(cmd *cobra.Command) (byLen bool, err error) {
 	case o.pageSize < 1:
 		return false, usageErrorf("--page-size must be at least 1, got %d", o.pageSize)
 	case byLen && cmd.Flags().Changed("page-size"):
-		return false, usageErrorf("--page-size goes with --older-than")
+		return false, usageErrorf("--page-size sets the entries removed per step with --older-than; --maxlen trims in one step per partition")
 	}
 	return byLen, nil
 }
@@ -136,8 +139,11 @@ func (o *trimOpts) trimByAge(ctx context.Context, adm *admin.Admin, q admin.Queu
 	}
 	age := ms(o.olderThan)
 	v.OlderThanMs = &age
-	bar := o.a.startProgress("trimming", "entries removed", 0)
-	var err error
+	est, err := adm.EstimateTrimByAge(ctx, v.Topic, o.olderThan)
+	if err != nil {
+		return err
+	}
+	bar := o.a.startProgressAbout("trimming", "entries removed", est.Entries, !est.Exact)
 	v.Removed, err = adm.TrimByAge(ctx, v.Topic, o.olderThan, admin.TrimOptions{PageSize: o.pageSize, Progress: bar.set})
 	bar.done()
 	return trimFailed(err, v.Removed)
