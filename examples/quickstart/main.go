@@ -84,4 +84,3 @@ func run() error {
 	fmt.Printf("handled %d of %d orders\n", handled.Load(), orders)
 	return router.Close() // closes the subscriber too; the client is ours to close
 }
-
