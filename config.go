@@ -20,14 +20,14 @@ const (
 	// DefaultControlPrefix prefixes leases, registry, membership and other control keys.
 	DefaultControlPrefix = keys.DefaultControlPrefix
 	// DefaultPartitionCount is the partition count of a topic whose first publisher stated
-	// none (the seed's fallback): state a count on the Publisher, the Subscriber or with
+	// none: state a count on the Publisher, the Subscriber or with
 	// admin.CreateTopic to get more.
 	DefaultPartitionCount = 1
 	// DefaultMaxLen is the length retention of each partition: about this many entries are
 	// kept once every consumer group acked them (see TrimPolicy).
 	DefaultMaxLen int64 = 100_000
 	// DefaultMessageMaxRetries caps the retries of a message that carries no
-	// MaxRetriesMetadata (the seed's message default), below the RetryPolicy's cap.
+	// MaxRetriesMetadata, below the RetryPolicy's cap.
 	DefaultMessageMaxRetries = 3
 	// DefaultPartitionRefreshInterval is how often a known topic's partition count is re-read.
 	DefaultPartitionRefreshInterval = 30 * time.Second
@@ -72,7 +72,7 @@ const (
 // AckDeletePolicy says what happens to a stream entry once it is acked.
 type AckDeletePolicy string
 
-// Ack-delete policies (the seed's ackDeletePolicy).
+// Ack-delete policies: what an ack does to the entry besides XACK.
 const (
 	// AckDeleteNone only acks (XACK): entries stay until retention trims them.
 	AckDeleteNone AckDeletePolicy = "none"
@@ -182,7 +182,7 @@ type PublisherConfig struct {
 	// DefaultPayloadThreshold (64 KiB); -1 disables offloading.
 	PayloadThreshold int
 	// Retention caps the lifetime of offloaded payloads (a TTL), matching the subscribers'
-	// Retention (the seed's retentionMs). Optional; default 0: payloads live until every
+	// Retention. Optional; default 0: payloads live until every
 	// group acked their entry, or the entry is gone.
 	Retention time.Duration
 	// IdempotencyWindow: a message is appended at most once to its partition within this
@@ -304,8 +304,8 @@ type SubscriberConfig struct {
 	// DefaultRetryPolicy() (at most 5 retries, 1 s doubling to 60 s). Then the message goes
 	// to the partition's dead-letter queue.
 	RetryPolicy RetryPolicy
-	// MessageMaxRetries caps the retries of a message that carries no MaxRetriesMetadata (the
-	// seed's per-message default); the RetryPolicy's MaxAttempts caps it too. Optional;
+	// MessageMaxRetries caps the retries of a message that carries no MaxRetriesMetadata; the
+	// RetryPolicy's MaxAttempts caps it too. Optional;
 	// default DefaultMessageMaxRetries (3): a message is handled at most 4 times; -1: only
 	// the RetryPolicy caps.
 	MessageMaxRetries int
@@ -383,8 +383,7 @@ type SubscriberConfig struct {
 	// ClaimBatchSize is the COUNT of one XAUTOCLAIM. Optional; default DefaultClaimBatchSize.
 	ClaimBatchSize int
 	// MaxLeasedPartitions caps the partitions this Subscriber leases over all its
-	// subscriptions (every topic and DLQ topic it subscribed to; the seed's per-instance
-	// maxLeasedPartitionsPerConsumer). Each rebalance round a subscription may hold the cap
+	// subscriptions (every topic and DLQ topic it subscribed to). Each rebalance round a subscription may hold the cap
 	// minus what the Subscriber's other subscriptions hold (leases being taken or handed over
 	// count), and tells its group so: the assignment gives the rest of the topic to other
 	// members. First come, first served: a subscription that filled the cap keeps it, and the
@@ -404,16 +403,15 @@ type SubscriberConfig struct {
 	// PartitionKey is the key OrderByKey orders by. Optional; default MetadataPartitionKey
 	// (the Publisher's default): metadata "partition_key".
 	PartitionKey func(topic string, msg *message.Message) string
-	// MaxInFlight caps unacked messages across every subscription of this Subscriber (the
-	// seed's per-instance maxInFlight): a partition with a message ready waits for a slot,
+	// MaxInFlight caps unacked messages across every subscription of this Subscriber: a partition with a message ready waits for a slot,
 	// and the wait is recorded by MetricsCollector.BackpressureWait. Optional; default 0: no
 	// cap beyond MaxInFlightPerPartition.
 	MaxInFlight int
 	// PartitionModulo and PartitionRemainder restrict this member to partitions i with
 	// i % PartitionModulo == PartitionRemainder. PartitionRemainder must be below
-	// PartitionModulo: NewSubscriber rejects a remainder that is not (the seed takes it
-	// modulo; a remainder at or above the modulo is most likely a mistake, and taking it
-	// modulo would silently lease other partitions than the ones written). Optional; default
+	// PartitionModulo: NewSubscriber rejects a remainder that is not (a remainder at or above
+	// the modulo is most likely a mistake, and taking it modulo would silently lease other
+	// partitions than the ones written). Optional; default
 	// 0: every partition. Topics can override the pair per topic.
 	PartitionModulo, PartitionRemainder int
 	// Topics overrides BatchCount, BlockTime, PartitionModulo and PartitionRemainder for the
@@ -436,7 +434,7 @@ type SubscriberConfig struct {
 	// AckDeleteAllGroups and offloaded payloads). Optional; default DefaultAckSetTTL.
 	AckSetTTL time.Duration
 	// Retention removes entries older than this from owned partitions every TrimInterval
-	// (XTRIM MINID; the seed's retentionMs). Under the default TrimPolicy it stops at the
+	// (XTRIM MINID). Under the default TrimPolicy it stops at the
 	// oldest entry some registered group has not been delivered and acked. Optional; default
 	// 0: off (the length retention the topic's publishers recorded still applies).
 	Retention time.Duration

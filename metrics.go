@@ -10,7 +10,7 @@ type Labels struct {
 	Consumer  string
 }
 
-// MetricsCollector receives streamq's metrics (the seed's MqMetricsCollector). Calls happen on
+// MetricsCollector receives streamq's metrics. Calls happen on
 // the hot path, from many goroutines: implementations must be safe for concurrent use and
 // cheap. The default is NoopMetrics; package metrics/prometheus implements it with
 // client_golang.

@@ -10,7 +10,7 @@ import (
 )
 
 // Metadata keys Publish sets on each message it wrote, for its caller: where the message went
-// (the seed's send() returns the id). Read them with PublishedPartition and PublishedStreamID.
+// (the id a send returns). Read them with PublishedPartition and PublishedStreamID.
 // They are never stored in an entry: Publish removes both from every message it is given
 // before writing it, and sets them once Redis confirmed the write, so a message published
 // again (or a copy of one) never carries a previous Publish's values into the stream; the

@@ -107,7 +107,7 @@ func DeadLetter(msg *message.Message, reason error) error {
 }
 
 // Replay marks msg, consumed from a DLQTopic, to be appended back to its original partition
-// when it is acked (the seed's RETRY result). The DLQ entry stays in the DLQ, unless msg is
+// when it is acked. The DLQ entry stays in the DLQ, unless msg is
 // also marked with Drop: then the replay deletes it. On a topic that is not a DLQ the mark is
 // ignored.
 //

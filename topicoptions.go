@@ -10,16 +10,16 @@ import (
 )
 
 // TopicOptions override, for the subscriptions to one topic, the Subscriber's read and
-// partition-filter settings (the seed's SubscriptionOptions). They apply to every Subscribe
+// partition-filter settings. They apply to every Subscribe
 // of that topic, the Router's included, so a Router's handlers on several topics of one
 // Subscriber can read and filter each topic its own way. A zero field takes the
 // Subscriber's value.
 type TopicOptions struct {
-	// BatchCount is the COUNT of one XREADGROUP per partition of the topic (the seed's
-	// batchCount): the most entries one read returns for a partition, and the prefetch bound.
+	// BatchCount is the COUNT of one XREADGROUP per partition of the topic:
+	// the most entries one read returns for a partition, and the prefetch bound.
 	// Optional; default 0: SubscriberConfig.BatchCount.
 	BatchCount int
-	// BlockTime is how long one XREADGROUP of the topic blocks (the seed's pollTimeoutMs).
+	// BlockTime is how long one XREADGROUP of the topic blocks.
 	// Optional; default 0: SubscriberConfig.BlockTime. Like it, it must be less than
 	// LeaseTTL - RenewInterval.
 	BlockTime time.Duration
@@ -27,8 +27,7 @@ type TopicOptions struct {
 	// partitions i with i % PartitionModulo == PartitionRemainder. They replace the
 	// Subscriber's pair together: PartitionModulo 2 with PartitionRemainder 0 means the even
 	// partitions whatever the Subscriber's filter. PartitionRemainder must be below
-	// PartitionModulo: a remainder that is not is rejected by NewSubscriber (the seed takes it
-	// modulo), as for the Subscriber's pair. Optional; default PartitionModulo 0: the
+	// PartitionModulo: a remainder that is not is rejected by NewSubscriber, as for the Subscriber's pair. Optional; default PartitionModulo 0: the
 	// Subscriber's PartitionModulo and PartitionRemainder; PartitionModulo 1 turns the
 	// Subscriber's filter off for the topic (every partition).
 	PartitionModulo, PartitionRemainder int

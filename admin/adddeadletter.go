@@ -15,7 +15,7 @@ import (
 )
 
 // NewDeadLetter is a dead letter written by AddDeadLetter: a message rejected outside a
-// handler (the seed's RedisDeadLetterService.send), by a tool or an operator.
+// handler, by a tool or an operator.
 type NewDeadLetter struct {
 	// Topic and Partition are where the message belongs: the topic must be registered, the
 	// partition one of its partitions. A replay appends it there.

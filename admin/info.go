@@ -44,7 +44,7 @@ type PartitionInfo struct {
 	HeldBack            int64
 }
 
-// QueueInfo aggregates a topic over its partitions (the seed's queue stats).
+// QueueInfo aggregates a topic over its partitions (the queue's stats).
 type QueueInfo struct {
 	Topic      string
 	Partitions int
@@ -53,7 +53,7 @@ type QueueInfo struct {
 	Length, Retries, Entries int64
 	// FirstID is the smallest first id and LastID the greatest last id over partitions.
 	FirstID, LastID string
-	Groups          int   // the most groups any partition has (the seed's "group count max")
+	Groups          int   // the most groups any partition has
 	DLQLength       int64 // summed over partitions
 	// Retention is the topic's length retention, which OverMaxLen is measured against.
 	Retention    LengthRetention

@@ -39,7 +39,7 @@ const (
 const (
 	// DefaultPendingLimit is Pending's default Limit.
 	DefaultPendingLimit = 100
-	// MaxPendingPerPartition is Pending's default and largest PerPartition (the seed's cap).
+	// MaxPendingPerPartition is Pending's default and largest PerPartition.
 	MaxPendingPerPartition = 200
 )
 
@@ -54,7 +54,7 @@ type PendingOptions struct {
 	// MinIdle keeps only entries idle at least this long (XPENDING IDLE). Optional; default 0.
 	MinIdle time.Duration
 	// PerPartition is how many pending entries are sampled per partition: the oldest by id.
-	// Optional; default and maximum 200 (the seed's).
+	// Optional; default and maximum 200.
 	PerPartition int
 }
 

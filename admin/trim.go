@@ -9,7 +9,7 @@ import (
 	"github.com/streamq-dev/streamq/internal/streamid"
 )
 
-// DefaultTrimPageSize is TrimByAge's default page (the seed's mq.admin.test.trimAgePageSize).
+// DefaultTrimPageSize is TrimByAge's default page.
 const DefaultTrimPageSize = 500
 
 // Trim caps topic at maxLen entries in total, amortized over its partitions: each partition
@@ -40,7 +40,7 @@ func (a *Admin) Trim(ctx context.Context, topic string, maxLen int64) (int64, er
 // TrimOptions tunes TrimByAge. Zero values mean the defaults.
 type TrimOptions struct {
 	// PageSize is how many entries one XRANGE + XDEL step removes. Optional; default
-	// DefaultTrimPageSize (500, the seed's mq.admin.test.trimAgePageSize).
+	// DefaultTrimPageSize (500).
 	PageSize int
 	// Progress, if set, is called after each page with the total removed so far.
 	Progress func(removed int64)
