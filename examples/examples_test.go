@@ -43,6 +43,16 @@ func runExample(t *testing.T, name string, env ...string) string {
 	return string(out)
 }
 
+// TestQuickstartEmbedded runs the quick start as README's reader does, with no Redis:
+// REDIS_URL unset, it starts an embedded one and handles every message it published.
+func TestQuickstartEmbedded(t *testing.T) {
+	t.Parallel()
+	out := runExample(t, "quickstart", "REDIS_URL=")
+	assert.Contains(t, out, "using an embedded Redis (miniredis)")
+	assert.Contains(t, out, "handled 10 of 10 orders")
+	assert.Equal(t, 10, strings.Count(out, "order {"), out)
+}
+
 func TestQuickstart(t *testing.T) {
 	t.Parallel()
 	out := runExample(t, "quickstart", "REDIS_URL="+redistest.Start(t).URL())

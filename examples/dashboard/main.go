@@ -29,7 +29,7 @@ func main() {
 func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	client, err := exampleredis.Connect(ctx)
+	client, err := exampleredis.ConnectServer(ctx, "the dashboard shows what a real server holds")
 	if err != nil {
 		return err
 	}

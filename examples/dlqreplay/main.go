@@ -2,7 +2,7 @@
 // handle yet; a second handler, on the topic's DLQ, reads the dead letter's record, fixes the
 // message and replays it to its original partition, where the first handler now takes it.
 //
-//	go run ./examples/dlqreplay      # Redis at $REDIS_URL or localhost:6379
+//	go run ./examples/dlqreplay      # Redis at $REDIS_URL, else an embedded one (miniredis)
 package main
 
 import (

@@ -1,7 +1,7 @@
 // Command migrate switches a live watermill-redisstream topic to streamq without stopping
 // its consumers, as docs/migration.md describes:
 //
-//	go run ./examples/migrate                         # Redis at localhost:6379
+//	go run ./examples/migrate                         # an embedded Redis (miniredis)
 //	REDIS_URL=redis://host:6379/0 go run ./examples/migrate
 //
 // One Router runs both subscribers of the consumer group with the same handler: the

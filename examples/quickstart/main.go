@@ -1,7 +1,7 @@
 // Command quickstart publishes ten orders to an 8-partition topic and handles them with a
 // Watermill Router, each customer's orders in order, then exits.
 //
-//	go run ./examples/quickstart                         # Redis at localhost:6379
+//	go run ./examples/quickstart                         # an embedded Redis (miniredis)
 //	REDIS_URL=redis://host:6379/0 go run ./examples/quickstart
 //
 // Run it twice at once: the two instances share the topic's partitions.

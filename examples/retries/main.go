@@ -31,7 +31,7 @@ func main() {
 func run() error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	client, err := exampleredis.Connect(ctx)
+	client, err := exampleredis.ConnectServer(ctx, "parked retries run Lua with cmsgpack, which the embedded Redis lacks")
 	if err != nil {
 		return err
 	}
