@@ -1,0 +1,96 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ThreeDotsLabs/watermill"
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/streamq-dev/streamq"
+)
+
+// operationsIncident builds the state docs/operations.md describes: topic "orders" with 4
+// partitions and 40 orders of 10 customers, every one handled by group "payments", 2 of each
+// partition read and not acked by group "billing" (its member gone), every one failed to the
+// DLQ by group "workers".
+func (e *cliEnv) operationsIncident() {
+	t := e.t
+	t.Helper()
+	require.NoError(t, e.adm.CreateTopic(e.ctx, ordersTopic, ordersParts))
+	msgs := make([]*message.Message, 40)
+	for i := range msgs {
+		msgs[i] = message.NewMessage(watermill.NewUUID(), fmt.Appendf(nil, `{"order":%d}`, i))
+		msgs[i].Metadata.Set(streamq.PartitionKeyMetadata, fmt.Sprintf("customer-%d", i%10))
+	}
+	require.NoError(t, e.pub.Publish(ordersTopic, msgs...))
+	e.consume(ordersTopic, payments, ordersParts, len(msgs))
+	for p := range ordersParts {
+		stream := fmt.Sprintf("stream:topic:{%s:p:%d}", ordersTopic, p)
+		require.NoError(t, e.client.XGroupCreate(e.ctx, stream, "billing", "0").Err())
+		require.NoError(t, e.client.XReadGroup(e.ctx, &redis.XReadGroupArgs{Group: "billing",
+			Consumer: "billing-7f9c2d-member", Streams: []string{stream, ">"}, Count: 2}).Err())
+	}
+	e.failAll(ordersTopic, ordersParts, int64(len(msgs)))
+}
+
+// operationsVariable is what changes from one run to the next in the CLI's tables: stream
+// ids, times, durations, generated member names, and so the columns' widths.
+var operationsVariable = []struct {
+	re   *regexp.Regexp
+	with string
+}{
+	{regexp.MustCompile(`\d{13}-\d+`), "<id>"},
+	{regexp.MustCompile(`\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(\.\d+)?( ?[A-Z]{2,5}|Z)?`), "<time>"},
+	{regexp.MustCompile(`\b(\d+(\.\d+)?(h|ms|µs|ns|m|s))+\b`), "<duration>"},
+	{regexp.MustCompile(`streamq-[0-9A-Za-z]{8,}`), "<member>"},
+	{regexp.MustCompile(`[ \t]+`), " "},
+}
+
+// operationsNormal is s with what changes between runs replaced, its lines sorted: the rows
+// of entries published in one millisecond or read at once come in either order.
+func operationsNormal(s string) string {
+	for _, v := range operationsVariable {
+		s = v.re.ReplaceAllString(s, v.with)
+	}
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	slices.Sort(lines)
+	return strings.Join(lines, "\n")
+}
+
+// TestOperationsDocOutput runs the commands of docs/operations.md's console blocks on the
+// state the page describes (operationsIncident) and compares their output, what changes
+// between runs aside. STREAMQ_UPDATE_DOCS=1 writes this run's output into the page instead.
+func TestOperationsDocOutput(t *testing.T) {
+	t.Parallel()
+	const page = "../../docs/operations.md"
+	src, err := os.ReadFile(page)
+	require.NoError(t, err)
+	lines := strings.Split(string(src), "\n")
+	blocks := docBlocks(t, lines)
+	require.NotEmpty(t, blocks, "docs/operations.md has no console block")
+
+	e := newCLIEnv(t)
+	e.operationsIncident()
+	update := os.Getenv("STREAMQ_UPDATE_DOCS") == "1"
+	outputs := make([][]string, len(blocks))
+	for i, b := range blocks {
+		for _, s := range b.steps {
+			got := e.ok(s.args...)
+			outputs[i] = append(outputs[i], got)
+			if !update {
+				assert.Equal(t, operationsNormal(s.output), operationsNormal(got), "streamq %s", strings.Join(s.args, " "))
+			}
+		}
+	}
+	if update {
+		writeDocOutputs(t, page, lines, blocks, outputs)
+	}
+}
