@@ -1,77 +1,112 @@
 // Package streamq is a Watermill Pub/Sub on Redis Streams with Kafka-style partitioned
-// topics.
+// topics: ordered partitions with one owner each in a consumer group, retries that back off,
+// and a dead-letter queue that can be inspected and replayed.
 //
-// A topic is P Redis streams ("partitions"). The Publisher routes each message by its
-// partition key (metadata "partition_key" by default) with the same murmur2 hash Kafka's
-// default partitioner uses, so one key always lands on one partition and keeps its order.
-// The Subscriber joins a consumer group: every partition is leased to exactly one live
-// member of the group at a time, members share the partitions fairly (max - min <= 1) and
-// stickily (a join moves only the partitions the newcomer needs), and each owned partition
-// is delivered in stream order, one message at a time until it is acked.
+// [Publisher] implements Watermill's message.Publisher and [Subscriber] its
+// message.Subscriber, so a Watermill Router, its handlers and its middleware work unchanged.
+// With client any go-redis client (redis.NewClient, NewClusterClient, NewFailoverClient):
 //
-// A member that leaves hands its partitions over gracefully: it stops fetching, waits for
-// in-flight messages, flushes acks and releases its leases. A member that crashes loses its
-// leases after LeaseTTL; the new owner claims the partition's pending entries at once, so
-// nothing that was published is lost (at-least-once). Acks are fenced by the lease: a member
-// that lost a partition cannot ack on it any more.
-//
-// A static member (SubscriberConfig.StaticMemberGrace with an explicit ConsumerName) keeps
-// its partitions across a restart: its Close leaves them leased for the grace, the other
-// members do not take them meanwhile, and its next process takes them back at once (after a
-// crash, once the dead process missed its heartbeats for three RebalanceIntervals), fencing
-// the old process out. A second live process with the name is refused with
-// ErrConsumerNameInUse.
-//
-// A topic's partition count is fixed by whoever states one: admin.CreateTopic, or a
-// Publisher or Subscriber whose DefaultPartitionCount is set and that finds the topic missing.
-// A Subscriber that states none never creates a topic: it waits for the topic to appear, then
-// joins it, so consumers may start before producers. When nobody states a count, the first
-// publish creates one partition.
-//
-// Retention (PublisherConfig.MaxLen, SubscriberConfig.Retention) removes only entries that
-// every consumer group registered on the partition, live or not, has been delivered and acked,
-// unless TrimPolicy is TrimHard; a group that falls behind makes its partitions grow instead.
-//
-// Every key of one partition shares the hash tag {topic:p:N}, so the same code runs on a
-// single Redis, Sentinel or a Redis Cluster through redis.UniversalClient.
-//
-// streamq needs Redis 7.0 or later (MinRedisVersion). The first Publish and Subscribe on a
-// client check every server behind it (ErrUnsupportedServer) and log once a maxmemory-policy
-// other than noeviction, under which Redis may evict leases, retries, payloads and streams; a
-// server that refuses INFO to the client's ACL user is not checked. PublisherConfig.MinReplicas
-// makes Publish return only once that many replicas have the messages (ErrNotReplicated).
-// After Publish returned, PublishedPartition and PublishedStreamID say where each message
-// went (Publish records them on the message, never in the entry).
-//
-// A Publisher appends each message at most once to its partition within
-// PublisherConfig.IdempotencyWindow, by its UUID, so a publish sent again after a lost reply
-// or by the caller's retry appends nothing twice. SubscriberConfig.OrderByKey keeps order per
-// partition key instead of per partition, with up to MaxInFlightPerPartition handlers of a
-// partition at once.
-//
-// Quick start (the Router example below; examples/quickstart is a program that runs it):
-//
-//	client := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
 //	pub, err := streamq.NewPublisher(streamq.PublisherConfig{
-//		Client:                client,
-//		DefaultPartitionCount: 8, // the topic's count, whichever side creates it
+//		Client: client, DefaultPartitionCount: 8, // the topic's count, whichever side creates it
 //	}, logger)
 //	sub, err := streamq.NewSubscriber(streamq.SubscriberConfig{
-//		Client:                client,
-//		ConsumerGroup:         "payments",
-//		DefaultPartitionCount: 8, // state it on both sides, or create the topic first
+//		Client: client, ConsumerGroup: "payments", DefaultPartitionCount: 8,
 //	}, logger)
+//	router, err := message.NewRouter(message.RouterConfig{}, logger)
 //	router.AddConsumerHandler("payments", "orders", sub, func(msg *message.Message) error {
-//		p, _ := streamq.PartitionFromCtx(msg.Context())
-//		...
+//		partition, _ := streamq.PartitionFromCtx(msg.Context())
+//		log.Printf("order %s on partition %d", msg.Payload, partition)
+//		return nil // ack; an error nacks: retried with backoff, then dead-lettered
 //	})
+//	go router.Run(ctx)
+//	<-router.Running()
 //
-// Neither Close closes the Redis client passed in.
+//	msg := message.NewMessage(watermill.NewUUID(), []byte(`{"order":17}`))
+//	msg.Metadata.Set(streamq.PartitionKeyMetadata, "customer-42") // one key: one partition, in order
+//	err = pub.Publish("orders", msg)
 //
-// PublisherConfig.Tracer and SubscriberConfig.Tracer trace every publish, delivery, retry,
-// dead letter and replay, with the W3C trace context in the message's metadata: the module
-// github.com/streamq-dev/streamq/otel implements the Tracer interface for OpenTelemetry, so
-// this module depends on no tracing library. Without a Tracer nothing is traced or written.
+// ExampleNewSubscriber_router runs this on an embedded Redis; examples/quickstart in the
+// repository is the same as a program.
+//
+// # Concepts
+//
+// A topic ("orders") is P Redis streams, its partitions. A message's partition key, the
+// metadata [PartitionKeyMetadata] ("partition_key"), picks its partition with the murmur2
+// hash Kafka's default partitioner uses, so the messages of one key land on one partition,
+// in order. A message without a key is routed by its UUID.
+//
+// A [Subscriber] is a member of a consumer group ([SubscriberConfig].ConsumerGroup). Every
+// group receives every message; inside a group, each partition is leased to exactly one live
+// member at a time. Members heartbeat and agree on a fair and sticky assignment: max − min ≤ 1
+// partitions per member, and a join moves only the partitions the newcomer needs. An owned
+// partition is delivered in stream order, one message at a time until it is acked.
+//
+// A handler that returns nil acks. One that returns an error nacks: the message is retried
+// for the failing group only, after a backoff ([SubscriberConfig].RetryPolicy, 1 s, 2 s,
+// 4 s … by default), and after its last retry ([SubscriberConfig].MessageMaxRetries, 3 by
+// default) it becomes a dead letter in its partition's dead-letter queue. [DeadLetter] sends
+// it there at once. The dead letters of a topic are a topic of their own, [DLQTopic]("orders"),
+// consumed like any topic: [DeadLetterFromCtx] says why a letter failed, [Replay] appends it
+// back to its partition, [Drop] deletes it.
+//
+// # The partition count
+//
+// A topic's partition count is fixed by whoever states one first: admin.CreateTopic (or
+// "streamq create-topic"), or a Publisher or Subscriber whose DefaultPartitionCount is set
+// and that finds the topic missing. A Subscriber that states none never creates a topic: it
+// waits for the topic to appear, so consumers may start before producers. When nobody states
+// a count, the first publish creates one partition. State it where the topic is born, or on
+// both sides. Partitions can be added later, never removed.
+//
+// # Delivery and failures
+//
+// Delivery is at least once. A member that leaves (Close) drains its in-flight messages,
+// flushes its acks and releases its leases. A member that crashes loses its leases after
+// [SubscriberConfig].LeaseTTL; the next owner claims the partition's unacked messages and
+// delivers them first, in order. Acks are fenced by the lease: a member that lost a
+// partition cannot ack there any more. Inside the context of a delivered message,
+// [PartitionFromCtx], [StreamIDFromCtx], [DeliveryCountFromCtx] and [RetryCountFromCtx] say
+// where it came from and how often it was tried.
+//
+// Publishing is once per message: a [Publisher] appends a message at most once to its
+// partition within [PublisherConfig].IdempotencyWindow, by its UUID, however often go-redis
+// or the caller sends it again. [PublishedPartition] and [PublishedStreamID] say where a
+// message went. [PublisherConfig].MinReplicas makes Publish wait for replicas.
+//
+// Retention ([PublisherConfig].MaxLen, [SubscriberConfig].Retention) removes only entries
+// every consumer group registered on the partition, live or not, has acked: a group that
+// falls behind makes its partitions grow instead of losing messages, unless TrimPolicy is
+// [TrimHard]. Payloads over [PublisherConfig].PayloadThreshold (64 KiB) are stored in keys of
+// their own and loaded back for the handler.
+//
+// # Order and parallelism
+//
+// By default a partition runs one handler at a time. [SubscriberConfig].OrderByKey keeps
+// order per partition key instead, with up to MaxInFlightPerPartition handlers of a
+// partition at once (one per key); MaxInFlightPerPartition alone gives order up. [DeferAck]
+// lets a handler return before its message is settled.
+//
+// A static member ([SubscriberConfig].StaticMemberGrace with an explicit ConsumerName) keeps
+// its partitions across a restart: its Close leaves them leased for the grace, the other
+// members leave them alone, and its next process takes them back at once, fencing the old
+// process out. A second live process with the name gets [ErrConsumerNameInUse].
+//
+// # Redis
+//
+// streamq needs Redis 7.0 or later ([MinRedisVersion]); the first Publish or Subscribe on a
+// client checks every server behind it ([ErrUnsupportedServer]). Use maxmemory-policy
+// noeviction. Every key of a partition shares the hash tag {topic:p:N}, so the same code runs
+// on a single Redis, Sentinel or Redis Cluster through redis.UniversalClient. Neither Close
+// closes the client passed in.
+//
+// # Operating it
+//
+// Package admin (and the streamq command built on it, cmd/streamq) lists topics, groups, lag
+// and pending messages, resets offsets, pauses groups and replays dead letters; package
+// dashboard is a web dashboard to mount in any HTTP server; package metrics/prometheus
+// exports metrics through [PublisherConfig].Metrics and [SubscriberConfig].Metrics; the
+// module github.com/streamq-dev/streamq/otel traces messages with OpenTelemetry through
+// [PublisherConfig].Tracer and [SubscriberConfig].Tracer.
 //
 // # How it is built
 //
@@ -80,8 +115,6 @@
 // partition's read position, stream reads and acks, retries and delays, dead letters,
 // payloads, retention, the lease fence). A subscription runs a rebalancer and a renewer,
 // and one worker per owned partition with its claimer, acker, settler, mover and
-// housekeeper, each built from explicit dependencies. One message goes: Publish, one
-// pipelined XADD, a fetcher's read round, the partition's read position, the delivery
-// loop and the handler, one settling decision (ack, retry, dead letter, replay, drop), the
-// acker's fenced batch. README's "Development" section has the package table.
+// housekeeper, each built from explicit dependencies. docs/internals.md in the repository
+// maps the packages and every key.
 package streamq
