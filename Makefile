@@ -52,7 +52,7 @@ soak-short:
 
 ## handover: rolling restart figures (handover/, build tag handover): 3 member processes on
 ## 12 partitions at 1,000 msg/s, each closed or killed -9 and started again, static
-## membership and not; prints the README table (HANDOVERFLAGS="-handover.downtime=0s ...")
+## membership and not; prints the table of docs/consuming.md (HANDOVERFLAGS="-handover.downtime=0s ...")
 handover:
 	$(GO) test -tags handover -run '^TestRollingRestart$$' -count=1 -v -timeout 40m ./handover $(HANDOVERFLAGS)
 

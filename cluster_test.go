@@ -71,7 +71,7 @@ func TestClusterPartitionsSpreadOverMasters(t *testing.T) {
 
 	// Three members, each with a client of its own (as three processes would have). The first
 	// member holds all 64 partitions until the others join: one blocking read per partition,
-	// about 21 per master, so the pool is sized above that (see the README's pool sizing).
+	// about 21 per master, so the pool is sized above that (see docs/cluster.md, Connections).
 	rec := newRecorder()
 	for _, name := range []string{"a", "b", "c"} {
 		client := c.ClientWith(t, func(o *redis.ClusterOptions) { o.PoolSize = partitions + 10 })

@@ -196,7 +196,7 @@ type PublisherConfig struct {
 	// Metrics receives the Produced counter. Optional; default NoopMetrics.
 	Metrics MetricsCollector
 	// Tracer starts a span for each published message and writes its trace context into the
-	// message's metadata (streamqotel.New for OpenTelemetry, see README, Tracing). Optional;
+	// message's metadata (streamqotel.New for OpenTelemetry, see docs/observability.md, Tracing). Optional;
 	// default nil: off, no hook is called and no trace metadata written.
 	Tracer Tracer
 	// MaxPipelineSize caps the writes of concurrent Publish calls sent in one pipeline (one
@@ -215,7 +215,7 @@ type PublisherConfig struct {
 	// the master and may be delivered. It needs a single-node or Sentinel (failover) client:
 	// Validate rejects a Cluster or Ring client, whose pipelines send a keyless WAIT to any
 	// node. Each pipeline then takes a replica round trip longer, and the Flushers pipelines
-	// in flight bound the throughput (see README, Durable publish). Optional; default 0: off,
+	// in flight bound the throughput (see docs/publishing.md, Durable publish). Optional; default 0: off,
 	// Publish returns once the master applied the writes.
 	MinReplicas int
 	// ReplicaTimeout bounds the wait for MinReplicas replicas (WAIT's timeout), and with it how
@@ -366,7 +366,7 @@ type SubscriberConfig struct {
 	// its partitions for the grace instead of handing them over (call Subscriber.LeaveOnClose
 	// before closing one that will not come back). After a crash the next process waits
 	// until the dead one missed its heartbeats for three RebalanceIntervals (at most LeaseTTL)
-	// before it takes the name. See README, Static membership and rolling restarts.
+	// before it takes the name. See docs/consuming.md, Static membership and rolling restarts.
 	// Optional; default 0: off (a Close hands the partitions over at once, a crashed member is
 	// replaced after LeaseTTL).
 	StaticMemberGrace time.Duration
@@ -465,7 +465,7 @@ type SubscriberConfig struct {
 	Metrics MetricsCollector
 	// Tracer starts a span for each delivery, a child of the trace context in the message's
 	// metadata and the parent of msg.Context(), and one for each retry, dead letter, replay
-	// and drop (streamqotel.New for OpenTelemetry, see README, Tracing). Optional; default
+	// and drop (streamqotel.New for OpenTelemetry, see docs/observability.md, Tracing). Optional; default
 	// nil: off, no hook is called and no trace metadata written.
 	Tracer Tracer
 

@@ -97,7 +97,7 @@ func waitDone(t *testing.T, ctx context.Context, timeout time.Duration) {
 }
 
 // On a real subscription: a message's context is live while it is handled and ends after
-// its Ack or Nack, as README promises.
+// its Ack or Nack, as docs/consuming.md promises.
 func TestMessageContextEndsAfterAckAndNack(t *testing.T) {
 	_, client := startRedis(t)
 	const topic = "msg-ctx"

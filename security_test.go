@@ -29,7 +29,7 @@ import (
 )
 
 // aclRules is the least a streamq user needs: its key prefixes, no dangerous commands.
-// README's "Reliability and security" section documents the same rules.
+// docs/reliability.md ("TLS and ACLs") documents the same rules.
 const aclRules = "on >%s ~stream:topic:* ~streaming:mq:* &* +@all -@dangerous"
 
 // TestTLSAndACLEndToEnd runs publish, consume, a retry and a dead letter over rediss:// as an

@@ -18,7 +18,7 @@ type GroupInfo struct {
 	Consumers int
 	// RedisConsumers are the distinct consumer names registered in Redis on any partition
 	// (XINFO CONSUMERS), live or not: members that left with entries still pending for them
-	// stay until those are claimed (see the consumer hygiene in the README).
+	// stay until those are claimed (see docs/reliability.md: members restarted with generated names).
 	RedisConsumers int
 	Pending        int64 // delivered, not yet acked; summed over partitions
 	// Lag is the entries the group still has to deliver (GroupLag.Lag), summed over

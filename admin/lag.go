@@ -86,7 +86,7 @@ type TopicLag struct {
 // indexes, the first entry after the group's position and its oldest pending entry in a
 // second; a count of the entries after its position only where Redis cannot report it
 // (bounded, LagBound); and one read-only script call per partition whose next entry is
-// another group's retry. None of it grows with the backlog: see README "Lag". It is safe
+// another group's retry. None of it grows with the backlog: see docs/observability.md, "Lag that means what it says". It is safe
 // for concurrent use; ctx bounds the reads. ErrGroupNotFound when the group exists on no
 // partition.
 func (a *Admin) GroupLag(ctx context.Context, topic, group string) (GroupLag, error) {

@@ -17,5 +17,5 @@
 // member settled: each partition's longest time without delivering a message not delivered
 // before, the owner changes (a partition going to a member of another name; the same name
 // in a new process is not a change), and the messages delivered more than once. It ends
-// with a Markdown table of all scenarios (README, Static membership and rolling restarts).
+// with a Markdown table of all scenarios (docs/consuming.md, Static membership and rolling restarts).
 package handover

@@ -45,7 +45,7 @@ func uiCmd(a *app) *cobra.Command {
 		Long: `Serves the streamq web dashboard on --addr until Ctrl-C (exit code 0): topics, partitions
 with lease owners and lag per group, a live chart of publish and consume rates, consumer
 groups with pending entries, and dead letters with payload previews. The pages poll a JSON
-API under /api/ (see the README).
+API under /api/ (see docs/dashboard.md, JSON API).
 
 It is read-only unless --allow-writes is given: then dead letters can be replayed and
 deleted and group offsets reset, each confirmed on the page and logged on stderr.
