@@ -2,7 +2,7 @@ GO        ?= go
 PKGS      ?= ./...
 TIMEOUT   ?= 15m
 
-.PHONY: test test-race test-short bench bench-go lint fmt vet demo fuzz e2e outbox outbox-bench otel soak soak-short handover
+.PHONY: test test-race test-short bench bench-go lint fmt vet demo fuzz e2e outbox outbox-bench otel docs soak soak-short handover
 
 ## test: vet, then every test with the race detector against real redis-servers the tests
 ## start, then Watermill's unmodified TestReconnect without -race (its harness has a data
@@ -12,6 +12,7 @@ test: vet
 	$(MAKE) --no-print-directory e2e
 	$(MAKE) --no-print-directory outbox
 	$(MAKE) --no-print-directory otel
+	$(MAKE) --no-print-directory docs
 	GO=$(GO) TIMEOUT=$(TIMEOUT) bash scripts/upstream-reconnect.sh
 
 ## e2e: the dashboard in headless Chromium (e2e/, its own module: chromedp needs a newer Go);
@@ -30,6 +31,15 @@ outbox:
 ## with the SDK's in-memory span recorder, on a single redis-server and a 3-master Cluster
 otel:
 	cd otel && $(GO) vet ./... && $(GO) test -race -count=1 -timeout $(TIMEOUT) ./...
+
+## docs: every Go block of README.md and docs/*.md compiles against the real packages, or is
+## an excerpt of a file its own tests build (<!-- excerpt: path -->), or is skipped for the
+## reason given (<!-- not-go-checked: reason -->); doccheck/ is its own module (the
+## OpenTelemetry snippets need the SDK, which the root go.mod does without). `go test` with
+## no package argument (local directory mode) prints what the test prints: the blocks
+## checked, and those skipped with their reasons
+docs:
+	cd doccheck && $(GO) vet ./... && $(GO) test -count=1
 
 ## outbox-bench: relay throughput (table to stream, msgs/s) and commit-to-stream latency
 ## (p50/p99) on both databases
@@ -101,6 +111,7 @@ lint:
 	$(GOLANGCI_LINT) run $(PKGS)
 	cd outbox && $(GOLANGCI_LINT) run -c ../.golangci.yml ./...
 	cd otel && $(GOLANGCI_LINT) run -c ../.golangci.yml ./...
+	cd doccheck && $(GOLANGCI_LINT) run -c ../.golangci.yml ./...
 
 ## fmt: gofmt every file
 fmt:
