@@ -70,11 +70,13 @@ var ErrInvalidOrder = errors.New("invalid order")
 // checkpoint saves what the handlers did, while the Subscriber is paused.
 func checkpoint() {}
 
-// handleOrder and handleAudit are Router handlers.
+// handle, handleOrder and handleAudit are Router handlers.
+func handle(*message.Message) error { return nil }
+
 func handleOrder(*message.Message) error { return nil }
 
 func handleAudit(*message.Message) error { return nil }
 
 // used keeps the linters from reporting the names above as unused: the snippets use them.
 var _ = []any{ctx, err, client, redisClient, rdb, logger, pub, sub, dlqSub, router, msg,
-	a, mux, hostname, exporter, batch, checkpoint, handleOrder, handleAudit}
+	a, mux, hostname, exporter, batch, checkpoint, handle, handleOrder, handleAudit}
