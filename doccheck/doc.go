@@ -19,12 +19,14 @@
 //   - A block that starts with a package clause is a whole file, compiled alone: every error
 //     counts.
 //   - Otherwise its leading import declarations are the file's imports, and the rest is
-//     top-level declarations if it parses as such, else statements, the body of a function
-//     whose results follow the block's return statements (none; `return err`: error;
-//     `return x, err`: (any, error)).
-//   - The package names of Imports that the block uses and does not import are imported for
-//     it; the names of package scaffold (ctx, client, logger, pub, sub, router, msg, ...)
-//     are declared around it.
+//     top-level declarations if it parses as such, else statements, else declarations then
+//     statements. The statements are the body of a function whose results follow the
+//     block's return statements (none or a bare return: none; `return err`: error;
+//     `return x, err`: (any, error)), so a block may end without its final return.
+//   - The package names of Imports that the block uses (as in time.Second) and neither
+//     imports nor declares are imported for it; the names of package scaffold (ctx, err,
+//     client, logger, pub, sub, router, msg, ...) are declared around it, those the block
+//     declares at the top level left out.
 //   - "declared and not used" and "imported and not used" are no errors: a snippet shows
 //     what it declares. Every other error fails the block, reported at its Markdown line.
 package doccheck
