@@ -106,9 +106,8 @@ func main() {
 	fmt.Println(streamq.DLQTopic("orders"))
 }
 `},
-		{"the OpenTelemetry SDK and the stand-in of watermill-opentelemetry", `
+		{"the OpenTelemetry SDK", `
 tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter))
-router.AddMiddleware(wotel.Trace())
 _ = streamqotel.New(streamqotel.Config{TracerProvider: tp})
 `},
 	} {

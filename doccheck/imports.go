@@ -46,5 +46,4 @@ var Imports = map[string]string{
 	"trace":      "go.opentelemetry.io/otel/trace",
 	// voi-oss/watermill-opentelemetry's pkg/opentelemetry, by a stand-in with its API (the
 	// module proxy does not serve it).
-	"wotel": "github.com/streamq-dev/streamq/doccheck/standin/wotel",
 }

@@ -33,7 +33,6 @@ import (
 	_ "github.com/streamq-dev/streamq"
 	_ "github.com/streamq-dev/streamq/admin"
 	_ "github.com/streamq-dev/streamq/dashboard"
-	_ "github.com/streamq-dev/streamq/doccheck/standin/wotel"
 	_ "github.com/streamq-dev/streamq/metrics/prometheus"
 	_ "github.com/streamq-dev/streamq/otel"
 	_ "go.opentelemetry.io/otel"
