@@ -298,6 +298,7 @@ func TestBlocksFail(t *testing.T) {
 		{"a marker without its colon", "<!-- excerpt a.go -->\n```go\nx\n```\n", `page.md:1: marker "excerpt" needs a colon and its argument`},
 		{"a marker without its reason", "<!-- not-go-checked: -->\n```go\nx\n```\n", `marker "not-go-checked" needs a colon and its argument`},
 		{"a marker with text around it", "See <!-- excerpt: a.go -->\n```go\nx\n```\n", "page.md:1: a marker comment is alone on its line"},
+		{"a marker after inline code", "Use `<!-- excerpt: path -->`. <!-- excerpt: a.go -->\n```go\nx\n```\n", "page.md:1: a marker comment is alone on its line"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := doccheck.Blocks("page.md", tc.md)

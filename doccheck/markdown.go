@@ -44,9 +44,11 @@ var (
 	fenceOpen = regexp.MustCompile("^( *)(`{3,}|~{3,})\\s*([^\\s`]*)")
 	// markerLine is a line holding only a marker comment.
 	markerLine = regexp.MustCompile(`^\s*<!--\s*(excerpt|not-go-checked)\b(.*?)-->\s*$`)
-	// markerWord is a line that mentions a marker keyword in a comment at all, to report one
-	// that does not parse.
+	// markerWord is a line that mentions a marker keyword in a comment at all (outside inline
+	// code: prose may show the syntax), to report one that does not parse.
 	markerWord = regexp.MustCompile(`<!--\s*(excerpt|not-go-checked)\b`)
+	// inlineCode is a code span of a Markdown line.
+	inlineCode = regexp.MustCompile("`[^`]*`")
 )
 
 // DocFiles returns the Markdown files the check covers: README.md and docs/*.md under root,
@@ -129,7 +131,7 @@ func Blocks(file, text string) ([]Block, error) {
 func marker(file, line string, n int) (*Marker, error) {
 	m := markerLine.FindStringSubmatch(line)
 	if m == nil {
-		if markerWord.MatchString(line) {
+		if markerWord.MatchString(inlineCode.ReplaceAllString(line, "")) {
 			return nil, fmt.Errorf("%s:%d: a marker comment is alone on its line: <!-- excerpt: path/to/file.go --> or <!-- not-go-checked: reason -->", file, n)
 		}
 		return nil, nil
