@@ -68,7 +68,7 @@ func TestDocsLinks(t *testing.T) {
 	readme := prose(t, "README.md")
 	for _, file := range files {
 		if strings.HasPrefix(file, "docs/") {
-			assert.Contains(t, readme, "]("+file, "README.md does not link to %s", file)
+			assert.True(t, strings.Contains(readme, "]("+file), "README.md does not link to %s", file)
 		}
 	}
 }
