@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/streamq-dev/streamq"
+	"github.com/streamq-dev/streamq/admin"
 	"github.com/streamq-dev/streamq/internal/keys"
 )
 
@@ -714,34 +715,17 @@ func yesNo(b bool) string {
 
 // deleteKeys removes the demo topic's keys from a real Redis.
 func (d *demo) deleteKeys() {
-	space := keys.New(d.cfg.StreamPrefix, d.cfg.ControlPrefix)
-	t, g := d.topic, d.cfg.Group
-	del := []string{space.Meta(t), space.Partitions(t), space.Groups(t), space.Members(t, g), space.MemberCaps(t, g)}
-	for p := 0; p < d.cfg.Partitions; p++ {
-		str := space.PartitionStream(t, p)
-		del = append(del, str, space.DLQ(t, p), space.Lease(t, p, g), keys.RegisteredGroups(str),
-			space.Retry(t, p, g), space.Delay(t, p), space.Commit(t, p), space.TrimLoss(t, p))
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	for p := 0; p < d.cfg.Partitions; p++ { // the idempotent appends' UUID buckets, named by time
-		found, err := d.client.Keys(ctx, space.Idempotency(t, p)+":*").Result()
-		if err == nil {
-			del = append(del, found...)
-		}
+	adm, err := admin.New(d.client, admin.Options{StreamPrefix: d.cfg.StreamPrefix, ControlPrefix: d.cfg.ControlPrefix})
+	if err == nil {
+		_, err = adm.DeleteTopic(ctx, d.topic) // every key of the topic, found by its hash tags
 	}
-	_, err := d.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for _, k := range del {
-			p.Del(ctx, k)
-		}
-		p.SRem(ctx, space.Registry(), t)
-		return nil
-	})
 	if err != nil {
 		d.printf("could not delete the demo's keys from Redis: %v\n", err)
 		return
 	}
-	d.printf("deleted topic %q's keys from Redis (--keep leaves them)\n", t)
+	d.printf("deleted topic %q's keys from Redis (--keep leaves them)\n", d.topic)
 }
 
 // redisConn is the Redis the demo talks to.
