@@ -18,9 +18,10 @@
 // A static member (SubscriberConfig.StaticMemberGrace with an explicit ConsumerName) keeps
 // its partitions across a restart: its Close leaves them leased for the grace, the other
 // members do not take them meanwhile, and its next process takes them back at once (after a
-// crash, once the dead process missed its heartbeats for three RebalanceIntervals), fencing
-// the old process out. A second live process with the name is refused with
-// ErrConsumerNameInUse.
+// crash, once the dead process's presence ran out: at most three quarters of a
+// RebalanceInterval after its last refresh, so within one RebalanceInterval of the new
+// process's start), fencing the old process out. A second live process with the name is
+// refused with ErrConsumerNameInUse.
 //
 // A topic's partition count is fixed by whoever states one: admin.CreateTopic, or a
 // Publisher or Subscriber whose DefaultPartitionCount is set and that finds the topic missing.
