@@ -308,9 +308,9 @@ func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int
 	}
 }
 
-// staticScriptRound calls the scripts of a static member once: claiming its name, its
-// heartbeat and leave with the instances hash, recording its Close, and taking over a lease
-// of an earlier process of it on partition p.
+// staticScriptRound calls the scripts of a static member once: claiming its name, renewing
+// its presence, its heartbeat and leave with the instances hash, recording its Close, and
+// taking over a lease of an earlier process of it on partition p.
 func staticScriptRound(t *testing.T, client redis.UniversalClient, topic string, p int) {
 	t.Helper()
 	ctx := context.Background()
@@ -320,6 +320,9 @@ func staticScriptRound(t *testing.T, client redis.UniversalClient, topic string,
 	c, err := inst.Claim(ctx)
 	require.NoError(t, err, "claim.lua")
 	require.True(t, c.Taken)
+	renewed, err := inst.Refresh(ctx)
+	require.NoError(t, err, "refresh.lua")
+	require.True(t, renewed)
 	members := lease.NewMembership(client, space.Members(topic, group), space.MemberCaps(topic, group), lease.Member{Name: "s"}, time.Minute).Static(inst)
 	_, err = members.Heartbeat(ctx)
 	require.NoError(t, err, "heartbeat.lua (static)")

@@ -364,9 +364,16 @@ type SubscriberConfig struct {
 	// returns ErrConsumerNameInUse. It needs an explicit ConsumerName, stable across restarts
 	// and unique to one process, and must be at least LeaseTTL. A static member's Close keeps
 	// its partitions for the grace instead of handing them over (call Subscriber.LeaveOnClose
-	// before closing one that will not come back). After a crash the next process waits
-	// until the dead one missed its heartbeats for three RebalanceIntervals (at most LeaseTTL)
-	// before it takes the name. See docs/consuming.md, Static membership and rolling restarts.
+	// before closing one that will not come back). A static member renews its presence
+	// (its hold on the name) three times per presence window, apart from its rebalance
+	// rounds; the window is three quarters of RebalanceInterval (at least three BlockTimes
+	// and 300ms, at most LeaseTTL). After a crash the next process waits until the dead one's
+	// last renewal is one window old before it takes the name, and takes the partitions back
+	// in its first rebalance round: it holds them within one RebalanceInterval of its start.
+	// A process that cannot renew its presence for a window (frozen, cut off from Redis)
+	// stops delivering, and takes its partitions back once Redis answers, if no other
+	// process took its name meanwhile (raise RebalanceInterval to ride out longer silences).
+	// See docs/consuming.md, Static membership and rolling restarts.
 	// Optional; default 0: off (a Close hands the partitions over at once, a crashed member is
 	// replaced after LeaseTTL).
 	StaticMemberGrace time.Duration

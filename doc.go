@@ -89,7 +89,8 @@
 // A static member ([SubscriberConfig].StaticMemberGrace with an explicit ConsumerName) keeps
 // its partitions across a restart: its Close leaves them leased for the grace, the other
 // members leave them alone, and its next process takes them back at once, fencing the old
-// process out. A second live process with the name gets [ErrConsumerNameInUse].
+// process out; after a crash, within one RebalanceInterval of the new process's start. A
+// second live process with the name gets [ErrConsumerNameInUse].
 //
 // # Redis
 //

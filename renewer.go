@@ -14,8 +14,8 @@ import (
 )
 
 // errLeaseExpired is why a partition stops when LeaseTTL passed since the last successful
-// acquisition or renewal was sent, or a static member's presence lapsed (no heartbeat for
-// its presence window).
+// acquisition or renewal was sent, or a static member's presence lapsed (no presence
+// refresh confirmed for its presence window).
 var errLeaseExpired = errors.New("lease not renewed within LeaseTTL, or a static member's presence lapsed")
 
 // errLeaseTaken is why a partition stops when its lease is found owned by another member.

@@ -13,21 +13,25 @@ import (
 )
 
 // staticMember is what static membership (StaticMemberGrace) adds to a subscription: the
-// process's hold on the member's name in the group (lease.Instance), its presence, and
-// whether a graceful shutdown keeps the leases.
+// process's hold on the member's name in the group (lease.Instance), its presence and the
+// keeper that renews it, and whether a graceful shutdown keeps the leases.
 //
 // Names: Subscribe claims the name before anything starts. Nobody holds it, its holder left
-// (a Close) or was silent for the presence window (a crash): the name is this process's, and
-// its rebalancer takes over the leases earlier processes of the name still hold
-// (Leases.Reclaim: their tokens are fenced out). A holder that may still be there is waited
-// for; one that heartbeats meanwhile is a live process with the same name, and Subscribe
+// (a Close) or was silent for the presence window W (a crash): the name is this process's,
+// and its rebalancer, whose first round runs as soon as the subscription starts, takes over
+// the leases earlier processes of the name still hold (Leases.Reclaim: their tokens are
+// fenced out). A holder that may still be there is waited for, at most W after its last
+// refresh; one that refreshes meanwhile is a live process with the same name, and Subscribe
 // returns ErrConsumerNameInUse.
 //
-// Presence: each heartbeat vouches for the process for the presence window W (three
-// RebalanceIntervals, at most LeaseTTL): the record says until when in server time, and the
-// process's presence term runs W from the heartbeat's send time, so it ends first. Every
-// partition's term ends with the presence: a process that could not heartbeat for W stops
-// delivering before a successor may take its name and leases.
+// Presence: the presence keeper (presence.go) refreshes the record every W/3, apart from
+// the rebalance loop. Each refresh vouches for the process for W: the record says until when
+// in server time (W from the server's clock when the refresh ran), and the process's
+// presence term runs W from the refresh's send time, so it ends first. Every partition's term
+// ends with the presence: a process that could not refresh for W (frozen, cut off) stops
+// delivering before a successor may take its name and leases. A restart after a crash waits
+// for the dead process's last refresh to be W old: at most W, less the time the dead process
+// was already silent.
 //
 // Leases: a static member's leases live StaticMemberGrace in Redis (the process's own term
 // stays LeaseTTL), so a crashed member's partitions wait for it that long. A graceful
@@ -37,13 +41,23 @@ import (
 type staticMember struct {
 	inst     *lease.Instance
 	presence *lease.Term
+	keeper   *presenceKeeper
 	parking  atomic.Bool // a graceful shutdown: the workers keep their leases for the grace
 }
 
-// staticWindow is the presence window W: three heartbeats, so one failed heartbeat does not
-// end the presence, and never longer than LeaseTTL.
-func staticWindow(cfg *SubscriberConfig) time.Duration {
-	return min(3*cfg.RebalanceInterval, cfg.LeaseTTL)
+// minPresenceWindow is the shortest presence window: a refresh every 100ms at least leaves
+// room for a pause of the process or the network before the presence lapses.
+const minPresenceWindow = 300 * time.Millisecond
+
+// presenceWindow is the presence window W of a static member whose reads block for block:
+// three quarters of RebalanceInterval, so a restarted process holds its partitions again
+// within one RebalanceInterval of its start (it waits at most W, then its first rebalance
+// round takes them); W spans three refreshes, so one failed refresh does not end the
+// presence. At least three BlockTimes (a read is sent only while the presence lasts one more
+// BlockTime, and while refreshes succeed at least two thirds of W are left), at least
+// minPresenceWindow, never longer than LeaseTTL.
+func presenceWindow(cfg *SubscriberConfig, block time.Duration) time.Duration {
+	return min(max(cfg.RebalanceInterval*3/4, 3*block, minPresenceWindow), cfg.LeaseTTL)
 }
 
 // newStaticMember returns the static part of sub, member of its group as process id; nil
@@ -53,10 +67,30 @@ func newStaticMember(sub *subscription, id string) *staticMember {
 	if cfg.StaticMemberGrace <= 0 {
 		return nil
 	}
-	w := staticWindow(cfg)
-	return &staticMember{
+	w := presenceWindow(cfg, sub.opts.block)
+	st := &staticMember{
 		inst:     lease.NewInstance(cfg.Client, sub.view.instances(cfg.ConsumerGroup), sub.member, id, w, 10*cfg.LeaseTTL),
 		presence: lease.NewTerm(sub.clock, w, time.Time{}), // none until the name is claimed
+	}
+	st.keeper = newPresenceKeeper(sub.ctx, presenceDeps{
+		rdb: cfg.Client, inst: st.inst, term: st.presence, period: w / 3,
+		clock: sub.clock, log: sub.logger, superseded: sub.crash,
+	})
+	return st
+}
+
+// start starts renewing the presence (after the name was claimed); nothing for a member
+// that is not static.
+func (st *staticMember) start() {
+	if st != nil {
+		st.keeper.start()
+	}
+}
+
+// stop stops renewing the presence: after it returns, no refresh touches the record.
+func (st *staticMember) stop() {
+	if st != nil {
+		st.keeper.stop()
 	}
 }
 
@@ -71,8 +105,9 @@ func (sub *subscription) presence() *lease.Term {
 
 // claimName takes the member's name for this process before the subscription starts: at
 // once when nobody holds it, its holder left or its holder was silent for the presence
-// window; after waiting out a holder that may still be there (a crash a moment ago, a Close
-// under way); never when the holder heartbeats meanwhile: ErrConsumerNameInUse.
+// window; after waiting out a holder that may still be there (a crash a moment ago: at most
+// one presence window; a Close under way); never when the holder refreshes its presence
+// meanwhile: ErrConsumerNameInUse.
 func (sub *subscription) claimName(ctx context.Context) error {
 	st := sub.static
 	if st == nil {
@@ -94,7 +129,7 @@ func (sub *subscription) claimName(ctx context.Context) error {
 			sub.logger.Info("The ConsumerName was in use a moment ago: waiting for its process to be gone",
 				watermill.LogFields{"holder_state": c.State, "wait": c.Left.String()})
 		case c.State == "live" && (c.Holder != first.Holder || c.Until > first.Until):
-			return fmt.Errorf("subscribe to %q as consumer %q of group %q: %w (it heartbeated while this one waited)",
+			return fmt.Errorf("subscribe to %q as consumer %q of group %q: %w (it renewed its presence while this one waited)",
 				sub.topic, sub.member, sub.cfg.ConsumerGroup, ErrConsumerNameInUse)
 		}
 		if err := sub.waitToClaim(ctx, min(c.Left+time.Millisecond, sub.cfg.RebalanceInterval)); err != nil {
@@ -131,6 +166,7 @@ func (sub *subscription) discard() {
 	sub.cancelRead()
 	sub.rebal.cancel()
 	sub.renew.cancel()
+	sub.static.stop()
 }
 
 // beginParking starts a static member's graceful shutdown: it records that the process is
@@ -167,17 +203,13 @@ func (sub *subscription) keepsLease(w *worker) bool {
 	return !sub.handing[w]
 }
 
-// heartbeat heartbeats the membership. A static member's heartbeat renews its presence;
-// one whose name another process took over stops the subscription the way a crash would
-// (no ack flush, no release, no leave: its leases and membership entry are the
-// successor's now).
+// heartbeat heartbeats the membership. A static member whose name another process took
+// over stops the subscription the way a crash would (no ack flush, no release, no leave: its
+// leases and membership entry are the successor's now); its presence keeper, not the
+// heartbeat, renews its presence.
 func (r *rebalancer) heartbeat(ctx context.Context) ([]lease.Member, error) {
-	sent := r.d.clock.Now()
 	live, err := r.d.members.Heartbeat(ctx)
-	switch {
-	case err == nil && r.d.presence != nil:
-		r.d.presence.Renewed(sent)
-	case errors.Is(err, lease.ErrSuperseded):
+	if errors.Is(err, lease.ErrSuperseded) {
 		r.d.log.Error("Another process took over this ConsumerName (it found this one silent for the presence window, "+
 			"or it runs with the same name): the subscription stops", err, nil)
 		r.d.crashAll()

@@ -27,14 +27,30 @@ const (
 	staticNameEnv   = "STREAMQ_STATIC_NAME"
 	staticHoldEnv   = "STREAMQ_STATIC_HOLD" // "1": messages with metadata hold=1 stay unacked until "ack"
 	staticLedgerEnv = "STREAMQ_STATIC_LEDGER"
+	staticTimesEnv  = "STREAMQ_STATIC_TIMES" // a key of staticTimings: "" or "slow"
 )
 
 // The static members of the child-process tests: group "g", 12 partitions, a presence window
-// of 1.5s (three RebalanceIntervals) and a grace of one LeaseTTL.
+// of 375ms (three quarters of a RebalanceInterval) and a grace of one LeaseTTL.
 const (
 	staticGroup      = "g"
 	staticPartitions = 12
 )
+
+// staticTimings are the lease times of the static member processes, by the name a child
+// reads from staticTimesEnv: staticTimes ("") and staticSlowTimes ("slow").
+var staticTimings = map[string]func(*SubscriberConfig){"": staticTimes, "slow": staticSlowTimes}
+
+// staticSlowTimes are the times of a restart measured against RebalanceInterval: 3s, so the
+// margin left for starting a process is not lost in the noise of a busy machine (a presence
+// window of 2.25s), LeaseTTL and grace of 10s.
+func staticSlowTimes(c *SubscriberConfig) {
+	staticTimes(c)
+	c.LeaseTTL = 10 * time.Second
+	c.RenewInterval = time.Second
+	c.RebalanceInterval = 3 * time.Second
+	c.StaticMemberGrace = 10 * time.Second
+}
 
 func staticTimes(c *SubscriberConfig) {
 	c.LeaseTTL = 3 * time.Second
@@ -46,15 +62,23 @@ func staticTimes(c *SubscriberConfig) {
 	c.DefaultPartitionCount = staticPartitions
 }
 
-// startStaticChild starts member name as a child process on Redis at addrs; hold makes it
-// keep messages published with metadata hold=1 unacked until told "ack".
+// startStaticChild starts member name as a child process on Redis at addrs, with
+// staticTimes; hold makes it keep messages published with metadata hold=1 unacked until told
+// "ack".
 func startStaticChild(t *testing.T, addrs []string, topic, name string, hold bool) *childProc {
+	t.Helper()
+	return startStaticChildTimed(t, addrs, topic, name, hold, "")
+}
+
+// startStaticChildTimed is startStaticChild with the times staticTimings[times].
+func startStaticChildTimed(t *testing.T, addrs []string, topic, name string, hold bool, times string) *childProc {
 	t.Helper()
 	c := &childProc{ledger: filepath.Join(t.TempDir(), name+".jsonl"), out: &bytes.Buffer{}, done: make(chan struct{})}
 	c.cmd = exec.Command(os.Args[0], "-test.run=^TestStaticChild$", "-test.count=1")
 	holdVal := map[bool]string{true: "1", false: "0"}[hold]
 	c.cmd.Env = append(os.Environ(), staticChildEnv+"=1", staticAddrsEnv+"="+strings.Join(addrs, ","),
-		staticTopicEnv+"="+topic, staticNameEnv+"="+name, staticHoldEnv+"="+holdVal, staticLedgerEnv+"="+c.ledger)
+		staticTopicEnv+"="+topic, staticNameEnv+"="+name, staticHoldEnv+"="+holdVal, staticLedgerEnv+"="+c.ledger,
+		staticTimesEnv+"="+times)
 	c.cmd.Stdout, c.cmd.Stderr = c.out, c.out
 	c.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	var err error
@@ -105,11 +129,17 @@ func runStaticChild() int {
 	}
 	defer f.Close()
 	ledger := &childLedger{f: f}
+	ledger.write(childEvent{Ev: "start", T: time.Now().UnixNano()})
 	client := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: strings.Split(os.Getenv(staticAddrsEnv), ","),
 		MaxRetries: -1, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second})
 	defer client.Close()
 	cfg := SubscriberConfig{Client: client, ConsumerGroup: staticGroup, ConsumerName: os.Getenv(staticNameEnv)}
-	staticTimes(&cfg)
+	times, ok := staticTimings[os.Getenv(staticTimesEnv)]
+	if !ok {
+		fmt.Fprintln(os.Stderr, "unknown times:", os.Getenv(staticTimesEnv))
+		return 2
+	}
+	times(&cfg)
 	sub, err := NewSubscriber(cfg, childLogger{ledger})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "subscriber:", err)

@@ -1,6 +1,7 @@
 package streamq
 
 import (
+	"context"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,8 +33,8 @@ func onChildBackends(t *testing.T, test func(t *testing.T, addrs []string, clien
 }
 
 // staticFleet is the fixture of the static member kill tests: static members b and c in this
-// process and a in a child process, balanced over the topic's 12 partitions, every lease
-// change recorded, and a publisher.
+// process (or only b) and a in a child process, balanced over the topic's 12 partitions,
+// every lease change recorded, and a publisher.
 type staticFleet struct {
 	addrs  []string
 	client redis.UniversalClient
@@ -49,16 +50,25 @@ type staticFleet struct {
 
 func startStaticFleet(t *testing.T, addrs []string, client redis.UniversalClient, topic string) *staticFleet {
 	t.Helper()
+	return startStaticFleetTimed(t, addrs, client, topic, "", "b", "c")
+}
+
+// startStaticFleetTimed is startStaticFleet with the times staticTimings[times] and the
+// in-process members others.
+func startStaticFleetTimed(t *testing.T, addrs []string, client redis.UniversalClient, topic, times string, others ...string) *staticFleet {
+	t.Helper()
 	f := &staticFleet{addrs: addrs, client: client, topic: topic, got: newDeliveries()}
 	f.pub = newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: staticPartitions})
-	for _, name := range []string{"b", "c"} {
-		_, ch := subscribeMember(t, client, topic, staticGroup, name, staticPartitions, staticTimes)
+	share := map[string]int{"a": staticPartitions / (len(others) + 1)}
+	for _, name := range others {
+		_, ch := subscribeMember(t, client, topic, staticGroup, name, staticPartitions, staticTimings[times])
 		f.got.consume(ch)
+		share[name] = share["a"]
 	}
-	f.a = startStaticChild(t, addrs, topic, "a", true)
+	f.a = startStaticChildTimed(t, addrs, topic, "a", true, times)
 	require.Eventually(t, func() bool {
-		return balanced(map[string]int{"a": 4, "b": 4, "c": 4})(countByMember(leaseOwners(t, client, topic, staticGroup, staticPartitions)))
-	}, 30*time.Second, 20*time.Millisecond)
+		return balanced(share)(countByMember(leaseOwners(t, client, topic, staticGroup, staticPartitions)))
+	}, 60*time.Second, 20*time.Millisecond)
 	f.log = recordLeases(t, client, topic, staticGroup, staticPartitions)
 	return f
 }
@@ -205,6 +215,83 @@ func TestStaticMemberKilledTakesBackItsPartitions(t *testing.T) {
 	})
 }
 
+// TestStaticMemberRestartedHoldsItsPartitionsWithinARebalanceInterval: static member a (a
+// child process holding one message unacked on each of its 6 partitions, beside member b) is
+// SIGKILLed under continuous traffic and started again at once, with a RebalanceInterval of
+// 3s. The new process holds all of a's partitions again within one RebalanceInterval of its
+// start: it waits for the dead process's presence to run out (a window of 2.25s, less the
+// time the dead one was already silent; the kill comes right after a's last rebalance round,
+// which falls on one of its refreshes: about the longest wait) instead of the old three
+// RebalanceIntervals, not less, and takes the partitions in its first round. They go
+// straight from the dead process to the new one (never free, never b's), and every message,
+// the held ones again, is handled.
+func TestStaticMemberRestartedHoldsItsPartitionsWithinARebalanceInterval(t *testing.T) {
+	onChildBackends(t, func(t *testing.T, addrs []string, client redis.UniversalClient) {
+		f := startStaticFleetTimed(t, addrs, client, "static-restart", "slow", "b")
+		stop := f.traffic(t)
+		parts := f.log.ownedBy("a", staticPartitions)
+		require.Len(t, parts, staticPartitions/2)
+		old := f.log.instanceOf(t, parts)
+		held := f.publishHeld(t, parts)
+
+		f.a.kill(t)
+		left := presenceLeft(t, client, f.topic, "a")
+		launched := time.Now()
+		a2 := startStaticChildTimed(t, addrs, f.topic, "a", false, "slow")
+		require.Eventually(t, func() bool { return f.log.movedOn(parts, "a", old) }, 20*time.Second, 5*time.Millisecond)
+		f.log.assertTakenBackDirectly(t, parts, "a", old)
+		assert.Equal(t, parts, f.log.ownedBy("a", staticPartitions), "the same partitions, no other")
+		f.assertHeldAgainInTime(t, parts, a2, launched, launched.Add(left))
+		stop()
+		f.assertAllHandled(t, f.a, a2)
+		again := map[string]int64{}
+		for _, e := range childDeliveries(t, a2) {
+			again[e.UUID] = e.Count
+		}
+		for _, u := range held {
+			assert.GreaterOrEqual(t, again[u], int64(2), "the new process delivers the pending message %s again", u)
+		}
+		a2.send(t, "quit")
+		a2.waitExit(t, 20*time.Second)
+	})
+}
+
+// assertHeldAgainInTime checks when the restarted process a2, launched then, held each
+// partition of parts again, with staticSlowTimes: not before the killed process's presence
+// ran out (gone), within one RebalanceInterval of the start of a2's code, and within one
+// RebalanceInterval and a second (for starting a process on a busy machine) of its launch.
+func (f *staticFleet) assertHeldAgainInTime(t *testing.T, parts []int, a2 *childProc, launched, gone time.Time) {
+	t.Helper()
+	started := time.Unix(0, a2.waitEvent(t, "start", time.Second).T)
+	subscribed := time.Unix(0, a2.waitEvent(t, "subscribed", time.Second).T)
+	var cfg SubscriberConfig
+	staticSlowTimes(&cfg)
+	t.Logf("the killed process's presence ran out %s after the launch (a window of %s)", gone.Sub(launched), presenceWindow(&cfg, DefaultBlockTime))
+	for _, p := range parts {
+		at, _ := f.log.firstTokenOf(p, tokenInstance(f.log.current(p)))
+		t.Logf("partition %d: held again %s after the process was launched, %s after it started, %s after Subscribe returned", p,
+			at.Sub(launched).Round(time.Millisecond), at.Sub(started).Round(time.Millisecond), at.Sub(subscribed).Round(time.Millisecond))
+		assert.True(t, at.After(gone.Add(-10*time.Millisecond)), "partition %d held again before the killed process's presence ran out", p)
+		assert.Less(t, at.Sub(started), cfg.RebalanceInterval, "partition %d held again within a RebalanceInterval of the start", p)
+		assert.Less(t, at.Sub(launched), cfg.RebalanceInterval+time.Second,
+			"partition %d held again within a RebalanceInterval of the launch, with a second to start a process", p)
+	}
+}
+
+// presenceLeft is how long member's record in the group's instances hash says its process
+// is present from the server's clock now.
+func presenceLeft(t *testing.T, client redis.UniversalClient, topic, member string) time.Duration {
+	t.Helper()
+	ctx := context.Background()
+	rec, err := client.HGet(ctx, keys.New("", "").MemberInstances(topic, staticGroup), member).Result()
+	require.NoError(t, err)
+	fields := strings.Split(rec, "|")
+	require.Len(t, fields, 3, rec)
+	now, err := client.Time(ctx).Result()
+	require.NoError(t, err)
+	return time.UnixMilli(int64(atoi(t, fields[1]))).Sub(now).Round(time.Millisecond)
+}
+
 // TestStaticMemberKilledPastGraceIsReplaced: static member a is SIGKILLed and does not come
 // back within its grace: b and c take its partitions once its leases expired (not before
 // the grace), as any member's; started again later, it gets its share back by rebalancing.
@@ -291,7 +378,7 @@ func TestStaticMemberPausedProcessIsFenced(t *testing.T) {
 	}
 
 	// Frozen for less than LeaseTTL: its leases' terms have not run out, its presence has (it
-	// missed its heartbeats for the presence window), and that alone keeps it from
+	// missed its presence refreshes for the window), and that alone keeps it from
 	// delivering the entries queued behind the held ones.
 	var cfg SubscriberConfig
 	staticTimes(&cfg)

@@ -18,7 +18,7 @@ import (
 )
 
 // staticGrace is the StaticMemberGrace of the in-process static members (fastSub's LeaseTTL
-// is 2s, its RebalanceInterval 150ms: a presence window of 450ms).
+// is 2s, its RebalanceInterval 150ms, its BlockTime 50ms: the shortest presence window, 300ms).
 const staticGrace = 5 * time.Second
 
 func staticTweak(c *SubscriberConfig) { c.StaticMemberGrace = staticGrace }

@@ -15,12 +15,14 @@ import (
 // subscription is one Subscribe call: one member of the group on one topic, and the place
 // that builds its components and writes their start and stop order.
 //
-// Start (run): the rebalancer (heartbeat, assignment, acquire and hand over, heal) and the
-// renewer (lease renewal). The rebalancer starts a worker per partition it takes (see
-// startWorker, and worker for a partition's own order); the workers start their fetcher.
+// Start (run): a static member's presence keeper (its name was claimed in Subscribe), the
+// rebalancer (heartbeat, assignment, acquire and hand over, heal; its first round at once)
+// and the renewer (lease renewal). The rebalancer starts a worker per partition it takes
+// (see startWorker, and worker for a partition's own order); the workers start their fetcher.
 //
 // Stop, in this order: the rebalancer and the renewer, so no partition is taken or kept
-// alive any more; a static member records that it is closing (static.go); then every worker
+// alive any more; a static member's presence keeper, then it records that it is closing
+// (static.go: no refresh may overwrite that record); then every worker
 // (it leaves its fetcher, drains in-flight messages up to CloseTimeout, flushes acks and
 // releases its lease, which a static member keeps for its grace instead); then the
 // fetchers; then the member leaves the group and the output channel closes.
@@ -114,6 +116,7 @@ func (sub *subscription) messages() <-chan *message.Message { return sub.out }
 
 // run starts the background components and blocks until the subscription has shut down.
 func (sub *subscription) run() {
+	sub.static.start()
 	sub.rebal.start()
 	sub.renew.start()
 	select {
@@ -124,6 +127,7 @@ func (sub *subscription) run() {
 	sub.stop()
 	sub.rebal.stop()
 	sub.renew.stop()
+	sub.static.stop()
 	sub.beginParking()
 	sub.shutdownWorkers()
 	sub.stopFetchers()

@@ -90,8 +90,8 @@ func NewMembership(rdb redis.UniversalClient, membersKey, capsKey string, self M
 }
 
 // Static makes self a static member held by inst (whose name must be self's): every
-// heartbeat renews inst's presence, or fails with ErrSuperseded once another instance holds
-// the name, and Leave removes inst's record. It returns m.
+// heartbeat fails with ErrSuperseded once another instance holds the name (inst.Refresh
+// renews the presence), and Leave removes inst's record. It returns m.
 func (m *Membership) Static(inst *Instance) *Membership {
 	m.inst = inst
 	return m
@@ -118,7 +118,7 @@ func (m *Membership) Heartbeat(ctx context.Context) ([]Member, error) {
 	self := m.member()
 	keys, args := []string{m.membersKey, m.capsKey}, []any{self.Name, m.ttl.Milliseconds(), self.caps()}
 	if m.inst != nil {
-		keys, args = append(keys, m.inst.key), append(args, m.inst.id, m.inst.window.Milliseconds())
+		keys, args = append(keys, m.inst.key), append(args, m.inst.id)
 	}
 	res, err := heartbeatScript.Run(ctx, m.rdb, keys, args...).Result()
 	if err != nil {

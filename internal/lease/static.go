@@ -15,34 +15,40 @@ var (
 	claimSrc string
 	//go:embed lua/closing.lua
 	closingSrc string
+	//go:embed lua/refresh.lua
+	refreshSrc string
 
 	claimScript   = redis.NewScript(claimSrc)
 	closingScript = redis.NewScript(closingSrc)
+	refreshScript = redis.NewScript(refreshSrc)
 )
 
-// ErrSuperseded is returned by the heartbeat of a static member whose name another process
-// (instance) took over: that process found this one silent for its presence window, or it is
-// a second process started with the same name while this one could not heartbeat.
+// ErrSuperseded is returned by the presence refresh and the heartbeat of a static member
+// whose name another process (instance) took over: that process found this one silent for
+// its presence window, or it is a second process started with the same name while this one
+// could not refresh its presence.
 var ErrSuperseded = errors.New("another process took over the member's name")
 
 // Instance is one process's hold on a static member's name in a group (a member with a
 // stable name that takes its partitions back when it restarts): the record in the group's
 // instances hash, "instance|until|state", that says which process of the name is present
-// and until when (server ms). The process that holds the record may take over the leases its
-// predecessors of the same name held (Leases.Reclaim); any other process with the name waits
-// for the holder's presence to lapse, and gives up when the holder shows it is alive.
+// and until when (server ms). The holder renews it (Refresh) several times per presence
+// window, each time to one window past the server's clock. The process that holds the record
+// may take over the leases its predecessors of the same name held (Leases.Reclaim); any other
+// process with the name waits for the holder's presence to lapse, and gives up when the
+// holder shows it is alive (its Refresh moves the until forward meanwhile).
 type Instance struct {
 	rdb    redis.UniversalClient
 	key    string // the instances hash
 	name   string
 	id     string
-	window time.Duration // presence window: how long a heartbeat vouches for the holder
+	window time.Duration // presence window: how long a claim or refresh vouches for the holder
 	ttl    time.Duration // lifetime of the hash
 }
 
 // NewInstance returns the hold of process id on member name in the instances hash key;
-// window is how long after a heartbeat the process is presumed present, ttl the lifetime of
-// the hash (renewed by every claim and heartbeat).
+// window is how long after a claim or refresh the process is presumed present, ttl the
+// lifetime of the hash (renewed by every claim and refresh).
 func NewInstance(rdb redis.UniversalClient, key, name, id string, window, ttl time.Duration) *Instance {
 	return &Instance{rdb: rdb, key: key, name: name, id: id, window: window, ttl: ttl}
 }
@@ -60,7 +66,7 @@ type Claim struct {
 	// silent past its presence window).
 	Taken bool
 	How   string
-	// When not taken: the holding instance, its state ("live": heartbeating, "closing": a
+	// When not taken: the holding instance, its state ("live": refreshing, "closing": a
 	// graceful Close under way), the server ms until which it is presumed present, and how
 	// long that is from now.
 	Holder string
@@ -70,7 +76,7 @@ type Claim struct {
 }
 
 // Claim takes the name for this instance unless another instance holds it and is presumed
-// present. A holder that heartbeats moves its Until forward: a caller that sees it move (or
+// present. A holder that refreshes moves its Until forward: a caller that sees it move (or
 // the holder change) knows the name is in use by a live process.
 func (i *Instance) Claim(ctx context.Context) (Claim, error) {
 	res, err := claimScript.Run(ctx, i.rdb, []string{i.key}, i.name, i.id, i.window.Milliseconds(), i.ttl.Milliseconds()).Slice()
@@ -95,6 +101,22 @@ func parseClaim(res []any) (Claim, error) {
 	c.Left = time.Duration(left) * time.Millisecond
 	c.Holder, _ = res[4].(string)
 	return c, nil
+}
+
+// Refresh renews this instance's presence: its record reads present for one window from
+// the server's clock now, so a process whose presence term runs one window from the
+// sending of this request is gone before its record lapses. false (and no error) means the
+// record reads closing (a Close of this instance is under way, and said how long to wait
+// for it): nothing was renewed. ErrSuperseded means another instance holds the name.
+func (i *Instance) Refresh(ctx context.Context) (bool, error) {
+	n, err := refreshScript.Run(ctx, i.rdb, []string{i.key}, i.name, i.id, i.window.Milliseconds(), i.ttl.Milliseconds()).Int()
+	switch {
+	case err != nil:
+		return false, fmt.Errorf("refresh presence of member %s in %s: %w", i.name, i.key, err)
+	case n == 0:
+		return false, fmt.Errorf("refresh presence of member %s in %s: %w", i.name, i.key, ErrSuperseded)
+	}
+	return n == 1, nil
 }
 
 // Closing records that this instance started a graceful Close that may take up to d: a

@@ -50,8 +50,8 @@ func claim(t *testing.T, inst *lease.Instance) lease.Claim {
 
 // TestInstanceClaim: a name nobody holds is taken ("new"), claimed again by its holder
 // ("mine"); another process finds it held (live, with the time it is presumed present) until
-// the holder was silent for the window ("gone"), and a heartbeat of the holder moves that
-// time forward.
+// the holder was silent for the window ("gone"), and a refresh of the holder moves that time
+// forward (a heartbeat does not).
 func TestInstanceClaim(t *testing.T) {
 	f := newStaticFixture(t)
 	ctx := context.Background()
@@ -68,9 +68,14 @@ func TestInstanceClaim(t *testing.T) {
 	time.Sleep(50 * time.Millisecond) // let the server clock move on
 	_, err := f.membership(f.one).Heartbeat(ctx)
 	require.NoError(t, err)
+	assert.Equal(t, held.Until, claim(t, f.two).Until, "a heartbeat leaves the presence to the refreshes")
+	renewed, err := f.one.Refresh(ctx)
+	require.NoError(t, err)
+	assert.True(t, renewed)
 	again := claim(t, f.two)
 	assert.False(t, again.Taken)
-	assert.Greater(t, again.Until, held.Until, "a heartbeat moves the holder's presence forward")
+	assert.Greater(t, again.Until, held.Until, "a refresh moves the holder's presence forward")
+	assert.Greater(t, again.Left, staticWindow-50*time.Millisecond, "to one window from the refresh")
 
 	require.Eventually(t, func() bool { return claim(t, f.two).Taken }, 5*time.Second, 20*time.Millisecond)
 	assert.Equal(t, lease.Claim{Taken: true, How: "mine"}, claim(t, f.two))
@@ -78,8 +83,9 @@ func TestInstanceClaim(t *testing.T) {
 }
 
 // TestStaticHeartbeatSuperseded: once another process holds the name, the old holder's
-// heartbeat fails with ErrSuperseded and writes nothing (the membership entry and the
-// record stay the successor's); its Leave and Closing touch nothing either.
+// heartbeat and its presence refresh fail with ErrSuperseded and write nothing (the
+// membership entry and the record stay the successor's); its Leave and Closing touch nothing
+// either.
 func TestStaticHeartbeatSuperseded(t *testing.T) {
 	f := newStaticFixture(t)
 	ctx := context.Background()
@@ -91,6 +97,9 @@ func TestStaticHeartbeatSuperseded(t *testing.T) {
 
 	_, err = f.membership(f.one).Heartbeat(ctx)
 	require.ErrorIs(t, err, lease.ErrSuperseded)
+	renewed, err := f.one.Refresh(ctx)
+	require.ErrorIs(t, err, lease.ErrSuperseded)
+	assert.False(t, renewed)
 	require.NoError(t, f.membership(f.one).Leave(ctx))
 	mine, err := f.one.Closing(ctx, time.Minute)
 	require.NoError(t, err)
@@ -116,7 +125,8 @@ func (f staticFixture) snapshot(t *testing.T) []string {
 }
 
 // TestInstanceClosing: a holder that starts a graceful Close is waited for ("closing") past
-// its presence window, for as long as it said, and its Leave frees the name at once.
+// its presence window, for as long as it said (a refresh of its own renews nothing and
+// leaves the record so), and its Leave frees the name at once.
 func TestInstanceClosing(t *testing.T) {
 	f := newStaticFixture(t)
 	ctx := context.Background()
@@ -126,6 +136,12 @@ func TestInstanceClosing(t *testing.T) {
 	require.True(t, mine)
 	c := claim(t, f.two)
 	assert.False(t, c.Taken)
+	assert.Equal(t, "closing", c.State)
+	assert.Greater(t, c.Left, 50*time.Second)
+	renewed, err := f.one.Refresh(ctx)
+	require.NoError(t, err)
+	assert.False(t, renewed, "a Close under way is not undone")
+	c = claim(t, f.two)
 	assert.Equal(t, "closing", c.State)
 	assert.Greater(t, c.Left, 50*time.Second)
 

@@ -1,12 +1,12 @@
 -- heartbeat.lua: record a member as alive, drop expired members, return the live ones.
 -- KEYS[1] membership zset (streaming:mq:members:{T}:G), member -> expiry in server ms
 -- KEYS[2] capabilities hash beside it, member -> "modulo,remainder,maxLeased"
--- KEYS[3] static members only: the instances hash beside it (see claim.lua)
+-- KEYS[3] static members only: the instances hash beside it (see claim.lua), only read: the
+--         presence in it is renewed by refresh.lua, more often than the heartbeat
 -- ARGV[1] member name
 -- ARGV[2] heartbeat TTL in milliseconds
 -- ARGV[3] capabilities of the member
 -- ARGV[4] static members only: the caller's instance id
--- ARGV[5] static members only: presence window in ms
 -- returns a flat array: member1, caps1, member2, caps2, ... sorted by member name; or, for a
 -- static member, 0 (touching nothing) when KEYS[3] names another instance as holding the
 -- member's name: another process took it over
@@ -17,8 +17,6 @@ if KEYS[3] then
   if cur and string.match(cur, '^([^|]*)|') ~= ARGV[4] then
     return 0
   end
-  redis.call('HSET', KEYS[3], ARGV[1], ARGV[4] .. '|' .. string.format('%.0f', now + tonumber(ARGV[5])) .. '|live')
-  redis.call('PEXPIRE', KEYS[3], tonumber(ARGV[2]) * 10)
 end
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
