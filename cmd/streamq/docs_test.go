@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -11,7 +10,6 @@ import (
 	"github.com/ThreeDotsLabs/watermill"
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/redis/go-redis/v9"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/streamq-dev/streamq"
@@ -71,26 +69,10 @@ func operationsNormal(s string) string {
 func TestOperationsDocOutput(t *testing.T) {
 	t.Parallel()
 	const page = "../../docs/operations.md"
-	src, err := os.ReadFile(page)
-	require.NoError(t, err)
-	lines := strings.Split(string(src), "\n")
-	blocks := docBlocks(t, lines)
+	lines, blocks := readDocPage(t, page)
 	require.NotEmpty(t, blocks, "docs/operations.md has no console block")
 
 	e := newCLIEnv(t)
 	e.operationsIncident()
-	update := os.Getenv("STREAMQ_UPDATE_DOCS") == "1"
-	outputs := make([][]string, len(blocks))
-	for i, b := range blocks {
-		for _, s := range b.steps {
-			got := e.ok(s.args...)
-			outputs[i] = append(outputs[i], got)
-			if !update {
-				assert.Equal(t, operationsNormal(s.output), operationsNormal(got), "streamq %s", strings.Join(s.args, " "))
-			}
-		}
-	}
-	if update {
-		writeDocOutputs(t, page, lines, blocks, outputs)
-	}
+	checkDocOutputs(t, page, lines, blocks, operationsNormal, func(int) *cliEnv { return e })
 }

@@ -178,10 +178,7 @@ func docNormal(s string) string {
 func TestImportDocOutput(t *testing.T) {
 	t.Parallel()
 	const page = "../../docs/migration.md"
-	src, err := os.ReadFile(page)
-	require.NoError(t, err)
-	lines := strings.Split(string(src), "\n")
-	blocks := docBlocks(t, lines)
+	lines, blocks := readDocPage(t, page)
 	require.Len(t, blocks, 4, "docs/migration.md: the drained check and the three cut-over steps")
 
 	drained := newCLIEnv(t)
@@ -190,18 +187,37 @@ func TestImportDocOutput(t *testing.T) {
 	require.NoError(t, drained.adm.CreateTopic(drained.ctx, "orders", 8))
 	cutover := newCLIEnv(t)
 	cutover.oldOrders("orders")
+	checkDocOutputs(t, page, lines, blocks, docNormal, func(i int) *cliEnv {
+		if i == 0 {
+			return drained
+		}
+		return cutover
+	})
+}
+
+// readDocPage reads page and its console blocks.
+func readDocPage(t *testing.T, page string) ([]string, []docBlock) {
+	t.Helper()
+	src, err := os.ReadFile(page)
+	require.NoError(t, err)
+	lines := strings.Split(string(src), "\n")
+	return lines, docBlocks(t, lines)
+}
+
+// checkDocOutputs runs every step of blocks in the env of its block and compares its output
+// with the page's, both through normal; with STREAMQ_UPDATE_DOCS=1 it writes this run's
+// output into page instead.
+func checkDocOutputs(t *testing.T, page string, lines []string, blocks []docBlock, normal func(string) string,
+	env func(block int) *cliEnv) {
+	t.Helper()
 	update := os.Getenv("STREAMQ_UPDATE_DOCS") == "1"
 	outputs := make([][]string, len(blocks))
 	for i, b := range blocks {
-		e := cutover
-		if i == 0 {
-			e = drained
-		}
 		for _, s := range b.steps {
-			got := e.ok(s.args...)
+			got := env(i).ok(s.args...)
 			outputs[i] = append(outputs[i], got)
 			if !update {
-				assert.Equal(t, docNormal(s.output), docNormal(got), "streamq %s", strings.Join(s.args, " "))
+				assert.Equal(t, normal(s.output), normal(got), "streamq %s", strings.Join(s.args, " "))
 			}
 		}
 	}
