@@ -203,15 +203,7 @@ func TestStaticMemberKilledTakesBackItsPartitions(t *testing.T) {
 
 		stop()
 		f.assertAllHandled(t, f.a, a2)
-		again := map[string]int64{}
-		for _, e := range childDeliveries(t, a2) {
-			again[e.UUID] = e.Count
-		}
-		for _, u := range held {
-			assert.GreaterOrEqual(t, again[u], int64(2), "the new process delivers the pending message %s again", u)
-		}
-		a2.send(t, "quit")
-		a2.waitExit(t, 20*time.Second)
+		assertDeliveredAgainAndQuit(t, a2, held)
 	})
 }
 
@@ -244,15 +236,7 @@ func TestStaticMemberRestartedHoldsItsPartitionsWithinARebalanceInterval(t *test
 		f.assertHeldAgainInTime(t, parts, a2, launched, launched.Add(left))
 		stop()
 		f.assertAllHandled(t, f.a, a2)
-		again := map[string]int64{}
-		for _, e := range childDeliveries(t, a2) {
-			again[e.UUID] = e.Count
-		}
-		for _, u := range held {
-			assert.GreaterOrEqual(t, again[u], int64(2), "the new process delivers the pending message %s again", u)
-		}
-		a2.send(t, "quit")
-		a2.waitExit(t, 20*time.Second)
+		assertDeliveredAgainAndQuit(t, a2, held)
 	})
 }
 
@@ -437,4 +421,19 @@ func atoi(t *testing.T, s string) int {
 	n, err := strconv.Atoi(s)
 	require.NoError(t, err)
 	return n
+}
+
+// assertDeliveredAgainAndQuit checks that the restarted process a2 delivered again every
+// message of held (pending for its name when its predecessor was killed), then ends it.
+func assertDeliveredAgainAndQuit(t *testing.T, a2 *childProc, held []string) {
+	t.Helper()
+	again := map[string]int64{}
+	for _, e := range childDeliveries(t, a2) {
+		again[e.UUID] = e.Count
+	}
+	for _, u := range held {
+		assert.GreaterOrEqual(t, again[u], int64(2), "the new process delivers the pending message %s again", u)
+	}
+	a2.send(t, "quit")
+	a2.waitExit(t, 20*time.Second)
 }
