@@ -12,6 +12,7 @@ import (
 	"github.com/ThreeDotsLabs/watermill"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/streamq-dev/streamq/internal/script"
 	"github.com/streamq-dev/streamq/internal/server"
 )
 
@@ -40,8 +41,10 @@ type serverCheck struct {
 }
 
 // serverCheckOf returns the check shared by every user of rdb (one per Publisher or
-// Subscriber for a client that is not one of go-redis's types).
+// Subscriber for a client that is not one of go-redis's types). It also readies rdb for a
+// server that cannot read the scripts' shebang lines (script.Compat).
 func serverCheckOf(rdb redis.UniversalClient) *serverCheck {
+	script.Compat(rdb)
 	return server.PerClient(rdb, "server-check", func() *serverCheck { return &serverCheck{} })
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/partition"
 	"github.com/streamq-dev/streamq/internal/payload"
+	"github.com/streamq-dev/streamq/internal/script"
 	"github.com/streamq-dev/streamq/internal/server"
 )
 
@@ -79,6 +80,7 @@ func New(client redis.UniversalClient, opts Options) (*Admin, error) {
 	if opts.PayloadThreshold == 0 {
 		opts.PayloadThreshold = payload.DefaultThreshold
 	}
+	script.Compat(client) // scripts on a server without shebang lines (miniredis)
 	space := keys.New(opts.StreamPrefix, opts.ControlPrefix)
 	if opts.Metrics == nil {
 		opts.Metrics = noMetrics{}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/streamq-dev/streamq/internal/fence"
 	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/script"
 )
 
 // DirectThreshold is the longest backoff that re-adds a retry to the partition at once
@@ -31,10 +32,10 @@ var (
 	//go:embed lua/move.lua
 	moveSrc string
 
-	requeueScript  = redis.NewScript(requeueSrc)
-	scheduleScript = redis.NewScript(scheduleSrc)
-	parkScript     = redis.NewScript(parkSrc)
-	moveScript     = redis.NewScript(moveSrc)
+	requeueScript  = script.New(requeueSrc)
+	scheduleScript = script.New(scheduleSrc)
+	parkScript     = script.New(parkSrc)
+	moveScript     = script.New(moveSrc)
 )
 
 // Requeue appends fields as a new entry of stream and acks id for group, in one script; held

@@ -15,6 +15,7 @@ import (
 
 	"github.com/streamq-dev/streamq/internal/fence"
 	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/script"
 )
 
 // Fields of a DLQ entry besides the Watermill message fields (the seed's names).
@@ -39,8 +40,8 @@ var (
 	//go:embed lua/replay.lua
 	replaySrc string
 
-	deadletterScript = redis.NewScript(deadletterSrc)
-	replayScript     = redis.NewScript(replaySrc)
+	deadletterScript = script.New(deadletterSrc)
+	replayScript     = script.New(replaySrc)
 )
 
 // Record is one dead letter as the seed describes it.

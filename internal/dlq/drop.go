@@ -7,12 +7,13 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamq-dev/streamq/internal/fence"
+	"github.com/streamq-dev/streamq/internal/script"
 )
 
 var (
 	//go:embed lua/drop.lua
 	dropSrc    string
-	dropScript = redis.NewScript(dropSrc)
+	dropScript = script.New(dropSrc)
 )
 
 // Drop acks dead letter id of dlqStream for group, which consumes the DLQ as a topic, and

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/streamq-dev/streamq/internal/script"
 )
 
 // MaxEntries bounds a topic's history whatever the retention and gap: a day at one sample
@@ -33,7 +34,7 @@ const MaxEntries = 8640
 //go:embed lua/record.lua
 var recordSrc string
 
-var recordScript = redis.NewScript(recordSrc)
+var recordScript = script.New(recordSrc)
 
 // Bounds tell Record how often to add a sample and how long to keep it.
 type Bounds struct {

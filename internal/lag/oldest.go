@@ -6,12 +6,13 @@ import (
 	"fmt"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/streamq-dev/streamq/internal/script"
 )
 
 var (
 	//go:embed lua/oldest.lua
 	oldestSrc    string
-	oldestScript = redis.NewScript(oldestSrc)
+	oldestScript = script.New(oldestSrc)
 )
 
 // walked is what the oldest script found: the first entry after the start that is no other

@@ -26,10 +26,10 @@ var (
 	//go:embed lua/reclaim.lua
 	reclaimSrc string
 
-	acquireScript = redis.NewScript(acquireSrc)
-	renewScript   = redis.NewScript(renewSrc)
-	releaseScript = redis.NewScript(releaseSrc)
-	reclaimScript = redis.NewScript(reclaimSrc)
+	acquireScript = script.New(acquireSrc)
+	renewScript   = script.New(renewSrc)
+	releaseScript = script.New(releaseSrc)
+	reclaimScript = script.New(reclaimSrc)
 )
 
 // Leases takes, renews and releases lease keys for one member. Every acquisition gets its own

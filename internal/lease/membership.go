@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/streamq-dev/streamq/internal/script"
 )
 
 var (
@@ -20,9 +21,9 @@ var (
 	//go:embed lua/live.lua
 	liveSrc string
 
-	heartbeatScript = redis.NewScript(heartbeatSrc)
-	leaveScript     = redis.NewScript(leaveSrc)
-	liveScript      = redis.NewScript(liveSrc)
+	heartbeatScript = script.New(heartbeatSrc)
+	leaveScript     = script.New(leaveSrc)
+	liveScript      = script.New(liveSrc)
 )
 
 // Member is one live member of a group on a topic, with what it may lease.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/streamq-dev/streamq/internal/script"
 )
 
 var (
@@ -18,9 +19,9 @@ var (
 	//go:embed lua/refresh.lua
 	refreshSrc string
 
-	claimScript   = redis.NewScript(claimSrc)
-	closingScript = redis.NewScript(closingSrc)
-	refreshScript = redis.NewScript(refreshSrc)
+	claimScript   = script.New(claimSrc)
+	closingScript = script.New(closingSrc)
+	refreshScript = script.New(refreshSrc)
 )
 
 // ErrSuperseded is returned by the presence refresh and the heartbeat of a static member

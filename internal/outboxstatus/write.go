@@ -8,12 +8,13 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/streamq-dev/streamq/internal/script"
 )
 
 //go:embed lua/report.lua
 var reportSrc string
 
-var reportScript = redis.NewScript(reportSrc)
+var reportScript = script.New(reportSrc)
 
 // Relay names one relay process.
 type Relay struct {

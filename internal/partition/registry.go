@@ -11,12 +11,22 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/script"
 )
 
 //go:embed lua/register.lua
 var registerSrc string
 
-var registerScript = redis.NewScript(registerSrc)
+var registerScript = script.New(registerSrc)
+
+var (
+	//go:embed lua/declare.lua
+	declareSrc    string
+	declareScript = script.New(declareSrc)
+	//go:embed lua/enlist.lua
+	enlistSrc    string
+	enlistScript = script.New(enlistSrc)
+)
 
 // Registry reads and writes topic metadata.
 type Registry struct {
@@ -79,7 +89,7 @@ func (r *Registry) RegisterTopic(ctx context.Context, topic string, count int, s
 	if err != nil {
 		return Topic{}, fmt.Errorf("register topic %q: %w", topic, err)
 	}
-	if err := r.rdb.SAdd(ctx, r.space.Registry(), topic).Err(); err != nil {
+	if err := enlistScript.Run(ctx, r.rdb, []string{r.space.Registry()}, topic).Err(); err != nil {
 		return Topic{}, fmt.Errorf("add topic %q to registry: %w", topic, err)
 	}
 	return t, nil
@@ -128,7 +138,7 @@ func (r *Registry) Meta(ctx context.Context, topic string) (Meta, error) {
 // DeclareGroup records group (and where it starts) on topic, so whoever creates the topic's
 // partitions creates the group on them before anything is appended.
 func (r *Registry) DeclareGroup(ctx context.Context, topic, group, startID string) error {
-	if err := r.rdb.HSet(ctx, r.space.Groups(topic), group, startID).Err(); err != nil {
+	if err := declareScript.Run(ctx, r.rdb, []string{r.space.Groups(topic)}, group, startID).Err(); err != nil {
 		return fmt.Errorf("declare group %q on %q: %w", group, topic, err)
 	}
 	return nil

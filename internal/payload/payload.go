@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/streamq-dev/streamq/internal/script"
 )
 
 // Stream fields of an entry whose payload is offloaded (the seed's header names).
@@ -33,7 +34,7 @@ var ErrMissing = errors.New("offloaded payload missing")
 var (
 	//go:embed lua/offload.lua
 	offloadSrc    string
-	offloadScript = redis.NewScript(offloadSrc)
+	offloadScript = script.New(offloadSrc)
 )
 
 // Stored is a payload kept in its own key: the key (in the partition's slot), the partition's

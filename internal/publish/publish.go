@@ -12,13 +12,14 @@ import (
 
 	"github.com/streamq-dev/streamq/internal/deferred"
 	"github.com/streamq-dev/streamq/internal/payload"
+	"github.com/streamq-dev/streamq/internal/script"
 	"github.com/streamq-dev/streamq/internal/server"
 )
 
 var (
 	//go:embed lua/append.lua
 	appendSrc    string
-	appendScript = redis.NewScript(appendSrc)
+	appendScript = script.New(appendSrc)
 )
 
 // Write is one message's write: exactly one of XAdd, Park and Offload is set. With Once, an

@@ -15,13 +15,14 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamq-dev/streamq/internal/payload"
+	"github.com/streamq-dev/streamq/internal/script"
 	"github.com/streamq-dev/streamq/internal/streamid"
 )
 
 //go:embed lua/trim.lua
 var trimSrc string
 
-var trimScript = redis.NewScript(trimSrc)
+var trimScript = script.New(trimSrc)
 
 // HardChunk is the most entries one trim script removes under the hard policy (it reads them
 // to count what each group had not acked); Trim calls it again while more is due.

@@ -10,13 +10,14 @@ import (
 
 	"github.com/streamq-dev/streamq/internal/fence"
 	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/script"
 	"github.com/streamq-dev/streamq/internal/streamid"
 )
 
 var (
 	//go:embed lua/ack.lua
 	ackSrc    string
-	ackScript = redis.NewScript(ackSrc)
+	ackScript = script.New(ackSrc)
 )
 
 // AckKeys are the keys of one ack batch.

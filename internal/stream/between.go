@@ -6,12 +6,13 @@ import (
 	"fmt"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/streamq-dev/streamq/internal/script"
 )
 
 //go:embed lua/between.lua
 var betweenSrc string
 
-var betweenScript = redis.NewScript(betweenSrc)
+var betweenScript = script.New(betweenSrc)
 
 // CountBetween counts the entries of stream from start to end ("-", "+", an id, "(id" to
 // exclude it) in the server (between.lua), at most bound of them: exact is false when the

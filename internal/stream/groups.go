@@ -10,13 +10,14 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/script"
 	"github.com/streamq-dev/streamq/internal/streamid"
 )
 
 var (
 	//go:embed lua/regroup.lua
 	regroupSrc    string
-	regroupScript = redis.NewScript(regroupSrc)
+	regroupScript = script.New(regroupSrc)
 )
 
 // IsNoGroup reports whether err says a stream or its consumer group does not exist (NOGROUP):
@@ -57,7 +58,7 @@ func Later(a, b string) string {
 var (
 	//go:embed lua/prune.lua
 	pruneSrc    string
-	pruneScript = redis.NewScript(pruneSrc)
+	pruneScript = script.New(pruneSrc)
 )
 
 // PruneConsumers removes the consumers of group on stream that are not in live, hold no

@@ -4,11 +4,19 @@ package stream
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/script"
+)
+
+var (
+	//go:embed lua/group.lua
+	groupSrc    string
+	groupScript = script.New(groupSrc)
 )
 
 // Entry is one stream entry: its id and fields. Values is nil for an entry deleted from the
@@ -37,18 +45,19 @@ func entries(msgs []redis.XMessage) []Entry {
 }
 
 // CreateGroups creates group on each stream at startID (MKSTREAM), treating an existing
-// group as success, and registers it beside each stream. All go in one pipeline.
+// group as success, and registers it beside each stream (lua/group.lua, which also runs on a
+// full Redis). All go in one pipeline, as EVAL: the script is small, and EVAL is never
+// refused for a cold script cache.
 func CreateGroups(ctx context.Context, rdb redis.UniversalClient, streams []string, group, startID string) error {
-	cmds := make([]*redis.StatusCmd, len(streams))
+	cmds := make([]*redis.Cmd, len(streams))
 	_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, s := range streams {
-			p.SAdd(ctx, keys.RegisteredGroups(s), group)
-			cmds[i] = p.XGroupCreateMkStream(ctx, s, group, startID)
+			cmds[i] = groupScript.Eval(ctx, p, []string{s, keys.RegisteredGroups(s)}, group, startID)
 		}
 		return nil
 	})
 	for i, c := range cmds {
-		if err := c.Err(); err != nil && !redis.HasErrorPrefix(err, "BUSYGROUP") {
+		if err := c.Err(); err != nil {
 			return fmt.Errorf("create group %q on %s: %w", group, streams[i], err)
 		}
 	}

@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 -- move.lua: append due items of a retry or delay set to their partition (take due -> append
 -- -> remove), fenced by the caller's lease. Bad items never stop the mover, as the seed says:
 -- an item without a topic, without fields, or with fields XADD refuses is dropped; a

@@ -1,3 +1,4 @@
+#!lua
 -- park.lua: park a message published with a delay in its partition's delay set.
 -- KEYS[1] delay zset of the partition (streaming:mq:delay:{T:p:I}): item id -> due ms
 -- KEYS[2] delay items hash beside it: item id -> msgpack item

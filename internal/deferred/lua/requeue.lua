@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 -- requeue.lua: append a retry of an entry to its partition and ack the original, atomically;
 -- record the retry in the group's retry index and count (for lag, see internal/lag).
 -- KEYS[1] lease key of the partition for the group (fence)

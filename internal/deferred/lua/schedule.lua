@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 -- schedule.lua: park a retry in the group's retry set until due, and ack the original,
 -- atomically.
 -- KEYS[1] lease key of the partition for the group (fence)

@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 -- deadletter.lua: write a dead letter to the partition's DLQ and ack the original, atomically.
 -- KEYS[1] lease key of the partition for the group (fence)
 -- KEYS[2] partition stream (stream:topic:{T:p:I})

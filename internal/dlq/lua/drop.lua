@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 -- drop.lua: a group consuming a DLQ as a topic drops a dead letter: ack it for that group and
 -- delete it from the DLQ, atomically, fenced by the group's DLQ lease.
 -- KEYS[1] DLQ lease of the consuming group (fence)

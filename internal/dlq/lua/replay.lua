@@ -1,3 +1,4 @@
+#!lua
 -- replay.lua: append a dead letter back to its partition, its payload in its own key when it is
 -- over the offload threshold; optionally delete it from the DLQ, or ack it for the group
 -- consuming the DLQ (fenced by that group's DLQ lease).

@@ -1,3 +1,4 @@
+#!lua
 -- record.lua: append one sample to a topic's history (history.Record), unless another
 -- process recorded one less than the minimum gap ago, and trim what is older than the
 -- retention, in one step so that concurrent writers (dashboards, members) neither crowd the

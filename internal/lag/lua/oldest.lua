@@ -1,3 +1,4 @@
+#!lua flags=no-writes
 -- oldest.lua: find the first entry of a partition stream after a group's position that is not
 -- another group's retry (the group's oldest undelivered entry). Read only.
 -- KEYS[1] partition stream

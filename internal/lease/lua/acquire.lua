@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 -- acquire.lua: take a partition lease, or extend it when the caller already holds it.
 -- KEYS[1] lease key (streaming:mq:lease:{T:p:I}:G)
 -- ARGV[1] owner token

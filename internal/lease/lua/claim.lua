@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 -- claim.lua: take a static member's name for the calling process (its instance), unless
 -- another instance of the name is present: heartbeating, or closing.
 -- KEYS[1] instances hash (streaming:mq:members:{T}:G:static), member -> "instance|until|state":

@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 -- closing.lua: a static member's instance starts a graceful Close: it stops heartbeating
 -- while it drains, so it records how much longer a successor must wait for it.
 -- KEYS[1] instances hash (streaming:mq:members:{T}:G:static), see claim.lua

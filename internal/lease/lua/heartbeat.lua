@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 -- heartbeat.lua: record a member as alive, drop expired members, return the live ones.
 -- KEYS[1] membership zset (streaming:mq:members:{T}:G), member -> expiry in server ms
 -- KEYS[2] capabilities hash beside it, member -> "modulo,remainder,maxLeased"

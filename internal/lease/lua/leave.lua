@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 -- leave.lua: remove a member from a group's membership at once (graceful leave).
 -- KEYS[1] membership zset (streaming:mq:members:{T}:G)
 -- KEYS[2] capabilities hash beside it

@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 -- live.lua: read the live members of membership zsets against the server's clock.
 -- KEYS[1..n] membership zsets (streaming:mq:members:{T}:G, streaming:mq:dlqmembers:{T}:G),
 --            member -> heartbeat expiry in server ms; all of one topic (one hash slot)

@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 -- reclaim.lua: take a partition lease for a static member: free, already the caller's, or
 -- held by an earlier process of the same member (which the caller's claim of the member's
 -- name has superseded). Replacing the token fences that process out: its renewals, acks

@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 -- refresh.lua: a static member's process renews its presence: its record says it is there
 -- for one more presence window, from now in server time.
 -- KEYS[1] instances hash (streaming:mq:members:{T}:G:static), see claim.lua

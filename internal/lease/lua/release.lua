@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 -- release.lua: delete a lease only when the caller's token owns it (never a successor's).
 -- KEYS[1] lease key (streaming:mq:lease:{T:p:I}:G)
 -- ARGV[1] owner token

@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 -- renew.lua: extend a lease only when the caller's token still owns it.
 -- KEYS[1] lease key (streaming:mq:lease:{T:p:I}:G)
 -- ARGV[1] owner token

@@ -1,3 +1,4 @@
+#!lua
 -- report.lua: one relay's periodic report on an outbox (outboxstatus.Write), in one step so
 -- the outbox's totals and the relay's own entry agree.
 -- KEYS[1]  the outbox's status hash        streaming:mq:outbox:{NAME}

@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 -- register.lua: register a topic's metadata and partition set, idempotently, and report the
 -- consumer groups declared on it.
 -- KEYS[1] topic meta hash            (streaming:mq:topic:{T}:meta)

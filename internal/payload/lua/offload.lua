@@ -1,3 +1,4 @@
+#!lua
 -- offload.lua: store a large payload in its own key and append the entry that refers to it.
 -- KEYS[1] payload key (streaming:mq:payload:{T:p:I}:REF)
 -- KEYS[2] partition stream

@@ -1,3 +1,4 @@
+#!lua
 -- append.lua: append messages to one partition, each at most once per UUID within a window
 -- (the Publisher's idempotent append), a payload in its own key when it is offloaded.
 -- The UUIDs appended are kept in hashes by time bucket (half a window each): a call looks in

@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 -- trim.lua: apply one retention rule to a partition stream without removing what a consumer
 -- group is still owed (Redis 8.2's ACKED trimming, built for Redis 7): an entry goes only when
 -- every group registered on the stream, live or not, has been delivered it and acked it. With

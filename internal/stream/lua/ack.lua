@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 -- ack.lua: acknowledge entries of one partition for a group, fenced by the caller's lease;
 -- apply the ack-delete policy, delete offloaded payloads no registered group needs any more,
 -- and move the group's commit frontier forward (never backwards).

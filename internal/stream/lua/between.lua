@@ -1,3 +1,4 @@
+#!lua flags=no-writes
 -- between.lua: count the entries of a stream between two ids (stream.CountBetween), without
 -- sending them: XRANGE in chunks of 1000 inside the server, stopping past a bound.
 -- KEYS[1]  the stream

@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 -- prune.lua: remove a group's consumers that belong to no live member and hold no pending
 -- entries (deleting one with pending entries would drop its pending list: those entries would
 -- never be delivered again, watermill-redisstream's bug #24). Checked and removed in one step,

@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 -- regroup.lua: recreate a consumer group that disappeared from a partition (XGROUP DESTROY, a
 -- flushed or failed-over Redis, a deleted stream) at the latest position known to survive: the
 -- group's commit frontier or the highest id the calling member acked, whichever is later;
