@@ -110,6 +110,12 @@ func (c *serverCheck) judgeFacts(n server.Node, logger watermill.LoggerAdapter) 
 				"fix": "CONFIG SET maxmemory-policy noeviction (and in the server's config file): a full Redis then refuses writes, and Publish returns the OOM error, instead of dropping data",
 			})
 		}
+		if f.NoMemoryLimit {
+			logger.Info("Redis has no maxmemory: a backlog grows until the machine runs out of memory, and then the kernel, not Redis, ends the queue", watermill.LogFields{
+				"server": n.Addr,
+				"fix":    "CONFIG SET maxmemory <bytes> with maxmemory-policy noeviction (and in the server's config file): a full Redis then refuses publishes while consumers drain (docs/storage.md)",
+			})
+		}
 		if len(f.Unknown) > 0 {
 			logger.Debug("Redis server check skipped in part: INFO did not tell", watermill.LogFields{
 				"server": n.Addr, "unchecked": strings.Join(f.Unknown, ", "),

@@ -13,6 +13,9 @@ const NoEviction = "noeviction"
 type Facts struct {
 	Version         string // redis_version
 	MaxmemoryPolicy string // maxmemory_policy
+	UsedMemory      int64  // used_memory, bytes
+	MaxMemory       int64  // maxmemory, bytes; 0: no limit (or not reported)
+	HasMaxMemory    bool   // maxmemory was reported
 }
 
 // ParseInfo reads the fields streamq checks from INFO replies: "field:value" lines, "#"
@@ -30,6 +33,10 @@ func ParseInfo(replies ...string) Facts {
 				f.Version = value
 			case "maxmemory_policy":
 				f.MaxmemoryPolicy = value
+			case "used_memory":
+				f.UsedMemory = parseBytes(value)
+			case "maxmemory":
+				f.MaxMemory, f.HasMaxMemory = parseBytes(value), true
 			}
 		}
 	}
@@ -44,6 +51,9 @@ type Finding struct {
 	Evicting bool
 	// Unknown lists what could not be checked: "version", "maxmemory-policy".
 	Unknown []string
+	// NoMemoryLimit is true when the server reported maxmemory 0: Redis then never refuses a
+	// write, and the kernel ends the server when the machine runs out of memory.
+	NoMemoryLimit bool
 }
 
 // Judge checks the facts of the server at addr ("" when unknown) against what streamq needs.
@@ -57,6 +67,7 @@ func Judge(addr string, f Facts) Finding {
 			"(XAUTOCLAIM dropping deleted entries from the pending list, XINFO GROUPS lag)",
 			ErrUnsupported, f.Version, at(addr), MinVersion)
 	}
+	out.NoMemoryLimit = f.HasMaxMemory && f.MaxMemory == 0
 	switch f.MaxmemoryPolicy {
 	case "":
 		out.Unknown = append(out.Unknown, "maxmemory-policy")

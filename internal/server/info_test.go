@@ -59,7 +59,7 @@ func TestParseInfoAndJudge(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := ParseInfo(tt.replies...)
-			assert.Equal(t, tt.want, f)
+			assert.Equal(t, tt.want, Facts{Version: f.Version, MaxmemoryPolicy: f.MaxmemoryPolicy})
 			got := Judge("10.0.0.1:6379", f)
 			assert.Equal(t, tt.evicting, got.Evicting, "evicting")
 			assert.Equal(t, tt.unknown, got.Unknown, "unknown")
@@ -147,3 +147,21 @@ func (r reply) Error() string { return string(r) }
 func (reply) RedisError()     {}
 
 func replyErr(msg string) error { return reply(msg) }
+
+func TestParseInfoMemory(t *testing.T) {
+	f := ParseInfo(infoServer("7.0.15"), infoMemory("noeviction"))
+	assert.Equal(t, int64(1048576), f.UsedMemory)
+	assert.True(t, f.HasMaxMemory)
+	assert.True(t, Judge("", f).NoMemoryLimit, "maxmemory 0 is no limit")
+
+	f = ParseInfo("# Memory\r\nused_memory:41943040\r\nmaxmemory:41943040\r\nmaxmemory_policy:noeviction\r\n")
+	assert.Equal(t, int64(41943040), f.MaxMemory)
+	assert.False(t, Judge("", f).NoMemoryLimit)
+	m := Memory{Used: f.UsedMemory, Max: f.MaxMemory}
+	assert.True(t, m.Full())
+	assert.True(t, m.Above(0.8))
+	assert.False(t, Memory{Used: 10, Max: 100}.Above(0.8))
+	assert.False(t, Memory{Used: 10, Max: 0}.Full(), "no limit is never full")
+	assert.False(t, ParseInfo("# Clients\r\n").HasMaxMemory, "not reported")
+	assert.False(t, Judge("", ParseInfo("# Clients\r\n")).NoMemoryLimit, "not reported is not no limit")
+}

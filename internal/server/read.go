@@ -23,24 +23,29 @@ type Node struct {
 // Ring, or to the server of any other client. A Cluster whose masters cannot be listed gives
 // one Node with that error.
 func Read(ctx context.Context, rdb redis.UniversalClient) []Node {
+	return readEachOf(ctx, rdb, readOne)
+}
+
+// readEachOf asks each master, shard or the one server of rdb with ask.
+func readEachOf(ctx context.Context, rdb redis.UniversalClient, ask func(ctx context.Context, c redis.Cmdable, addr string) Node) []Node {
 	switch c := rdb.(type) {
 	case *redis.ClusterClient:
-		return readEach(ctx, c.ForEachMaster)
+		return readEach(ctx, c.ForEachMaster, ask)
 	case *redis.Ring:
-		return readEach(ctx, c.ForEachShard)
+		return readEach(ctx, c.ForEachShard, ask)
 	case *redis.Client:
-		return []Node{readOne(ctx, c, c.Options().Addr)}
+		return []Node{ask(ctx, c, c.Options().Addr)}
 	}
-	return []Node{readOne(ctx, rdb, "")}
+	return []Node{ask(ctx, rdb, "")}
 }
 
 type forEach func(ctx context.Context, fn func(ctx context.Context, c *redis.Client) error) error
 
-func readEach(ctx context.Context, each forEach) []Node {
+func readEach(ctx context.Context, each forEach, ask func(ctx context.Context, c redis.Cmdable, addr string) Node) []Node {
 	var mu sync.Mutex
 	var nodes []Node
 	err := each(ctx, func(ctx context.Context, c *redis.Client) error {
-		n := readOne(ctx, c, c.Options().Addr)
+		n := ask(ctx, c, c.Options().Addr)
 		mu.Lock()
 		defer mu.Unlock()
 		nodes = append(nodes, n)
