@@ -49,7 +49,8 @@ outbox-bench:
 
 ## soak: the fault-injection soak (soak/, build tag soak): publisher and consumer processes on
 ## a 16-partition topic while consumers are killed, paused and closed, redis-server restarted
-## and killed, the network cut, reset and slowed, and a consumer group destroyed; prints the
+## and killed, the network cut, reset and slowed, a consumer group destroyed, and maxmemory set
+## just above used memory for a few seconds (publishes refused, consumers drain); prints the
 ## figures and fails on any lost message (SOAK_DURATION, SOAKFLAGS="-soak.seed=N ...")
 SOAK_DURATION ?= 10m
 SOAK_TIMEOUT  ?= 20m
