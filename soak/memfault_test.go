@@ -87,6 +87,7 @@ type memoryEffect struct {
 	messages              int // distinct messages among them
 	firstRefused, resumed time.Time
 	lastRefused           time.Time
+	accepted              int // messages published while the fault lasted (memory freed by then)
 	publishedAfterRefusal int // of those messages, published later (a retry succeeded)
 	neverPublished        int // of those messages, never published (the publisher stopped first)
 }
@@ -109,6 +110,11 @@ func checkMemory(d *dataset, v *verdict, faults []fault) []memoryEffect {
 		seen[i] = map[string]bool{}
 	}
 	for _, e := range d.events {
+		if e.Ev == evPublished {
+			if i := memoryWindow(out, e.time()); i >= 0 && !e.time().After(out[i].fault.end) {
+				out[i].accepted++
+			}
+		}
 		if e.Ev != evPubFailed || !e.Full {
 			continue
 		}

@@ -225,10 +225,11 @@ func writeMemory(b *strings.Builder, ms []memoryEffect) {
 	if len(ms) == 0 {
 		return
 	}
-	fmt.Fprintf(b, "\nmemory pressure: maxmemory %d KiB above used memory (noeviction) for %s, then restored; publishers send a refused message again\n",
+	fmt.Fprintf(b, "\nmemory pressure: maxmemory %d KiB above used memory (noeviction) for %s, then restored; publishers send a refused message again\n"+
+		"(published meanwhile: accepted while the fault lasted, whenever acks and expiries freed memory below the limit)\n",
 		memoryMargin>>10, memoryFor)
 	w := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(w, "fault at\tattempts refused (per message)\tmessages refused\tfirst refusal\trefused for\tpublished again after\tpublished in the end\tnever published\t\n")
+	fmt.Fprintf(w, "fault at\tattempts refused (per message)\tmessages refused\tfirst refusal\trefused for\tpublished meanwhile\tpublished again after\tpublished in the end\tnever published\t\n")
 	for _, m := range ms {
 		first, again := "-", "-"
 		if m.refused > 0 {
@@ -237,8 +238,8 @@ func writeMemory(b *strings.Builder, ms []memoryEffect) {
 		if !m.resumed.IsZero() {
 			again = "+" + secs(m.resumed.Sub(m.fault.start))
 		}
-		fmt.Fprintf(w, "%s\t%d\t%d\t%s\t%s\t%s\t%d\t%d\t\n", m.fault.start.Format("15:04:05.000"), m.refused, m.messages,
-			first, secs(m.refusedFor()), again, m.publishedAfterRefusal, m.neverPublished)
+		fmt.Fprintf(w, "%s\t%d\t%d\t%s\t%s\t%d\t%s\t%d\t%d\t\n", m.fault.start.Format("15:04:05.000"), m.refused, m.messages,
+			first, secs(m.refusedFor()), m.accepted, again, m.publishedAfterRefusal, m.neverPublished)
 	}
 	w.Flush()
 }
