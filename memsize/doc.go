@@ -5,7 +5,7 @@
 //	go test -tags memsize -run TestMemSize -v -timeout 20m ./memsize
 //	make memsize
 //
-// For each payload size (16 B, 256 B and 4 KiB, 100,000 messages each; 100 KiB, offloaded,
+// For each payload size (16 B, 256 B, 1 KiB and 4 KiB, 100,000 messages each; 100 KiB, offloaded,
 // 2,000 messages) it starts a redis-server of its own (no persistence, so no AOF buffer is
 // counted), registers a consumer group on an 8-partition topic, and reads INFO used_memory
 // before and after appending the messages with the default Publisher (idempotent publish on)

@@ -47,6 +47,7 @@ func cases() []sizeCase {
 	return []sizeCase{
 		{"16 B", 16, *flagCount},
 		{"256 B", 256, *flagCount},
+		{"1 KiB", 1 << 10, *flagCount},
 		{"4 KiB", 4 << 10, *flagCount},
 		{"100 KiB (offloaded)", offloaded, *flagOffload},
 	}
@@ -75,18 +76,36 @@ func TestMemSize(t *testing.T) {
 	fmt.Fprintf(&b, "\nRedis memory per stream entry: %d partitions, one consumer group registered, nothing consumed; default Publisher, Publish calls of %d; redis-server %s\n\n",
 		partitions, batch, redisVersion(t))
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(w, "payload\tmessages\tbytes/entry, records held\tbytes/entry, records expired\tidempotency record\trecords' share\tbytes/entry, window -1\toverhead over payload\tstream\tpayload keys\t\n")
+	fmt.Fprintf(w, "payload\tmessages\tbytes/entry, records held\trecords expired\twindow -1\toverhead over payload\trecord (used_memory)\trecord (MEMORY USAGE)\trecords' share\tstream\tpayload keys\t7 days at 100 msg/s\t\n")
 	for _, r := range rows {
 		n := int64(r.c.count)
 		held, gone, none := (r.idem.after-r.idem.before)/n, (r.idem.withoutRecords-r.idem.before)/n, (r.none.after-r.none.before)/n
-		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%.0f %%\t%d\t%d\t%d\t%d\t\n", r.c.label, n, held, gone, held-gone,
-			100*float64(held-gone)/float64(held), none, none-int64(r.c.payload), r.idem.streams/n, r.idem.payloads/n)
+		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.0f %%\t%d\t%d\t%s\t\n", r.c.label, n, held, gone, none, gone-int64(r.c.payload),
+			held-gone, r.idem.records/n, 100*float64(held-gone)/float64(held), r.idem.streams/n, r.idem.payloads/n,
+			gib(week(gone, r.idem.records/n)))
 	}
 	w.Flush()
-	fmt.Fprintln(&b, "\nbytes/entry: INFO used_memory after the append minus before, over the messages; records expired: the")
-	fmt.Fprintln(&b, "idempotency buckets deleted, as their expiry does; stream and payload keys: MEMORY USAGE (SAMPLES 0) per entry")
+	fmt.Fprintln(&b, "\nbytes/entry: INFO used_memory after the append minus before, over the messages; records expired: the idempotency")
+	fmt.Fprintln(&b, "buckets deleted, as their expiry does; window -1: a fresh server, IdempotencyWindow -1; overhead: records expired minus")
+	fmt.Fprintln(&b, "the payload; record: what the idempotency records add per message; stream and payload keys: MEMORY USAGE (SAMPLES 0)")
+	fmt.Fprintf(&b, "per entry; 7 days: %d entries at the records-expired figure plus %s of records (1.5 windows of traffic)\n",
+		weekEntries, (3 * streamq.DefaultIdempotencyWindow / 2).String())
 	fmt.Print(b.String())
 }
+
+// A 7-day consumer outage at 100 msg/s: its backlog, and the records of the last 1.5
+// idempotency windows (the most the Publisher's buckets hold at once).
+const (
+	weekRate    = 100
+	weekEntries = weekRate * 7 * 24 * 3600
+)
+
+func week(perEntry, perRecord int64) int64 {
+	held := int64(weekRate * (3 * streamq.DefaultIdempotencyWindow / 2).Seconds())
+	return weekEntries*perEntry + held*perRecord
+}
+
+func gib(n int64) string { return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30)) }
 
 // measure runs one case on a fresh redis-server with the given IdempotencyWindow.
 func measure(t *testing.T, c sizeCase, window time.Duration) usage {
