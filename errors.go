@@ -43,7 +43,49 @@ var (
 	// heartbeated while this one waited for it to be gone. The error names the consumer, the
 	// group and the topic. This process leased nothing.
 	ErrConsumerNameInUse = errors.New("consumer name in use by another live process")
+	// ErrRedisFull reports a Publish that Redis refused because it is at maxmemory (with
+	// maxmemory-policy noeviction, the setting streamq needs): nothing of the refused messages
+	// was written, not even their idempotency records, so sending them again later appends
+	// each once. Consumers go on draining a full Redis, and the trims that follow their acks
+	// free memory: publishing resumes by itself. A *RedisFullError carries the topic and the
+	// server's memory. See docs/storage.md.
+	ErrRedisFull = errors.New("redis is full")
 )
+
+// RedisFullError is the ErrRedisFull of one refused publish.
+type RedisFullError struct {
+	Topic     string
+	Partition int
+	// Server is the master that refused the write ("host:port"; "" when unknown).
+	Server string
+	// UsedMemory and MaxMemory are the server's used_memory and maxmemory in bytes, read
+	// when it refused; both 0 when they could not be read.
+	UsedMemory, MaxMemory int64
+	// Err is the server's reply (an OOM error).
+	Err error
+}
+
+func (e *RedisFullError) Error() string {
+	where := ""
+	if e.Server != "" {
+		where = " " + e.Server
+	}
+	mem := ""
+	if e.MaxMemory > 0 {
+		mem = fmt.Sprintf(" (used memory %s of maxmemory %s)", mib(e.UsedMemory), mib(e.MaxMemory))
+	}
+	return fmt.Sprintf("%v: Redis%s refused partition %d of %q at maxmemory%s; it accepts publishes again once consumers drain it: %v",
+		ErrRedisFull, where, e.Partition, e.Topic, mem, e.Err)
+}
+
+// Is reports ErrRedisFull.
+func (e *RedisFullError) Is(target error) bool { return target == ErrRedisFull }
+
+// Unwrap returns the server's reply.
+func (e *RedisFullError) Unwrap() error { return e.Err }
+
+// mib formats bytes as MiB with one decimal.
+func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
 // ReplicationError is the ErrNotReplicated of a pipeline that fewer replicas than MinReplicas
 // confirmed within ReplicaTimeout.

@@ -27,21 +27,28 @@ func keepConfigOf(cfg *SubscriberConfig) keepConfig {
 }
 
 // housekeeper applies retention to an owned partition every interval, starting at once:
-// the length retention the topic's publishers recorded and the time retention (both stop
-// at what a group still needs unless hard), the report of this group's entries a hard cap
+// under memory pressure (Redis at or above the high-water mark of maxmemory) every entry every
+// group acked, every pressureTrimInterval, whatever MaxLen keeps; the length retention the
+// topic's publishers recorded and the time retention (both stop at what a group still needs
+// unless hard), the report of this group's entries a hard cap
 // removed, DLQ retention by age and length, removal of the consumers of members that left,
 // and of offloaded payloads whose entry is gone.
 type housekeeper struct {
-	d      partDeps
-	cfg    keepConfig
-	length func() lengthRetention // what the topic's publishers recorded
-	live   func() []string        // the group's live members at the last heartbeat
-	run    *runner
-	cursor int64 // where the orphan sweep goes on
+	d        partDeps
+	cfg      keepConfig
+	length   func() lengthRetention // what the topic's publishers recorded
+	live     func() []string        // the group's live members at the last heartbeat
+	pressure func() bool            // Redis memory is at or above the high-water mark
+	run      *runner
+	cursor   int64 // where the orphan sweep goes on
 }
 
-func newHousekeeper(d partDeps, cfg keepConfig, length func() lengthRetention, live func() []string) *housekeeper {
-	return &housekeeper{d: d, cfg: cfg, length: length, live: live, run: newRunner()}
+// pressureTrimInterval is how often the housekeeper trims while Redis memory is under
+// pressure (at or above the high-water mark): a drained backlog frees its memory within it.
+const pressureTrimInterval = time.Second
+
+func newHousekeeper(d partDeps, cfg keepConfig, length func() lengthRetention, live func() []string, pressure func() bool) *housekeeper {
+	return &housekeeper{d: d, cfg: cfg, length: length, live: live, pressure: pressure, run: newRunner()}
 }
 
 func (h *housekeeper) start() { h.run.start(h.loop) }
@@ -49,9 +56,19 @@ func (h *housekeeper) start() { h.run.start(h.loop) }
 func (h *housekeeper) stop() { h.run.stop() }
 
 func (h *housekeeper) loop() {
+	next := h.d.clock.Now()
 	for {
-		h.step()
-		if !h.run.sleep(h.d.clock, h.cfg.interval) {
+		if now := h.d.clock.Now(); !now.Before(next) {
+			h.step()
+			next = now.Add(h.cfg.interval)
+		} else if h.pressure() {
+			h.trim("pressure", retention.Rule{Acked: true})
+		}
+		wait := next.Sub(h.d.clock.Now())
+		if h.pressure() { // trim what every group acked as it is acked, until there is room
+			wait = min(wait, pressureTrimInterval)
+		}
+		if !h.run.sleep(h.d.clock, wait) {
 			return
 		}
 	}
@@ -59,6 +76,9 @@ func (h *housekeeper) loop() {
 
 func (h *housekeeper) step() {
 	now := h.d.clock.Now()
+	if h.pressure() {
+		h.trim("pressure", retention.Rule{Acked: true})
+	}
 	if length := h.length(); length.maxLen > 0 {
 		h.trim("length", length.rule())
 	}

@@ -48,7 +48,8 @@ type MetricsCollector interface {
 	// DLQReplay is the time of one replay of a dead letter.
 	DLQReplay(topic string, d time.Duration)
 	// Trimmed counts entries removed by retention; kind is "length" or "age" (every entry a
-	// trim removed), "length-unacked" or "age-unacked" (of those, entries some group had not
+	// trim removed), "pressure" (entries every group acked, removed below MaxLen because Redis
+	// memory was at the high-water mark), "length-unacked" or "age-unacked" (of those, entries some group had not
 	// acked: only TrimHard removes them), "unacked" (entries of the labels' group that a hard
 	// cap removed before the group acked them, reported by its lease holder), "dlq-age",
 	// "dlq-length" or "orphaned-payloads".

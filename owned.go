@@ -116,7 +116,7 @@ func (sub *subscription) buildComponents(w *worker) {
 			payloadThreshold: cfg.PayloadThreshold, payloadTTL: cfg.Retention}}
 	if d.rules.background {
 		w.mover = newMover(d, moveConfig{interval: cfg.RetryMoverInterval, batch: cfg.RetryMoverBatch}, sub.view.space, sub.rebal.partitions)
-		w.keeper = newHousekeeper(d, keepConfigOf(cfg), sub.rebal.lengthRetention, sub.rebal.liveMembers)
+		w.keeper = newHousekeeper(d, keepConfigOf(cfg), sub.rebal.lengthRetention, sub.rebal.liveMembers, sub.s.memoryPressure)
 		w.settle.wake = w.mover.wakeAt
 	}
 	w.hooks = workerHooks{

@@ -13,6 +13,7 @@ import (
 	"github.com/ThreeDotsLabs/watermill/components/delay"
 	"github.com/ThreeDotsLabs/watermill/message"
 
+	"github.com/streamq-dev/streamq/internal/clock"
 	"github.com/streamq-dev/streamq/internal/codec"
 	"github.com/streamq-dev/streamq/internal/deferred"
 	"github.com/streamq-dev/streamq/internal/keys"
@@ -39,6 +40,8 @@ type Publisher struct {
 	batch  *batcher
 	trims  *trimmer     // nil when MaxLen is off
 	server *serverCheck // shared by every user of the client
+	memory *memoryWatch // nil when Memory.Interval is -1
+	full   fullErrors
 
 	// Scripts used by SHA inside pipelines are loaded once; NOSCRIPT reloads them.
 	parkLoaded, appendLoaded atomic.Bool
@@ -69,6 +72,9 @@ func NewPublisher(config PublisherConfig, logger watermill.LoggerAdapter) (*Publ
 		batch: newBatcher(config.Client, config.Flushers, config.MaxPipelineSize, config.QueueSize,
 			replicaWait{replicas: config.MinReplicas, timeout: config.ReplicaTimeout}),
 		server: serverCheckOf(config.Client),
+	}
+	if config.Memory.watched() {
+		p.memory = newMemoryWatch(config.Client, config.Memory, logger, clock.Real())
 	}
 	length := lengthRetention{maxLen: config.MaxLen, exact: config.ExactMaxLen, policy: config.TrimPolicy}
 	p.topics.Settings = length.settings()
@@ -115,6 +121,9 @@ func (p *Publisher) publish(topic string, msgs []*message.Message) error {
 	defer cancel()
 	if err := p.server.ensure(ctx, p.config.Client, p.logger); err != nil {
 		return fmt.Errorf("publish to %q: %w", topic, err)
+	}
+	if p.memory != nil {
+		p.memory.start() // once: the first Publish starts the watch
 	}
 	n, err := p.topics.Partitions(ctx, topic)
 	if err != nil {
@@ -261,6 +270,7 @@ func (p *Publisher) send(ctx context.Context, topic string, n int, writes []publ
 	for i, r := range res.results {
 		if err := r.Err(); err != nil {
 			server.ReloadOnConnError(ctx, p.config.Client, err)
+			err = p.full.of(ctx, p, topic, writes[i].Partition, err)
 			return fmt.Errorf("publish message %s to %q: %w", msgs[i].UUID, topic, err)
 		}
 	}
@@ -373,6 +383,9 @@ func (p *Publisher) Close() error {
 	p.batch.close()
 	if p.trims != nil {
 		p.trims.close()
+	}
+	if p.memory != nil {
+		p.memory.stop()
 	}
 	return nil
 }

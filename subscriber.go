@@ -25,6 +25,7 @@ type Subscriber struct {
 	space  keys.Space
 	reg    *partition.Registry
 	server *serverCheck // shared by every user of the client
+	memory *memoryWatch // nil when Memory.Interval is -1
 	stats  counters
 	clock  clock.Clock // the time of every timing rule; tests set a fake one
 	pause  *gate       // Pause and Resume
@@ -63,7 +64,12 @@ func NewSubscriber(config SubscriberConfig, logger watermill.LoggerAdapter) (*Su
 	if config.MaxInFlight > 0 {
 		inFlight = make(chan struct{}, config.MaxInFlight)
 	}
+	var memory *memoryWatch
+	if config.Memory.watched() {
+		memory = newMemoryWatch(config.Client, config.Memory, logger, clock.Real())
+	}
 	return &Subscriber{
+		memory:  memory,
 		config:  config,
 		logger:  logger.With(watermill.LogFields{"consumer_group": config.ConsumerGroup}),
 		space:   space,
@@ -134,6 +140,9 @@ func (s *Subscriber) SubscribeInitialize(topic string) error {
 func (s *Subscriber) initialize(ctx context.Context, v view) error {
 	if err := s.server.ensure(ctx, s.config.Client, s.logger); err != nil {
 		return fmt.Errorf("subscribe to %q: %w", v.name, err)
+	}
+	if s.memory != nil {
+		s.memory.start() // once: the first Subscribe or SubscribeInitialize starts the watch
 	}
 	// A new subscription is a new intent to consume, after a forced delete as before it.
 	if err := s.reg.ClearTombstones(ctx, v.topic, s.config.ConsumerGroup); err != nil {
@@ -243,8 +252,15 @@ func (s *Subscriber) Close() error {
 	close(s.closing)
 	s.mu.Unlock()
 	s.wg.Wait()
+	if s.memory != nil {
+		s.memory.stop()
+	}
 	return nil
 }
+
+// memoryPressure reports whether Redis memory is at or above the high-water mark (false when
+// it is not watched).
+func (s *Subscriber) memoryPressure() bool { return s.memory != nil && s.memory.pressure() }
 
 // LeaveOnClose makes the Close of a static member (StaticMemberGrace) hand its partitions
 // over at once and free its name, as the Close of a member that is not static does, instead

@@ -43,6 +43,10 @@ type Rule struct {
 	// Hard removes entries a registered group has not acked too, counting them per group;
 	// otherwise retention stops at the oldest entry some group still needs.
 	Hard bool
+	// Acked removes every entry every registered group acked, whole macro nodes only, however
+	// few are left (Redis is short of memory); nothing when no group is registered. It
+	// ignores the other fields.
+	Acked bool
 }
 
 // Trimmed is what one Trim removed.
@@ -56,7 +60,10 @@ type Trimmed struct {
 // records in lossKey, per group, how many entries the group lost.
 func Trim(ctx context.Context, rdb redis.Scripter, stream, lossKey string, rule Rule) (Trimmed, error) {
 	kind, threshold := "len", any(rule.MaxLen)
-	if rule.MaxLen <= 0 {
+	switch {
+	case rule.Acked:
+		kind, threshold, rule = "acked", 0, Rule{}
+	case rule.MaxLen <= 0:
 		if rule.Before.IsZero() {
 			return Trimmed{}, nil
 		}

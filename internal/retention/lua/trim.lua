@@ -7,7 +7,9 @@
 -- KEYS[1] partition stream (stream:topic:{T:p:I})
 -- KEYS[2] trim-loss hash of the partition (streaming:mq:trimloss:{T:p:I}): "total:G" and
 --         "new:G" -> entries group G lost to hard trimming
--- ARGV[1] rule: "len" (keep about ARGV[2] entries) or "age" (remove entries below id ARGV[2])
+-- ARGV[1] rule: "len" (keep about ARGV[2] entries), "age" (remove entries below id ARGV[2]) or
+--         "acked" (remove whole macro nodes of entries every group acked, whatever their
+--         number: Redis is short of memory; nothing when no group is registered)
 -- ARGV[2] the rule's threshold: a length, or a stream id
 -- ARGV[3] "1" exact trimming, "0" approximate (whole macro nodes only: cheaper, a few more kept)
 -- ARGV[4] "1" hard policy, "0" never remove an entry a group has not acked
@@ -42,7 +44,7 @@ local maxlen, minid = 0, nil
 if rule == 'len' then
   maxlen = tonumber(ARGV[2])
   if len <= maxlen then return {0, 0, '0'} end
-else
+elseif rule == 'age' then
   minid = ARGV[2]
   local first = redis.call('XRANGE', stream, '-', '+', 'COUNT', 1)
   if #first == 0 or not less(first[1][1], minid) then return {0, 0, '0'} end
@@ -63,7 +65,10 @@ for _, g in ipairs(redis.call('XINFO', 'GROUPS', stream)) do
 end
 
 local removed = 0
-if rule == 'len' then
+if rule == 'acked' then
+  if bound == nil then return {0, 0, '0'} end
+  return {redis.call('XTRIM', stream, 'MINID', '~', bound, 'LIMIT', 0), 0, '0'}
+elseif rule == 'len' then
   local excess = len - maxlen
   if bound == nil then
     if exact then
