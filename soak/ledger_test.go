@@ -53,7 +53,9 @@ type event struct {
 	RGrp  string `json:"rg,omitempty"`  // x-retry-group of the delivered message
 	Err   string `json:"err,omitempty"`
 	Full  bool   `json:"full,omitempty"` // a Publish refused because Redis was at maxmemory
-	Pid   int    `json:"pid,omitempty"`
+	// BareOOM: that refusal was Redis's OOM reply, not wrapped in streamq.ErrRedisFull.
+	BareOOM bool `json:"bareoom,omitempty"`
+	Pid     int  `json:"pid,omitempty"`
 }
 
 func (e event) time() time.Time { return time.Unix(0, e.T) }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/server"
 )
 
@@ -72,9 +73,15 @@ func restoreMemory(ctx context.Context, c *redis.Client, prev memorySettings) er
 	return errors.Join(c.ConfigSet(ctx, "maxmemory", prev.max).Err(), c.ConfigSet(ctx, "maxmemory-policy", prev.policy).Err())
 }
 
-// refusedFull reports whether a Publish failed because Redis was at maxmemory (its OOM
-// reply).
-func refusedFull(err error) bool { return redis.HasErrorPrefix(err, "OOM") }
+// refusedFull reports whether a Publish failed because Redis was at maxmemory, and whether
+// the error was a bare OOM reply rather than streamq.ErrRedisFull.
+func refusedFull(err error) (full, bare bool) {
+	if errors.Is(err, streamq.ErrRedisFull) {
+		return true, false
+	}
+	oom := redis.HasErrorPrefix(err, "OOM")
+	return oom, oom
+}
 
 // memorySlack is how long after a memory fault ended a refusal may still be reported: a
 // Publish refused just before the restore returns just after it.
@@ -97,7 +104,8 @@ func (m memoryEffect) refusedFor() time.Duration { return m.lastRefused.Sub(m.fi
 
 // checkMemory measures every memory fault: the publishes refused in its window, from when to
 // when, and whether the messages refused were published later. A refusal outside every
-// memory fault fails, as does a memory fault that refused nothing (it did not bite).
+// memory fault fails, as does a memory fault that refused nothing (it did not bite) and an
+// OOM refusal that did not come as streamq.ErrRedisFull.
 func checkMemory(d *dataset, v *verdict, faults []fault) []memoryEffect {
 	var out []memoryEffect
 	for _, f := range faults {
@@ -117,6 +125,9 @@ func checkMemory(d *dataset, v *verdict, faults []fault) []memoryEffect {
 		}
 		if e.Ev != evPubFailed || !e.Full {
 			continue
+		}
+		if e.BareOOM {
+			v.fail("OOM not reported as streamq.ErrRedisFull", "%s %s at %s: %s", e.Proc, e.UUID, e.time().Format("15:04:05.000"), e.Err)
 		}
 		i := memoryWindow(out, e.time())
 		if i < 0 {

@@ -178,7 +178,8 @@ func publishEvent(m *message.Message, key string, err error) event {
 	e := event{Ev: evPublished, UUID: m.UUID, Key: key, Seq: seqOf(m), Size: len(m.Payload),
 		Sum: m.Metadata.Get(mdSum), Part: streamq.HashPartitioner{}.Partition(key, partitions)}
 	if err != nil {
-		e.Ev, e.Err, e.Full = evPubFailed, err.Error(), refusedFull(err)
+		e.Ev, e.Err = evPubFailed, err.Error()
+		e.Full, e.BareOOM = refusedFull(err)
 	}
 	return e
 }
