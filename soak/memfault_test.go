@@ -33,15 +33,14 @@ func injectMemory(ctx context.Context, r *run) fault {
 	f := fault{kind: kindMemory, start: time.Now()}
 	c := r.fleet.direct
 	prev, err := readMemorySettings(ctx, c)
-	if err == nil {
-		err = squeeze(ctx, c)
-	}
 	if err != nil {
 		f.err, f.end = err, time.Now()
 		return f
 	}
-	pause(ctx, memoryFor)
-	f.err = restoreMemory(context.WithoutCancel(ctx), c, prev)
+	if f.err = squeeze(ctx, c); f.err == nil {
+		pause(ctx, memoryFor)
+	}
+	f.err = joinErr(f.err, restoreMemory(context.WithoutCancel(ctx), c, prev))
 	f.end = time.Now()
 	return f
 }
@@ -69,6 +68,7 @@ func squeeze(ctx context.Context, c *redis.Client) error {
 	return nil
 }
 
+// restoreMemory puts the settings of before the fault back.
 func restoreMemory(ctx context.Context, c *redis.Client, prev memorySettings) error {
 	return errors.Join(c.ConfigSet(ctx, "maxmemory", prev.max).Err(), c.ConfigSet(ctx, "maxmemory-policy", prev.policy).Err())
 }
