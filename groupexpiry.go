@@ -17,7 +17,7 @@ const minGroupExpiry = time.Second
 // GroupExpiryReporter is implemented by a MetricsCollector that counts group expiries
 // (package metrics/prometheus does): a retention trim of a Publisher or of a lease holder
 // left group l.Group out on partition l.Partition of l.Topic, because no member of the group
-// was live there for the GroupExpiry. Each expiry is reported once, by the trim that found
+// was live there for the GroupExpiry (l.Consumer is empty). Each expiry is reported once, by the trim that found
 // it. Optional: a collector without it counts nothing (the entries the expired group loses
 // are counted by Trimmed all the same).
 type GroupExpiryReporter interface {
@@ -51,9 +51,7 @@ func reportExpired(logger watermill.LoggerAdapter, m MetricsCollector, l Labels,
 			"retention no longer waits for it (its offsets stay; what it loses is counted and reported when it comes back)",
 			watermill.LogFields{"topic": l.Topic, "partition": l.Partition, "expired_group": g})
 		if r != nil {
-			gl := l
-			gl.Group = g
-			r.GroupExpired(gl)
+			r.GroupExpired(Labels{Topic: l.Topic, Partition: l.Partition, Group: g})
 		}
 	}
 }
