@@ -49,9 +49,10 @@ type MetricsCollector interface {
 	DLQReplay(topic string, d time.Duration)
 	// Trimmed counts entries removed by retention; kind is "length" or "age" (every entry a
 	// trim removed), "pressure" (entries every group acked, removed below MaxLen because Redis
-	// memory was at the high-water mark), "length-unacked" or "age-unacked" (of those, entries some group had not
-	// acked: only TrimHard removes them), "unacked" (entries of the labels' group that a hard
-	// cap removed before the group acked them, reported by its lease holder), "dlq-age",
+	// memory was at the high-water mark), "length-unacked" or "age-unacked" (of those, entries
+	// some group had not acked: TrimHard, or a GroupExpiry that left a group out), "unacked"
+	// (entries of the labels' group that a hard cap or its expiry removed before the group
+	// acked them, reported by its lease holder), "dlq-age",
 	// "dlq-length" or "orphaned-payloads".
 	Trimmed(l Labels, kind string, n int64)
 }

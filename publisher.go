@@ -80,7 +80,9 @@ func NewPublisher(config PublisherConfig, logger watermill.LoggerAdapter) (*Publ
 	p.topics.Settings = length.settings()
 	p.topics.OnRegister = p.registered
 	if config.MaxLen > 0 {
-		p.trims = newTrimmer(config.Client, space, length.rule(), logger, config.Metrics)
+		rule := length.rule()
+		rule.GroupExpiry = groupExpiryOf(config.GroupExpiry)
+		p.trims = newTrimmer(config.Client, space, rule, logger, config.Metrics)
 	}
 	return p, nil
 }

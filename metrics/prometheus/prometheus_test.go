@@ -43,6 +43,9 @@ func record(c streamq.MetricsCollector) {
 	if d, ok := c.(streamq.DuplicateReporter); ok {
 		d.DuplicateDropped("orders", 1)
 	}
+	if e, ok := c.(streamq.GroupExpiryReporter); ok {
+		e.GroupExpired(streamq.Labels{Topic: "orders", Partition: 1, Group: "forgotten"})
+	}
 	for range 3 {
 		c.Consumed(ordersP0)
 	}
@@ -94,6 +97,7 @@ func TestCollectorExportsEveryMetric(t *testing.T) {
 		`streamq_produced_total{partition="0",topic="orders"}`:                                          2,
 		`streamq_produced_total{partition="1",topic="orders"}`:                                          1,
 		`streamq_publish_duplicates_total{partition="1",topic="orders"}`:                                1,
+		`streamq_group_expired_total{group="forgotten",partition="1",topic="orders"}`:                   1,
 		`streamq_consumed_total` + p0:                                                                   3,
 		`streamq_consumed_total` + p1:                                                                   1,
 		`streamq_consumed_total` + r0:                                                                   1,
@@ -159,6 +163,7 @@ func TestCollectorSeriesPerFamily(t *testing.T) {
 		{"streamq_dlq_deleted_total", []string{"topic"}, 1},
 		{"streamq_dlq_cleared_total", []string{"topic"}, 1},
 		{"streamq_trimmed_total", []string{"consumer", "group", "kind", "partition", "topic"}, 2},
+		{"streamq_group_expired_total", []string{"group", "partition", "topic"}, 1},
 		{"streamq_in_flight", []string{"consumer", "group", "topic"}, 1},
 		{"streamq_eligible_partitions", []string{"consumer", "group", "topic"}, 1},
 		{"streamq_leased_partitions", []string{"consumer", "group", "topic"}, 1},

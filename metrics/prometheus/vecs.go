@@ -13,6 +13,7 @@ var (
 	partitionLabels    = []string{"topic", "partition", "group", "consumer"}
 	trimmedLabels      = []string{"topic", "partition", "group", "consumer", "kind"}
 	subscriptionLabels = []string{"topic", "group", "consumer"}
+	expiredLabels      = []string{"topic", "partition", "group"}
 )
 
 // vecs are the metric families, one per exported metric.
@@ -27,6 +28,7 @@ type vecs struct {
 	dlqDeleted     *prom.CounterVec
 	dlqCleared     *prom.CounterVec
 	trimmed        *prom.CounterVec
+	groupExpired   *prom.CounterVec
 
 	inFlight            *prom.GaugeVec
 	eligiblePartitions  *prom.GaugeVec
@@ -78,6 +80,8 @@ func newVecs(ns string, buckets []float64) vecs {
 		dlqDeleted:     counter("dlq_deleted_total", "Dead letters deleted by admin.", topicLabels),
 		dlqCleared:     counter("dlq_cleared_total", "Dead letters cleared by admin.", topicLabels),
 		trimmed:        counter("trimmed_total", "Entries removed by retention, by kind.", trimmedLabels),
+		groupExpired: counter("group_expired_total",
+			"Times retention left a consumer group out on a partition: no live member there for the group expiry.", expiredLabels),
 
 		inFlight:            gauge("in_flight", "Unacked messages of a subscription."),
 		eligiblePartitions:  gauge("eligible_partitions", "Partitions this member may lease."),
