@@ -74,7 +74,7 @@ func NewPublisher(config PublisherConfig, logger watermill.LoggerAdapter) (*Publ
 		server: serverCheckOf(config.Client),
 	}
 	if config.Memory.watched() {
-		p.memory = newMemoryWatch(config.Client, config.Memory, logger, clock.Real())
+		p.memory = newMemoryWatch(config.Client, config.Memory, logger, clock.Real(), config.Metrics)
 	}
 	length := lengthRetention{maxLen: config.MaxLen, exact: config.ExactMaxLen, policy: config.TrimPolicy}
 	p.topics.Settings = length.settings()
