@@ -93,6 +93,8 @@ type statsView struct {
 	Paused       bool                 `json:"paused"`    // an operator paused the group (streamq pause)
 	PausedAt     string               `json:"pausedAt,omitempty"`
 	Partitions   []partitionStatsView `json:"partitions"`
+	// Memory is the Redis servers' memory and whether the topic's publishes are refused.
+	Memory memoryView `json:"memory"`
 }
 
 // partitionStatsView is admin.PartitionGroupStats.
@@ -155,7 +157,9 @@ position (LAST DELIVERED), the commit frontier (highest acked id) and the other 
 retries it skips. When the topic's trim policy is hard and trimming removed entries before
 the group acked them, a TRIM LOST column counts them. When the group's position stops the
 trim of a partition over the topic's max length, a HOLDS BACK column counts the entries
-over it that the group holds back (they go once it catches up or is deleted).`,
+over it that the group holds back (they go once it catches up or is deleted). Above the
+table: the Redis server's used and max memory (each master's on a Cluster), and "full:
+publishing refused since …" while Redis refuses publishes to the topic for memory.`,
 		Example: `  streamq stats orders payments
   streamq stats orders payments -o wide --utc`,
 		GroupID:           groupGroups,
@@ -166,18 +170,23 @@ over it that the group holds back (they go once it catches up or is deleted).`,
 			if err != nil {
 				return err
 			}
+			m, err := adm.TopicMemory(ctx, args[0])
+			if err != nil {
+				return err
+			}
 			v := newStatsView(s)
+			v.Memory = newMemoryView(m)
 			if a.json {
 				return printJSON(a.stdout, v)
 			}
-			return printStats(a.stdout, s, v, a.wide)
+			return printStats(a.stdout, s, v, a.wide, a.memoryLines(v.Memory))
 		}),
 	}
 	a.addJSONFlag(cmd)
 	return cmd
 }
 
-func printStats(w io.Writer, s admin.GroupStats, v statsView, wide bool) error {
+func printStats(w io.Writer, s admin.GroupStats, v statsView, wide bool, memory []memoryLine) error {
 	members := "none live"
 	if len(v.Members) > 0 {
 		members = strings.Join(v.Members, ", ")
@@ -185,6 +194,9 @@ func printStats(w io.Writer, s admin.GroupStats, v statsView, wide bool) error {
 	fmt.Fprintf(w, "group %q on topic %q\nmembers: %s\n", v.Group, v.Topic, members)
 	if v.Paused {
 		fmt.Fprintf(w, "paused by an operator since %s (streamq resume %s %s)\n", orDash(v.PausedAt), v.Topic, v.Group)
+	}
+	for _, l := range memory {
+		fmt.Fprintf(w, "%s: %s\n", l.name, l.value)
 	}
 	fmt.Fprintln(w)
 	// The columns shown only when hard trimming cost the group entries, or it holds some back.
