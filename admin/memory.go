@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/streamq-dev/streamq/internal/partition"
@@ -32,6 +33,46 @@ type ServerMemory struct {
 	Err error
 }
 
+// String is the server's memory for a person: "38.2/40.0 MiB (95 %)", "2.4 MiB (no
+// maxmemory)", or "unknown (" and the error ")".
+func (s ServerMemory) String() string {
+	switch {
+	case s.Err != nil:
+		return "unknown (" + s.Err.Error() + ")"
+	case s.Max <= 0:
+		return sizeText(s.Used, s.Used) + " (no maxmemory)"
+	}
+	return fmt.Sprintf("%s/%s (%.0f %%)", sizeNumber(s.Used, s.Max), sizeText(s.Max, s.Max), s.Percent)
+}
+
+// sizeUnit is the unit a size of scale bytes is shown in, and its size.
+func sizeUnit(scale int64) (string, float64) {
+	switch {
+	case scale >= 1<<30:
+		return "GiB", 1 << 30
+	case scale >= 1<<20:
+		return "MiB", 1 << 20
+	case scale >= 1<<10:
+		return "KiB", 1 << 10
+	}
+	return "B", 1
+}
+
+// sizeNumber is n in the unit of scale, without the unit: "38.2".
+func sizeNumber(n, scale int64) string {
+	unit, size := sizeUnit(scale)
+	if unit == "B" {
+		return strconv.FormatInt(n, 10)
+	}
+	return strconv.FormatFloat(float64(n)/size, 'f', 1, 64)
+}
+
+// sizeText is n in the unit of scale: "40.0 MiB".
+func sizeText(n, scale int64) string {
+	unit, _ := sizeUnit(scale)
+	return sizeNumber(n, scale) + " " + unit
+}
+
 // TopicMemory is the memory of the Redis servers behind a topic and whether its publishes are
 // being refused.
 type TopicMemory struct {
@@ -58,6 +99,10 @@ func (m TopicMemory) Full() bool {
 	}
 	return m.Refused()
 }
+
+// MemoryHighWater is the fraction of maxmemory ServerMemory.High is judged against
+// (Options.MemoryHighWater); 0: none.
+func (a *Admin) MemoryHighWater() float64 { return a.highWater }
 
 // ServerMemory reads INFO memory of every server (every master of a Cluster), sorted by
 // address. A server that tells nothing has its Err set; the call fails only when ctx does.

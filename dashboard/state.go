@@ -15,7 +15,8 @@ type topicState struct {
 	dlq      int64          // dead letters now
 	arrived  map[string]int // dead letters per group within recentWindow
 	recent   recent
-	groups   []groupState // sorted by name
+	memory   admin.TopicMemory // the Redis servers' memory, the topic's refused publishes
+	groups   []groupState      // sorted by name
 	health   healthView
 	worstLag *worstLagView
 }
@@ -44,6 +45,9 @@ func (h *Handler) readTopicState(ctx context.Context, topic string) (topicState,
 		return st, err
 	}
 	if st.recent, err = h.recentHistory(ctx, topic); err != nil {
+		return st, err
+	}
+	if st.memory, err = h.topicMemory(ctx, topic); err != nil {
 		return st, err
 	}
 	st.judge()
@@ -101,6 +105,7 @@ func (st *topicState) judge() {
 		total += n
 	}
 	st.health = topicHealth(names, healths, int64(total-attributed))
+	memoryHealth(&st.health, st.memory, st.lag.Time)
 }
 
 // worstLagView is the group furthest behind on a topic.

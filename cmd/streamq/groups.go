@@ -179,7 +179,7 @@ publishing refused since …" while Redis refuses publishes to the topic for mem
 			if a.json {
 				return printJSON(a.stdout, v)
 			}
-			return printStats(a.stdout, s, v, a.wide, a.memoryLines(v.Memory))
+			return printStats(a.stdout, s, v, a.wide, a.memoryLines(m))
 		}),
 	}
 	a.addJSONFlag(cmd)

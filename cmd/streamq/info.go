@@ -106,7 +106,7 @@ topic for memory. -o wide adds the retries and groups of each partition.`,
 			if a.json {
 				return printJSON(a.stdout, v)
 			}
-			return printInfo(a.stdout, v, a.wide, a.memoryLines(v.Memory))
+			return printInfo(a.stdout, v, a.wide, a.memoryLines(m))
 		}),
 	}
 	a.addJSONFlag(cmd)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/streamq-dev/streamq/admin"
@@ -49,7 +48,7 @@ type memoryLine struct{ name, value string }
 
 // memoryLines are the lines info and stats show of m: "memory" per server (named by its
 // address when there are several), then "full" when it is.
-func (a *app) memoryLines(m memoryView) []memoryLine {
+func (a *app) memoryLines(m admin.TopicMemory) []memoryLine {
 	var out []memoryLine
 	for _, s := range m.Servers {
 		name := "memory"
@@ -58,7 +57,7 @@ func (a *app) memoryLines(m memoryView) []memoryLine {
 		}
 		out = append(out, memoryLine{name, memoryText(s, m.HighWater)})
 	}
-	if m.Full {
+	if m.Full() {
 		out = append(out, memoryLine{"full", a.refusalText(m)})
 	}
 	return out
@@ -66,14 +65,8 @@ func (a *app) memoryLines(m memoryView) []memoryLine {
 
 // memoryText is one server's memory: "38.2/40.0 MiB (95 %)", with the high-water mark when it
 // is above it.
-func memoryText(s serverMemoryView, mark float64) string {
-	switch {
-	case s.Error != "":
-		return "unknown (" + s.Error + ")"
-	case s.MaxBytes <= 0:
-		return bytesText(s.UsedBytes, s.UsedBytes) + " (no maxmemory)"
-	}
-	text := fmt.Sprintf("%s/%s (%.0f %%)", bytesNumber(s.UsedBytes, s.MaxBytes), bytesText(s.MaxBytes, s.MaxBytes), s.Percent)
+func memoryText(s admin.ServerMemory, mark float64) string {
+	text := s.String()
 	switch {
 	case s.Full:
 		return text + ", at maxmemory"
@@ -84,38 +77,10 @@ func memoryText(s serverMemoryView, mark float64) string {
 }
 
 // refusalText is since when the topic's publishes are refused, or that they will be.
-func (a *app) refusalText(m memoryView) string {
-	since := time.Time(m.RefusedSince)
+func (a *app) refusalText(m admin.TopicMemory) string {
+	since := m.RefusedSince
 	if since.IsZero() {
 		return "at maxmemory: publishes will be refused"
 	}
 	return fmt.Sprintf("publishing refused since %s (%s)", a.timeText(since), agoText(time.Since(since)))
-}
-
-// bytesUnit is the unit a size of scale bytes is shown in, and its size.
-func bytesUnit(scale int64) (string, float64) {
-	switch {
-	case scale >= 1<<30:
-		return "GiB", 1 << 30
-	case scale >= 1<<20:
-		return "MiB", 1 << 20
-	case scale >= 1<<10:
-		return "KiB", 1 << 10
-	}
-	return "B", 1
-}
-
-// bytesNumber is n in the unit of scale, without the unit: "38.2".
-func bytesNumber(n, scale int64) string {
-	unit, size := bytesUnit(scale)
-	if unit == "B" {
-		return strconv.FormatInt(n, 10)
-	}
-	return strconv.FormatFloat(float64(n)/size, 'f', 1, 64)
-}
-
-// bytesText is n in the unit of scale: "40.0 MiB".
-func bytesText(n, scale int64) string {
-	unit, _ := bytesUnit(scale)
-	return bytesNumber(n, scale) + " " + unit
 }
