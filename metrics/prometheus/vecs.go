@@ -13,6 +13,7 @@ var (
 	partitionLabels    = []string{"topic", "partition", "group", "consumer"}
 	trimmedLabels      = []string{"topic", "partition", "group", "consumer", "kind"}
 	subscriptionLabels = []string{"topic", "group", "consumer"}
+	serverLabels       = []string{"server"}
 )
 
 // vecs are the metric families, one per exported metric.
@@ -33,6 +34,8 @@ type vecs struct {
 	leasedPartitions    *prom.GaugeVec
 	maxLeasedPartitions *prom.GaugeVec
 	pausedSince         *prom.GaugeVec
+
+	usedMemory, maxMemory, memoryHigh, fullSince *prom.GaugeVec
 
 	handle       *prom.HistogramVec
 	backpressure *prom.HistogramVec
@@ -57,11 +60,14 @@ func newVecs(ns string, buckets []float64) vecs {
 		add(name, v)
 		return v
 	}
-	gauge := func(name, help string) *prom.GaugeVec {
-		v := prom.NewGaugeVec(prom.GaugeOpts{Namespace: ns, Name: name, Help: help}, subscriptionLabels)
-		add(name, v)
-		return v
+	gaugeOf := func(labels []string) func(name, help string) *prom.GaugeVec {
+		return func(name, help string) *prom.GaugeVec {
+			v := prom.NewGaugeVec(prom.GaugeOpts{Namespace: ns, Name: name, Help: help}, labels)
+			add(name, v)
+			return v
+		}
 	}
+	gauge, serverGauge := gaugeOf(subscriptionLabels), gaugeOf(serverLabels)
 	histogram := func(name, help string, labels []string) *prom.HistogramVec {
 		v := prom.NewHistogramVec(prom.HistogramOpts{Namespace: ns, Name: name, Help: help, Buckets: buckets}, labels)
 		add(name, v)
@@ -85,6 +91,12 @@ func newVecs(ns string, buckets []float64) vecs {
 		maxLeasedPartitions: gauge("max_leased_partitions", "Cap on the partitions this member leases (0: none)."),
 		pausedSince: gauge("paused_since_seconds",
 			"Unix time the subscription's delivery was paused (Subscriber.Pause or admin.PauseGroup); 0 while it is not paused."),
+
+		usedMemory: serverGauge("redis_used_memory_bytes", "Used memory of a Redis server (INFO memory used_memory), as a publisher's or subscriber's memory watch last read it."),
+		maxMemory:  serverGauge("redis_max_memory_bytes", "maxmemory of a Redis server; 0: no limit."),
+		memoryHigh: serverGauge("redis_memory_high", "1 while a Redis server's used memory is at or above the high-water mark of its maxmemory (MemoryWatch.HighWater), else 0."),
+		fullSince: serverGauge("redis_full_since_seconds",
+			"Unix time a Redis server was first seen at maxmemory, refusing publishes; 0 while it is not full."),
 
 		handle:       histogram("handle_seconds", "Time from handing a message over to its Ack or Nack.", partitionLabels),
 		backpressure: histogram("backpressure_wait_seconds", "Time a fetched message waited for an in-flight slot.", partitionLabels),
