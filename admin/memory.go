@@ -42,7 +42,8 @@ func (s ServerMemory) String() string {
 	case s.Max <= 0:
 		return sizeText(s.Used, s.Used) + " (no maxmemory)"
 	}
-	return fmt.Sprintf("%s/%s (%.0f %%)", sizeNumber(s.Used, s.Max), sizeText(s.Max, s.Max), s.Percent)
+	scale := max(s.Used, s.Max) // the unit of the larger
+	return fmt.Sprintf("%s/%s (%.0f %%)", sizeNumber(s.Used, scale), sizeText(s.Max, scale), s.Percent)
 }
 
 // sizeUnit is the unit a size of scale bytes is shown in, and its size.
