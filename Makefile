@@ -2,7 +2,7 @@ GO        ?= go
 PKGS      ?= ./...
 TIMEOUT   ?= 15m
 
-.PHONY: test test-race test-short bench bench-go lint fmt vet demo fuzz e2e outbox outbox-bench otel docs soak soak-short handover
+.PHONY: test test-race test-short bench bench-go lint fmt vet demo fuzz e2e outbox outbox-bench otel docs soak soak-short handover memsize
 
 ## test: vet, then every test with the race detector against real redis-servers the tests
 ## start, then Watermill's unmodified TestReconnect without -race (its harness has a data
@@ -49,7 +49,8 @@ outbox-bench:
 
 ## soak: the fault-injection soak (soak/, build tag soak): publisher and consumer processes on
 ## a 16-partition topic while consumers are killed, paused and closed, redis-server restarted
-## and killed, the network cut, reset and slowed, and a consumer group destroyed; prints the
+## and killed, the network cut, reset and slowed, a consumer group destroyed, and maxmemory set
+## just above used memory for a few seconds (publishes refused, consumers drain); prints the
 ## figures and fails on any lost message (SOAK_DURATION, SOAKFLAGS="-soak.seed=N ...")
 SOAK_DURATION ?= 10m
 SOAK_TIMEOUT  ?= 20m
@@ -65,6 +66,13 @@ soak-short:
 ## membership and not; prints the table of docs/consuming.md (HANDOVERFLAGS="-handover.downtime=0s ...")
 handover:
 	$(GO) test -tags handover -run '^TestRollingRestart$$' -count=1 -v -timeout 40m ./handover $(HANDOVERFLAGS)
+
+## memsize: Redis memory per stream entry (memsize/, build tag memsize): used_memory before and
+## after appending 100,000 messages of 16 B, 256 B, 1 KiB and 4 KiB and 2,000 offloaded ones of
+## 100 KiB, with and without the idempotency records; prints the table of docs/storage.md
+## (MEMSIZEFLAGS="-memsize.count=20000 ...")
+memsize:
+	$(GO) test -tags memsize -run '^TestMemSize$$' -count=1 -v -timeout 20m ./memsize $(MEMSIZEFLAGS)
 
 ## test-race: same as test (every run is -race)
 test-race: test

@@ -143,6 +143,7 @@ func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int
 	reg := partition.NewRegistry(client, space)
 	n, err := reg.Register(ctx, topic, 4)
 	require.NoError(t, err, "register.lua")
+	require.NoError(t, reg.DeclareGroup(ctx, topic, "declared", "0-0"), "declare.lua")
 	_, err = reg.Grow(ctx, topic, n+1)
 	require.NoError(t, err, "register.lua (grow)")
 	_, err = reg.NoteRefused(ctx, topic)

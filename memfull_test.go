@@ -2,7 +2,6 @@ package streamq
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -15,6 +14,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/streamq-dev/streamq/internal/redistest"
 )
 
 // fullScenario is the outage a Redis at maxmemory gives: a group registered but not
@@ -25,6 +26,8 @@ type fullScenario struct {
 	offload   bool // payloads over PayloadThreshold: stored in their own keys
 	nackFirst bool // the handler nacks each message's first delivery: retries at maxmemory
 	deadEvery int  // the handler dead-letters every n-th message (0: none)
+	static    bool // the consumer is a static member (its presence is written at maxmemory)
+	takeover  bool // a first consumer crashes holding messages: the next one claims them at maxmemory
 }
 
 // TestRedisFullDrains is the scenario of a consumer down while Redis fills up: Publish
@@ -42,12 +45,14 @@ func TestRedisFullDrains(t *testing.T) {
 		"all-groups-ack": {policy: AckDeleteAllGroups},
 		"offloaded":      {policy: AckDeleteNone, offload: true},
 		"retry and dlq":  {policy: AckDeleteNone, nackFirst: true, deadEvery: 10},
+		"static member":  {policy: AckDeleteNone, static: true},
+		"takeover":       {policy: AckDeleteNone, takeover: true},
 	}
 	onBackends(t, func(t *testing.T, client redis.UniversalClient) {
 		_, cluster := client.(*redis.ClusterClient)
-		for _, name := range []string{"none", "immediate", "all-groups-ack", "offloaded", "retry and dlq"} {
+		for _, name := range []string{"none", "immediate", "all-groups-ack", "offloaded", "retry and dlq", "static member", "takeover"} {
 			sc := scenarios[name]
-			if cluster && name != "none" && name != "retry and dlq" {
+			if cluster && name != "none" && name != "retry and dlq" && name != "takeover" {
 				continue // the cluster leg runs the default and the retries; the policies are per script, the same on both
 			}
 			t.Run(name, func(t *testing.T) {
@@ -57,8 +62,37 @@ func TestRedisFullDrains(t *testing.T) {
 	})
 }
 
+// TestRedisFullDrainsWithDefaults is the outage as a new user meets it: maxmemory 40mb with
+// noeviction, 4 partitions, the default Publisher and Subscriber configs.
+func TestRedisFullDrainsWithDefaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fills a Redis to its maxmemory: not in -short")
+	}
+	client := redistest.StartWith(t, "maxmemory 40mb", "maxmemory-policy noeviction").Client(t)
+	topic := "orders"
+	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 4})
+	cfg := SubscriberConfig{Client: client, ConsumerGroup: "payments", DefaultPartitionCount: 4}
+	require.NoError(t, newTestSubscriber(t, cfg).SubscribeInitialize(topic))
+	published, refused, err := fillUntilFull(t, pub, topic)
+	require.ErrorIs(t, err, ErrRedisFull)
+	t.Logf("%d messages published before Redis refused a batch: %v", len(published), err)
+
+	received := consumeFull(t, cfg, topic, fullScenario{})
+	defer received.stop()
+	received.waitFor(t, published, "group payments")
+	start := time.Now()
+	for err = pub.Publish(topic, refused...); err != nil; err = pub.Publish(topic, refused...) {
+		require.ErrorIs(t, err, ErrRedisFull)
+		require.Less(t, time.Since(start), 60*time.Second, "Publish still refused after the drain: %v", err)
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("Publish accepted again %s after the group drained", time.Since(start).Round(10*time.Millisecond))
+	all := append(published, uuidsOf(refused)...)
+	received.waitFor(t, all, "group payments, with the refused batch sent again")
+	received.assertOnce(t, all)
+}
+
 func runFullScenario(t *testing.T, client redis.UniversalClient, topic string, sc fullScenario) {
-	ctx := context.Background()
 	restore := capMemory(t, client, 6<<20)
 	defer restore()
 
@@ -72,6 +106,9 @@ func runFullScenario(t *testing.T, client redis.UniversalClient, topic string, s
 	cfg.PayloadThreshold = threshold
 	cfg.Memory = MemoryWatch{Interval: 200 * time.Millisecond}
 	cfg.RetryPolicy = ExponentialBackoff{Attempts: 5, Base: time.Millisecond, Max: time.Millisecond}
+	if sc.static {
+		cfg.ConsumerName, cfg.StaticMemberGrace = "static-1", 5*time.Second
+	}
 	require.NoError(t, newTestSubscriber(t, cfg).SubscribeInitialize(topic))
 	if sc.policy == AckDeleteAllGroups {
 		other := cfg
@@ -90,12 +127,13 @@ func runFullScenario(t *testing.T, client redis.UniversalClient, topic string, s
 	assert.NotEmpty(t, full.Server)
 	assert.True(t, redis.HasErrorPrefix(fullErr, "OOM"), "the server's reply is wrapped")
 
+	if sc.takeover {
+		crashHolding(t, cfg, topic, 4) // one per partition: each waits for its ack
+	}
 	received := consumeFull(t, cfg, topic, sc)
-	groups := []string{"g"}
 	if sc.policy == AckDeleteAllGroups {
 		other := cfg
 		other.ConsumerGroup = "g2"
-		groups = append(groups, "g2")
 		receivedOther := consumeFull(t, other, topic, sc)
 		defer receivedOther.stop()
 		receivedOther.waitFor(t, published, "group g2")
@@ -116,8 +154,6 @@ func runFullScenario(t *testing.T, client redis.UniversalClient, topic string, s
 	all := append(published, uuidsOf(refused)...)
 	received.waitFor(t, all, "group g, with the refused batch sent again")
 	received.assertOnce(t, all)
-	_ = ctx
-	_ = groups
 }
 
 // capMemory sets maxmemory on every master to its used memory plus room, with noeviction,
@@ -184,9 +220,28 @@ func uuidsOf(msgs []*message.Message) []string {
 // messages done (acked, or dead-lettered by the handler).
 type fullConsumer struct {
 	mu    sync.Mutex
-	first map[string]int
+	first map[string]map[string]bool // UUID -> stream ids it was delivered from, not as a retry
 	done  map[string]bool
 	stop  func()
+}
+
+// crashHolding subscribes a member of cfg's group that takes n messages without acking them
+// and then stops as a killed process would: its partitions and pending entries are taken
+// over by the next member, on the full Redis.
+func crashHolding(t *testing.T, cfg SubscriberConfig, topic string, n int) {
+	sub, err := NewSubscriber(cfg, testLogger())
+	require.NoError(t, err)
+	msgs, err := sub.Subscribe(context.Background(), topic)
+	require.NoError(t, err)
+	for range n {
+		select {
+		case <-msgs:
+		case <-time.After(30 * time.Second):
+			t.Fatal("no message from the full Redis")
+		}
+	}
+	sub.crash()
+	require.NoError(t, sub.Close())
 }
 
 // consumeFull subscribes cfg's group to topic with the scenario's handler.
@@ -195,7 +250,7 @@ func consumeFull(t *testing.T, cfg SubscriberConfig, topic string, sc fullScenar
 	ctx, cancel := context.WithCancel(context.Background())
 	msgs, err := sub.Subscribe(ctx, topic)
 	require.NoError(t, err, "Subscribe on a full Redis")
-	c := &fullConsumer{first: map[string]int{}, done: map[string]bool{}}
+	c := &fullConsumer{first: map[string]map[string]bool{}, done: map[string]bool{}}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -210,10 +265,14 @@ func consumeFull(t *testing.T, cfg SubscriberConfig, topic string, sc fullScenar
 
 func (c *fullConsumer) handle(msg *message.Message, sc fullScenario) {
 	retries, _ := RetryCountFromCtx(msg.Context())
+	id, _ := StreamIDFromCtx(msg.Context())
 	n, _ := strconv.Atoi(msg.Metadata.Get("n"))
 	c.mu.Lock()
-	if retries == 0 {
-		c.first[msg.UUID]++
+	if retries == 0 { // the message as published, not a retry's copy
+		if c.first[msg.UUID] == nil {
+			c.first[msg.UUID] = map[string]bool{}
+		}
+		c.first[msg.UUID][id] = true
 	}
 	c.mu.Unlock()
 	switch {
@@ -259,19 +318,16 @@ func (c *fullConsumer) missing(uuids []string) int {
 	return n
 }
 
-// assertOnce checks that each message was appended once: delivered once as itself (retries
-// are deliveries of a copy, with a retry count).
+// assertOnce checks that each message was appended once: every delivery of it as published
+// (retries are copies, with a retry count) came from one stream entry.
 func (c *fullConsumer) assertOnce(t *testing.T, uuids []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var twice []string
+	var wrong []string
 	for _, u := range uuids {
-		if c.first[u] != 1 {
-			twice = append(twice, fmt.Sprintf("%s: %d", u, c.first[u]))
+		if n := len(c.first[u]); n != 1 {
+			wrong = append(wrong, fmt.Sprintf("%s in %d entries", u, n))
 		}
 	}
-	assert.Empty(t, twice, "first deliveries per message")
-	if len(twice) > 0 {
-		t.Log(errors.New(strings.Join(twice[:min(len(twice), 10)], ", ")))
-	}
+	assert.Empty(t, len(wrong), "messages not appended exactly once, e.g. %s", strings.Join(wrong[:min(len(wrong), 5)], ", "))
 }

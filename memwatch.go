@@ -2,6 +2,7 @@ package streamq
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +17,11 @@ import (
 
 // memoryReadTimeout bounds one round of INFO memory.
 const memoryReadTimeout = 5 * time.Second
+
+var (
+	errMemoryFull = errors.New("used_memory at maxmemory")
+	errMemoryHigh = errors.New("used_memory above the high-water mark")
+)
 
 // memoryLevel is where a server's used memory stands against its maxmemory.
 type memoryLevel int
@@ -160,14 +166,14 @@ func (w *memoryWatch) logLevel(m server.Memory, was, level memoryLevel) {
 	case memoryFull:
 		fields["what_happens"] = "Redis refuses publishes (Publish returns ErrRedisFull) while consumers drain; publishing resumes when the trims that follow their acks free memory"
 		fields["next_step"] = "find the group that is behind: streamq lag; streamq groups (docs/storage.md, Redis full)"
-		w.log.Error("Redis is full (used memory at maxmemory): publishing is refused", nil, fields)
+		w.log.Error("Redis is full (used memory at maxmemory): publishing is refused", errMemoryFull, fields)
 	case memoryHigh:
 		if was == memoryFull {
 			w.log.Info("Redis has room again, above the high-water mark", fields)
 			return
 		}
 		fields["what_happens"] = "at maxmemory Redis refuses publishes until consumers drain; acked entries are trimmed from now on"
-		w.log.Error("Redis used memory passed the high-water mark of maxmemory", nil, fields)
+		w.log.Error("Redis used memory passed the high-water mark of maxmemory", errMemoryHigh, fields)
 	default:
 		w.log.Info("Redis used memory fell back below the high-water mark", fields)
 	}

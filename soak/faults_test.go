@@ -24,6 +24,7 @@ const (
 	kindReset   = "connection reset, everyone"
 	kindLatency = "latency +100 ms each way"
 	kindDestroy = "XGROUP DESTROY, one group"
+	kindMemory  = "memory: maxmemory just above used"
 )
 
 // Fault timings.
@@ -54,6 +55,7 @@ var faultKinds = []faultKind{
 	{kindReset, 0, injectReset},
 	{kindLatency, latencyFor, injectLatency},
 	{kindDestroy, time.Second, injectDestroy},
+	{kindMemory, memoryFor, injectMemory},
 }
 
 // fault is one injected fault: its window, for a consumer fault the member it hit and the

@@ -16,7 +16,7 @@ import (
 // Kinds of ledger events.
 const (
 	evPublished = "pub"     // Publish returned nil for this message
-	evPubFailed = "pubfail" // Publish returned an error: the message may or may not exist
+	evPubFailed = "pubfail" // Publish returned an error: the message may or may not exist; it is sent again
 	evHandled   = "handle"  // a handler got the message (written before it returns)
 	evAcquired  = "acq"     // the consumer took a partition's lease
 	evReleased  = "rel"     // the consumer released or lost a partition
@@ -52,7 +52,10 @@ type event struct {
 	Bad   string `json:"bad,omitempty"` // why the payload check failed
 	RGrp  string `json:"rg,omitempty"`  // x-retry-group of the delivered message
 	Err   string `json:"err,omitempty"`
-	Pid   int    `json:"pid,omitempty"`
+	Full  bool   `json:"full,omitempty"` // a Publish refused because Redis was at maxmemory
+	// BareOOM: that refusal was Redis's OOM reply, not wrapped in streamq.ErrRedisFull.
+	BareOOM bool `json:"bareoom,omitempty"`
+	Pid     int  `json:"pid,omitempty"`
 }
 
 func (e event) time() time.Time { return time.Unix(0, e.T) }

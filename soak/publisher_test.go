@@ -19,7 +19,8 @@ import (
 )
 
 // Publisher processes: lanes goroutines each publish their keys' messages in sequence order,
-// one Publish call (of 1 to 3 messages of one key) at a time, paced to the process's rate.
+// one Publish call (of 1 to 3 messages of one key) at a time, paced to the process's rate; a
+// call that fails is made again with the same messages until it succeeds.
 const (
 	lanes          = 8
 	keysPerPart    = 2 // keys of one publisher per partition
@@ -130,20 +131,37 @@ func (l *lane) run(ctx context.Context, tokens <-chan struct{}) {
 				return
 			}
 		}
-		if !l.publish(ctx, key, n) && !pause(ctx, failPause) {
+		if !l.publishUntilDone(ctx, key, l.batch(key, n)) {
 			return
 		}
 	}
 }
 
-// publish sends n messages of key in one Publish call and records the outcome; false when
-// it failed.
-func (l *lane) publish(ctx context.Context, key string, n int) bool {
+// batch builds the next n messages of key.
+func (l *lane) batch(key string, n int) []*message.Message {
 	msgs := make([]*message.Message, n)
 	for i := range msgs {
 		l.seqs[key]++
 		msgs[i] = newMessage(l.rng, key, l.seqs[key])
 	}
+	return msgs
+}
+
+// publishUntilDone sends msgs until a Publish returns nil: a failed Publish (a network
+// fault, Redis down or full) is tried again with the same messages, UUIDs included, so the
+// idempotent append stores each once. False when ctx ended first.
+func (l *lane) publishUntilDone(ctx context.Context, key string, msgs []*message.Message) bool {
+	for !l.publish(ctx, key, msgs) {
+		if !pause(ctx, failPause) {
+			return false
+		}
+	}
+	return true
+}
+
+// publish sends msgs of key in one Publish call and records the outcome; false when it
+// failed.
+func (l *lane) publish(ctx context.Context, key string, msgs []*message.Message) bool {
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), publishTimeout)
 	defer cancel()
 	for _, m := range msgs {
@@ -161,6 +179,7 @@ func publishEvent(m *message.Message, key string, err error) event {
 		Sum: m.Metadata.Get(mdSum), Part: streamq.HashPartitioner{}.Partition(key, partitions)}
 	if err != nil {
 		e.Ev, e.Err = evPubFailed, err.Error()
+		e.Full, e.BareOOM = refusedFull(err)
 	}
 	return e
 }

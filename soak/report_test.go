@@ -16,6 +16,8 @@ import (
 // figures are the results of a run.
 type figures struct {
 	published, pubFailed, torn int
+	pubAttemptsFailed          int // Publish calls' messages that returned an error, each attempt
+	republished                int // messages whose Publish failed, then returned nil when sent again
 	appendedTwice              int
 	delivery                   deliveryFigures
 	order                      orderFigures
@@ -25,6 +27,7 @@ type figures struct {
 	dlq                        map[string]int
 	recoveries                 []recovery
 	destroys                   []destroyFigures
+	memory                     []memoryEffect
 	stall                      stall
 	elapsed                    time.Duration
 	lagClaims                  []string // admin lag reported for caught-up partitions
@@ -37,6 +40,7 @@ func analyse(d *dataset, v *verdict, faults []fault, begin time.Time) figures {
 	for g, hs := range d.handles {
 		f.handles[g] = len(hs)
 	}
+	f.pubAttemptsFailed, f.republished = publishRetries(d)
 	windows := newDestroyWindows(faults)
 	f.delivery = checkDelivery(d, v, windows)
 	f.appendedTwice = appendedTwice(d)
@@ -44,6 +48,7 @@ func analyse(d *dataset, v *verdict, faults []fault, begin time.Time) figures {
 	f.fencing = checkFencing(d, v)
 	f.closesChecked, f.acksLost = checkClosesKeptAcks(d, v, faults)
 	f.destroys = checkDestroys(d, v, faults, windows)
+	f.memory = checkMemory(d, v, faults)
 	f.recoveries = measureRecovery(d, faults)
 	for _, r := range f.recoveries {
 		if !r.ok {
@@ -57,6 +62,22 @@ func analyse(d *dataset, v *verdict, faults []fault, begin time.Time) figures {
 	f.stall = longestStall(d, begin.Add(warmup), last)
 	f.elapsed = last.Sub(begin)
 	return f
+}
+
+// publishRetries counts the failed publish attempts (per message) and the messages that
+// failed, then were published when sent again.
+func publishRetries(d *dataset) (attempts, republished int) {
+	for _, e := range d.events {
+		if e.Ev == evPubFailed {
+			attempts++
+		}
+	}
+	for uuid := range d.failed {
+		if _, ok := d.published[uuid]; ok {
+			republished++
+		}
+	}
+	return attempts, republished
 }
 
 func maxTime(a, b time.Time) time.Time {
@@ -73,6 +94,7 @@ func report(t *testing.T, dir string, seed int64, f figures, v *verdict) {
 	writeFigures(&b, seed, f)
 	writeFaults(&b, f.recoveries)
 	writeDestroys(&b, f.destroys)
+	writeMemory(&b, f.memory)
 	switch {
 	case v.ok() && windowLosses(f.destroys) > 0:
 		fmt.Fprintf(&b, "\nPASS: no message lost and no payload missing outside the group-destroy windows (%d inside them: above), order and fencing held\n",
@@ -99,7 +121,9 @@ func writeFigures(b *strings.Builder, seed int64, f figures) {
 	w := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(w, "messages published (Publish returned nil)\t%d\t\n", f.published)
 	fmt.Fprintf(w, "  of which offloaded (payload > 64 KiB)\t%d\t\n", f.delivery.offloaded)
-	fmt.Fprintf(w, "publishes that returned an error\t%d\t\n", f.pubFailed)
+	fmt.Fprintf(w, "messages whose Publish returned an error (sent again)\t%d\t\n", f.pubFailed)
+	fmt.Fprintf(w, "  published when sent again\t%d\t\n", f.republished)
+	fmt.Fprintf(w, "  failed attempts, per message\t%d\t\n", f.pubAttemptsFailed)
 	fmt.Fprintf(w, "messages appended twice (the client retried after losing the reply)\t%d\t\n", f.appendedTwice)
 	fmt.Fprintf(w, "torn ledger lines (process killed mid-write)\t%d\t\n", f.torn)
 	w.Flush()
@@ -193,6 +217,31 @@ func writeDestroys(b *strings.Builder, ds []destroyFigures) {
 			fmt.Fprintf(b, "  %s %s\n", d.fault.start.Format("15:04:05.000"), e)
 		}
 	}
+}
+
+// writeMemory prints, per memory fault, the publishes Redis refused as full, for how long,
+// and what became of the messages refused.
+func writeMemory(b *strings.Builder, ms []memoryEffect) {
+	if len(ms) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\nmemory pressure: maxmemory %d KiB above used memory (noeviction) for %s, then restored; publishers send a refused message again\n"+
+		"(published meanwhile: accepted while the fault lasted, whenever acks and expiries freed memory below the limit)\n",
+		memoryMargin>>10, memoryFor)
+	w := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(w, "fault at\tattempts refused (per message)\tmessages refused\tfirst refusal\trefused for\tpublished meanwhile\tpublished again after\tpublished in the end\tnever published\t\n")
+	for _, m := range ms {
+		first, again := "-", "-"
+		if m.refused > 0 {
+			first = "+" + secs(m.firstRefused.Sub(m.fault.start))
+		}
+		if !m.resumed.IsZero() {
+			again = "+" + secs(m.resumed.Sub(m.fault.start))
+		}
+		fmt.Fprintf(w, "%s\t%d\t%d\t%s\t%s\t%d\t%s\t%d\t%d\t\n", m.fault.start.Format("15:04:05.000"), m.refused, m.messages,
+			first, secs(m.refusedFor()), m.accepted, again, m.publishedAfterRefusal, m.neverPublished)
+	}
+	w.Flush()
 }
 
 // destroyCosts sums, per group, the messages lost inside group-destroy windows and those
