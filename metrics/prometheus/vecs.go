@@ -67,7 +67,7 @@ func newVecs(ns string, buckets []float64) vecs {
 			return v
 		}
 	}
-	gauge, serverGauge := gaugeOf(subscriptionLabels), gaugeOf(serverLabels)
+	gauge := gaugeOf(subscriptionLabels)
 	histogram := func(name, help string, labels []string) *prom.HistogramVec {
 		v := prom.NewHistogramVec(prom.HistogramOpts{Namespace: ns, Name: name, Help: help, Buckets: buckets}, labels)
 		add(name, v)
@@ -92,18 +92,21 @@ func newVecs(ns string, buckets []float64) vecs {
 		pausedSince: gauge("paused_since_seconds",
 			"Unix time the subscription's delivery was paused (Subscriber.Pause or admin.PauseGroup); 0 while it is not paused."),
 
-		usedMemory: serverGauge("redis_used_memory_bytes", "Used memory of a Redis server (INFO memory used_memory), as a publisher's or subscriber's memory watch last read it."),
-		maxMemory:  serverGauge("redis_max_memory_bytes", "maxmemory of a Redis server; 0: no limit."),
-		memoryHigh: serverGauge("redis_memory_high", "1 while a Redis server's used memory is at or above the high-water mark of its maxmemory (MemoryWatch.HighWater), else 0."),
-		fullSince: serverGauge("redis_full_since_seconds",
-			"Unix time a Redis server was first seen at maxmemory, refusing publishes; 0 while it is not full."),
-
 		handle:       histogram("handle_seconds", "Time from handing a message over to its Ack or Nack.", partitionLabels),
 		backpressure: histogram("backpressure_wait_seconds", "Time a fetched message waited for an in-flight slot.", partitionLabels),
 		dlqReplay:    histogram("dlq_replay_seconds", "Time of one replay of a dead letter.", topicLabels),
 	}
+	v.usedMemory, v.maxMemory, v.memoryHigh, v.fullSince = serverGauges(gaugeOf(serverLabels))
 	v.all = all
 	return v
+}
+
+// serverGauges are the memory gauges of the Redis servers, made by gauge.
+func serverGauges(gauge func(name, help string) *prom.GaugeVec) (used, maxMemory, high, fullSince *prom.GaugeVec) {
+	return gauge("redis_used_memory_bytes", "Used memory of a Redis server (INFO memory used_memory), as a publisher's or subscriber's memory watch last read it."),
+		gauge("redis_max_memory_bytes", "maxmemory of a Redis server; 0: no limit."),
+		gauge("redis_memory_high", "1 while a Redis server's used memory is at or above the high-water mark of its maxmemory (MemoryWatch.HighWater), else 0."),
+		gauge("redis_full_since_seconds", "Unix time a Redis server was first seen at maxmemory, refusing publishes; 0 while it is not full.")
 }
 
 // register registers every family on r, or none: on an error it unregisters the families
