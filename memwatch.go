@@ -179,11 +179,11 @@ func (w *memoryWatch) logLevel(m server.Memory, was, level memoryLevel) {
 	}
 }
 
-func percentOf(used, max int64) int {
-	if max <= 0 {
+func percentOf(used, limit int64) int {
+	if limit <= 0 {
 		return 0
 	}
-	return int(used * 100 / max)
+	return int(used * 100 / limit)
 }
 
 // refused records that Redis refused a publish for memory: the servers are under pressure
