@@ -146,6 +146,8 @@ func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int
 	require.NoError(t, reg.DeclareGroup(ctx, topic, "declared", "0-0"), "declare.lua")
 	_, err = reg.Grow(ctx, topic, n+1)
 	require.NoError(t, err, "register.lua (grow)")
+	_, err = reg.NoteRefused(ctx, topic)
+	require.NoError(t, err, "refused.lua")
 
 	leases := lease.New(client, "m", watermill.NewShortUUID(), time.Minute)
 	token := leases.NextToken()

@@ -82,6 +82,16 @@ type DuplicateReporter interface {
 	DuplicateDropped(topic string, partition int)
 }
 
+// MemoryReporter is implemented by a MetricsCollector that shows the memory of the Redis
+// servers (package metrics/prometheus does). A Publisher's or Subscriber's memory watch
+// (MemoryWatch) calls RedisMemory after each reading of a server, every MemoryWatch.Interval:
+// its used and max memory, whether it is at the high-water mark, and since when it is full.
+// Several Publishers and Subscribers of one server report the same figures. Optional: a
+// collector without it shows no memory.
+type MemoryReporter interface {
+	RedisMemory(m ServerMemory)
+}
+
 // NoopMetrics discards every metric.
 type NoopMetrics struct{}
 

@@ -16,7 +16,8 @@ type topicState struct {
 	arrived  map[string]int // dead letters per group within recentWindow
 	seen     map[string]admin.GroupLiveness
 	recent   recent
-	groups   []groupState // sorted by name
+	memory   admin.TopicMemory // the Redis servers' memory, the topic's refused publishes
+	groups   []groupState      // sorted by name
 	health   healthView
 	worstLag *worstLagView
 }
@@ -48,6 +49,9 @@ func (h *Handler) readTopicState(ctx context.Context, topic string) (topicState,
 		return st, err
 	}
 	if st.recent, err = h.recentHistory(ctx, topic); err != nil {
+		return st, err
+	}
+	if st.memory, err = h.topicMemory(ctx, topic); err != nil {
 		return st, err
 	}
 	st.judge()
@@ -106,6 +110,7 @@ func (st *topicState) judge() {
 		total += n
 	}
 	st.health = topicHealth(names, healths, int64(total-attributed))
+	memoryHealth(&st.health, st.memory, st.lag.Time)
 }
 
 // worstLagView is the group furthest behind on a topic.

@@ -131,6 +131,8 @@ type statsView struct {
 	Expired      bool                 `json:"expired"`   // retention no longer waits for it on some partition
 	PausedAt     string               `json:"pausedAt,omitempty"`
 	Partitions   []partitionStatsView `json:"partitions"`
+	// Memory is the Redis servers' memory and whether the topic's publishes are refused.
+	Memory memoryView `json:"memory"`
 }
 
 // partitionStatsView is admin.PartitionGroupStats.
@@ -198,7 +200,9 @@ position (LAST DELIVERED), the commit frontier (highest acked id) and the other 
 retries it skips. When the topic's trim policy is hard and trimming removed entries before
 the group acked them, a TRIM LOST column counts them. When the group's position stops the
 trim of a partition over the topic's max length, a HOLDS BACK column counts the entries
-over it that the group holds back (they go once it catches up or is deleted).`,
+over it that the group holds back (they go once it catches up or is deleted). Above the
+table: the Redis server's used and max memory (each master's on a Cluster), and "full:
+publishing refused since …" while Redis refuses publishes to the topic for memory.`,
 		Example: `  streamq stats orders payments
   streamq stats orders payments -o wide --utc`,
 		GroupID:           groupGroups,
@@ -209,18 +213,23 @@ over it that the group holds back (they go once it catches up or is deleted).`,
 			if err != nil {
 				return err
 			}
+			m, err := adm.TopicMemory(ctx, args[0])
+			if err != nil {
+				return err
+			}
 			v := newStatsView(s)
+			v.Memory = newMemoryView(m)
 			if a.json {
 				return printJSON(a.stdout, v)
 			}
-			return printStats(a.stdout, s, v, a.wide)
+			return printStats(a.stdout, s, v, a.wide, a.memoryLines(m))
 		}),
 	}
 	a.addJSONFlag(cmd)
 	return cmd
 }
 
-func printStats(w io.Writer, s admin.GroupStats, v statsView, wide bool) error {
+func printStats(w io.Writer, s admin.GroupStats, v statsView, wide bool, memory []memoryLine) error {
 	members := "none live"
 	if len(v.Members) > 0 {
 		members = strings.Join(v.Members, ", ")
@@ -231,6 +240,9 @@ func printStats(w io.Writer, s admin.GroupStats, v statsView, wide bool) error {
 	}
 	if v.Expired {
 		fmt.Fprintf(w, "expired on partitions %s: no live member for the group expiry, retention no longer waits for it\n", expiredParts(s))
+	}
+	for _, l := range memory {
+		fmt.Fprintf(w, "%s: %s\n", l.name, l.value)
 	}
 	fmt.Fprintln(w)
 	// The columns shown only when hard trimming cost the group entries, or it holds some back.
