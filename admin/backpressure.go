@@ -90,13 +90,57 @@ func (a *Admin) holds(ctx context.Context, r LengthRetention, keys []string, inf
 	if err != nil {
 		return nil, err
 	}
+	seen, err := a.seenOver(ctx, keys, over)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]hold, len(keys))
 	for p := range out {
 		if over[p] > 0 {
-			out[p] = holdOn(r.MaxLen, over[p], infos[p], groups[p], oldest[p])
+			gs, old := withoutExpired(groups[p], oldest[p], seen[p])
+			out[p] = holdOn(r.MaxLen, over[p], infos[p], gs, old)
 		}
 	}
 	return out, nil
+}
+
+// seenOver reads the group-seen records of the partitions over MaxLen (one pipeline; none
+// when no partition is over): nil maps elsewhere.
+func (a *Admin) seenOver(ctx context.Context, keys []string, over []int64) ([]map[string]retention.Seen, error) {
+	var streams []string
+	for p, n := range over {
+		if n > 0 {
+			streams = append(streams, keys[p])
+		}
+	}
+	out := make([]map[string]retention.Seen, len(keys))
+	if len(streams) == 0 {
+		return out, nil
+	}
+	read, err := retention.ReadSeen(ctx, a.rdb, streams)
+	if err != nil {
+		return nil, err
+	}
+	i := 0
+	for p, n := range over {
+		if n > 0 {
+			out[p], i = read[i], i+1
+		}
+	}
+	return out, nil
+}
+
+// withoutExpired leaves out of a partition's groups (and their oldest pending ids) those that
+// retention leaves out for their group expiry: they hold nothing back.
+func withoutExpired(groups []stream.GroupInfo, oldest []string, seen map[string]retention.Seen) ([]stream.GroupInfo, []string) {
+	var gs []stream.GroupInfo
+	var old []string
+	for i, g := range groups {
+		if seen[g.Name].ExpiredSince.IsZero() {
+			gs, old = append(gs, g), append(old, oldest[i])
+		}
+	}
+	return gs, old
 }
 
 // holdOn is the hold on a partition over maxLen by over entries: of its groups, the one that

@@ -12,6 +12,7 @@ import (
 
 	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/admin"
+	"github.com/streamq-dev/streamq/internal/redistest"
 )
 
 // TestGroupExpiryShown: a group registered and never consumed, with a 2s group expiry and a
@@ -96,4 +97,39 @@ func testGroupExpiryShown(t *testing.T, client redis.UniversalClient) {
 	}
 	require.Eventually(t, func() bool { return !byName()["forgotten"].Expired }, 10*time.Second, 50*time.Millisecond,
 		"live again once it holds the partition")
+}
+
+// An expired group holds nothing back: the partition over MaxLen names the live group whose
+// position stops the trim, not the forgotten one that needs older entries.
+func TestExpiredGroupHoldsNothingBack(t *testing.T) {
+	t.Parallel()
+	client := redistest.Start(t).Client(t)
+	ctx := context.Background()
+	const topic = "held-by-live"
+	adm, err := admin.New(client, admin.Options{})
+	require.NoError(t, err)
+	require.NoError(t, expirySub(t, client, "forgotten").SubscribeInitialize(topic))
+	pub, err := streamq.NewPublisher(streamq.PublisherConfig{Client: client, DefaultPartitionCount: 1, MaxLen: 5, ExactMaxLen: true,
+		GroupExpiry: 2 * time.Second}, watermill.NopLogger{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = pub.Close() })
+	for i := range 20 {
+		require.NoError(t, pub.Publish(topic, heldMessage(i)))
+	}
+	slow, err := expirySub(t, client, "slow").Subscribe(ctx, topic)
+	require.NoError(t, err)
+	select {
+	case <-slow: // taken and never acked: "slow" needs the first entry from now on
+	case <-time.After(10 * time.Second):
+		t.Fatal("no message")
+	}
+	holderOf := func() string {
+		q, err := adm.QueueInfo(ctx, topic)
+		require.NoError(t, err)
+		require.Len(t, q.PerPartition, 1)
+		return q.PerPartition[0].Holder
+	}
+	assert.Equal(t, "forgotten", holderOf(), "before its expiry the forgotten group needs the oldest entry")
+	require.Eventually(t, func() bool { return holderOf() == "slow" }, 20*time.Second, 50*time.Millisecond,
+		"once expired, the group that holds retention back is the live one")
 }
