@@ -203,9 +203,8 @@ func (s *Server) Restart() error {
 // RestartCommand returns a command line that restarts this server when run
 // with exec.Command, for watermill's tests.Features.RestartServiceCommand.
 // It writes a bash script into the server's directory; redis-cli (of the server
-// STREAMQ_REDIS_SERVER chose) must be there, otherwise the test that started the server
-// fails. Call it from
-// that test's goroutine.
+// STREAMQ_REDIS_SERVER chose) must be there, otherwise the test that started the
+// server fails. Call it from that test's goroutine.
 func (s *Server) RestartCommand() []string {
 	t := s.t
 	t.Helper()
