@@ -43,6 +43,14 @@ scenario_tests=(
 )
 run_regex="^($(IFS='|'; echo "${scenario_tests[*]}"))\$"
 
+# A test renamed or removed would leave the regex matching nothing for it: fail instead.
+for name in "${scenario_tests[@]}"; do
+  if ! grep -q "^func $name(t \*testing.T)" ./*_test.go internal/redistest/*_test.go; then
+    echo "test-servers: no test $name in the root package or internal/redistest: update scripts/test-servers.sh" >&2
+    exit 1
+  fi
+done
+
 # run_server NAME runs the matrix on one server; returns non-zero when a test failed.
 run_server() {
   local internal
