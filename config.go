@@ -168,6 +168,11 @@ type PublisherConfig struct {
 	// Publishers of one topic should agree: the last one started is what the metadata holds.
 	// Optional; default DefaultMaxLen; -1 disables length retention.
 	MaxLen int64
+	// GroupExpiry: a consumer group with no live member on a partition for this long no
+	// longer holds back this Publisher's trims of it (see SubscriberConfig.GroupExpiry; set
+	// the same on a topic's publishers and subscribers). Optional; default
+	// DefaultGroupExpiry (7 days); -1: off, a group holds retention back for ever.
+	GroupExpiry time.Duration
 	// ExactMaxLen trims to exactly MaxLen entries. Optional; default false: whole macro nodes
 	// only, up to about 100 entries more, which is cheaper.
 	ExactMaxLen bool
@@ -251,6 +256,7 @@ func (c *PublisherConfig) setDefaults() {
 		c.PayloadThreshold = DefaultPayloadThreshold
 	}
 	setDefault(&c.IdempotencyWindow, DefaultIdempotencyWindow)
+	setDefault(&c.GroupExpiry, DefaultGroupExpiry)
 	if c.Metrics == nil {
 		c.Metrics = NoopMetrics{}
 	}
@@ -275,6 +281,7 @@ func (c PublisherConfig) Validate() error {
 		positive("QueueSize", c.QueueSize),
 		checkReplicas(c.Client, c.MinReplicas, c.ReplicaTimeout),
 		c.Memory.validate(),
+		checkGroupExpiry(c.GroupExpiry, 0),
 	}
 	if c.MaxLen < -1 {
 		errs = append(errs, fmt.Errorf("MaxLen must be > 0, 0 (default) or -1 (off), got %d", c.MaxLen))
@@ -458,6 +465,19 @@ type SubscriberConfig struct {
 	//
 	// Deprecated: the safe behaviour is the default; set TrimPolicy to TrimHard for the old one.
 	SafeRetention bool
+	// GroupExpiry: a consumer group with no live member on a partition for this long (no
+	// member held its lease there) stops holding back retention of that partition, so a
+	// forgotten group cannot fill Redis. The lease holders of every group record it live
+	// every TrimInterval; a trim that finds a group silent for longer logs it once and counts
+	// it (GroupExpiryReporter), removes what the rule asks for all the same, and counts per
+	// group what it removed before the expired group acked it, as TrimHard does. The group's
+	// offsets stay: when a member comes back it holds retention back again, gets the entries
+	// still there, and is told what it lost (Stats().TrimmedUnacked, Metrics.Trimmed
+	// "unacked", admin's TrimLost). admin shows the group as expired. Set the same on a
+	// topic's publishers and subscribers. Optional; default DefaultGroupExpiry (7 days, as
+	// Kafka's offsets retention); -1: off, a group holds retention back for ever. Must be
+	// at least 1s and twice TrimInterval.
+	GroupExpiry time.Duration
 	// DLQRetention removes dead letters older than this. Optional; default 0: off.
 	DLQRetention time.Duration
 	// DLQRetentionMaxLen keeps at most this many dead letters per partition. Optional;
@@ -511,6 +531,7 @@ func (c *SubscriberConfig) setDefaults() {
 	setDefault(&c.AckDeletePolicy, AckDeleteNone)
 	setDefault(&c.AckSetTTL, DefaultAckSetTTL)
 	setDefault(&c.TrimInterval, DefaultTrimInterval)
+	setDefault(&c.GroupExpiry, DefaultGroupExpiry)
 	setDefault(&c.RetryMoverBatch, DefaultRetryMoverBatch)
 	setDefault(&c.TrimPolicy, TrimAcked)
 	setDefault(&c.MessageMaxRetries, DefaultMessageMaxRetries)
@@ -565,6 +586,7 @@ func (c SubscriberConfig) Validate() error {
 		checkRetention(c.Retention, c.DLQRetention, c.DLQRetentionMaxLen),
 		c.Memory.validate(),
 		checkPayloadThreshold(c.PayloadThreshold),
+		checkGroupExpiry(c.GroupExpiry, c.TrimInterval),
 	}
 	for name, d := range map[string]time.Duration{
 		"BlockTime": c.BlockTime, "LeaseTTL": c.LeaseTTL, "RenewInterval": c.RenewInterval,

@@ -59,6 +59,9 @@ func TestSubscriberConfigRejects(t *testing.T) {
 		{name: "negative StaticMemberGrace", input: cfg(func(c *SubscriberConfig) { c.ConsumerName = "a"; c.StaticMemberGrace = -time.Second }), want: invalid},
 		{name: "StaticMemberGrace below LeaseTTL", input: cfg(func(c *SubscriberConfig) { c.ConsumerName = "a"; c.StaticMemberGrace = 9 * time.Second }), want: invalid},
 		{name: "StaticMemberGrace with a generated name", input: cfg(func(c *SubscriberConfig) { c.StaticMemberGrace = time.Minute }), want: invalid},
+		{name: "GroupExpiry -2ns", input: cfg(func(c *SubscriberConfig) { c.GroupExpiry = -2 }), want: invalid},
+		{name: "GroupExpiry under 1s", input: cfg(func(c *SubscriberConfig) { c.GroupExpiry = time.Millisecond }), want: invalid},
+		{name: "GroupExpiry under twice TrimInterval", input: cfg(func(c *SubscriberConfig) { c.GroupExpiry = 90 * time.Second }), want: invalid},
 		{name: "group with open brace", input: cfg(func(c *SubscriberConfig) { c.ConsumerGroup = "g{1" }), want: badName},
 		{name: "group with close brace", input: cfg(func(c *SubscriberConfig) { c.ConsumerGroup = "g}1" }), want: badName},
 		{name: "group with space", input: cfg(func(c *SubscriberConfig) { c.ConsumerGroup = "my group" }), want: badName},
@@ -120,6 +123,8 @@ func TestSubscriberConfigAccepts(t *testing.T) {
 		{name: "custom prefixes", input: SubscriberConfig{Client: client, StreamPrefix: "s:x", ControlPrefix: "c:x"}},
 		{name: "static member, grace LeaseTTL", input: SubscriberConfig{Client: client, ConsumerName: "a", StaticMemberGrace: DefaultLeaseTTL}},
 		{name: "static member, long grace", input: SubscriberConfig{Client: client, ConsumerName: "a", StaticMemberGrace: time.Hour}},
+		{name: "GroupExpiry off", input: SubscriberConfig{Client: client, GroupExpiry: -1}},
+		{name: "short GroupExpiry", input: SubscriberConfig{Client: client, GroupExpiry: 2 * time.Second, TrimInterval: time.Second}},
 		{name: "short intervals", input: SubscriberConfig{
 			Client: client, LeaseTTL: 3 * time.Millisecond, RenewInterval: time.Millisecond, RebalanceInterval: 2 * time.Millisecond,
 			BlockTime: time.Millisecond,
@@ -233,6 +238,8 @@ func TestPublisherConfigRejects(t *testing.T) {
 		{name: "MaxLen -2", input: PublisherConfig{Client: client, MaxLen: -2}, want: invalid},
 		{name: "IdempotencyWindow -2ns", input: PublisherConfig{Client: client, IdempotencyWindow: -2}, want: invalid},
 		{name: "IdempotencyWindow under 1ms", input: PublisherConfig{Client: client, IdempotencyWindow: time.Microsecond}, want: invalid},
+		{name: "GroupExpiry -2ns", input: PublisherConfig{Client: client, GroupExpiry: -2}, want: invalid},
+		{name: "GroupExpiry under 1s", input: PublisherConfig{Client: client, GroupExpiry: time.Millisecond}, want: invalid},
 		{name: "PayloadThreshold -2", input: PublisherConfig{Client: client, PayloadThreshold: -2}, want: invalid},
 		{name: "negative PartitionRefreshInterval", input: PublisherConfig{Client: client, PartitionRefreshInterval: -time.Second}, want: invalid},
 		{name: "stream prefix with brace", input: PublisherConfig{Client: client, StreamPrefix: "{s"}, want: badName},
@@ -267,6 +274,7 @@ func TestPublisherConfigDefaults(t *testing.T) {
 	assert.False(t, got.ExactMaxLen)
 	assert.Equal(t, DefaultPartitionRefreshInterval, got.PartitionRefreshInterval)
 	assert.Equal(t, DefaultIdempotencyWindow, got.IdempotencyWindow, "idempotent appends by default")
+	assert.Equal(t, DefaultGroupExpiry, got.GroupExpiry)
 	assert.Equal(t, keys.Space{Stream: DefaultStreamPrefix, Control: DefaultControlPrefix}, pub.space)
 
 	uncapped, err := NewPublisher(PublisherConfig{Client: client, MaxLen: -1}, nil)

@@ -17,20 +17,23 @@ type keepConfig struct {
 	dlqRetention time.Duration
 	dlqMaxLen    int64
 	leaseTTL     time.Duration // a consumer idle for less may be a member that just joined
+	expiry       time.Duration // GroupExpiry, 0: off
 }
 
 func keepConfigOf(cfg *SubscriberConfig) keepConfig {
 	return keepConfig{
 		interval: cfg.TrimInterval, retention: cfg.Retention, hard: cfg.TrimPolicy == TrimHard,
 		dlqRetention: cfg.DLQRetention, dlqMaxLen: cfg.DLQRetentionMaxLen, leaseTTL: cfg.LeaseTTL,
+		expiry: groupExpiryOf(cfg.GroupExpiry),
 	}
 }
 
 // housekeeper applies retention to an owned partition every interval, starting at once:
-// under memory pressure (Redis at or above the high-water mark of maxmemory) every entry every
-// group acked, every pressureTrimInterval, whatever MaxLen keeps; the length retention the
-// topic's publishers recorded and the time retention (both stop at what a group still needs
-// unless hard), the report of this group's entries a hard cap
+// the record that its group is live there (so no trim takes it for expired); under memory
+// pressure (Redis at or above the high-water mark of maxmemory) every entry every group acked,
+// every pressureTrimInterval, whatever MaxLen keeps; the length retention the topic's
+// publishers recorded and the time retention (both stop at what a group still needs unless
+// hard), the report of this group's entries a hard cap
 // removed, DLQ retention by age and length, removal of the consumers of members that left,
 // and of offloaded payloads whose entry is gone.
 type housekeeper struct {
@@ -62,7 +65,7 @@ func (h *housekeeper) loop() {
 			h.step()
 			next = now.Add(h.cfg.interval)
 		} else if h.pressure() {
-			h.trim("pressure", retention.Rule{Acked: true})
+			h.trim("pressure", retention.Rule{Acked: true}, h.d.clock.Now())
 		}
 		wait := next.Sub(h.d.clock.Now())
 		if h.pressure() { // trim what every group acked as it is acked, until there is room
@@ -76,14 +79,15 @@ func (h *housekeeper) loop() {
 
 func (h *housekeeper) step() {
 	now := h.d.clock.Now()
+	h.markSeen(now)
 	if h.pressure() {
-		h.trim("pressure", retention.Rule{Acked: true})
+		h.trim("pressure", retention.Rule{Acked: true}, now)
 	}
 	if length := h.length(); length.maxLen > 0 {
-		h.trim("length", length.rule())
+		h.trim("length", length.rule(), now)
 	}
 	if h.cfg.retention > 0 {
-		h.trim("age", retention.Rule{Before: now.Add(-h.cfg.retention), Exact: true, Hard: h.cfg.hard})
+		h.trim("age", retention.Rule{Before: now.Add(-h.cfg.retention), Exact: true, Hard: h.cfg.hard}, now)
 	}
 	h.reportLosses()
 	h.pruneConsumers()
@@ -91,9 +95,23 @@ func (h *housekeeper) step() {
 	h.sweepPayloads(now)
 }
 
-// trim applies one retention rule of the partition (never past what a group still needs,
-// unless the rule is hard).
-func (h *housekeeper) trim(kind string, rule retention.Rule) {
+// markSeen records the group live on the partition; a group retention had left out for its
+// expiry is back, which is logged (reportLosses then tells what it lost).
+func (h *housekeeper) markSeen(now time.Time) {
+	since, err := retention.MarkSeen(h.d.ctx, h.d.rdb, h.d.keys.Stream, h.d.group(), now)
+	switch {
+	case err != nil && h.d.ctx.Err() == nil:
+		h.d.log.Error("Could not record the group live on the partition", err, nil)
+	case !since.IsZero():
+		h.d.log.Info("Consumer group is live again on the partition after its group expiry: retention waits for it again",
+			watermill.LogFields{"expired_since": since})
+	}
+}
+
+// trim applies one retention rule of the partition at now (never past what a live group
+// still needs, unless the rule is hard).
+func (h *housekeeper) trim(kind string, rule retention.Rule, now time.Time) {
+	rule.GroupExpiry, rule.Now = h.cfg.expiry, now
 	res, err := retention.Trim(h.d.ctx, h.d.rdb, h.d.keys.Stream, h.d.keys.TrimLoss, rule)
 	reportTrim(h.d.log, h.d.count.metrics, h.d.count.labels, kind, res, err, h.d.ctx.Err() == nil)
 }
@@ -108,7 +126,7 @@ func (h *housekeeper) reportLosses() {
 	case n > 0:
 		h.d.count.stats.trimmedUnacked.Add(n)
 		h.d.count.metrics.Trimmed(h.d.count.labels, "unacked", n)
-		h.d.log.Error("A hard retention cap removed entries this group had not acked", nil, watermill.LogFields{"entries": n})
+		h.d.log.Error("Retention removed entries this group had not acked (a hard cap, or the group had expired)", nil, watermill.LogFields{"entries": n})
 	}
 }
 

@@ -25,7 +25,9 @@ type MemoryWatch struct {
 	// is logged, and trimmed).
 	HighWater float64
 	// Interval is how often INFO memory is read. Optional; default
-	// DefaultMemoryCheckInterval (5 s); -1: memory is not watched.
+	// DefaultMemoryCheckInterval (5 s); -1: memory is not watched (nothing is logged, and a
+	// Subscriber's retention never trims below MaxLen, so a Redis that filled up stays full
+	// after its consumers drained it, until MaxLen is reached).
 	Interval time.Duration
 }
 

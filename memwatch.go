@@ -68,6 +68,7 @@ type memoryWatch struct {
 	log      watermill.LoggerAdapter
 	clock    clock.Clock
 	run      *runner
+	report   MemoryReporter // nil: the metrics show no memory
 
 	mu      sync.Mutex
 	servers map[string]ServerMemory
@@ -76,8 +77,11 @@ type memoryWatch struct {
 	blind   bool      // INFO memory refused: nothing to watch
 }
 
-func newMemoryWatch(rdb redis.UniversalClient, cfg MemoryWatch, log watermill.LoggerAdapter, c clock.Clock) *memoryWatch {
-	return &memoryWatch{rdb: rdb, mark: cfg.mark(), interval: cfg.Interval, log: log, clock: c,
+// newMemoryWatch returns the watch of rdb's servers; metrics that implement MemoryReporter get
+// every reading.
+func newMemoryWatch(rdb redis.UniversalClient, cfg MemoryWatch, log watermill.LoggerAdapter, c clock.Clock, metrics MetricsCollector) *memoryWatch {
+	report, _ := metrics.(MemoryReporter)
+	return &memoryWatch{rdb: rdb, mark: cfg.mark(), interval: cfg.Interval, log: log, clock: c, report: report,
 		run: newRunner(), servers: map[string]ServerMemory{}, levels: map[string]memoryLevel{}}
 }
 
@@ -122,14 +126,26 @@ func (w *memoryWatch) check() bool {
 	return true
 }
 
-// observe records one reading and logs a change of level.
+// observe records one reading, reports it to the metrics and logs a change of level.
 func (w *memoryWatch) observe(m server.Memory) {
+	s, was, seen := w.record(m)
+	if w.report != nil {
+		w.report.RedisMemory(s)
+	}
+	if level := levelOf(m, w.mark); level != was && (seen || level != memoryOK) {
+		w.logLevel(m, was, level)
+	}
+}
+
+// record stores one reading; it returns it and the server's level before it (seen: there
+// was one).
+func (w *memoryWatch) record(m server.Memory) (s ServerMemory, was memoryLevel, seen bool) {
 	level := levelOf(m, w.mark)
 	w.mu.Lock()
-	was, seen := w.levels[m.Addr]
+	was, seen = w.levels[m.Addr]
 	w.levels[m.Addr] = level
 	prev := w.servers[m.Addr]
-	s := ServerMemory{Addr: m.Addr, Used: m.Used, Max: m.Max, High: level >= memoryHigh}
+	s = ServerMemory{Addr: m.Addr, Used: m.Used, Max: m.Max, High: level >= memoryHigh}
 	if level == memoryFull {
 		s.FullSince = prev.FullSince
 		if s.FullSince.IsZero() {
@@ -140,9 +156,7 @@ func (w *memoryWatch) observe(m server.Memory) {
 	}
 	w.servers[m.Addr] = s
 	w.mu.Unlock()
-	if level != was && (seen || level != memoryOK) {
-		w.logLevel(m, was, level)
-	}
+	return s, was, seen
 }
 
 func (w *memoryWatch) logLevel(m server.Memory, was, level memoryLevel) {
@@ -165,11 +179,11 @@ func (w *memoryWatch) logLevel(m server.Memory, was, level memoryLevel) {
 	}
 }
 
-func percentOf(used, max int64) int {
-	if max <= 0 {
+func percentOf(used, limit int64) int {
+	if limit <= 0 {
 		return 0
 	}
-	return int(used * 100 / max)
+	return int(used * 100 / limit)
 }
 
 // refused records that Redis refused a publish for memory: the servers are under pressure

@@ -49,9 +49,10 @@ type MetricsCollector interface {
 	DLQReplay(topic string, d time.Duration)
 	// Trimmed counts entries removed by retention; kind is "length" or "age" (every entry a
 	// trim removed), "pressure" (entries every group acked, removed below MaxLen because Redis
-	// memory was at the high-water mark), "length-unacked" or "age-unacked" (of those, entries some group had not
-	// acked: only TrimHard removes them), "unacked" (entries of the labels' group that a hard
-	// cap removed before the group acked them, reported by its lease holder), "dlq-age",
+	// memory was at the high-water mark), "length-unacked" or "age-unacked" (of those, entries
+	// some group had not acked: TrimHard, or a GroupExpiry that left a group out), "unacked"
+	// (entries of the labels' group that a hard cap or its expiry removed before the group
+	// acked them, reported by its lease holder), "dlq-age",
 	// "dlq-length" or "orphaned-payloads".
 	Trimmed(l Labels, kind string, n int64)
 }
@@ -79,6 +80,16 @@ type PauseReporter interface {
 // streamq, or by the caller. Optional: a collector without it counts nothing.
 type DuplicateReporter interface {
 	DuplicateDropped(topic string, partition int)
+}
+
+// MemoryReporter is implemented by a MetricsCollector that shows the memory of the Redis
+// servers (package metrics/prometheus does). A Publisher's or Subscriber's memory watch
+// (MemoryWatch) calls RedisMemory after each reading of a server, every MemoryWatch.Interval:
+// its used and max memory, whether it is at the high-water mark, and since when it is full.
+// Several Publishers and Subscribers of one server report the same figures. Optional: a
+// collector without it shows no memory.
+type MemoryReporter interface {
+	RedisMemory(m ServerMemory)
 }
 
 // NoopMetrics discards every metric.

@@ -42,6 +42,8 @@ type Publisher struct {
 	server *serverCheck // shared by every user of the client
 	memory *memoryWatch // nil when Memory.Interval is -1
 	full   fullErrors
+	// refusals writes a topic's refusal record when Redis refuses a publish for memory.
+	refusals *partition.Registry
 
 	// Scripts used by SHA inside pipelines are loaded once; NOSCRIPT reloads them.
 	parkLoaded, appendLoaded atomic.Bool
@@ -63,24 +65,28 @@ func NewPublisher(config PublisherConfig, logger watermill.LoggerAdapter) (*Publ
 		logger = watermill.NopLogger{}
 	}
 	space := keys.New(config.StreamPrefix, config.ControlPrefix)
+	reg := partition.NewRegistry(config.Client, space)
 	p := &Publisher{
-		config: config,
-		logger: logger,
-		space:  space,
-		topics: partition.NewCache(partition.NewRegistry(config.Client, space), config.DefaultPartitionCount, config.PartitionRefreshInterval, nil),
-		names:  &streamNames{space: space},
+		refusals: reg,
+		config:   config,
+		logger:   logger,
+		space:    space,
+		topics:   partition.NewCache(reg, config.DefaultPartitionCount, config.PartitionRefreshInterval, nil),
+		names:    &streamNames{space: space},
 		batch: newBatcher(config.Client, config.Flushers, config.MaxPipelineSize, config.QueueSize,
 			replicaWait{replicas: config.MinReplicas, timeout: config.ReplicaTimeout}),
 		server: serverCheckOf(config.Client),
 	}
 	if config.Memory.watched() {
-		p.memory = newMemoryWatch(config.Client, config.Memory, logger, clock.Real())
+		p.memory = newMemoryWatch(config.Client, config.Memory, logger, clock.Real(), config.Metrics)
 	}
 	length := lengthRetention{maxLen: config.MaxLen, exact: config.ExactMaxLen, policy: config.TrimPolicy}
 	p.topics.Settings = length.settings()
 	p.topics.OnRegister = p.registered
 	if config.MaxLen > 0 {
-		p.trims = newTrimmer(config.Client, space, length.rule(), logger, config.Metrics)
+		rule := length.rule()
+		rule.GroupExpiry = groupExpiryOf(config.GroupExpiry)
+		p.trims = newTrimmer(config.Client, space, rule, logger, config.Metrics)
 	}
 	return p, nil
 }

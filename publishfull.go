@@ -5,6 +5,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ThreeDotsLabs/watermill"
+
 	"github.com/streamq-dev/streamq/internal/script"
 	"github.com/streamq-dev/streamq/internal/server"
 )
@@ -14,10 +16,13 @@ import (
 const fullReadEvery = time.Second
 
 // fullErrors turns a Redis refusal at maxmemory into a *RedisFullError, with the memory of
-// the server that holds the partition. Readings are kept per stream for fullReadEvery.
+// the server that holds the partition, and notes the refusal in the topic's refusal record
+// (read by admin, the CLI and the dashboard). Readings are kept per stream, and notes per
+// topic, for fullReadEvery.
 type fullErrors struct {
 	mu    sync.Mutex
-	reads map[string]fullRead // partition stream -> last reading
+	reads map[string]fullRead  // partition stream -> last reading
+	notes map[string]time.Time // topic -> last refusal noted
 }
 
 type fullRead struct {
@@ -33,6 +38,7 @@ func (f *fullErrors) of(ctx context.Context, p *Publisher, topic string, part in
 	if p.memory != nil {
 		p.memory.refused()
 	}
+	f.note(ctx, p, topic)
 	mem := f.read(ctx, p, p.space.PartitionStream(topic, part))
 	e := &RedisFullError{Topic: topic, Partition: part, Server: mem.Addr, Err: err}
 	if mem.Known() {
@@ -56,4 +62,29 @@ func (f *fullErrors) read(ctx context.Context, p *Publisher, stream string) serv
 	}
 	f.reads[stream] = fullRead{mem: mem, at: time.Now()}
 	return mem
+}
+
+// note writes the topic's refusal record, at most once per fullReadEvery per topic. A note
+// that fails is logged at debug level: the Publish reports the refusal anyway.
+func (f *fullErrors) note(ctx context.Context, p *Publisher, topic string) {
+	if !f.noteDue(topic) {
+		return
+	}
+	if _, err := p.refusals.NoteRefused(ctx, topic); err != nil {
+		p.logger.Debug("Could not note the refused publish for admin and the dashboard", watermill.LogFields{"topic": topic, "err": err.Error()})
+	}
+}
+
+// noteDue reports whether topic's refusal is to be noted now, and if so takes the turn.
+func (f *fullErrors) noteDue(topic string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if last, ok := f.notes[topic]; ok && time.Since(last) < fullReadEvery {
+		return false
+	}
+	if f.notes == nil || len(f.notes) > 4096 {
+		f.notes = map[string]time.Time{}
+	}
+	f.notes[topic] = time.Now()
+	return true
 }

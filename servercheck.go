@@ -81,6 +81,8 @@ func (c *serverCheck) judge(nodes []server.Node, logger watermill.LoggerAdapter)
 			old = append(old, c.judgeFacts(n, logger))
 		case server.IsClosed(n.Err):
 			return false, fmt.Errorf("check the Redis server: %w", n.Err)
+		case server.AuthProblem(n.Addr, n.Err) != nil:
+			return false, fmt.Errorf("%w: %w", ErrInvalidConfig, server.AuthProblem(n.Addr, n.Err))
 		case server.Refused(n.Err):
 			c.logOnce(n.Addr, func() {
 				logger.Debug("Redis server check skipped: the server refused INFO", watermill.LogFields{

@@ -66,7 +66,7 @@ func NewSubscriber(config SubscriberConfig, logger watermill.LoggerAdapter) (*Su
 	}
 	var memory *memoryWatch
 	if config.Memory.watched() {
-		memory = newMemoryWatch(config.Client, config.Memory, logger, clock.Real())
+		memory = newMemoryWatch(config.Client, config.Memory, logger, clock.Real(), config.Metrics)
 	}
 	return &Subscriber{
 		memory:  memory,
@@ -291,6 +291,10 @@ type SubscriberStats struct {
 	// (TrimHard) removed before the group acked them, as seen by this Subscriber's lease
 	// holders on their partitions.
 	TrimmedUnacked int64
+	// Memory is the last reading of each Redis server's memory (MemoryWatch), by address;
+	// empty before the first Subscribe or SubscribeInitialize, and when memory is not watched
+	// or the servers refuse INFO memory.
+	Memory []ServerMemory
 }
 
 type counters struct {
@@ -308,5 +312,14 @@ func (s *Subscriber) Stats() SubscriberStats {
 		PayloadMissing: s.stats.payloadMissing.Load(),
 		LeasesLost:     s.stats.leasesLost.Load(),
 		TrimmedUnacked: s.stats.trimmedUnacked.Load(),
+		Memory:         s.memoryStatus(),
 	}
+}
+
+// memoryStatus is the memory watch's last reading of each server, nil when none.
+func (s *Subscriber) memoryStatus() []ServerMemory {
+	if s.memory == nil {
+		return nil
+	}
+	return s.memory.status()
 }

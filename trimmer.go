@@ -86,7 +86,9 @@ func (t *trimmer) trim(k trimTarget) {
 	ctx, cancel := context.WithTimeout(t.ctx, trimTimeout)
 	defer cancel()
 	stream, loss := t.space.PartitionStream(k.topic, k.partition), t.space.TrimLoss(k.topic, k.partition)
-	res, err := retention.Trim(ctx, t.rdb, stream, loss, t.rule)
+	rule := t.rule
+	rule.Now = time.Now()
+	res, err := retention.Trim(ctx, t.rdb, stream, loss, rule)
 	reportTrim(t.logger, t.metrics, Labels{Topic: k.topic, Partition: k.partition}, "length", res, err, ctx.Err() == nil)
 }
 
@@ -110,9 +112,10 @@ func reportTrim(logger watermill.LoggerAdapter, m MetricsCollector, l Labels, ki
 		m.Trimmed(l, kind, res.Removed)
 		logger.Debug("Retention", fields.Add(watermill.LogFields{"removed": res.Removed}))
 	}
+	reportExpired(logger, m, l, res.Expired)
 	if res.Unacked > 0 {
 		m.Trimmed(l, kind+"-unacked", res.Unacked)
-		logger.Error("Hard retention cap removed entries a consumer group had not acked", nil,
+		logger.Error("Retention removed entries a consumer group had not acked (a hard cap, or an expired group)", nil,
 			fields.Add(watermill.LogFields{"removed": res.Removed, "unacked": res.Unacked}))
 	}
 }

@@ -43,6 +43,11 @@ type Options struct {
 	// replayed payloads inline) and 0 (no TTL).
 	PayloadThreshold int
 	PayloadRetention time.Duration
+	// MemoryHighWater is the fraction of Redis's maxmemory (above 0, at most 1) at which
+	// ServerMemory.High is set; it should match the Publishers' and Subscribers'
+	// Memory.HighWater. Optional; default DefaultMemoryHighWater (0.8); -1: none (only a full
+	// server is High).
+	MemoryHighWater float64
 }
 
 // DLQMetrics receives the metrics of admin's DLQ operations (a subset of
@@ -66,6 +71,8 @@ type Admin struct {
 	rdb     redis.UniversalClient
 	space   keys.Space
 	reg     *partition.Registry
+	// highWater is Options.MemoryHighWater, 0 for none.
+	highWater float64
 }
 
 // New returns an Admin over client. It never closes client.
@@ -77,6 +84,9 @@ func New(client redis.UniversalClient, opts Options) (*Admin, error) {
 		return nil, fmt.Errorf("%w: PayloadThreshold must be > 0, 0 (default) or -1 (off) and PayloadRetention not negative, got %d and %s",
 			ErrInvalidArgument, opts.PayloadThreshold, opts.PayloadRetention)
 	}
+	if h := opts.MemoryHighWater; h != 0 && h != -1 && (h < 0 || h > 1) {
+		return nil, fmt.Errorf("%w: MemoryHighWater must be above 0 and at most 1, 0 (default) or -1 (none), got %v", ErrInvalidArgument, h)
+	}
 	if opts.PayloadThreshold == 0 {
 		opts.PayloadThreshold = payload.DefaultThreshold
 	}
@@ -86,7 +96,19 @@ func New(client redis.UniversalClient, opts Options) (*Admin, error) {
 		opts.Metrics = noMetrics{}
 	}
 	return &Admin{rdb: client, space: space, reg: partition.NewRegistry(client, space), metrics: opts.Metrics,
-		offload: offloading{threshold: opts.PayloadThreshold, ttl: opts.PayloadRetention}}, nil
+		offload: offloading{threshold: opts.PayloadThreshold, ttl: opts.PayloadRetention}, highWater: highWaterOf(opts.MemoryHighWater)}, nil
+}
+
+// highWaterOf is the high-water fraction of Options.MemoryHighWater: the default for 0, 0
+// (none) for -1.
+func highWaterOf(h float64) float64 {
+	switch h {
+	case 0:
+		return DefaultMemoryHighWater
+	case -1:
+		return 0
+	}
+	return h
 }
 
 // ListTopics returns the registered topics.

@@ -175,8 +175,9 @@ func adminTraffic(t *testing.T, client redis.UniversalClient) adminReport {
 	require.NoError(t, err)
 	r.Info = queueOf(t, adm)
 	r.Groups, err = adm.ConsumerGroups(ctx, cmpTopic)
-	for i := range r.Groups { // ages depend on when each run ran
-		r.Groups[i].TimeLag, r.Groups[i].PendingAge = 0, 0
+	for i := range r.Groups { // ages and when a member was last seen depend on when each run ran
+		assert.Equal(t, r.Groups[i].Name == workers, !r.Groups[i].LastSeen.IsZero(), "LastSeen of %s", r.Groups[i].Name)
+		r.Groups[i].TimeLag, r.Groups[i].PendingAge, r.Groups[i].LastSeen = 0, 0, time.Time{}
 	}
 	require.NoError(t, err)
 	r.Stats = map[string]statsReport{}

@@ -29,6 +29,12 @@ type GroupInfo struct {
 	LagUnknown bool
 	// TimeLag and PendingAge are the largest of the partitions' (GroupLag).
 	TimeLag, PendingAge time.Duration
+	// Expired: on some partition no member was live for the group expiry, and retention no
+	// longer waits for the group there (GroupLiveness); its offsets stay.
+	Expired bool
+	// LastSeen is when a member last held one of the partitions (GroupLiveness.LastSeen);
+	// zero when never recorded.
+	LastSeen time.Time
 }
 
 // ConsumerGroups returns every consumer group registered on any partition of topic, sorted
@@ -50,7 +56,12 @@ func (a *Admin) ConsumerGroups(ctx context.Context, topic string) ([]GroupInfo, 
 		return nil, err
 	}
 	out := summarise(topicLagOf(topic, s).Groups, consumers)
+	seen, err := a.liveness(ctx, topic, len(s.Partitions))
+	if err != nil {
+		return nil, err
+	}
 	for i := range out {
+		out[i].Expired, out[i].LastSeen = seen[out[i].Name].Expired, seen[out[i].Name].LastSeen
 		for _, l := range live {
 			if l.Group == out[i].Name {
 				out[i].Consumers = len(l.Members)

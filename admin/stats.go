@@ -46,6 +46,10 @@ type PartitionGroupStats struct {
 	// HoldsBack is how many of the partition's entries over the topic's MaxLen the group holds
 	// back: PartitionInfo.HeldBack when the group is the partition's Holder, else 0.
 	HoldsBack int64
+	// LastSeen is when a member of the group last held the partition (zero when never
+	// recorded); ExpiredSince, when not zero, since when retention no longer waits for the
+	// group there, no member having been live for the group expiry (GroupLiveness).
+	LastSeen, ExpiredSince time.Time
 }
 
 // GroupStats describes one consumer group of a topic.
@@ -64,6 +68,8 @@ type GroupStats struct {
 	HoldsBack int64
 	// Pause is whether an operator paused the group (PauseGroup), and since when.
 	Pause PauseState
+	// Expired: retention no longer waits for the group on some partition (GroupLiveness).
+	Expired bool
 	// Partitions holds the partitions on which the group exists, in partition order.
 	Partitions []PartitionGroupStats
 }
@@ -94,6 +100,9 @@ func (a *Admin) GroupStats(ctx context.Context, topic, group string) (GroupStats
 		return GroupStats{}, fmt.Errorf("%w: %q on topic %q", ErrGroupNotFound, group, topic)
 	}
 	gs := GroupStats{Topic: topic, Group: group, Members: view.Members}
+	if err := a.addLiveness(ctx, topic, group, meta.Count, found); err != nil {
+		return GroupStats{}, err
+	}
 	gs.add(found)
 	p, err := a.reg.Paused(ctx, a.reg.PauseKey(topic, group, false))
 	gs.Pause = pauseState(p)
@@ -167,5 +176,6 @@ func (gs *GroupStats) add(parts []PartitionGroupStats) {
 		gs.PendingAge = max(gs.PendingAge, p.PendingAge)
 		gs.TrimLost += p.TrimLost
 		gs.HoldsBack += p.HoldsBack
+		gs.Expired = gs.Expired || !p.ExpiredSince.IsZero()
 	}
 }

@@ -28,9 +28,13 @@ type groupSummaryView struct {
 	ConsumeRate *float64 `json:"consumeRate"`
 	// TimeLagMs is the age of the oldest message the group has still to deliver
 	// (admin.GroupLag), PendingAgeMs that of its oldest pending one.
-	TimeLagMs    int64      `json:"timeLagMs"`
-	PendingAgeMs int64      `json:"pendingAgeMs"`
-	Health       healthView `json:"health"`
+	TimeLagMs    int64 `json:"timeLagMs"`
+	PendingAgeMs int64 `json:"pendingAgeMs"`
+	// Expired: retention no longer waits for the group on some partition (no live member
+	// for the group expiry); LastSeen is when a member last held a partition.
+	Expired  bool       `json:"expired"`
+	LastSeen string     `json:"lastSeen,omitempty"`
+	Health   healthView `json:"health"`
 }
 
 func (h *Handler) groups(r *http.Request) (any, error) {
@@ -59,6 +63,7 @@ func (h *Handler) groupSummaries(r *http.Request, topic string, st topicState) (
 		v := groupSummaryView{
 			Name: g.Name, Consumers: g.Consumers, Pending: g.Pending, Lag: g.Lag,
 			LagUnknown: g.LagUnknown, ConsumeRate: rates[g.Name], Health: okHealth(),
+			Expired: g.Expired, LastSeen: rfc3339(g.LastSeen),
 		}
 		for _, gs := range st.groups {
 			if gs.lag.Group == g.Name {
@@ -83,6 +88,7 @@ type groupView struct {
 	Unowned    []int                `json:"unowned"` // partitions whose lease nobody holds
 	Paused     bool                 `json:"paused"`  // an operator paused the group (admin.PauseGroup)
 	PausedAt   string               `json:"pausedAt,omitempty"`
+	Expired    bool                 `json:"expired"` // retention no longer waits for it on some partition
 	Partitions []groupPartitionView `json:"partitions"`
 }
 
@@ -106,6 +112,10 @@ type groupPartitionView struct {
 	LeaseTTLMs      int64  `json:"leaseTtlMs"`
 	TimeLagMs       int64  `json:"timeLagMs"`
 	CommitFrontier  string `json:"commitFrontier"`
+	// LastSeen is when a member last held the partition; ExpiredSince, when set, since when
+	// retention no longer waits for the group there.
+	LastSeen     string `json:"lastSeen,omitempty"`
+	ExpiredSince string `json:"expiredSince,omitempty"`
 }
 
 func (h *Handler) group(r *http.Request) (any, error) {
@@ -116,7 +126,7 @@ func (h *Handler) group(r *http.Request) (any, error) {
 	v := groupView{
 		Topic: st.Topic, Group: st.Group, Pending: st.Pending, Lag: st.Lag, TimeLagMs: ms(st.TimeLag),
 		Members: membersOf(st), Unowned: []int{}, Partitions: make([]groupPartitionView, 0, len(st.Partitions)),
-		Paused: st.Pause.Paused, PausedAt: rfc3339(st.Pause.Since),
+		Paused: st.Pause.Paused, PausedAt: rfc3339(st.Pause.Since), Expired: st.Expired,
 	}
 	for _, p := range st.Partitions {
 		if p.LeaseOwner == "" {
@@ -126,7 +136,7 @@ func (h *Handler) group(r *http.Request) (any, error) {
 			Partition: p.Partition, Pending: p.Pending, Lag: p.Lag, LagExact: p.LagExact,
 			LastDeliveredID: p.LastDeliveredID, EntriesRead: p.EntriesRead, RedisConsumers: p.Consumers,
 			LeaseOwner: p.LeaseOwner, LeaseTTLMs: ms(p.LeaseTTL), TimeLagMs: ms(p.TimeLag),
-			CommitFrontier: p.CommitFrontier,
+			CommitFrontier: p.CommitFrontier, LastSeen: rfc3339(p.LastSeen), ExpiredSince: rfc3339(p.ExpiredSince),
 		})
 	}
 	return v, nil

@@ -21,6 +21,7 @@ type Handler struct {
 	csrf    string // the per-handler token writes must carry in the X-CSRF-Token header
 	auth    *authenticator
 	sampler *sampler
+	memory  memoryReader
 	root    http.Handler
 }
 

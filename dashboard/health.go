@@ -20,6 +20,7 @@ const (
 	probLagGrowing   = "lag-growing"           // the lag rose over the recent window
 	probNotConsuming = "not-consuming"         // nothing was delivered while lag > 0
 	probDeadLetters  = "dead-letters-arriving" // dead letters arrived in the recent window
+	probExpired      = "expired"               // retention no longer waits for the group (group expiry)
 )
 
 // minTrend is how many samples a trend needs (growing lag, nothing consumed).
@@ -64,6 +65,7 @@ type groupFacts struct {
 	Lag         int64 // now
 	Pending     int64 // now
 	DeadLetters int   // dead letters of the group that arrived within the recent window
+	Expired     bool  // no live member for the group expiry on some partition (admin.GroupLiveness)
 	trend       []admin.HistoryGroup
 	span        time.Duration // between the first and last sample of trend
 }
@@ -98,6 +100,9 @@ func groupHealth(f groupFacts) healthView {
 	}
 	if first, last, ok := f.growth(); ok {
 		v.add(probLagGrowing, sevWarning, "lag grew from %d to %d in the last %s", first, last, roundSpan(f.span))
+	}
+	if f.Expired {
+		v.add(probExpired, sevWarning, "expired: no live member for the group expiry, retention no longer waits for it (what it loses is counted)")
 	}
 	if f.DeadLetters > 0 {
 		v.add(probDeadLetters, sevWarning, "%s in the last %s", plural(int64(f.DeadLetters), "dead letter"), roundSpan(recentWindow))

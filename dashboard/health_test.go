@@ -38,6 +38,7 @@ func TestGroupHealth(t *testing.T) {
 		{"small rise is noise", groupFacts{Members: 1, Lag: 8}, trendOf([]int64{2, 5, 8}, []int64{10, 20, 30}), sevOK, nil},
 		{"too few samples for a trend", groupFacts{Members: 1, Lag: 400}, trendOf([]int64{0, 400}, []int64{0, 0}), sevOK, nil},
 		{"dead letters arriving", groupFacts{Members: 1, Lag: 5, DeadLetters: 3}, steady, sevWarning, []string{probDeadLetters}},
+		{"expired", groupFacts{Members: 1, Lag: 5, Expired: true}, steady, sevWarning, []string{probExpired}},
 		{"stalled, no member, growing, dead letters", groupFacts{Lag: 400, DeadLetters: 1}, trendOf([]int64{100, 200, 400}, []int64{9, 9, 9}),
 			sevCritical, []string{probNoMember, probLagGrowing, probDeadLetters}},
 	}

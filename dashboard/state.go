@@ -14,8 +14,10 @@ type topicState struct {
 	live     map[string]int // live members per group
 	dlq      int64          // dead letters now
 	arrived  map[string]int // dead letters per group within recentWindow
+	seen     map[string]admin.GroupLiveness
 	recent   recent
-	groups   []groupState // sorted by name
+	memory   admin.TopicMemory // the Redis servers' memory, the topic's refused publishes
+	groups   []groupState      // sorted by name
 	health   healthView
 	worstLag *worstLagView
 }
@@ -37,6 +39,9 @@ func (h *Handler) readTopicState(ctx context.Context, topic string) (topicState,
 	if st.live, err = h.liveMembers(ctx, topic); err != nil {
 		return st, err
 	}
+	if st.seen, err = h.adm.GroupLiveness(ctx, topic); err != nil {
+		return st, err
+	}
 	if st.dlq, err = h.adm.DLQSize(ctx, topic); err != nil {
 		return st, err
 	}
@@ -44,6 +49,9 @@ func (h *Handler) readTopicState(ctx context.Context, topic string) (topicState,
 		return st, err
 	}
 	if st.recent, err = h.recentHistory(ctx, topic); err != nil {
+		return st, err
+	}
+	if st.memory, err = h.topicMemory(ctx, topic); err != nil {
 		return st, err
 	}
 	st.judge()
@@ -85,7 +93,8 @@ func (st *topicState) judge() {
 	healths := make([]healthView, 0, len(st.lag.Groups))
 	attributed := 0
 	for _, g := range st.lag.Groups {
-		f := groupFacts{Name: g.Group, Members: st.live[g.Group], Lag: g.Lag, Pending: g.Pending, DeadLetters: st.arrived[g.Group]}
+		f := groupFacts{Name: g.Group, Members: st.live[g.Group], Lag: g.Lag, Pending: g.Pending, DeadLetters: st.arrived[g.Group],
+			Expired: st.seen[g.Group].Expired}
 		gs := groupState{lag: g, facts: f.with(st.recent)}
 		gs.health = groupHealth(gs.facts)
 		attributed += f.DeadLetters
@@ -101,6 +110,7 @@ func (st *topicState) judge() {
 		total += n
 	}
 	st.health = topicHealth(names, healths, int64(total-attributed))
+	memoryHealth(&st.health, st.memory, st.lag.Time)
 }
 
 // worstLagView is the group furthest behind on a topic.
@@ -122,6 +132,7 @@ type groupHealthView struct {
 	PendingAgeMs int64      `json:"pendingAgeMs"`
 	ConsumeRate  *float64   `json:"consumeRate"`
 	DeadLetters  int        `json:"deadLetters"` // within the recent window
+	Expired      bool       `json:"expired"`     // retention no longer waits for it (group expiry)
 	Health       healthView `json:"health"`
 }
 
@@ -133,7 +144,7 @@ func (st topicState) groupViews() []groupHealthView {
 		out = append(out, groupHealthView{
 			Name: g.lag.Group, Members: g.facts.Members, Lag: g.lag.Lag, LagExact: g.lag.Exact,
 			TimeLagMs: ms(g.lag.TimeLag), Pending: g.lag.Pending, PendingAgeMs: ms(g.lag.PendingAge),
-			ConsumeRate: rates[g.lag.Group], DeadLetters: g.facts.DeadLetters, Health: g.health,
+			ConsumeRate: rates[g.lag.Group], DeadLetters: g.facts.DeadLetters, Expired: g.facts.Expired, Health: g.health,
 		})
 	}
 	return out

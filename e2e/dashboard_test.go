@@ -74,6 +74,8 @@ func topicPage(t *testing.T, b *browser, e *env, url string) {
 		document.querySelectorAll('[data-chart="lag"] path.line').length === 2`, "a chart of 24 samples")
 	rate := eval[string](b, `document.getElementById('stat-rate').textContent`)
 	assert.NotEqual(t, "—", rate, "the publish rate is shown")
+	memory := eval[string](b, `document.getElementById('stat-memory').textContent`)
+	assert.Regexp(t, `^\d+\.\d (KiB|MiB|GiB) \(no maxmemory\)$|^[\d.]+/[\d.]+ (KiB|MiB|GiB) \(\d+ %\)`, memory, "the Redis memory is shown")
 	if path := os.Getenv("STREAMQ_SCREENSHOT"); path != "" {
 		screenshot(t, b, path)
 	}

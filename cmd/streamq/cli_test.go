@@ -382,7 +382,8 @@ func TestCLIJSONMatchesAdmin(t *testing.T) {
 			assert.InDelta(t, ms(g.TimeLag), got[i].TimeLagMs, 2000, "ages read a moment apart")
 			assert.InDelta(t, ms(g.PendingAge), got[i].PendingAgeMs, 2000)
 			got[i].TimeLagMs, got[i].PendingAgeMs = 0, 0
-			assert.Equal(t, groupView{g.Name, g.Consumers, g.RedisConsumers, g.Pending, g.Lag, g.LagUnknown, 0, 0}, got[i])
+			assert.Equal(t, groupView{Name: g.Name, Consumers: g.Consumers, RedisConsumers: g.RedisConsumers, Pending: g.Pending,
+				Lag: g.Lag, LagUnknown: g.LagUnknown, Expired: g.Expired, LastSeen: rfc3339(g.LastSeen)}, got[i])
 		}
 	})
 

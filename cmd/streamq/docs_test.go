@@ -15,13 +15,15 @@ import (
 	"github.com/streamq-dev/streamq"
 )
 
-// operationsIncident builds the state docs/operations.md describes: topic "orders" with 4
+// operationsIncident builds the state docs/operations.md describes: a Redis of 40 MiB
+// maxmemory, topic "orders" with 4
 // partitions and 40 orders of 10 customers, every one handled by group "payments", 2 of each
 // partition read and not acked by group "billing" (its member gone), every one failed to the
 // DLQ by group "workers".
 func (e *cliEnv) operationsIncident() {
 	t := e.t
 	t.Helper()
+	require.NoError(t, e.client.ConfigSet(e.ctx, "maxmemory", "40mb").Err(), "as docs/storage.md recommends")
 	require.NoError(t, e.adm.CreateTopic(e.ctx, ordersTopic, ordersParts))
 	msgs := make([]*message.Message, 40)
 	for i := range msgs {
@@ -40,7 +42,8 @@ func (e *cliEnv) operationsIncident() {
 }
 
 // operationsVariable is what changes from one run to the next in the CLI's tables: stream
-// ids, times, durations, generated member names, and so the columns' widths.
+// ids, times, durations, generated member names, Redis's used memory, and so the columns'
+// widths.
 var operationsVariable = []struct {
 	re   *regexp.Regexp
 	with string
@@ -49,6 +52,7 @@ var operationsVariable = []struct {
 	{regexp.MustCompile(`\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(\.\d+)?( ?[A-Z]{2,5}|Z)?`), "<time>"},
 	{regexp.MustCompile(`\b(\d+(\.\d+)?(h|ms|µs|ns|m|s))+\b`), "<duration>"},
 	{regexp.MustCompile(`streamq-[0-9A-Za-z]{8,}`), "<member>"},
+	{regexp.MustCompile(`(?m)^(memory:?)[ \t].*$`), "$1 <memory>"},
 	{regexp.MustCompile(`[ \t]+`), " "},
 }
 

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -27,6 +28,10 @@ type groupView struct {
 	// that of its oldest pending entry (the largest of the partitions').
 	TimeLagMs    int64 `json:"timeLagMs"`
 	PendingAgeMs int64 `json:"pendingAgeMs"`
+	// Expired: no member was live for the group expiry on some partition, and retention no
+	// longer waits for the group there; LastSeen is when a member last held a partition.
+	Expired  bool   `json:"expired"`
+	LastSeen string `json:"lastSeen,omitempty"`
 }
 
 func groupsCmd(a *app) *cobra.Command {
@@ -36,7 +41,9 @@ func groupsCmd(a *app) *cobra.Command {
 		Long: `Lists the topic's consumer groups: live members (CONSUMERS), pending entries, LAG (the
 entries each still has to deliver; other groups' retries, which it skips, do not count;
 "+" marks a lower bound) and TIME LAG (the age of the oldest of them, on the Redis
-server's clock).`,
+server's clock). When a group has expired (no live member on some partition for the
+group expiry, so retention no longer waits for it there; its offsets stay), an EXPIRED
+column says when a member was last seen.`,
 		Example:           "  streamq groups orders",
 		GroupID:           groupGroups,
 		Args:              argsExactly("TOPIC"),
@@ -49,7 +56,8 @@ server's clock).`,
 			views := []groupView{}
 			for _, g := range groups {
 				views = append(views, groupView{Name: g.Name, Consumers: g.Consumers, RedisConsumers: g.RedisConsumers, Pending: g.Pending,
-					Lag: g.Lag, LagUnknown: g.LagUnknown, TimeLagMs: ms(g.TimeLag), PendingAgeMs: ms(g.PendingAge)})
+					Lag: g.Lag, LagUnknown: g.LagUnknown, TimeLagMs: ms(g.TimeLag), PendingAgeMs: ms(g.PendingAge),
+					Expired: g.Expired, LastSeen: rfc3339(g.LastSeen)})
 			}
 			if a.json {
 				return printJSON(a.stdout, views)
@@ -58,15 +66,44 @@ server's clock).`,
 				fmt.Fprintf(a.stdout, "topic %q has no consumer groups\n", args[0])
 				return nil
 			}
-			t := newTable(a.stdout, "GROUP", "CONSUMERS", "PENDING", "LAG", "TIME LAG").fit(tableWidth, 0)
-			for _, g := range groups {
-				t.row(g.Name, g.Consumers, g.Pending, lagText(g.Lag, !g.LagUnknown), human(g.TimeLag))
-			}
-			return t.flush()
+			return printGroups(a.stdout, groups)
 		}),
 	}
 	a.addJSONFlag(cmd)
 	return cmd
+}
+
+// printGroups is the groups table; the EXPIRED column only when some group expired.
+func printGroups(w io.Writer, groups []admin.GroupInfo) error {
+	expired := false
+	for _, g := range groups {
+		expired = expired || g.Expired
+	}
+	head := []any{"GROUP", "CONSUMERS", "PENDING", "LAG", "TIME LAG"}
+	if expired {
+		head = append(head, "EXPIRED")
+	}
+	t := newTable(w).fit(tableWidth, 0)
+	t.row(head...)
+	for _, g := range groups {
+		row := []any{g.Name, g.Consumers, g.Pending, lagText(g.Lag, !g.LagUnknown), human(g.TimeLag)}
+		if expired {
+			row = append(row, expiredText(g.Expired, g.LastSeen))
+		}
+		t.row(row...)
+	}
+	return t.flush()
+}
+
+// expiredText is a group's EXPIRED cell: "-", or when a member was last seen.
+func expiredText(expired bool, lastSeen time.Time) string {
+	switch {
+	case !expired:
+		return "-"
+	case lastSeen.IsZero():
+		return "yes"
+	}
+	return "seen " + human(time.Since(lastSeen).Round(time.Second)) + " ago"
 }
 
 // lagText shows a lag, with "+" when it is a lower bound.
@@ -91,8 +128,11 @@ type statsView struct {
 	TrimLost     int64                `json:"trimLost"`  // entries hard trimming removed unacked
 	HoldsBack    int64                `json:"holdsBack"` // entries over max length the group holds back
 	Paused       bool                 `json:"paused"`    // an operator paused the group (streamq pause)
+	Expired      bool                 `json:"expired"`   // retention no longer waits for it on some partition
 	PausedAt     string               `json:"pausedAt,omitempty"`
 	Partitions   []partitionStatsView `json:"partitions"`
+	// Memory is the Redis servers' memory and whether the topic's publishes are refused.
+	Memory memoryView `json:"memory"`
 }
 
 // partitionStatsView is admin.PartitionGroupStats.
@@ -119,13 +159,17 @@ type partitionStatsView struct {
 	// HoldsBack is how many entries over the topic's max length the group holds back there
 	// (0 when another group, or none, stops the trim).
 	HoldsBack int64 `json:"holdsBack"`
+	// LastSeen is when a member last held the partition; ExpiredSince, when set, since when
+	// retention no longer waits for the group there (no live member for the group expiry).
+	LastSeen     string `json:"lastSeen,omitempty"`
+	ExpiredSince string `json:"expiredSince,omitempty"`
 }
 
 func newStatsView(s admin.GroupStats) statsView {
 	v := statsView{
 		Topic: s.Topic, Group: s.Group, Members: nonNil(s.Members), Pending: s.Pending, Lag: s.Lag,
 		TimeLagMs: ms(s.TimeLag), PendingAgeMs: ms(s.PendingAge), TrimLost: s.TrimLost, HoldsBack: s.HoldsBack, Partitions: []partitionStatsView{},
-		Paused: s.Pause.Paused,
+		Paused: s.Pause.Paused, Expired: s.Expired,
 	}
 	if s.Pause.Paused {
 		v.PausedAt = rfc3339(s.Pause.Since)
@@ -137,6 +181,7 @@ func newStatsView(s admin.GroupStats) statsView {
 			LeaseOwner: p.LeaseOwner, LeaseTTLMs: ms(p.LeaseTTL), TimeLagMs: ms(p.TimeLag), OldestID: p.OldestID,
 			PendingAgeMs: ms(p.PendingAge), Skipped: p.Skipped,
 			CommitFrontier: p.CommitFrontier, TrimLost: p.TrimLost, HoldsBack: p.HoldsBack,
+			LastSeen: rfc3339(p.LastSeen), ExpiredSince: rfc3339(p.ExpiredSince),
 		})
 	}
 	return v
@@ -155,7 +200,9 @@ position (LAST DELIVERED), the commit frontier (highest acked id) and the other 
 retries it skips. When the topic's trim policy is hard and trimming removed entries before
 the group acked them, a TRIM LOST column counts them. When the group's position stops the
 trim of a partition over the topic's max length, a HOLDS BACK column counts the entries
-over it that the group holds back (they go once it catches up or is deleted).`,
+over it that the group holds back (they go once it catches up or is deleted). Above the
+table: the Redis server's used and max memory (each master's on a Cluster), and "full:
+publishing refused since …" while Redis refuses publishes to the topic for memory.`,
 		Example: `  streamq stats orders payments
   streamq stats orders payments -o wide --utc`,
 		GroupID:           groupGroups,
@@ -166,18 +213,23 @@ over it that the group holds back (they go once it catches up or is deleted).`,
 			if err != nil {
 				return err
 			}
+			m, err := adm.TopicMemory(ctx, args[0])
+			if err != nil {
+				return err
+			}
 			v := newStatsView(s)
+			v.Memory = newMemoryView(m)
 			if a.json {
 				return printJSON(a.stdout, v)
 			}
-			return printStats(a.stdout, s, v, a.wide)
+			return printStats(a.stdout, s, v, a.wide, a.memoryLines(m))
 		}),
 	}
 	a.addJSONFlag(cmd)
 	return cmd
 }
 
-func printStats(w io.Writer, s admin.GroupStats, v statsView, wide bool) error {
+func printStats(w io.Writer, s admin.GroupStats, v statsView, wide bool, memory []memoryLine) error {
 	members := "none live"
 	if len(v.Members) > 0 {
 		members = strings.Join(v.Members, ", ")
@@ -185,6 +237,12 @@ func printStats(w io.Writer, s admin.GroupStats, v statsView, wide bool) error {
 	fmt.Fprintf(w, "group %q on topic %q\nmembers: %s\n", v.Group, v.Topic, members)
 	if v.Paused {
 		fmt.Fprintf(w, "paused by an operator since %s (streamq resume %s %s)\n", orDash(v.PausedAt), v.Topic, v.Group)
+	}
+	if v.Expired {
+		fmt.Fprintf(w, "expired on partitions %s: no live member for the group expiry, retention no longer waits for it\n", expiredParts(s))
+	}
+	for _, l := range memory {
+		fmt.Fprintf(w, "%s: %s\n", l.name, l.value)
 	}
 	fmt.Fprintln(w)
 	// The columns shown only when hard trimming cost the group entries, or it holds some back.
@@ -202,6 +260,17 @@ func printStats(w io.Writer, s admin.GroupStats, v statsView, wide bool) error {
 	}
 	t.row(extra.cells([]any{"TOTAL", v.Pending, human(s.PendingAge), lagText(v.Lag, exact), human(s.TimeLag), ""}, v.TrimLost, v.HoldsBack)...)
 	return t.flush()
+}
+
+// expiredParts lists the partitions where the group expired.
+func expiredParts(s admin.GroupStats) string {
+	var ps []string
+	for _, p := range s.Partitions {
+		if !p.ExpiredSince.IsZero() {
+			ps = append(ps, strconv.Itoa(p.Partition))
+		}
+	}
+	return strings.Join(ps, ", ")
 }
 
 // printWideStats is the stats table of -o wide: every column.

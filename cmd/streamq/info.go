@@ -25,6 +25,8 @@ type infoView struct {
 	Retention    retentionView       `json:"retention"`
 	OverMaxLen   int64               `json:"overMaxLen"` // summed over partitions
 	PerPartition []partitionInfoView `json:"perPartition"`
+	// Memory is the Redis servers' memory and whether the topic's publishes are refused.
+	Memory memoryView `json:"memory"`
 }
 
 // retentionView is admin.LengthRetention.
@@ -55,10 +57,11 @@ type partitionInfoView struct {
 	HeldBack    int64  `json:"heldBack"`
 }
 
-func newInfoView(q admin.QueueInfo) infoView {
+func newInfoView(q admin.QueueInfo, m admin.TopicMemory) infoView {
 	r := q.Retention
 	v := infoView{
-		Topic: q.Topic, Partitions: q.Partitions, Length: q.Length, Retries: q.Retries, Entries: q.Entries, FirstID: q.FirstID, LastID: q.LastID,
+		Memory: newMemoryView(m),
+		Topic:  q.Topic, Partitions: q.Partitions, Length: q.Length, Retries: q.Retries, Entries: q.Entries, FirstID: q.FirstID, LastID: q.LastID,
 		Groups: q.Groups, DLQLength: q.DLQLength, OverMaxLen: q.OverMaxLen, PerPartition: []partitionInfoView{},
 		Retention: retentionView{MaxLen: r.MaxLen, Exact: r.Exact, Policy: r.Policy, Recorded: r.Recorded},
 	}
@@ -82,7 +85,9 @@ last ids, consumer groups and dead letters, the length retention its publishers 
 approximate trimming, trim policy), and how many entries each partition holds over the max
 length with the group holding them: the one whose position stops the trim (its oldest
 pending entry, or the entry after its last delivered). "-" there: no group needs what is
-over, the next trim removes it. -o wide adds the retries and groups of each partition.`,
+over, the next trim removes it. Then the Redis server's used and max memory (each master's
+on a Cluster), and "full: publishing refused since …" while Redis refuses publishes to the
+topic for memory. -o wide adds the retries and groups of each partition.`,
 		Example: `  streamq info orders
   streamq info orders -o wide`,
 		GroupID:           groupTopics,
@@ -93,18 +98,22 @@ over, the next trim removes it. -o wide adds the retries and groups of each part
 			if err != nil {
 				return err
 			}
-			v := newInfoView(q)
+			m, err := adm.TopicMemory(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			v := newInfoView(q, m)
 			if a.json {
 				return printJSON(a.stdout, v)
 			}
-			return printInfo(a.stdout, v, a.wide)
+			return printInfo(a.stdout, v, a.wide, a.memoryLines(m))
 		}),
 	}
 	a.addJSONFlag(cmd)
 	return cmd
 }
 
-func printInfo(w io.Writer, v infoView, wide bool) error {
+func printInfo(w io.Writer, v infoView, wide bool, memory []memoryLine) error {
 	t := newTable(w)
 	t.row("topic", v.Topic)
 	t.row("partitions", v.Partitions)
@@ -118,6 +127,9 @@ func printInfo(w io.Writer, v infoView, wide bool) error {
 	t.row("trim", trimText(v.Retention.Exact))
 	t.row("trim policy", v.Retention.Policy)
 	t.row("over max length", v.OverMaxLen)
+	for _, l := range memory {
+		t.row(l.name, l.value)
+	}
 	if err := t.flush(); err != nil {
 		return err
 	}

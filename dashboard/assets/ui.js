@@ -123,6 +123,15 @@ export function errorBox(err) {
   return h('div', { class: 'alert' }, h('strong', { text: err.status ? 'Error ' + err.status + ': ' : 'Error: ' }), err.message);
 }
 
+// memoryText is the Redis servers' memory of a memory view: "38.2/40.0 MiB (95 %)", each
+// server named when there are several; "full" when Redis refuses publishes.
+export function memoryText(m) {
+  const servers = (m && m.servers) || [];
+  if (!servers.length) return fmt.dash;
+  const text = servers.length === 1 ? servers[0].text : servers.map((s) => s.addr + ' ' + s.text).join(', ');
+  return m.full ? text + ' · full' : text;
+}
+
 // healthPill shows a health state ("ok", "warning", "critical").
 export function healthPill(hv) {
   const state = (hv && hv.state) || 'ok';

@@ -131,6 +131,11 @@ func (s Space) TopicTombstone(t string) string { return s.Control + ":deleted:{"
 // TombstoneTTL.
 func (s Space) GroupTombstone(t, g string) string { return s.Control + ":deleted:{" + t + "}:" + g }
 
+// Refused is the hash a Publisher refused for memory on topic t writes (internal/partition
+// NoteRefused): "since" and "last", Unix ms on the server's clock, with a TTL refreshed while
+// refusals go on, so that it clears itself once publishing works again.
+func (s Space) Refused(t string) string { return s.Control + ":refused:{" + t + "}" }
+
 // Members is the membership zset (consumer -> heartbeat expiry ms) of group g on topic t.
 func (s Space) Members(t, g string) string { return s.Control + ":members:{" + t + "}:" + g }
 

@@ -13,6 +13,19 @@ func RegisteredGroups(stream string) string { return stream + ":groups" }
 // reply was lost and that the client sent again is still reported as made, once.
 func Regrouped(stream string) string { return stream + ":regrouped" }
 
+// GroupSeen is the hash, beside stream and in its slot, of when each consumer group was last
+// live on the partition: field SeenField(g) -> Unix ms, written by the group's lease holder
+// every trim interval (and by the first trim that finds a registered group without one), and
+// field ExpiredField(g) -> Unix ms since which retention leaves the group out because it was
+// not seen for a group expiry (set by the trim, removed when the group is live again).
+func GroupSeen(stream string) string { return stream + ":seen" }
+
+// SeenField is group g's last-live field of GroupSeen.
+func SeenField(g string) string { return "seen:" + g }
+
+// ExpiredField is group g's expired-since field of GroupSeen.
+func ExpiredField(g string) string { return "expired:" + g }
+
 // ReplayMarks is the hash, beside a DLQ stream and in its slot, of the dead letters replayed
 // from it: DLQ id -> "ms|new stream id" of the latest replay. It expires a week after the
 // latest replay from that DLQ.

@@ -55,7 +55,7 @@ func (r *Registry) Tombstones(ctx context.Context, topic, group string) (topicDe
 // new intent to consume, after a forced delete as before it.
 func (r *Registry) ClearTombstones(ctx context.Context, topic, group string) error {
 	if err := r.rdb.Del(ctx, r.space.TopicTombstone(topic), r.space.GroupTombstone(topic, group)).Err(); err != nil {
-		return fmt.Errorf("clear tombstones of %q: %w", topic, err)
+		return fmt.Errorf("prepare group %q on %q: %w", group, topic, err)
 	}
 	return nil
 }

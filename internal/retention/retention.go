@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/payload"
 	"github.com/streamq-dev/streamq/internal/script"
 	"github.com/streamq-dev/streamq/internal/streamid"
@@ -47,22 +48,34 @@ type Rule struct {
 	// few are left (Redis is short of memory); nothing when no group is registered. It
 	// ignores the other fields.
 	Acked bool
+	// GroupExpiry leaves out of that stop every group not seen live on the partition for
+	// longer (keys.GroupSeen, MarkSeen), counting what it removes before such a group acked
+	// it as the hard policy does; 0: no group expires.
+	GroupExpiry time.Duration
+	// Now is when the trim runs, on the caller's clock: what GroupExpiry is measured from,
+	// and when a group without a record is first seen.
+	Now time.Time
 }
 
 // Trimmed is what one Trim removed.
 type Trimmed struct {
 	Removed int64 // entries removed
-	Unacked int64 // of those, entries some group had not acked (hard policy only)
+	// Unacked is, of those, the entries some group had not acked: the hard policy's, or
+	// those only an expired group still needed.
+	Unacked int64
+	// Expired are the groups this trim was the first to leave out for their expiry.
+	Expired []string
 }
 
 // Trim applies rule to stream in one atomic script per round, never removing an entry a
 // registered group (live or not) has not been delivered and acked, unless rule.Hard; then it
-// records in lossKey, per group, how many entries the group lost.
+// records in lossKey, per group, how many entries the group lost; so it does for a group
+// expired by rule.GroupExpiry, which no longer stops it.
 func Trim(ctx context.Context, rdb redis.Scripter, stream, lossKey string, rule Rule) (Trimmed, error) {
 	kind, threshold := "len", any(rule.MaxLen)
 	switch {
 	case rule.Acked:
-		kind, threshold, rule = "acked", 0, Rule{}
+		kind, threshold, rule = "acked", 0, Rule{GroupExpiry: rule.GroupExpiry, Now: rule.Now}
 	case rule.MaxLen <= 0:
 		if rule.Before.IsZero() {
 			return Trimmed{}, nil
@@ -71,23 +84,36 @@ func Trim(ctx context.Context, rdb redis.Scripter, stream, lossKey string, rule 
 	}
 	var total Trimmed
 	for round := 0; round < maxRounds; round++ {
-		res, err := trimScript.Run(ctx, rdb, []string{stream, lossKey},
-			kind, threshold, flag(rule.Exact), flag(rule.Hard), HardChunk).Slice()
+		res, err := trimScript.Run(ctx, rdb, []string{stream, lossKey, keys.GroupSeen(stream)},
+			kind, threshold, flag(rule.Exact), flag(rule.Hard), HardChunk,
+			max(rule.GroupExpiry.Milliseconds(), 0), rule.Now.UnixMilli()).Slice()
 		if err != nil {
 			return total, fmt.Errorf("trim %s (%s %v): %w", stream, kind, threshold, err)
 		}
-		if len(res) != 3 {
+		if len(res) != 4 {
 			return total, fmt.Errorf("trim %s: unexpected reply %v", stream, res)
 		}
 		removed, _ := res[0].(int64)
 		unacked, _ := res[1].(int64)
 		total.Removed += removed
 		total.Unacked += unacked
+		total.Expired = appendNames(total.Expired, res[3])
 		if more, _ := res[2].(string); more != "1" {
 			return total, nil
 		}
 	}
 	return total, nil
+}
+
+// appendNames appends the strings of a script's array reply to names.
+func appendNames(names []string, reply any) []string {
+	list, _ := reply.([]any)
+	for _, v := range list {
+		if s, ok := v.(string); ok {
+			names = append(names, s)
+		}
+	}
+	return names
 }
 
 func flag(b bool) string {

@@ -61,13 +61,16 @@ func readEach(ctx context.Context, each forEach, ask func(ctx context.Context, c
 // readOne asks one server. A refused INFO memory alone leaves the policy unknown.
 func readOne(ctx context.Context, rdb redis.Cmdable, addr string) Node {
 	var srv, mem *redis.StringCmd
-	_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+	_, pipeErr := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		srv = p.Info(ctx, "server")
 		mem = p.Info(ctx, "memory")
 		return nil
 	})
 	if err := srv.Err(); err != nil {
 		return Node{Addr: addr, Err: err}
+	}
+	if pipeErr != nil && srv.Val() == "" { // the connection failed before any reply (AUTH refused)
+		return Node{Addr: addr, Err: pipeErr}
 	}
 	return Node{Addr: addr, Facts: ParseInfo(srv.Val(), mem.Val())}
 }

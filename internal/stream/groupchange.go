@@ -86,13 +86,14 @@ type GroupState struct {
 }
 
 // ForgetGroup removes group's state from each partition in one pipeline: its field of the
-// commit hash, its lossFields of the trim-loss hash (retention.LossFields) and its
-// registration beside the stream (keys.RegisteredGroups).
+// commit hash, its lossFields of the trim-loss hash (retention.LossFields), its liveness
+// record (keys.GroupSeen) and its registration beside the stream (keys.RegisteredGroups).
 func ForgetGroup(ctx context.Context, rdb redis.UniversalClient, parts []GroupState, group string, lossFields []string) error {
 	_, err := rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
 		for _, p := range parts {
 			pipe.HDel(ctx, p.Commit, group)
 			pipe.HDel(ctx, p.TrimLoss, lossFields...)
+			pipe.HDel(ctx, keys.GroupSeen(p.Stream), keys.SeenField(group), keys.ExpiredField(group))
 			pipe.SRem(ctx, keys.RegisteredGroups(p.Stream), group)
 		}
 		return nil

@@ -12,6 +12,7 @@ import (
 var _ streamq.MetricsCollector = (*Collector)(nil)
 var _ streamq.PauseReporter = (*Collector)(nil)
 var _ streamq.DuplicateReporter = (*Collector)(nil)
+var _ streamq.MemoryReporter = (*Collector)(nil)
 
 // Collector exports streamq's metrics to Prometheus. Its methods are safe for concurrent
 // use and do not allocate once a label set has been seen. One Collector can serve any
@@ -24,6 +25,7 @@ type Collector struct {
 	subscriptions cache[streamq.Labels, *subscriptionSeries]
 	topics        cache[string, *topicSeries]
 	trimmed       cache[trimKey, *counterSeries]
+	servers       cache[string, *serverSeries]
 }
 
 // New builds a Collector and registers its metrics on opts.Registerer. It returns an error,
@@ -46,6 +48,7 @@ func New(opts Options) (*Collector, error) {
 	c.subscriptions.resolve = v.subscriptionSeries
 	c.topics.resolve = v.topicSeries
 	c.trimmed.resolve = v.trimmedSeries
+	c.servers.resolve = v.serverSeries
 	return c, nil
 }
 
@@ -95,11 +98,31 @@ func (c *Collector) InFlight(l streamq.Labels, n int) { c.subscription(l).inFlig
 // Paused implements streamq.PauseReporter: the paused_since_seconds gauge is since as Unix
 // time, 0 for the zero time (resumed). l.Partition is ignored.
 func (c *Collector) Paused(l streamq.Labels, since time.Time) {
-	v := 0.0
-	if !since.IsZero() {
-		v = float64(since.UnixMilli()) / 1000
+	c.subscription(l).pausedSince.Set(unixSeconds(since))
+}
+
+// unixSeconds is t as Unix time in seconds, 0 for the zero time.
+func unixSeconds(t time.Time) float64 {
+	if t.IsZero() {
+		return 0
 	}
-	c.subscription(l).pausedSince.Set(v)
+	return float64(t.UnixMilli()) / 1000
+}
+
+func boolGauge(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// RedisMemory implements streamq.MemoryReporter: the memory gauges of m's server.
+func (c *Collector) RedisMemory(m streamq.ServerMemory) {
+	s := c.servers.get(m.Addr)
+	s.used.Set(float64(m.Used))
+	s.max.Set(float64(m.Max))
+	s.high.Set(boolGauge(m.High))
+	s.fullSince.Set(unixSeconds(m.FullSince))
 }
 
 // EligiblePartitions implements streamq.MetricsCollector. l.Partition is ignored.

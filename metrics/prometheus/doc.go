@@ -28,6 +28,7 @@
 //	| streamq_dlq_deleted_total             | counter   | topic                                    |
 //	| streamq_dlq_cleared_total             | counter   | topic                                    |
 //	| streamq_trimmed_total                 | counter   | topic, partition, group, consumer, kind  |
+//	| streamq_group_expired_total           | counter   | topic, partition, group                  |
 //	| streamq_in_flight                     | gauge     | topic, group, consumer                   |
 //	| streamq_eligible_partitions           | gauge     | topic, group, consumer                   |
 //	| streamq_leased_partitions             | gauge     | topic, group, consumer                   |
@@ -39,9 +40,11 @@
 // The partition label is the decimal partition index. The gauges describe a whole
 // subscription (one member of a group on one topic) and have no partition label. kind is
 // "length" or "age" (entries a retention trim removed), "length-unacked" or "age-unacked" (of
-// those, entries some group had not acked: only under TrimHard), "unacked" (entries of the
-// group label's group a hard cap removed before it acked them), "dlq-age", "dlq-length" or
-// "orphaned-payloads".
+// those, entries some group had not acked: under TrimHard, or needed only by an expired
+// group), "unacked" (entries of the group label's group a hard cap or its expiry removed
+// before it acked them), "dlq-age", "dlq-length" or "orphaned-payloads".
+// streamq_group_expired_total counts the times a retention trim left the group label's group
+// out of a partition for its GroupExpiry (streamq.GroupExpiryReporter), once per expiry.
 //
 // The first call with a new set of labels creates every series of that set at zero: a
 // Consumed on partition 3 also exports streamq_acked_total, streamq_retried_total, ... and

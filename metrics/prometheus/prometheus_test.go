@@ -43,6 +43,9 @@ func record(c streamq.MetricsCollector) {
 	if d, ok := c.(streamq.DuplicateReporter); ok {
 		d.DuplicateDropped("orders", 1)
 	}
+	if e, ok := c.(streamq.GroupExpiryReporter); ok {
+		e.GroupExpired(streamq.Labels{Topic: "orders", Partition: 1, Group: "forgotten"})
+	}
 	for range 3 {
 		c.Consumed(ordersP0)
 	}
@@ -76,6 +79,11 @@ func record(c streamq.MetricsCollector) {
 		r.Paused(ordersSub, time.Time{}) // resumed
 		r.Paused(ordersSub, time.Unix(1_700_000_100, 0))
 	}
+	if r, ok := c.(streamq.MemoryReporter); ok {
+		r.RedisMemory(streamq.ServerMemory{Addr: "10.0.0.1:6379", Used: 30 << 20, Max: 40 << 20})
+		r.RedisMemory(streamq.ServerMemory{Addr: "10.0.0.1:6379", Used: 39 << 20, Max: 40 << 20, High: true})
+		r.RedisMemory(streamq.ServerMemory{Addr: "10.0.0.2:6379", Used: 40 << 20, Max: 40 << 20, High: true, FullSince: time.Unix(1_700_000_200, 0)})
+	}
 }
 
 const (
@@ -94,6 +102,7 @@ func TestCollectorExportsEveryMetric(t *testing.T) {
 		`streamq_produced_total{partition="0",topic="orders"}`:                                          2,
 		`streamq_produced_total{partition="1",topic="orders"}`:                                          1,
 		`streamq_publish_duplicates_total{partition="1",topic="orders"}`:                                1,
+		`streamq_group_expired_total{group="forgotten",partition="1",topic="orders"}`:                   1,
 		`streamq_consumed_total` + p0:                                                                   3,
 		`streamq_consumed_total` + p1:                                                                   1,
 		`streamq_consumed_total` + r0:                                                                   1,
@@ -111,6 +120,13 @@ func TestCollectorExportsEveryMetric(t *testing.T) {
 		`streamq_leased_partitions` + sub:                                                               2,
 		`streamq_max_leased_partitions` + sub:                                                           0,
 		`streamq_paused_since_seconds` + sub:                                                            1_700_000_100,
+		`streamq_redis_used_memory_bytes{server="10.0.0.1:6379"}`:                                       39 << 20,
+		`streamq_redis_max_memory_bytes{server="10.0.0.1:6379"}`:                                        40 << 20,
+		`streamq_redis_memory_high{server="10.0.0.1:6379"}`:                                             1,
+		`streamq_redis_used_memory_bytes{server="10.0.0.2:6379"}`:                                       40 << 20,
+		`streamq_redis_max_memory_bytes{server="10.0.0.2:6379"}`:                                        40 << 20,
+		`streamq_redis_memory_high{server="10.0.0.2:6379"}`:                                             1,
+		`streamq_redis_full_since_seconds{server="10.0.0.2:6379"}`:                                      1_700_000_200,
 		`streamq_handle_seconds_count` + p0:                                                             2,
 		`streamq_handle_seconds_sum` + p0:                                                               2.05,
 		`streamq_handle_seconds_bucket` + withLE(p0, "0.1"):                                             1,
@@ -159,11 +175,16 @@ func TestCollectorSeriesPerFamily(t *testing.T) {
 		{"streamq_dlq_deleted_total", []string{"topic"}, 1},
 		{"streamq_dlq_cleared_total", []string{"topic"}, 1},
 		{"streamq_trimmed_total", []string{"consumer", "group", "kind", "partition", "topic"}, 2},
+		{"streamq_group_expired_total", []string{"group", "partition", "topic"}, 1},
 		{"streamq_in_flight", []string{"consumer", "group", "topic"}, 1},
 		{"streamq_eligible_partitions", []string{"consumer", "group", "topic"}, 1},
 		{"streamq_leased_partitions", []string{"consumer", "group", "topic"}, 1},
 		{"streamq_max_leased_partitions", []string{"consumer", "group", "topic"}, 1},
 		{"streamq_paused_since_seconds", []string{"consumer", "group", "topic"}, 1},
+		{"streamq_redis_used_memory_bytes", []string{"server"}, 2},
+		{"streamq_redis_max_memory_bytes", []string{"server"}, 2},
+		{"streamq_redis_memory_high", []string{"server"}, 2},
+		{"streamq_redis_full_since_seconds", []string{"server"}, 2},
 		{"streamq_handle_seconds", []string{"consumer", "group", "partition", "topic"}, 3},
 		{"streamq_backpressure_wait_seconds", []string{"consumer", "group", "partition", "topic"}, 3},
 		{"streamq_dlq_replay_seconds", []string{"topic"}, 1},

@@ -34,6 +34,11 @@ type subscriptionSeries struct {
 	inFlight, eligible, leased, maxLeased, pausedSince prom.Gauge
 }
 
+// serverSeries are the memory gauges of one Redis server.
+type serverSeries struct {
+	used, max, high, fullSince prom.Gauge
+}
+
 // topicSeries are the DLQ series of one topic.
 type topicSeries struct {
 	deleted, cleared prom.Counter
@@ -69,6 +74,15 @@ func (v vecs) subscriptionSeries(l streamq.Labels) *subscriptionSeries {
 		leased:      v.leasedPartitions.WithLabelValues(lv...),
 		maxLeased:   v.maxLeasedPartitions.WithLabelValues(lv...),
 		pausedSince: v.pausedSince.WithLabelValues(lv...),
+	}
+}
+
+func (v vecs) serverSeries(addr string) *serverSeries {
+	return &serverSeries{
+		used:      v.usedMemory.WithLabelValues(addr),
+		max:       v.maxMemory.WithLabelValues(addr),
+		high:      v.memoryHigh.WithLabelValues(addr),
+		fullSince: v.fullSince.WithLabelValues(addr),
 	}
 }
 

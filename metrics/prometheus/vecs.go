@@ -13,6 +13,8 @@ var (
 	partitionLabels    = []string{"topic", "partition", "group", "consumer"}
 	trimmedLabels      = []string{"topic", "partition", "group", "consumer", "kind"}
 	subscriptionLabels = []string{"topic", "group", "consumer"}
+	expiredLabels      = []string{"topic", "partition", "group"}
+	serverLabels       = []string{"server"}
 )
 
 // vecs are the metric families, one per exported metric.
@@ -27,12 +29,15 @@ type vecs struct {
 	dlqDeleted     *prom.CounterVec
 	dlqCleared     *prom.CounterVec
 	trimmed        *prom.CounterVec
+	groupExpired   *prom.CounterVec
 
 	inFlight            *prom.GaugeVec
 	eligiblePartitions  *prom.GaugeVec
 	leasedPartitions    *prom.GaugeVec
 	maxLeasedPartitions *prom.GaugeVec
 	pausedSince         *prom.GaugeVec
+
+	usedMemory, maxMemory, memoryHigh, fullSince *prom.GaugeVec
 
 	handle       *prom.HistogramVec
 	backpressure *prom.HistogramVec
@@ -57,11 +62,14 @@ func newVecs(ns string, buckets []float64) vecs {
 		add(name, v)
 		return v
 	}
-	gauge := func(name, help string) *prom.GaugeVec {
-		v := prom.NewGaugeVec(prom.GaugeOpts{Namespace: ns, Name: name, Help: help}, subscriptionLabels)
-		add(name, v)
-		return v
+	gaugeOf := func(labels []string) func(name, help string) *prom.GaugeVec {
+		return func(name, help string) *prom.GaugeVec {
+			v := prom.NewGaugeVec(prom.GaugeOpts{Namespace: ns, Name: name, Help: help}, labels)
+			add(name, v)
+			return v
+		}
 	}
+	gauge := gaugeOf(subscriptionLabels)
 	histogram := func(name, help string, labels []string) *prom.HistogramVec {
 		v := prom.NewHistogramVec(prom.HistogramOpts{Namespace: ns, Name: name, Help: help, Buckets: buckets}, labels)
 		add(name, v)
@@ -78,6 +86,8 @@ func newVecs(ns string, buckets []float64) vecs {
 		dlqDeleted:     counter("dlq_deleted_total", "Dead letters deleted by admin.", topicLabels),
 		dlqCleared:     counter("dlq_cleared_total", "Dead letters cleared by admin.", topicLabels),
 		trimmed:        counter("trimmed_total", "Entries removed by retention, by kind.", trimmedLabels),
+		groupExpired: counter("group_expired_total",
+			"Times retention left a consumer group out on a partition: no live member there for the group expiry.", expiredLabels),
 
 		inFlight:            gauge("in_flight", "Unacked messages of a subscription."),
 		eligiblePartitions:  gauge("eligible_partitions", "Partitions this member may lease."),
@@ -90,8 +100,17 @@ func newVecs(ns string, buckets []float64) vecs {
 		backpressure: histogram("backpressure_wait_seconds", "Time a fetched message waited for an in-flight slot.", partitionLabels),
 		dlqReplay:    histogram("dlq_replay_seconds", "Time of one replay of a dead letter.", topicLabels),
 	}
+	v.usedMemory, v.maxMemory, v.memoryHigh, v.fullSince = serverGauges(gaugeOf(serverLabels))
 	v.all = all
 	return v
+}
+
+// serverGauges are the memory gauges of the Redis servers, made by gauge.
+func serverGauges(gauge func(name, help string) *prom.GaugeVec) (used, maxMemory, high, fullSince *prom.GaugeVec) {
+	return gauge("redis_used_memory_bytes", "Used memory of a Redis server (INFO memory used_memory), as a publisher's or subscriber's memory watch last read it."),
+		gauge("redis_max_memory_bytes", "maxmemory of a Redis server; 0: no limit."),
+		gauge("redis_memory_high", "1 while a Redis server's used memory is at or above the high-water mark of its maxmemory (MemoryWatch.HighWater), else 0."),
+		gauge("redis_full_since_seconds", "Unix time a Redis server was first seen at maxmemory, refusing publishes; 0 while it is not full.")
 }
 
 // register registers every family on r, or none: on an error it unregisters the families

@@ -18,7 +18,7 @@ export default function groupPage(topic, group) {
     title: group + ' · ' + topic,
     mount(root, c) {
       ctx = c;
-      st = ui.stats([['delivery', 'Delivery'], ['members', 'Live members'], ['pending', 'Pending'], ['lag', 'Lag'], ['timelag', 'Time lag'], ['unowned', 'Unowned partitions']]);
+      st = ui.stats([['delivery', 'Delivery'], ['members', 'Live members'], ['pending', 'Pending'], ['lag', 'Lag'], ['timelag', 'Time lag'], ['unowned', 'Unowned partitions'], ['retention', 'Retention']]);
       members = ui.card('Members');
       parts = ui.card('Partitions');
       pending = ui.card('Pending entries', h('span', { class: 'muted small', text: 'longest idle first' }));
@@ -39,6 +39,11 @@ export default function groupPage(topic, group) {
       st.set('lag', fmt.int(info.lag));
       st.set('timelag', fmt.duration(info.timeLagMs));
       st.set('unowned', fmt.int(info.unowned.length));
+      st.set('retention', h('span', {
+        class: ['pill', info.expired ? 'danger' : 'ok'], dataset: { field: 'retention' },
+        title: info.expired ? 'No live member for the group expiry: retention no longer waits for it (its offsets stay, what it loses is counted)' : 'Retention waits for this group',
+        text: info.expired ? 'expired' : 'waits for it',
+      }));
       fill(members.body, memberTable(info.members));
       fill(parts.body, partitionTable(info.partitions));
       fill(pending.body, pendingTable(pend.entries));

@@ -1,4 +1,4 @@
-// A topic: totals, a live chart of publish and consume rates and of lag, the length
+// A topic: totals (with the Redis servers' memory), a live chart of publish and consume rates and of lag, the length
 // retention, the partitions with the entries over max length and the group holding them and
 // each group's lease owner and lag, the groups, and the newest messages.
 
@@ -22,7 +22,8 @@ export default function topicPage(topic) {
     title: topic,
     mount(root) {
       st = ui.stats([['partitions', 'Partitions'], ['length', 'Length'], ['groups', 'Consumer groups'],
-        ['lag', 'Total lag'], ['over', 'Over max length'], ['dlq', 'Dead letters'], ['rate', 'Publish msg/s']]);
+        ['lag', 'Total lag'], ['over', 'Over max length'], ['dlq', 'Dead letters'], ['rate', 'Publish msg/s'],
+        ['memory', 'Redis memory']]);
       charts = ui.card('Last hour');
       retention = h('span', { class: 'muted', id: 'retention' });
       parts = ui.card('Partitions', retention);
@@ -46,6 +47,7 @@ export default function topicPage(topic) {
       st.set('over', fmt.int(info.overMaxLen));
       st.set('dlq', fmt.int(info.dlqLength), info.dlqLength > 0 ? route('topics', topic, 'dlq') : null);
       st.set('rate', fmt.rate(info.publishRate));
+      st.set('memory', ui.memoryText(info.memory));
       fill(charts.body, renderCharts(rates, info));
       fill(health, healthBlock(info.health));
       fill(retention, retentionText(info.retention));

@@ -1,5 +1,6 @@
 // Topics: every topic, worst first: its health (no live member, lag growing, nothing
-// consumed while messages wait, dead letters arriving), the group furthest behind and the
+// consumed while messages wait, dead letters arriving, Redis memory above the high-water
+// mark or full), the group furthest behind and the
 // age of its oldest waiting message, each group's live members, dead letters, publish rate.
 
 import { h, fill, route } from '../dom.js';
@@ -54,7 +55,8 @@ export default function topicsPage() {
     update(data) {
       const n = data.topics.length;
       const bad = data.topics.filter((t) => t.health.state !== 'ok').length;
-      fill(head, ui.header('Topics', [], fmt.plural(n, 'topic', 'topics') + ' registered' + (bad ? ' · ' + fmt.plural(bad, 'needs', 'need') + ' attention' : '')));
+      const memory = n ? ' · Redis memory ' + ui.memoryText(data.topics[0].memory) : '';
+      fill(head, ui.header('Topics', [], fmt.plural(n, 'topic', 'topics') + ' registered' + (bad ? ' · ' + fmt.plural(bad, 'needs', 'need') + ' attention' : '') + memory));
       const rows = data.topics.map((t) => [
         { node: h('div', null, ui.healthPill(t.health), ui.problemList(t.health)), attrs: { dataset: { field: 'health' } } },
         h('a', { href: route('topics', t.topic), class: 'strong', text: t.topic }),

@@ -3,7 +3,9 @@
 -- group is still owed (Redis 8.2's ACKED trimming, built for Redis 7): an entry goes only when
 -- every group registered on the stream, live or not, has been delivered it and acked it. With
 -- the hard policy the rule is applied all the same, and every entry removed before some group
--- acked it is counted per group in the trim-loss hash.
+-- acked it is counted per group in the trim-loss hash. A group not seen live on the partition
+-- for the group expiry (ARGV[6]) is left out of the bound all the same, and what it loses is
+-- counted as under the hard policy: a forgotten group cannot fill Redis.
 -- KEYS[1] partition stream (stream:topic:{T:p:I})
 -- KEYS[2] trim-loss hash of the partition (streaming:mq:trimloss:{T:p:I}): "total:G" and
 --         "new:G" -> entries group G lost to hard trimming
@@ -13,11 +15,16 @@
 -- ARGV[2] the rule's threshold: a length, or a stream id
 -- ARGV[3] "1" exact trimming, "0" approximate (whole macro nodes only: cheaper, a few more kept)
 -- ARGV[4] "1" hard policy, "0" never remove an entry a group has not acked
+-- KEYS[3] group-seen hash of the partition (stream:topic:{T:p:I}:seen): "seen:G" -> ms group G
+--         was last live there, "expired:G" -> ms since which retention leaves G out
 -- ARGV[5] most entries the hard phase removes in one call
+-- ARGV[6] group expiry in ms: a group not seen for longer no longer holds retention back; 0: off
+-- ARGV[7] now, Unix ms (the caller's clock)
 -- returns {removed, removed before some group acked them (distinct entries), "1" when the hard
--- phase stopped at ARGV[5] and more is due, else "0"}
+-- phase stopped at ARGV[5] and more is due, else "0", the groups this call found expired first}
 local stream, rule, exact, hard = KEYS[1], ARGV[1], ARGV[3] == '1', ARGV[4] == '1'
-local chunk = tonumber(ARGV[5])
+local chunk, expiry, now = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+local newly = {}
 
 local function parse(id)
   local ms, seq = string.match(id, '^(%d+)-(%d+)$')
@@ -38,21 +45,35 @@ local function field(flat, name)
   end
 end
 
+-- expired: whether group name was last seen longer than the expiry ago. A group without a
+-- record (registered, never consumed, or from before records were kept) is seen from now on.
+local function expired(name)
+  local seen = redis.call('HGET', KEYS[3], 'seen:' .. name)
+  if not seen then
+    redis.call('HSET', KEYS[3], 'seen:' .. name, ARGV[7])
+    return false
+  end
+  if expiry <= 0 or now - tonumber(seen) <= expiry then return false end
+  if redis.call('HSETNX', KEYS[3], 'expired:' .. name, ARGV[7]) == 1 then newly[#newly + 1] = name end
+  return true
+end
+
 local len = redis.call('XLEN', stream)
-if len == 0 then return {0, 0, '0'} end
+if len == 0 then return {0, 0, '0', newly} end
 local maxlen, minid = 0, nil
 if rule == 'len' then
   maxlen = tonumber(ARGV[2])
-  if len <= maxlen then return {0, 0, '0'} end
+  if len <= maxlen then return {0, 0, '0', newly} end
 elseif rule == 'age' then
   minid = ARGV[2]
   local first = redis.call('XRANGE', stream, '-', '+', 'COUNT', 1)
-  if #first == 0 or not less(first[1][1], minid) then return {0, 0, '0'} end
+  if #first == 0 or not less(first[1][1], minid) then return {0, 0, '0', newly} end
 end
 
 -- The lowest id some group still needs: its oldest pending entry, or the entry after the last
--- one delivered to it.
-local groups, bound = {}, nil
+-- one delivered to it (bound); and the lowest of those of the groups not expired (live, nil
+-- when every group expired).
+local groups, bound, live = {}, nil, nil
 for _, g in ipairs(redis.call('XINFO', 'GROUPS', stream)) do
   local name, last = field(g, 'name'), field(g, 'last-delivered-id')
   local b = after(last)
@@ -61,13 +82,15 @@ for _, g in ipairs(redis.call('XINFO', 'GROUPS', stream)) do
     if low and less(low, b) then b = low end
   end
   if bound == nil or less(b, bound) then bound = b end
+  if not expired(name) and (live == nil or less(b, live)) then live = b end
   groups[#groups + 1] = {name = name, last = last}
 end
 
 local removed = 0
 if rule == 'acked' then
-  if bound == nil then return {0, 0, '0'} end
-  return {redis.call('XTRIM', stream, 'MINID', '~', bound, 'LIMIT', 0), 0, '0'}
+  -- what every group acked, expired ones included (their losses are left to the rules above)
+  if bound == nil then return {0, 0, '0', newly} end
+  return {redis.call('XTRIM', stream, 'MINID', '~', bound, 'LIMIT', 0), 0, '0', newly}
 elseif rule == 'len' then
   local excess = len - maxlen
   if bound == nil then
@@ -95,19 +118,30 @@ else
     removed = redis.call('XTRIM', stream, 'MINID', '~', cut, 'LIMIT', 0)
   end
 end
-if not hard or bound == nil then return {removed, 0, '0'} end
+if bound == nil then return {removed, 0, '0', newly} end
+-- The hard phase goes up to limit: nil (no limit) under the hard policy or when every group
+-- expired, else the live groups' bound, when expired groups hold retention back below it.
+local limit = nil
+if not hard then
+  if live ~= nil and not less(bound, live) then return {removed, 0, '0', newly} end
+  limit = live
+end
 
--- Hard policy: remove the oldest entries the rule still asks for, counting for each group
--- those it had not acked (delivered after its position, or pending for it).
+-- Hard phase: remove the oldest entries the rule still asks for (below limit), counting for
+-- each group those it had not acked (delivered after its position, or pending for it).
 local victims
 if rule == 'len' then
   local excess = redis.call('XLEN', stream) - maxlen
-  if excess <= 0 then return {removed, 0, '0'} end
-  victims = redis.call('XRANGE', stream, '-', '+', 'COUNT', math.min(excess, chunk))
+  if excess <= 0 then return {removed, 0, '0', newly} end
+  local top = '+'
+  if limit then top = '(' .. limit end
+  victims = redis.call('XRANGE', stream, '-', top, 'COUNT', math.min(excess, chunk))
 else
-  victims = redis.call('XRANGE', stream, '-', '(' .. minid, 'COUNT', chunk)
+  local top = minid
+  if limit and less(limit, top) then top = limit end
+  victims = redis.call('XRANGE', stream, '-', '(' .. top, 'COUNT', chunk)
 end
-if #victims == 0 then return {removed, 0, '0'} end
+if #victims == 0 then return {removed, 0, '0', newly} end
 local first, last = victims[1][1], victims[#victims][1]
 local lost = {}
 for _, g in ipairs(groups) do
@@ -134,4 +168,4 @@ for _ in pairs(lost) do unacked = unacked + 1 end
 removed = removed + redis.call('XTRIM', stream, 'MINID', '=', after(last))
 local more = '0'
 if #victims == chunk then more = '1' end
-return {removed, unacked, more}
+return {removed, unacked, more, newly}

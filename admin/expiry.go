@@ -1,0 +1,77 @@
+package admin
+
+import (
+	"context"
+	"time"
+
+	"github.com/streamq-dev/streamq/internal/retention"
+)
+
+// GroupLiveness is what a topic's partitions record of one consumer group's liveness, for
+// the group expiry (streamq.SubscriberConfig.GroupExpiry): a group with no live member on a
+// partition for the expiry stops holding back retention there. Its offsets stay; what
+// retention then removes before it acked it is counted in its TrimLost.
+type GroupLiveness struct {
+	// LastSeen is the latest time a lease holder of the group recorded it live on one of the
+	// partitions (or a trim first found it registered there); zero when never.
+	LastSeen time.Time
+	// Expired: on some partition retention left the group out for its expiry, since
+	// ExpiredSince (the earliest), on the partitions ExpiredPartitions (in order). A member
+	// that takes such a partition makes the group live there again.
+	Expired           bool
+	ExpiredSince      time.Time
+	ExpiredPartitions []int
+}
+
+// GroupLiveness reads the liveness records of every group on topic's partitions, in one
+// pipeline: group -> GroupLiveness (a group never recorded is missing).
+func (a *Admin) GroupLiveness(ctx context.Context, topic string) (map[string]GroupLiveness, error) {
+	n, err := a.partitions(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	return a.liveness(ctx, topic, n)
+}
+
+func (a *Admin) liveness(ctx context.Context, topic string, n int) (map[string]GroupLiveness, error) {
+	seen, err := retention.ReadSeen(ctx, a.rdb, streams(a.space.PartitionStream, topic, 0, n))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]GroupLiveness{}
+	for p, groups := range seen {
+		for g, s := range groups {
+			out[g] = out[g].add(p, s)
+		}
+	}
+	return out, nil
+}
+
+func (l GroupLiveness) add(p int, s retention.Seen) GroupLiveness {
+	if s.LastSeen.After(l.LastSeen) {
+		l.LastSeen = s.LastSeen
+	}
+	if !s.ExpiredSince.IsZero() {
+		if !l.Expired || s.ExpiredSince.Before(l.ExpiredSince) {
+			l.ExpiredSince = s.ExpiredSince
+		}
+		l.Expired = true
+		l.ExpiredPartitions = append(l.ExpiredPartitions, p)
+	}
+	return l
+}
+
+// addLiveness sets the liveness records of group on each of parts (of topic's n partitions).
+func (a *Admin) addLiveness(ctx context.Context, topic, group string, n int, parts []PartitionGroupStats) error {
+	seen, err := retention.ReadSeen(ctx, a.rdb, streams(a.space.PartitionStream, topic, 0, n))
+	if err != nil {
+		return err
+	}
+	for i, p := range parts {
+		if p.Partition < len(seen) {
+			s := seen[p.Partition][group]
+			parts[i].LastSeen, parts[i].ExpiredSince = s.LastSeen, s.ExpiredSince
+		}
+	}
+	return nil
+}

@@ -1,0 +1,57 @@
+package streamq
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill"
+)
+
+// DefaultGroupExpiry is how long a consumer group may have no live member on a partition
+// before retention stops waiting for it there (Kafka's offsets.retention.minutes default).
+const DefaultGroupExpiry = 7 * 24 * time.Hour
+
+// minGroupExpiry is the shortest GroupExpiry accepted.
+const minGroupExpiry = time.Second
+
+// GroupExpiryReporter is implemented by a MetricsCollector that counts group expiries
+// (package metrics/prometheus does): a retention trim of a Publisher or of a lease holder
+// left group l.Group out on partition l.Partition of l.Topic, because no member of the group
+// was live there for the GroupExpiry (l.Consumer is empty). Each expiry is reported once, by the trim that found
+// it. Optional: a collector without it counts nothing (the entries the expired group loses
+// are counted by Trimmed all the same).
+type GroupExpiryReporter interface {
+	GroupExpired(l Labels)
+}
+
+// checkGroupExpiry checks a GroupExpiry after setDefaults: -1 (off), or at least
+// minGroupExpiry and twice seenEvery (how often a lease holder records its group live; 0
+// for a Publisher, which records nothing).
+func checkGroupExpiry(d, seenEvery time.Duration) error {
+	switch {
+	case d == -1:
+		return nil
+	case d < minGroupExpiry:
+		return fmt.Errorf("GroupExpiry must be at least %s, 0 (default) or -1 (off), got %s", minGroupExpiry, d)
+	case d < 2*seenEvery:
+		return fmt.Errorf("GroupExpiry %s must be at least twice TrimInterval %s (a lease holder records its group live every TrimInterval)", d, seenEvery)
+	}
+	return nil
+}
+
+// groupExpiryOf is the expiry a retention rule takes: 0 when off.
+func groupExpiryOf(d time.Duration) time.Duration { return max(d, 0) }
+
+// reportExpired logs and counts the groups a trim of a partition was the first to leave out
+// for their group expiry.
+func reportExpired(logger watermill.LoggerAdapter, m MetricsCollector, l Labels, groups []string) {
+	r, _ := m.(GroupExpiryReporter)
+	for _, g := range groups {
+		logger.Info("Consumer group expired on the partition: no member was live there for the group expiry, "+
+			"retention no longer waits for it (its offsets stay; what it loses is counted and reported when it comes back)",
+			watermill.LogFields{"topic": l.Topic, "partition": l.Partition, "expired_group": g})
+		if r != nil {
+			r.GroupExpired(Labels{Topic: l.Topic, Partition: l.Partition, Group: g})
+		}
+	}
+}
