@@ -2,7 +2,7 @@ GO        ?= go
 PKGS      ?= ./...
 TIMEOUT   ?= 15m
 
-.PHONY: test test-race test-short bench bench-go lint fmt vet demo fuzz e2e outbox outbox-bench otel docs soak soak-short handover memsize
+.PHONY: test test-servers servers test-race test-short bench bench-go lint fmt vet demo fuzz e2e outbox outbox-bench otel docs soak soak-short handover memsize
 
 ## test: vet, then every test with the race detector against real redis-servers the tests
 ## start, then Watermill's unmodified TestReconnect without -race (its harness has a data
@@ -14,6 +14,20 @@ test: vet
 	$(MAKE) --no-print-directory otel
 	$(MAKE) --no-print-directory docs
 	GO=$(GO) TIMEOUT=$(TIMEOUT) bash scripts/upstream-reconnect.sh
+
+## servers: fetch the servers of test-servers from Debian's packages into .servers/ (no
+## install: apt-get download through a private apt state, dpkg -x; see scripts/servers.sh)
+SERVERS ?= valkey8 redis8 valkey8.1
+servers:
+	bash scripts/servers.sh $(SERVERS)
+
+## test-servers: the server matrix: on each of SERVERS (Valkey 8.0, Redis 8.0, Valkey 8.1,
+## fetched by make servers), with -race, Watermill's universal suite, the core scenario
+## tests (a full Redis draining, fencing, handover, retries, DLQ, retention) and every
+## internal package's script tests; prints each server's time. A server not fetched is
+## skipped, saying how to fetch it, or fails with STREAMQ_REQUIRE_REDIS=1 (scripts/test-servers.sh)
+test-servers:
+	GO=$(GO) TIMEOUT=$(TIMEOUT) bash scripts/test-servers.sh $(SERVERS)
 
 ## e2e: the dashboard in headless Chromium (e2e/, its own module: chromedp needs a newer Go);
 ## skips without /usr/bin/chromium unless STREAMQ_REQUIRE_BROWSER=1

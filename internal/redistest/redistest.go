@@ -10,6 +10,10 @@
 // Server.Pause (SIGSTOP) and Resume stall and continue a server's process.
 // Tests are skipped when redis-server (or, for a cluster, redis-cli) is not
 // installed, unless STREAMQ_REQUIRE_REDIS=1 is set, in which case they fail.
+//
+// STREAMQ_REDIS_SERVER=NAME (valkey8, redis8, valkey8.1) starts instead the server of that
+// name that scripts/servers.sh fetched from Debian's packages into .servers/NAME (see
+// ServerEnv); a test run without it skips, saying how to fetch it.
 package redistest
 
 import (
@@ -115,22 +119,6 @@ func (s *Server) prepare() error {
 	return nil
 }
 
-// lookupBinary returns the path of name, skipping or failing t when absent.
-func lookupBinary(t testing.TB, name string) string {
-	t.Helper()
-	path, err := exec.LookPath(name)
-	if err == nil {
-		return path
-	}
-	if RequireRedis() {
-		t.Fatalf("redistest: %s not found on PATH and STREAMQ_REQUIRE_REDIS=1; "+
-			"install it (apt-get install redis-server)", name)
-	}
-	t.Skipf("%s not found on PATH; install it (apt-get install redis-server) "+
-		"or set STREAMQ_REQUIRE_REDIS=1 to make this a failure", name)
-	return ""
-}
-
 // freePort asks the kernel for a free loopback TCP port.
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -214,16 +202,15 @@ func (s *Server) Restart() error {
 
 // RestartCommand returns a command line that restarts this server when run
 // with exec.Command, for watermill's tests.Features.RestartServiceCommand.
-// It writes a bash script into the server's directory; redis-cli must be on
-// PATH, otherwise the test that started the server fails. Call it from
-// that test's goroutine.
+// It writes a bash script into the server's directory; redis-cli (of the server
+// STREAMQ_REDIS_SERVER chose) must be there, otherwise the test that started the
+// server fails. Call it from that test's goroutine.
 func (s *Server) RestartCommand() []string {
 	t := s.t
 	t.Helper()
-	cli, err := exec.LookPath("redis-cli")
-	if err != nil {
-		t.Fatalf("redistest: RestartCommand needs redis-cli on PATH "+
-			"(apt-get install redis-tools): %v", err)
+	cli, missing := findBinary("redis-cli")
+	if missing != "" {
+		t.Fatalf("redistest: RestartCommand needs redis-cli: %s", missing)
 	}
 	script := filepath.Join(s.dir, "restart.sh")
 	if err := os.WriteFile(script, []byte(s.restartScript(cli)), 0o700); err != nil {

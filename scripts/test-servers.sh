@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# The server matrix (make test-servers): on each server named (default: valkey8 redis8
+# valkey8.1, fetched by scripts/servers.sh), with -race,
+#   - Watermill's universal suite: single node, 8 partitions keyed, ordered by key, Cluster,
+#     Sentinel;
+#   - the core scenario tests below: a full Redis draining (the scripts' allow-oom flags),
+#     fencing, handover, retries, DLQ, retention, the server check, idempotent publishing,
+#     offloaded payloads, script reloading;
+#   - every internal package's tests (each tests its own Lua scripts; internal/script's
+#     TestFlagsAtMaxmemory checks that `#!lua flags=allow-oom` is honoured);
+#   - redistest's check that the server running is the one chosen.
+# Prints each server's time and, at the end, which servers failed. A server not fetched is
+# skipped, saying how to fetch it, unless STREAMQ_REQUIRE_REDIS=1, which fails it.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+GO=${GO:-go}
+TIMEOUT=${TIMEOUT:-15m}
+SERVERS_DIR=${STREAMQ_SERVERS_DIR:-$PWD/.servers}
+export STREAMQ_SERVERS_DIR=$SERVERS_DIR
+
+scenario_tests=(
+  # Watermill's universal suite
+  TestPubSubOnePartition TestPubSubEightPartitionsKeyedByPayload TestPubSubEightPartitionsOrderedByKey
+  TestPubSubCluster TestPubSubSentinel
+  # a full Redis drains: publishes refused, consumers read, ack, retry and trim
+  TestRedisFullDrains TestRedisFullDrainsWithDefaults
+  # fencing and handover
+  TestStaleOwnerIsFencedAfterAPause TestFinalFlushAfterLosingTheLeaseIsLogged TestCommitFrontierFencedAck
+  TestPerKeyOrderAcrossGracefulHandover TestCrashedMemberPartitionsAndPendingTakenOver
+  TestTwelvePartitionsBalanceAndStickyJoin TestLostReadReplyIsRecoveredInOrder
+  # retries and dead letters
+  TestRetryBackoffThenDeadLetter TestCrashWhileRetryParkedIsTakenOver
+  TestDLQTopicDeliversAndReplays TestDLQHandlerResults TestMalformedEntryDeadLetteredAndCounted
+  # retention
+  TestSafeRetentionWaitsForEveryGroup TestRetentionTrimsByAge TestLengthRetentionStopsAtTheSlowestGroup
+  TestDLQRetentionByLength TestOrphanedPayloadsSwept TestAckPolicyDeletesEntries
+  # the server check, publishing, scripts
+  TestServerCheckRefusesOldRedis TestServerCheckWarnsOnceAboutEviction TestServerCheckEveryClusterMaster
+  TestIdempotentPublish TestPublishReloadsScriptsOnNoScript TestPayloadOffloadedAndDeletedAfterAck
+  TestClusterScriptsStayInOneSlot
+  # internal/redistest: the server running is the one chosen
+  TestSelectedServerIsTheOneRunning
+)
+run_regex="^($(IFS='|'; echo "${scenario_tests[*]}"))\$"
+
+# A test renamed or removed would leave the regex matching nothing for it: fail instead.
+for name in "${scenario_tests[@]}"; do
+  if ! grep -q "^func $name(t \*testing.T)" ./*_test.go internal/redistest/*_test.go; then
+    echo "test-servers: no test $name in the root package or internal/redistest: update scripts/test-servers.sh" >&2
+    exit 1
+  fi
+done
+
+# run_server NAME runs the matrix on one server; returns non-zero when a test failed.
+run_server() {
+  local internal
+  internal=$("$GO" list ./internal/... | grep -v '/internal/redistest$') || return 1
+  STREAMQ_REDIS_SERVER=$1 "$GO" test -race -count=1 -timeout "$TIMEOUT" -run "$run_regex" \
+    . ./internal/redistest || return 1
+  # shellcheck disable=SC2086 # one word per package
+  STREAMQ_REDIS_SERVER=$1 "$GO" test -race -count=1 -timeout "$TIMEOUT" $internal
+}
+
+servers=("$@")
+[ ${#servers[@]} -gt 0 ] || servers=(valkey8 redis8 valkey8.1)
+failed=()
+for s in "${servers[@]}"; do
+  if [ ! -x "$SERVERS_DIR/$s/bin/redis-server" ] && [ "${STREAMQ_REQUIRE_REDIS:-}" != 1 ]; then
+    echo "test-servers: skip $s: not fetched into $SERVERS_DIR; fetch it with scripts/servers.sh $s (make servers fetches all)"
+    continue
+  fi
+  echo "test-servers: $s: $("$SERVERS_DIR/$s/bin/redis-server" --version 2>&1)"
+  start=$(date +%s)
+  if run_server "$s"; then
+    echo "test-servers: $s passed in $(($(date +%s) - start)) s"
+  else
+    echo "test-servers: $s FAILED after $(($(date +%s) - start)) s"
+    failed+=("$s")
+  fi
+done
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "test-servers: failed on ${failed[*]}"
+  exit 1
+fi
