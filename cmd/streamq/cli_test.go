@@ -390,7 +390,7 @@ func TestCLIJSONMatchesAdmin(t *testing.T) {
 	t.Run("dlq list", func(t *testing.T) {
 		e := e.with(t)
 		var got []deadLetterView
-		raw := e.jsonOf(&got, "dlq", "list", failing)
+		raw := e.jsonOf(&got, "dlq", "list", failing, "--oldest-first")
 		requireKeys(t, firstObject(t, raw), "topic", "partition", "id", "uuid", "payload", "payloadEncoding", "metadata",
 			"reason", "group", "retryCount", "maxRetries", "originalMessageId", "originalStreamId", "timestamp", "failedAt", "raw")
 		dead, err := e.adm.DLQEntries(ctx, failing, 100)

@@ -72,25 +72,28 @@ original partition) and delete them.`,
 
 // dlqListOpts are the flags of dlq list.
 type dlqListOpts struct {
-	a      *app
-	limit  int
-	filter dlqFilter
+	a           *app
+	limit       int
+	oldestFirst bool
+	filter      dlqFilter
 }
 
 func dlqListCmd(a *app) *cobra.Command {
 	o := &dlqListOpts{a: a}
 	cmd := &cobra.Command{
 		Use:   "list TOPIC",
-		Short: "List a topic's dead letters, oldest failure first",
-		Long: `Lists up to --limit dead letters of the topic, oldest failure first, with the mark of
-their latest replay. The filters are those of "dlq replay-all", so a list with the same
-filters shows what a replay-all --again would replay.`,
+		Short: "List a topic's dead letters, newest first",
+		Long: `Lists up to --limit dead letters of the topic with their whole reason and the mark of
+their latest replay: the newest first over every partition (the dashboard's order), or with
+--oldest-first the oldest failures first. The filters are those of "dlq replay-all", so
+--oldest-first with the same filters shows what a replay-all --again would replay.`,
 		Example:           `  streamq dlq list orders --group payments --reason-contains timeout --failed-within 1h`,
 		Args:              argsExactly("TOPIC"),
 		ValidArgsFunction: a.completeArgs(argTopic),
 		RunE:              a.runE(o.run),
 	}
 	cmd.Flags().IntVarP(&o.limit, "limit", "n", 100, "most dead letters to list")
+	cmd.Flags().BoolVar(&o.oldestFirst, "oldest-first", false, "list the oldest failures first (the order replay-all takes)")
 	o.filter.addFlags(cmd)
 	a.addJSONFlag(cmd)
 	return cmd
@@ -116,9 +119,13 @@ func (o *dlqListOpts) run(cmd *cobra.Command, args []string) error {
 	return o.print(args[0], dead)
 }
 
-// read lists the letters: the oldest failures, or with a filter the first ones of each
-// partition that pass it (the scan replay-all makes, replaying nothing), oldest failure first.
+// read lists the letters: newest first, or with --oldest-first the oldest failures (with a
+// filter the first ones of each partition that pass it: the scan replay-all makes, replaying
+// nothing), oldest failure first.
 func (o *dlqListOpts) read(ctx context.Context, adm *admin.Admin, topic string) ([]admin.DeadLetter, error) {
+	if !o.oldestFirst {
+		return o.newest(ctx, adm, topic)
+	}
 	if !o.filter.set() {
 		return adm.DLQEntries(ctx, topic, o.limit)
 	}
@@ -134,6 +141,39 @@ func (o *dlqListOpts) read(ctx context.Context, adm *admin.Admin, topic string) 
 		return nil, err
 	}
 	sort.SliceStable(dead, func(i, j int) bool { return dead[i].FailedAt.Before(dead[j].FailedAt) })
+	return dead, nil
+}
+
+// newest pages through the topic's dead letters newest first (admin.FindDeadLetters, as the
+// dashboard does), keeping those the filter passes, up to the limit.
+func (o *dlqListOpts) newest(ctx context.Context, adm *admin.Admin, topic string) ([]admin.DeadLetter, error) {
+	now, f := time.Now(), o.filter
+	q := admin.DLQQuery{Group: f.group, Reason: f.reasonContains, Limit: min(o.limit, admin.MaxPageLimit)}
+	if f.partition >= 0 {
+		q.Partitions = []int{f.partition}
+	}
+	if f.failedWithin > 0 {
+		q.Since = now.Add(-f.failedWithin)
+	}
+	if f.failedBefore > 0 {
+		q.Until = now.Add(-f.failedBefore)
+	}
+	dead := []admin.DeadLetter{}
+	for len(dead) < o.limit {
+		page, err := adm.FindDeadLetters(ctx, topic, q)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range page.Letters {
+			if len(dead) < o.limit && f.match(d, now) { // the reason's case, as replay-all
+				dead = append(dead, d)
+			}
+		}
+		if page.Next == nil {
+			break
+		}
+		q.After = page.Next
+	}
 	return dead, nil
 }
 
@@ -154,11 +194,11 @@ func (o *dlqListOpts) print(topic string, dead []admin.DeadLetter) error {
 		t := newTable(o.a.stdout, "PARTITION", "ID", "FAILED AT", "GROUP", "RETRIES", "REPLAYED", "REASON", "PAYLOAD")
 		for _, d := range dead {
 			t.row(d.Partition, d.ID, o.a.timeText(d.FailedAt), orDash(d.Group), d.RetryCount, o.a.replayedText(d),
-				orDash(truncate(d.Reason, previewLen)), payloadPreview(d.Payload))
+				orDash(d.Reason), payloadPreview(d.Payload))
 		}
 		return t.flush()
 	}
-	t := newTable(o.a.stdout, "PART", "ID", "FAILED AT", "GROUP", "REASON").fit(tableWidth, 4)
+	t := newTable(o.a.stdout, "PART", "ID", "FAILED AT", "GROUP", "REASON").fitWrapped(tableWidth, 4)
 	for _, d := range dead {
 		t.row(d.Partition, d.ID, o.a.timeText(d.FailedAt), orDash(d.Group), orDash(replayMark(d)+d.Reason))
 	}
@@ -457,7 +497,7 @@ func (o *replayAllOpts) printDryRun(topic string, n int) error {
 		}
 		return t.flush()
 	}
-	t := newTable(o.a.stdout, "PART", "ID", "FAILED AT", "GROUP", "REASON").fit(tableWidth, 4)
+	t := newTable(o.a.stdout, "PART", "ID", "FAILED AT", "GROUP", "REASON").fitWrapped(tableWidth, 4)
 	for _, d := range o.would[:n] {
 		t.row(d.Partition, d.ID, o.a.timeText(d.FailedAt), orDash(d.Group), orDash(replayMark(d)+d.Reason))
 	}
