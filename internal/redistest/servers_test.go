@@ -77,7 +77,7 @@ func TestUnfetchedServerSaysHowToFetchIt(t *testing.T) {
 		t.Fatalf("missing = %q", missing)
 	}
 	bin := filepath.Join(dir, "valkey8", "bin")
-	if err := os.MkdirAll(bin, 0o755); err != nil {
+	if err := os.MkdirAll(bin, 0o750); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(bin, "redis-cli"), []byte("#!/bin/sh\n"), 0o755); err != nil {
