@@ -95,3 +95,17 @@ func seed(t *testing.T, client *redis.Client, stream string) {
 	require.NoError(t, client.XGroupCreate(ctx, stream, "gone", "0-0").Err())
 	require.NoError(t, client.XGroupCreate(ctx, stream, "live", "$").Err())
 }
+
+// TestMarkSeenOfADeletedStream: a lease holder marking its group live on a stream an
+// operator deleted (DeleteTopic with Force) writes nothing back.
+func TestMarkSeenOfADeletedStream(t *testing.T) {
+	client := redistest.Start(t).Client(t)
+	ctx := context.Background()
+	const stream = "s:{t:p:0}"
+	since, err := retention.MarkSeen(ctx, client, stream, "g", time.Now())
+	require.NoError(t, err)
+	assert.True(t, since.IsZero())
+	n, err := client.Exists(ctx, keys.GroupSeen(stream)).Result()
+	require.NoError(t, err)
+	assert.Zero(t, n, "no seen record for a stream that is gone")
+}

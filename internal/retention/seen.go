@@ -23,9 +23,10 @@ var seenScript = script.New(seenSrc)
 // MarkSeen records that group is live on the partition stream at now (keys.GroupSeen): the
 // group's lease holder calls it every trim interval, so no trim takes the group for expired.
 // It returns since when retention had left the group out for its expiry (the zero time when
-// it had not): the group is back, and holds retention back again from now on.
+// it had not): the group is back, and holds retention back again from now on. Nothing is
+// recorded on a stream that is gone (deleted under its lease holder).
 func MarkSeen(ctx context.Context, rdb redis.Scripter, stream, group string, now time.Time) (time.Time, error) {
-	was, err := seenScript.Run(ctx, rdb, []string{keys.GroupSeen(stream)}, group, now.UnixMilli()).Text()
+	was, err := seenScript.Run(ctx, rdb, []string{keys.GroupSeen(stream), stream}, group, now.UnixMilli()).Text()
 	if err != nil {
 		return time.Time{}, fmt.Errorf("mark group %q live on %s: %w", group, stream, err)
 	}

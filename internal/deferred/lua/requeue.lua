@@ -10,8 +10,10 @@
 -- ARGV[3] id of the entry being retried
 -- ARGV[4..] field, value pairs of the retry entry
 -- returns {new entry id, 1 when the group held the original (the XACK acked it) else 0}, or
--- -1 when the caller no longer holds the lease
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+-- -1 when the caller no longer holds the lease or the stream is gone
+-- A stream deleted under its lease holder (a forced DeleteTopic, FLUSHALL) is not written
+-- back: the caller has lost the partition as if its lease had gone.
+if redis.call('GET', KEYS[1]) ~= ARGV[1] or redis.call('EXISTS', KEYS[2]) == 0 then
   return -1
 end
 local function pad(id)

@@ -12,8 +12,10 @@
 -- ARGV[5] due time, unix ms
 -- ARGV[6] msgpack item
 -- returns 1 when the group held the original (the XACK acked it), 0 when not, or -1 when the
--- caller no longer holds the lease
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+-- caller no longer holds the lease or the stream is gone
+-- A stream deleted under its lease holder (a forced DeleteTopic, FLUSHALL) is not written
+-- back: the caller has lost the partition as if its lease had gone.
+if redis.call('GET', KEYS[1]) ~= ARGV[1] or redis.call('EXISTS', KEYS[2]) == 0 then
   return -1
 end
 redis.call('HSET', KEYS[4], ARGV[4], ARGV[6])

@@ -24,7 +24,10 @@
 --             fenced settle step (retry, dead letter) acked it already while the group held
 --             it, else "0"
 -- returns the number of entries acknowledged, or -1 when the caller no longer holds the lease
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+-- or the stream is gone
+-- A stream deleted under its lease holder (a forced DeleteTopic, FLUSHALL) is not written
+-- back: the caller has lost the partition as if its lease had gone.
+if redis.call('GET', KEYS[1]) ~= ARGV[1] or redis.call('EXISTS', KEYS[2]) == 0 then
   return -1
 end
 
