@@ -328,17 +328,25 @@ func (s *Sentinel) checkPromoted(old string) (string, error) {
 
 // WaitReplicaInSync waits (bounded by timeout) until the node at addr is a replica of the
 // current master with its link up and no sync in progress: after a killed master was
-// restarted, that is when the sentinels reconfigured it and it caught up.
+// restarted, that is when the sentinels reconfigured it and it caught up. The master is
+// asked of the sentinels at every look, so a failover meanwhile is followed.
 func (s *Sentinel) WaitReplicaInSync(addr string, timeout time.Duration) error {
 	srv := s.Node(addr)
 	if srv == nil {
 		return fmt.Errorf("wait replica: no node at %s", addr)
 	}
-	master, err := s.Master()
+	last := errors.New("not checked")
+	err := poll(timeout, func() bool {
+		var master string
+		if master, last = s.Master(); last == nil {
+			last = replicaOf(srv, master)
+		}
+		return last == nil
+	})
 	if err != nil {
-		return fmt.Errorf("wait replica %s: %w", addr, err)
+		return fmt.Errorf("%s not an in-sync replica of the master: %w (last: %w)%s", addr, err, last, srv.logTail())
 	}
-	return s.waitInSync(srv, master, timeout)
+	return nil
 }
 
 // waitInSync waits until srv is an in-sync replica of master.
@@ -352,6 +360,45 @@ func (s *Sentinel) waitInSync(srv *Server, master string, timeout time.Duration)
 		return fmt.Errorf("%s not an in-sync replica of %s: %w (last: %w)%s", srv.Addr(), master, err, last, srv.logTail())
 	}
 	return nil
+}
+
+// WaitSettled waits (bounded by timeout) until a majority of the sentinels name a master
+// that reports role master and every other data node is an in-sync replica of it, and
+// returns the master. On a busy machine the sentinels may fail over again while a killed
+// master restarts (the new master missed down-after-milliseconds): WaitSettled returns
+// whichever node they settled on.
+func (s *Sentinel) WaitSettled(timeout time.Duration) (string, error) {
+	var master string
+	last := errors.New("not checked")
+	err := poll(timeout, func() bool {
+		master, last = s.settled()
+		return last == nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("no settled master and replica: %w (last: %w)", err, last)
+	}
+	return master, nil
+}
+
+func (s *Sentinel) settled() (string, error) {
+	master, err := s.Master()
+	if err != nil {
+		return "", err
+	}
+	if srv := s.Node(master); srv == nil {
+		return "", fmt.Errorf("the sentinels name %q, not a node of this deployment", master)
+	} else if role, err := srv.role(); err != nil || role != "master" {
+		return "", fmt.Errorf("%s named master reports role %q (%v)", master, role, err)
+	}
+	for _, n := range s.nodes {
+		if n.Addr() == master {
+			continue
+		}
+		if err := replicaOf(n, master); err != nil {
+			return "", err
+		}
+	}
+	return master, nil
 }
 
 // replicaOf reports why srv is not (yet) an in-sync replica of master, or nil.
