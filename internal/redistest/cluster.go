@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -48,9 +47,10 @@ type Cluster struct {
 // node, every replica is in sync with its master, and every node's CLUSTER SLOTS (what
 // clients route by) lists every replica. masters must be at least 3 (what
 // redis-cli accepts). Missing redis-server or redis-cli skips the test, or fails it when
-// RequireRedis() is true.
+// RequireRedis() is true. Under -short it skips the test: cluster legs run in make test.
 func StartCluster(t testing.TB, masters, replicasPerMaster int) *Cluster {
 	t.Helper()
+	SkipShort(t, "a Redis Cluster")
 	if masters < 3 || replicasPerMaster < 0 {
 		t.Fatalf("redistest: a cluster needs >= 3 masters and >= 0 replicas per master, got %d and %d",
 			masters, replicasPerMaster)
@@ -108,21 +108,6 @@ func newClusterNode(t testing.TB, bin, dir string, port, busPort int) (*Server, 
 		"repl-ping-replica-period 1",
 	}
 	return newServer(t, bin, port, dir, extra)
-}
-
-// freePorts returns n distinct free loopback ports: every listener stays open until all are
-// chosen, so the kernel cannot hand out one twice.
-func freePorts(n int) ([]int, error) {
-	ports := make([]int, 0, n)
-	for i := 0; i < n; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("find free port: %w", err)
-		}
-		defer func() { _ = l.Close() }()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
 
 // launchAll starts every server at once and waits until each answers PING.

@@ -72,6 +72,15 @@ func RequireRedis() bool {
 	return os.Getenv("STREAMQ_REQUIRE_REDIS") == "1"
 }
 
+// SkipShort skips t under -short (make test-short): what needs starts more than one server, a
+// failover, a killed process or a soak runs in make test only. what names it in the message.
+func SkipShort(t testing.TB, what string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("-short: %s runs in make test, not make test-short", what)
+	}
+}
+
 // Start starts redis-server on a free 127.0.0.1 port in t.TempDir(), with
 // AOF on (appendonly yes, appendfsync everysec) and no RDB saves, and
 // registers t.Cleanup to stop it. When redis-server is not on PATH the test
@@ -117,19 +126,6 @@ func (s *Server) prepare() error {
 	}
 	s.wd = wd
 	return nil
-}
-
-// freePort asks the kernel for a free loopback TCP port.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find free port: %w", err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	if err := l.Close(); err != nil {
-		return 0, fmt.Errorf("close probe listener: %w", err)
-	}
-	return port, nil
 }
 
 // writeConfig writes the redis.conf used by every (re)start of the server.
