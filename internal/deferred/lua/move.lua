@@ -2,12 +2,12 @@
 -- move.lua: append due items of a retry or delay set to their partition (take due -> append
 -- -> remove), fenced by the caller's lease. Bad items never stop the mover, as the seed says:
 -- an item without a topic, without fields, or with fields XADD refuses is dropped; a
--- non-numeric partition reads as 0, and an item whose partition is not this one is handed
+-- partition that is not a plain decimal number reads as 0 (as Item.Partition reads it), and an item whose partition is not this one is handed
 -- back to the caller (another partition is another hash slot), still in the set.
 -- KEYS[1] lease key the caller holds on this partition (fence)
 -- KEYS[2] zset: item id -> due ms
 -- KEYS[3] items hash: item id -> msgpack item {topic, partitionId, retryCount, fields}
--- KEYS[4] partition stream
+-- KEYS[4] partition stream: when it is gone (a forced DeleteTopic), nothing is written
 -- KEYS[5] retry index of the set's group beside the stream (keys.RetryIndex), or KEYS[4]
 --         again for a delay set
 -- KEYS[6] retry counts beside the stream (keys.RetryCount), or KEYS[4] again for a delay set
@@ -18,8 +18,8 @@
 --         see internal/lag); '' for a delay set (published messages)
 -- (length retention trims the partition in the background, never on the append)
 -- returns {moved, dropped, next due ms or -1, {id, partition, {field, value, ...}, ...} handed
--- back}, or -1 when the caller no longer holds the lease
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+-- back}, or -1 when the caller no longer holds the lease or the stream is gone
+if redis.call('GET', KEYS[1]) ~= ARGV[1] or redis.call('EXISTS', KEYS[4]) == 0 then
   return -1
 end
 local t = redis.call('TIME')
@@ -50,6 +50,20 @@ local function append(fields)
   return true
 end
 
+-- partitionOf reads a partitionId as Go's strconv.Atoi does (a msgpack number of another
+-- writer as the whole number it is), anything else, and anything past 15 digits, which no
+-- topic has, as 0.
+local function partitionOf(v)
+  if type(v) == 'number' then
+    if v >= 0 and v < 1e15 and v == math.floor(v) then return v end
+    return 0
+  end
+  if type(v) ~= 'string' then return 0 end
+  local digits = string.match(v, '^%+?(%d+)$')
+  if digits == nil or #digits > 15 then return 0 end
+  return tonumber(digits)
+end
+
 local function drop(id)
   redis.call('ZREM', KEYS[2], id)
   redis.call('HDEL', KEYS[3], id)
@@ -64,10 +78,7 @@ for _, id in ipairs(due) do
   if not ok or type(item) ~= 'table' or type(item.topic) ~= 'string' or item.topic == '' or not usable(item.fields) then
     drop(id)
   else
-    local p = tonumber(item.partitionId)
-    if p == nil or p < 0 or p ~= math.floor(p) then
-      p = 0
-    end
+    local p = partitionOf(item.partitionId)
     if p ~= tonumber(ARGV[2]) then
       back[#back + 1] = id
       back[#back + 1] = p
