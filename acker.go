@@ -13,29 +13,13 @@ import (
 	"github.com/streamq-dev/streamq/internal/stream"
 )
 
-// ackConfig is what the acker needs of SubscriberConfig and the view's rules.
-type ackConfig struct {
-	batchSize     int
-	flushInterval time.Duration
-	policy        AckDeletePolicy // AckDeleteNone when the group does not own the entries
-	ackSetTTL     time.Duration
-	ownEntries    bool // ack sets and offloaded payloads are named in the acks
-}
-
-func ackConfigOf(cfg *SubscriberConfig, r topicRules) ackConfig {
-	c := ackConfig{batchSize: cfg.AckBatchSize, flushInterval: cfg.AckFlushInterval, policy: cfg.AckDeletePolicy,
-		ackSetTTL: cfg.AckSetTTL, ownEntries: r.ownEntries}
-	if !r.ownEntries {
-		c.policy = AckDeleteNone
-	}
-	return c
-}
-
 // acker batches the acks of one partition into one fenced script call, flushed when
-// batchSize ids wait, flushInterval after the first one, and on handover.
+// BatchSize ids wait, FlushInterval after the first one, and on handover. When the group does
+// not own the entries (a DLQTopic subscription), an ack only acks: no ack set, no payload, no
+// delete policy.
 type acker struct {
 	d        partDeps
-	cfg      ackConfig
+	cfg      AckConfig
 	gate     *sync.Mutex                 // shared with the claimer: a claim and a flush never interleave
 	forget   func([]stream.Acked)        // the read position releases what was acked
 	frontier func([]stream.Acked) string // the frontier an ack batch may record (position.Frontier)
@@ -50,7 +34,10 @@ type acker struct {
 	full  chan struct{}  // cap 1: a batch is full
 }
 
-func newAcker(d partDeps, cfg ackConfig, gate *sync.Mutex, pos ackedPosition) *acker {
+func newAcker(d partDeps, cfg AckConfig, gate *sync.Mutex, pos ackedPosition) *acker {
+	if !d.rules.ownEntries {
+		cfg.DeletePolicy = AckDeleteNone
+	}
 	return &acker{
 		d: d, cfg: cfg, gate: gate, forget: pos.Forget, frontier: pos.Frontier, run: newRunner(),
 		retry: newBackoff(0, 2*time.Second),
@@ -88,10 +75,10 @@ func (a *acker) addSettled(id, ref string, held bool) { a.queue(id, ref, held) }
 func (a *acker) queue(id, ref string, held bool) {
 	e := stream.Acked{ID: id, Held: held}
 	// Ack sets and payload keys are only named when the script will touch them.
-	if a.cfg.ownEntries && (ref != "" || a.cfg.policy == AckDeleteAllGroups) {
+	if a.d.rules.ownEntries && (ref != "" || a.cfg.DeletePolicy == AckDeleteAllGroups) {
 		e.AckSet = a.d.keys.Acks(id)
 	}
-	if a.cfg.ownEntries && ref != "" {
+	if a.d.rules.ownEntries && ref != "" {
 		e.Ref, e.PayloadKey = ref, a.d.keys.Payload(ref)
 	}
 	a.mu.Lock()
@@ -101,7 +88,7 @@ func (a *acker) queue(id, ref string, held bool) {
 	if n == 1 {
 		signal(a.kick)
 	}
-	if n >= a.cfg.batchSize {
+	if n >= a.cfg.BatchSize {
 		signal(a.full)
 	}
 }
@@ -155,7 +142,7 @@ func (a *acker) loop() {
 func (a *acker) waitBatch() bool {
 	wait := a.retry.peek()
 	if wait == 0 {
-		wait = a.cfg.flushInterval
+		wait = a.cfg.FlushInterval
 	}
 	t := a.d.clock.NewTimer(wait)
 	defer t.Stop()
@@ -179,7 +166,7 @@ func (a *acker) flush(ctx context.Context) bool {
 	keys := stream.AckKeys{Lease: k.Lease, Stream: k.Read, Commit: k.Commit, PayloadIndex: k.PayloadIndex}
 	a.gate.Lock()
 	front := a.frontier(ids)
-	err := stream.Ack(ctx, a.d.rdb, keys, a.d.fence.Token, a.d.group(), string(a.cfg.policy), a.cfg.ackSetTTL, front, ids)
+	err := stream.Ack(ctx, a.d.rdb, keys, a.d.fence.Token, a.d.group(), string(a.cfg.DeletePolicy), a.cfg.SetTTL, front, ids)
 	if err == nil {
 		a.forget(ids)
 	}

@@ -55,8 +55,8 @@ func testAckPolicyDeletesEntries(t *testing.T, client redis.UniversalClient) {
 			str := space.PartitionStream(topic, 0)
 			cfg := func(group string) SubscriberConfig {
 				c := fastSub(client, group)
-				c.AckDeletePolicy = tc.policy
-				c.AckSetTTL = ackSetTTL
+				c.Acks.DeletePolicy = tc.policy
+				c.Acks.SetTTL = ackSetTTL
 				return c
 			}
 			if tc.secondGroup {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -13,25 +12,18 @@ import (
 )
 
 // batcher coalesces concurrent Publish calls into pipelines. Flushers take whatever is
-// queued (up to MaxPipelineSize writes, never splitting one call) and send it in one round
+// queued (up to Pipeline.MaxSize writes, never splitting one call) and send it in one round
 // trip, so an idle publisher adds no latency and a busy one sends many messages per trip.
 // Each caller gets the results of its own writes. Under MinReplicas every pipeline ends with
 // one WAIT, whose verdict every caller of the pipeline gets.
 type batcher struct {
-	rdb     redis.UniversalClient
-	maxSize int
-	wait    replicaWait
-	queue   chan *request
-	ctx     context.Context
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
-}
-
-// replicaWait is PublisherConfig.MinReplicas and ReplicaTimeout: the WAIT that ends each
-// pipeline; none when replicas is 0.
-type replicaWait struct {
-	replicas int
-	timeout  time.Duration
+	rdb    redis.UniversalClient
+	cfg    PipelineConfig
+	wait   ReplicationConfig // the WAIT that ends each pipeline; none when MinReplicas is 0
+	queue  chan *request
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
 }
 
 // request is one Publish call's writes and, once done is signalled, what their pipeline did.
@@ -51,11 +43,11 @@ type flushed struct {
 
 var requests = sync.Pool{New: func() any { return &request{done: make(chan struct{}, 1)} }}
 
-func newBatcher(rdb redis.UniversalClient, flushers, maxSize, queue int, wait replicaWait) *batcher {
+func newBatcher(rdb redis.UniversalClient, cfg PipelineConfig, wait ReplicationConfig) *batcher {
 	ctx, cancel := context.WithCancel(context.Background())
-	b := &batcher{rdb: rdb, maxSize: maxSize, wait: wait, queue: make(chan *request, queue), ctx: ctx, cancel: cancel}
-	b.wg.Add(flushers)
-	for i := 0; i < flushers; i++ {
+	b := &batcher{rdb: rdb, cfg: cfg, wait: wait, queue: make(chan *request, cfg.QueueSize), ctx: ctx, cancel: cancel}
+	b.wg.Add(cfg.Flushers)
+	for range cfg.Flushers {
 		go b.loop()
 	}
 	return b
@@ -114,16 +106,16 @@ func (b *batcher) loop() {
 // times at most: a pipeline then carries more messages. When nothing else is runnable a
 // yield returns at once, so an idle publisher adds no latency.
 func (b *batcher) linger() {
-	for i, n := 0, -1; i < 3 && len(b.queue) > n && len(b.queue) < b.maxSize; i++ {
+	for i, n := 0, -1; i < 3 && len(b.queue) > n && len(b.queue) < b.cfg.MaxSize; i++ {
 		n = len(b.queue)
 		runtime.Gosched()
 	}
 }
 
-// gather takes first and whatever else is queued, up to maxSize writes.
+// gather takes first and whatever else is queued, up to MaxSize writes.
 func (b *batcher) gather(first *request) []*request {
 	reqs, n := []*request{first}, len(first.call.Writes)
-	for n < b.maxSize {
+	for n < b.cfg.MaxSize {
 		select {
 		case r, ok := <-b.queue:
 			if !ok {
@@ -145,7 +137,7 @@ func (b *batcher) flush(reqs []*request, calls []*publish.Call) []*publish.Call 
 	for _, r := range reqs {
 		calls = append(calls, &r.call)
 	}
-	acked, err := publish.Flush(b.ctx, b.rdb, calls, publish.Replicas{N: b.wait.replicas, Timeout: b.wait.timeout})
+	acked, err := publish.Flush(b.ctx, b.rdb, calls, publish.Replicas{N: b.wait.MinReplicas, Timeout: b.wait.Timeout})
 	clear(calls) // the requests go back to their callers and the pool
 	replicated := b.wait.verdict(acked, err)
 	for _, r := range reqs {
@@ -157,15 +149,15 @@ func (b *batcher) flush(reqs []*request, calls []*publish.Call) []*publish.Call 
 
 // verdict is nil when MinReplicas is off or the pipeline's WAIT, which answered acked or
 // err, counted enough replicas.
-func (w replicaWait) verdict(acked int, err error) error {
-	if w.replicas == 0 {
+func (r ReplicationConfig) verdict(acked int, err error) error {
+	if r.MinReplicas == 0 {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("%w: WAIT %d %d: %w", ErrNotReplicated, w.replicas, w.timeout.Milliseconds(), err)
+		return fmt.Errorf("%w: WAIT %d %d: %w", ErrNotReplicated, r.MinReplicas, r.Timeout.Milliseconds(), err)
 	}
-	if acked < w.replicas {
-		return &ReplicationError{Wanted: w.replicas, Acked: acked, Timeout: w.timeout}
+	if acked < r.MinReplicas {
+		return &ReplicationError{Wanted: r.MinReplicas, Acked: acked, Timeout: r.Timeout}
 	}
 	return nil
 }

@@ -14,7 +14,7 @@ import (
 // Publish call, as a Watermill app does; coalescing turns them into pipelines.
 func BenchmarkPublishParallel(b *testing.B) {
 	_, client := startRedis(b)
-	pub := newTestPublisher(b, PublisherConfig{Client: client, DefaultPartitionCount: 8, MaxLen: -1})
+	pub := newTestPublisher(b, PublisherConfig{Client: client, DefaultPartitionCount: 8, Trim: TrimConfig{MaxLen: -1}})
 	payload := make([]byte, 64)
 	b.SetParallelism(32)
 	b.ReportAllocs()
@@ -37,7 +37,7 @@ func BenchmarkConsume(b *testing.B) {
 		b.Run(strconv.Itoa(parts)+"-partitions", func(b *testing.B) {
 			_, client := startRedis(b)
 			topic := "consume"
-			pub := newTestPublisher(b, PublisherConfig{Client: client, DefaultPartitionCount: parts, MaxLen: -1})
+			pub := newTestPublisher(b, PublisherConfig{Client: client, DefaultPartitionCount: parts, Trim: TrimConfig{MaxLen: -1}})
 			payload := make([]byte, 64)
 			for sent := 0; sent < b.N; {
 				n := min(500, b.N-sent)

@@ -87,7 +87,7 @@ func TestInFlightCaps(t *testing.T) {
 			_, client := startRedis(t)
 			cfg := fastSub(client, "g")
 			cfg.DefaultPartitionCount = tt.partitions
-			cfg.MaxInFlight, cfg.MaxInFlightPerPartition = tt.maxInFlight, tt.perPartition
+			cfg.Delivery.MaxInFlight, cfg.Delivery.MaxInFlightPerPartition = tt.maxInFlight, tt.perPartition
 			sub := newTestSubscriber(t, cfg)
 			pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: tt.partitions})
 			c := newConcurrency(int(tt.want))
@@ -118,9 +118,9 @@ func TestMaxLeasedPartitionsHoldsOverTopics(t *testing.T) {
 	_, client := startRedis(t)
 	topics := []string{"leased-a", "leased-b"}
 	capped := fastSub(client, "g")
-	capped.ConsumerName, capped.DefaultPartitionCount, capped.MaxLeasedPartitions = "capped", 4, 3
+	capped.Membership.ConsumerName, capped.DefaultPartitionCount, capped.Membership.MaxLeasedPartitions = "capped", 4, 3
 	free := fastSub(client, "g")
-	free.ConsumerName, free.DefaultPartitionCount = "free", 4
+	free.Membership.ConsumerName, free.DefaultPartitionCount = "free", 4
 	for _, cfg := range []SubscriberConfig{capped, free} {
 		sub := newTestSubscriber(t, cfg)
 		for _, topic := range topics {
@@ -158,16 +158,16 @@ func TestTopicOptionsThroughRouter(t *testing.T) {
 		const partitions, published = 4, 20
 		topics := []struct {
 			name      string
-			opts      TopicOptions
+			opts      ReadConfig
 			partition int    // where the messages go: one the filter leaves to the member
 			leased    []bool // by partition
 		}{
-			{name: "opts-even", opts: TopicOptions{BatchCount: 3, PartitionModulo: 2}, partition: 2, leased: []bool{true, false, true, false}},
-			{name: "opts-odd", opts: TopicOptions{BatchCount: 7, PartitionModulo: 2, PartitionRemainder: 1}, partition: 1, leased: []bool{false, true, false, true}},
+			{name: "opts-even", opts: ReadConfig{BatchCount: 3, PartitionModulo: 2}, partition: 2, leased: []bool{true, false, true, false}},
+			{name: "opts-odd", opts: ReadConfig{BatchCount: 7, PartitionModulo: 2, PartitionRemainder: 1}, partition: 1, leased: []bool{false, true, false, true}},
 		}
 		cfg := fastSub(client, "g")
-		cfg.ConsumerName, cfg.DefaultPartitionCount = "member", partitions
-		cfg.Topics = map[string]TopicOptions{}
+		cfg.Membership.ConsumerName, cfg.DefaultPartitionCount = "member", partitions
+		cfg.Topics = map[string]ReadConfig{}
 		pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: partitions})
 		for _, tp := range topics {
 			cfg.Topics[tp.name] = tp.opts
@@ -261,7 +261,7 @@ func TestBackpressureWaitTimesEverySlot(t *testing.T) {
 			m := &waitMetrics{}
 			cfg := fastSub(client, "g")
 			cfg.DefaultPartitionCount, cfg.Metrics = tt.partitions, m
-			cfg.MaxInFlight, cfg.MaxInFlightPerPartition = tt.maxInFlight, tt.perPartition
+			cfg.Delivery.MaxInFlight, cfg.Delivery.MaxInFlightPerPartition = tt.maxInFlight, tt.perPartition
 			sub := newTestSubscriber(t, cfg)
 			pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: tt.partitions})
 			publishTo(t, pub, "waits", tt.partitions, tt.messages)

@@ -11,19 +11,13 @@ import (
 	"github.com/streamq-dev/streamq/internal/stream"
 )
 
-// claimConfig is what the claimer needs of SubscriberConfig.
-type claimConfig struct {
-	idle  time.Duration // the pending scan claims entries idle this long
-	batch int64
-}
-
 // claimer moves a partition's pending entries to this member: every pending entry of the
-// group when the partition is taken, those idle for ClaimIdle on each pending scan, and the
+// group when the partition is taken, those idle for Reclaim.Idle on each pending scan, and the
 // entries a stale owner read after the takeover (strays). It reports what it claimed to the
 // read position and nothing else.
 type claimer struct {
 	d    partDeps
-	cfg  claimConfig
+	cfg  ReclaimConfig
 	pos  *position.Position
 	gate *sync.Mutex // shared with the acker: a claim and an ack flush never interleave
 	poke func()      // asks the fetcher for a read round
@@ -59,7 +53,7 @@ func (c *claimer) pending(minIdle time.Duration, deliver func() bool) bool {
 func (c *claimer) claimBatch(minIdle time.Duration, start string) ([]stream.Entry, string, error) {
 	c.gate.Lock()
 	defer c.gate.Unlock()
-	msgs, next, err := stream.Claim(c.d.ctx, c.d.rdb, c.d.keys.Read, c.d.group(), c.d.member, minIdle, start, c.cfg.batch)
+	msgs, next, err := stream.Claim(c.d.ctx, c.d.rdb, c.d.keys.Read, c.d.group(), c.d.member, minIdle, start, int64(c.cfg.BatchSize))
 	if err != nil || len(msgs) == 0 {
 		return msgs, next, err
 	}
@@ -80,7 +74,7 @@ func (c *claimer) strays() bool {
 	}
 	end := c.pos.BeginClaim()
 	defer end()
-	msgs, err := stream.ClaimOthers(c.d.ctx, c.d.rdb, c.d.keys.Read, c.d.group(), c.d.member, c.cfg.batch)
+	msgs, err := stream.ClaimOthers(c.d.ctx, c.d.rdb, c.d.keys.Read, c.d.group(), c.d.member, int64(c.cfg.BatchSize))
 	if err != nil {
 		// The next read round finds them again and asks once more.
 		return c.failed(err, "Could not claim entries a stale owner read")

@@ -131,9 +131,9 @@ func TestScanClaimRacingAnAckFlushDeliversNothingTwice(t *testing.T) {
 	client.AddHook(hook)
 	pub := newTestPublisher(t, PublisherConfig{Client: client})
 	sub, ch := subscribeMember(t, client, topic, "g", "a", 1, func(c *SubscriberConfig) {
-		c.PendingScanInterval = 50 * time.Millisecond
-		c.ClaimIdle = time.Millisecond              // an entry waiting for its ack flush is idle enough
-		c.AckFlushInterval = 300 * time.Millisecond // the ack waits long enough for a scan
+		c.Reclaim.ScanInterval = 50 * time.Millisecond
+		c.Reclaim.Idle = time.Millisecond             // an entry waiting for its ack flush is idle enough
+		c.Acks.FlushInterval = 300 * time.Millisecond // the ack waits long enough for a scan
 	})
 	publishKeyed(t, pub, topic, 0, 1, 1)
 	first := receiveOne(t, ch, 10*time.Second)

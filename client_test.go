@@ -30,7 +30,7 @@ func TestTypedNilClientIsInvalidConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			for _, replicas := range []int{0, 1} {
-				_, err := NewPublisher(PublisherConfig{Client: tt.client, MinReplicas: replicas}, nil)
+				_, err := NewPublisher(PublisherConfig{Client: tt.client, Replication: ReplicationConfig{MinReplicas: replicas}}, nil)
 				require.ErrorIs(t, err, ErrInvalidConfig)
 				assert.Contains(t, err.Error(), tt.want)
 			}

@@ -27,7 +27,7 @@ import (
 const replicationWindow = time.Second
 
 // offloadedSize pads the messages of every third round over the partitions above the
-// failover test's PayloadThreshold, so the offload script (payload key and entry written in
+// failover test's Payloads.Threshold, so the offload script (payload key and entry written in
 // one script, run by SHA in the publish pipeline) is failed over too.
 const offloadedSize = 64
 
@@ -201,7 +201,7 @@ func (r *failoverRun) publishLoop(next *atomic.Int64) {
 func (r *failoverRun) publishOne(i int) publishRecord {
 	p := i % r.partitions
 	payload := "m" + strconv.Itoa(i)
-	if offloaded(i, r.partitions) { // above the test's PayloadThreshold: through offload.lua
+	if offloaded(i, r.partitions) { // above the test's Payloads.Threshold: through offload.lua
 		payload += strings.Repeat(".", offloadedSize)
 	}
 	m := message.NewMessage(watermill.NewUUID(), []byte(payload))
@@ -339,13 +339,13 @@ func TestClusterFailover(t *testing.T) {
 	t.Logf("will kill %s: topic metadata, membership and partitions %v", k.master, sortedInts(k.partitions))
 
 	run := newFailoverRun(topic, partitions, newTestPublisher(t, PublisherConfig{Client: failoverClient(t, c),
-		DefaultPartitionCount: partitions, MaxLen: -1, PartitionRefreshInterval: 500 * time.Millisecond,
-		PayloadThreshold: offloadedSize / 2}))
+		DefaultPartitionCount: partitions, Trim: TrimConfig{MaxLen: -1}, Partitioning: PartitioningConfig{RefreshInterval: 500 * time.Millisecond},
+		Payloads: PayloadConfig{Threshold: offloadedSize / 2}}))
 	members := map[string]*Subscriber{}
 	for _, name := range []string{"a", "b"} {
 		sub, ch := subscribeMember(t, failoverClient(t, c), topic, group, name, partitions, func(cfg *SubscriberConfig) {
-			cfg.LeaseTTL = 3 * time.Second
-			cfg.RenewInterval = 500 * time.Millisecond
+			cfg.Membership.LeaseTTL = 3 * time.Second
+			cfg.Membership.RenewInterval = 500 * time.Millisecond
 		})
 		members[name] = sub
 		run.consume(ch)

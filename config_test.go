@@ -39,61 +39,69 @@ func TestSubscriberConfigRejects(t *testing.T) {
 		{name: "nil client", input: SubscriberConfig{}, want: invalid},
 		{name: "nil client with fields", input: cfg(func(c *SubscriberConfig) { c.Client = nil; c.ConsumerGroup = "g" }), want: invalid},
 		{name: "negative DefaultPartitionCount", input: cfg(func(c *SubscriberConfig) { c.DefaultPartitionCount = -1 }), want: invalid},
-		{name: "unknown TrimPolicy", input: cfg(func(c *SubscriberConfig) { c.TrimPolicy = "sometimes" }), want: invalid},
-		{name: "MessageMaxRetries -2", input: cfg(func(c *SubscriberConfig) { c.MessageMaxRetries = -2 }), want: invalid},
-		{name: "negative BatchCount", input: cfg(func(c *SubscriberConfig) { c.BatchCount = -1 }), want: invalid},
-		{name: "negative ClaimBatchSize", input: cfg(func(c *SubscriberConfig) { c.ClaimBatchSize = -5 }), want: invalid},
-		{name: "negative MaxInFlightPerPartition", input: cfg(func(c *SubscriberConfig) { c.MaxInFlightPerPartition = -1 }), want: invalid},
-		{name: "negative MaxLeasedPartitions", input: cfg(func(c *SubscriberConfig) { c.MaxLeasedPartitions = -1 }), want: invalid},
-		{name: "negative MaxInFlight", input: cfg(func(c *SubscriberConfig) { c.MaxInFlight = -1 }), want: invalid},
-		{name: "negative AckBatchSize", input: cfg(func(c *SubscriberConfig) { c.AckBatchSize = -1 }), want: invalid},
-		{name: "negative BlockTime", input: cfg(func(c *SubscriberConfig) { c.BlockTime = -time.Millisecond }), want: invalid},
-		{name: "negative LeaseTTL", input: cfg(func(c *SubscriberConfig) { c.LeaseTTL = -time.Second }), want: invalid},
-		{name: "negative RenewInterval", input: cfg(func(c *SubscriberConfig) { c.RenewInterval = -time.Second }), want: invalid},
-		{name: "negative RebalanceInterval", input: cfg(func(c *SubscriberConfig) { c.RebalanceInterval = -time.Second }), want: invalid},
-		{name: "negative PendingScanInterval", input: cfg(func(c *SubscriberConfig) { c.PendingScanInterval = -time.Second }), want: invalid},
-		{name: "negative ClaimIdle", input: cfg(func(c *SubscriberConfig) { c.ClaimIdle = -time.Second }), want: invalid},
-		{name: "negative AckFlushInterval", input: cfg(func(c *SubscriberConfig) { c.AckFlushInterval = -time.Millisecond }), want: invalid},
-		{name: "negative CloseTimeout", input: cfg(func(c *SubscriberConfig) { c.CloseTimeout = -time.Second }), want: invalid},
-		{name: "negative PartitionRefreshInterval", input: cfg(func(c *SubscriberConfig) { c.PartitionRefreshInterval = -time.Second }), want: invalid},
-		{name: "negative StaticMemberGrace", input: cfg(func(c *SubscriberConfig) { c.ConsumerName = "a"; c.StaticMemberGrace = -time.Second }), want: invalid},
-		{name: "StaticMemberGrace below LeaseTTL", input: cfg(func(c *SubscriberConfig) { c.ConsumerName = "a"; c.StaticMemberGrace = 9 * time.Second }), want: invalid},
-		{name: "StaticMemberGrace with a generated name", input: cfg(func(c *SubscriberConfig) { c.StaticMemberGrace = time.Minute }), want: invalid},
-		{name: "GroupExpiry -2ns", input: cfg(func(c *SubscriberConfig) { c.GroupExpiry = -2 }), want: invalid},
-		{name: "GroupExpiry under 1s", input: cfg(func(c *SubscriberConfig) { c.GroupExpiry = time.Millisecond }), want: invalid},
-		{name: "GroupExpiry under twice TrimInterval", input: cfg(func(c *SubscriberConfig) { c.GroupExpiry = 90 * time.Second }), want: invalid},
+		{name: "unknown TrimPolicy", input: cfg(func(c *SubscriberConfig) { c.Retention.Policy = "sometimes" }), want: invalid},
+		{name: "Retry.MaxRetries -3", input: cfg(func(c *SubscriberConfig) { c.Retry.MaxRetries = -3 }), want: invalid},
+		{name: "negative BatchCount", input: cfg(func(c *SubscriberConfig) { c.Read.BatchCount = -1 }), want: invalid},
+		{name: "negative Reclaim.BatchSize", input: cfg(func(c *SubscriberConfig) { c.Reclaim.BatchSize = -5 }), want: invalid},
+		{name: "negative MaxInFlightPerPartition", input: cfg(func(c *SubscriberConfig) { c.Delivery.MaxInFlightPerPartition = -1 }), want: invalid},
+		{name: "negative MaxLeasedPartitions", input: cfg(func(c *SubscriberConfig) { c.Membership.MaxLeasedPartitions = -1 }), want: invalid},
+		{name: "negative MaxInFlight", input: cfg(func(c *SubscriberConfig) { c.Delivery.MaxInFlight = -1 }), want: invalid},
+		{name: "negative Acks.BatchSize", input: cfg(func(c *SubscriberConfig) { c.Acks.BatchSize = -1 }), want: invalid},
+		{name: "negative BlockTime", input: cfg(func(c *SubscriberConfig) { c.Read.BlockTime = -time.Millisecond }), want: invalid},
+		{name: "negative LeaseTTL", input: cfg(func(c *SubscriberConfig) { c.Membership.LeaseTTL = -time.Second }), want: invalid},
+		{name: "negative RenewInterval", input: cfg(func(c *SubscriberConfig) { c.Membership.RenewInterval = -time.Second }), want: invalid},
+		{name: "negative RebalanceInterval", input: cfg(func(c *SubscriberConfig) { c.Membership.RebalanceInterval = -time.Second }), want: invalid},
+		{name: "negative Reclaim.ScanInterval", input: cfg(func(c *SubscriberConfig) { c.Reclaim.ScanInterval = -time.Second }), want: invalid},
+		{name: "negative Reclaim.Idle", input: cfg(func(c *SubscriberConfig) { c.Reclaim.Idle = -time.Second }), want: invalid},
+		{name: "negative Acks.FlushInterval", input: cfg(func(c *SubscriberConfig) { c.Acks.FlushInterval = -time.Millisecond }), want: invalid},
+		{name: "negative CloseTimeout", input: cfg(func(c *SubscriberConfig) { c.Delivery.CloseTimeout = -time.Second }), want: invalid},
+		{name: "negative PartitionRefreshInterval", input: cfg(func(c *SubscriberConfig) { c.Membership.PartitionRefreshInterval = -time.Second }), want: invalid},
+		{name: "negative StaticMemberGrace", input: cfg(func(c *SubscriberConfig) {
+			c.Membership.ConsumerName = "a"
+			c.Membership.StaticMemberGrace = -time.Second
+		}), want: invalid},
+		{name: "StaticMemberGrace below LeaseTTL", input: cfg(func(c *SubscriberConfig) {
+			c.Membership.ConsumerName = "a"
+			c.Membership.StaticMemberGrace = 9 * time.Second
+		}), want: invalid},
+		{name: "StaticMemberGrace with a generated name", input: cfg(func(c *SubscriberConfig) { c.Membership.StaticMemberGrace = time.Minute }), want: invalid},
+		{name: "GroupExpiry -2ns", input: cfg(func(c *SubscriberConfig) { c.Retention.GroupExpiry = -2 }), want: invalid},
+		{name: "GroupExpiry under 1s", input: cfg(func(c *SubscriberConfig) { c.Retention.GroupExpiry = time.Millisecond }), want: invalid},
+		{name: "GroupExpiry under twice TrimInterval", input: cfg(func(c *SubscriberConfig) { c.Retention.GroupExpiry = 90 * time.Second }), want: invalid},
 		{name: "group with open brace", input: cfg(func(c *SubscriberConfig) { c.ConsumerGroup = "g{1" }), want: badName},
 		{name: "group with close brace", input: cfg(func(c *SubscriberConfig) { c.ConsumerGroup = "g}1" }), want: badName},
 		{name: "group with space", input: cfg(func(c *SubscriberConfig) { c.ConsumerGroup = "my group" }), want: badName},
 		{name: "group with tab", input: cfg(func(c *SubscriberConfig) { c.ConsumerGroup = "my\tgroup" }), want: badName},
 		{name: "group with control char", input: cfg(func(c *SubscriberConfig) { c.ConsumerGroup = "g\x01" }), want: badName},
 		{name: "group with DEL", input: cfg(func(c *SubscriberConfig) { c.ConsumerGroup = "g\x7f" }), want: badName},
-		{name: "consumer with braces", input: cfg(func(c *SubscriberConfig) { c.ConsumerName = "{c}" }), want: badName},
-		{name: "consumer with newline", input: cfg(func(c *SubscriberConfig) { c.ConsumerName = "c\n" }), want: badName},
-		{name: "consumer prefix with brace", input: cfg(func(c *SubscriberConfig) { c.ConsumerNamePrefix = "svc{" }), want: badName},
-		{name: "remainder equal to modulo", input: cfg(func(c *SubscriberConfig) { c.PartitionModulo, c.PartitionRemainder = 2, 2 }), want: invalid},
-		{name: "remainder above modulo", input: cfg(func(c *SubscriberConfig) { c.PartitionModulo, c.PartitionRemainder = 2, 5 }), want: invalid},
-		{name: "remainder without modulo", input: cfg(func(c *SubscriberConfig) { c.PartitionRemainder = 1 }), want: invalid},
-		{name: "negative modulo", input: cfg(func(c *SubscriberConfig) { c.PartitionModulo = -2 }), want: invalid},
-		{name: "negative remainder", input: cfg(func(c *SubscriberConfig) { c.PartitionModulo, c.PartitionRemainder = 2, -1 }), want: invalid},
-		{name: "LeaseTTL equal to RenewInterval", input: cfg(func(c *SubscriberConfig) { c.LeaseTTL, c.RenewInterval = time.Second, time.Second }), want: invalid},
-		{name: "LeaseTTL below default RenewInterval", input: cfg(func(c *SubscriberConfig) { c.LeaseTTL = time.Second }), want: invalid},
+		{name: "consumer with braces", input: cfg(func(c *SubscriberConfig) { c.Membership.ConsumerName = "{c}" }), want: badName},
+		{name: "consumer with newline", input: cfg(func(c *SubscriberConfig) { c.Membership.ConsumerName = "c\n" }), want: badName},
+		{name: "consumer prefix with brace", input: cfg(func(c *SubscriberConfig) { c.Membership.ConsumerNamePrefix = "svc{" }), want: badName},
+		{name: "remainder equal to modulo", input: cfg(func(c *SubscriberConfig) { c.Read.PartitionModulo, c.Read.PartitionRemainder = 2, 2 }), want: invalid},
+		{name: "remainder above modulo", input: cfg(func(c *SubscriberConfig) { c.Read.PartitionModulo, c.Read.PartitionRemainder = 2, 5 }), want: invalid},
+		{name: "remainder without modulo", input: cfg(func(c *SubscriberConfig) { c.Read.PartitionRemainder = 1 }), want: invalid},
+		{name: "negative modulo", input: cfg(func(c *SubscriberConfig) { c.Read.PartitionModulo = -2 }), want: invalid},
+		{name: "negative remainder", input: cfg(func(c *SubscriberConfig) { c.Read.PartitionModulo, c.Read.PartitionRemainder = 2, -1 }), want: invalid},
+		{name: "LeaseTTL equal to RenewInterval", input: cfg(func(c *SubscriberConfig) {
+			c.Membership.LeaseTTL, c.Membership.RenewInterval = time.Second, time.Second
+		}), want: invalid},
+		{name: "LeaseTTL below default RenewInterval", input: cfg(func(c *SubscriberConfig) { c.Membership.LeaseTTL = time.Second }), want: invalid},
 		{name: "LeaseTTL equal to RebalanceInterval", input: cfg(func(c *SubscriberConfig) {
-			c.LeaseTTL, c.RenewInterval, c.RebalanceInterval = 5*time.Second, time.Second, 5*time.Second
+			c.Membership.LeaseTTL, c.Membership.RenewInterval, c.Membership.RebalanceInterval = 5*time.Second, time.Second, 5*time.Second
 		}), want: invalid},
 		{name: "LeaseTTL below RebalanceInterval", input: cfg(func(c *SubscriberConfig) {
-			c.LeaseTTL, c.RenewInterval, c.RebalanceInterval = 5*time.Second, time.Second, 6*time.Second
+			c.Membership.LeaseTTL, c.Membership.RenewInterval, c.Membership.RebalanceInterval = 5*time.Second, time.Second, 6*time.Second
 		}), want: invalid},
 		{name: "BlockTime as long as LeaseTTL - RenewInterval", input: cfg(func(c *SubscriberConfig) {
-			c.LeaseTTL, c.RenewInterval, c.BlockTime = 2*time.Second, time.Second, time.Second
+			c.Membership.LeaseTTL, c.Membership.RenewInterval, c.Read.BlockTime = 2*time.Second, time.Second, time.Second
 		}), want: invalid},
-		{name: "BlockTime beyond LeaseTTL", input: cfg(func(c *SubscriberConfig) { c.BlockTime = time.Minute }), want: invalid},
-		{name: "GroupStartID abc", input: cfg(func(c *SubscriberConfig) { c.GroupStartID = "abc" }), want: invalid},
-		{name: "GroupStartID half an id", input: cfg(func(c *SubscriberConfig) { c.GroupStartID = "1-" }), want: invalid},
-		{name: "GroupStartID negative", input: cfg(func(c *SubscriberConfig) { c.GroupStartID = "-1-0" }), want: invalid},
-		{name: "stream prefix with brace", input: cfg(func(c *SubscriberConfig) { c.StreamPrefix = "stream:{x}" }), want: badName},
-		{name: "control prefix with brace", input: cfg(func(c *SubscriberConfig) { c.ControlPrefix = "ctl{" }), want: badName},
-		{name: "prefix with space", input: cfg(func(c *SubscriberConfig) { c.StreamPrefix = "my prefix" }), want: badName},
+		{name: "BlockTime beyond LeaseTTL", input: cfg(func(c *SubscriberConfig) { c.Read.BlockTime = time.Minute }), want: invalid},
+		{name: "GroupStartID abc", input: cfg(func(c *SubscriberConfig) { c.Membership.GroupStartID = "abc" }), want: invalid},
+		{name: "GroupStartID half an id", input: cfg(func(c *SubscriberConfig) { c.Membership.GroupStartID = "1-" }), want: invalid},
+		{name: "GroupStartID negative", input: cfg(func(c *SubscriberConfig) { c.Membership.GroupStartID = "-1-0" }), want: invalid},
+		{name: "stream prefix with brace", input: cfg(func(c *SubscriberConfig) { c.Keyspace.StreamPrefix = "stream:{x}" }), want: badName},
+		{name: "control prefix with brace", input: cfg(func(c *SubscriberConfig) { c.Keyspace.ControlPrefix = "ctl{" }), want: badName},
+		{name: "prefix with space", input: cfg(func(c *SubscriberConfig) { c.Keyspace.StreamPrefix = "my prefix" }), want: badName},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -114,20 +122,20 @@ func TestSubscriberConfigAccepts(t *testing.T) {
 		input SubscriberConfig
 	}{
 		{name: "client only", input: SubscriberConfig{Client: client}},
-		{name: "start at new entries", input: SubscriberConfig{Client: client, GroupStartID: "$"}},
-		{name: "start at 0", input: SubscriberConfig{Client: client, GroupStartID: "0"}},
-		{name: "start at a stream id", input: SubscriberConfig{Client: client, GroupStartID: "1700000000000-3"}},
-		{name: "filter", input: SubscriberConfig{Client: client, PartitionModulo: 3, PartitionRemainder: 2}},
-		{name: "modulo only", input: SubscriberConfig{Client: client, PartitionModulo: 2}},
-		{name: "unicode names", input: SubscriberConfig{Client: client, ConsumerGroup: "группа", ConsumerName: "消费者-1"}},
-		{name: "custom prefixes", input: SubscriberConfig{Client: client, StreamPrefix: "s:x", ControlPrefix: "c:x"}},
-		{name: "static member, grace LeaseTTL", input: SubscriberConfig{Client: client, ConsumerName: "a", StaticMemberGrace: DefaultLeaseTTL}},
-		{name: "static member, long grace", input: SubscriberConfig{Client: client, ConsumerName: "a", StaticMemberGrace: time.Hour}},
-		{name: "GroupExpiry off", input: SubscriberConfig{Client: client, GroupExpiry: -1}},
-		{name: "short GroupExpiry", input: SubscriberConfig{Client: client, GroupExpiry: 2 * time.Second, TrimInterval: time.Second}},
+		{name: "start at new entries", input: SubscriberConfig{Client: client, Membership: MembershipConfig{GroupStartID: "$"}}},
+		{name: "start at 0", input: SubscriberConfig{Client: client, Membership: MembershipConfig{GroupStartID: "0"}}},
+		{name: "start at a stream id", input: SubscriberConfig{Client: client, Membership: MembershipConfig{GroupStartID: "1700000000000-3"}}},
+		{name: "filter", input: SubscriberConfig{Client: client, Read: ReadConfig{PartitionModulo: 3, PartitionRemainder: 2}}},
+		{name: "modulo only", input: SubscriberConfig{Client: client, Read: ReadConfig{PartitionModulo: 2}}},
+		{name: "unicode names", input: SubscriberConfig{Client: client, ConsumerGroup: "группа", Membership: MembershipConfig{ConsumerName: "消费者-1"}}},
+		{name: "custom prefixes", input: SubscriberConfig{Client: client, Keyspace: Keyspace{StreamPrefix: "s:x", ControlPrefix: "c:x"}}},
+		{name: "static member, grace LeaseTTL", input: SubscriberConfig{Client: client, Membership: MembershipConfig{ConsumerName: "a", StaticMemberGrace: defaultLeaseTTL}}},
+		{name: "static member, long grace", input: SubscriberConfig{Client: client, Membership: MembershipConfig{ConsumerName: "a", StaticMemberGrace: time.Hour}}},
+		{name: "GroupExpiry off", input: SubscriberConfig{Client: client, Retention: RetentionConfig{GroupExpiry: -1}}},
+		{name: "short GroupExpiry", input: SubscriberConfig{Client: client, Retention: RetentionConfig{GroupExpiry: 2 * time.Second, TrimInterval: time.Second}}},
 		{name: "short intervals", input: SubscriberConfig{
-			Client: client, LeaseTTL: 3 * time.Millisecond, RenewInterval: time.Millisecond, RebalanceInterval: 2 * time.Millisecond,
-			BlockTime: time.Millisecond,
+			Client: client, Membership: MembershipConfig{LeaseTTL: 3 * time.Millisecond, RenewInterval: time.Millisecond, RebalanceInterval: 2 * time.Millisecond},
+			Read: ReadConfig{BlockTime: time.Millisecond},
 		}},
 	}
 	for _, tt := range tests {
@@ -148,39 +156,39 @@ func TestSubscriberConfigDefaults(t *testing.T) {
 
 	assert.Equal(t, DefaultMarshaler{}, got.Unmarshaler)
 	assert.Zero(t, got.DefaultPartitionCount, "no count stated: the Subscriber never creates a topic")
-	assert.Equal(t, TrimAcked, got.TrimPolicy)
-	assert.Equal(t, DefaultMessageMaxRetries, got.MessageMaxRetries)
-	assert.Equal(t, DefaultPartitionRefreshInterval, got.PartitionRefreshInterval)
-	assert.Equal(t, DefaultConsumerGroup, got.ConsumerGroup)
-	assert.Equal(t, DefaultConsumerNamePrefix, got.ConsumerNamePrefix)
-	assert.True(t, strings.HasPrefix(got.ConsumerName, DefaultConsumerNamePrefix), "consumer name %q", got.ConsumerName)
-	assert.Greater(t, len(got.ConsumerName), len(DefaultConsumerNamePrefix), "a random suffix follows the prefix")
-	assert.Equal(t, DefaultGroupStartID, got.GroupStartID)
-	assert.Equal(t, DefaultBatchCount, got.BatchCount)
-	assert.Equal(t, DefaultBlockTime, got.BlockTime)
-	assert.Equal(t, DefaultLeaseTTL, got.LeaseTTL)
-	assert.Equal(t, DefaultRenewInterval, got.RenewInterval)
-	assert.Equal(t, DefaultRebalanceInterval, got.RebalanceInterval)
-	assert.Equal(t, DefaultPendingScanInterval, got.PendingScanInterval)
-	assert.Equal(t, DefaultClaimIdle, got.ClaimIdle)
-	assert.Equal(t, DefaultClaimBatchSize, got.ClaimBatchSize)
-	assert.Equal(t, DefaultMaxInFlightPerPartition, got.MaxInFlightPerPartition)
-	assert.Equal(t, DefaultAckBatchSize, got.AckBatchSize)
-	assert.Equal(t, DefaultAckFlushInterval, got.AckFlushInterval)
-	assert.Equal(t, DefaultCloseTimeout, got.CloseTimeout)
-	assert.Zero(t, got.MaxLeasedPartitions, "0 means no cap")
-	assert.Zero(t, got.MaxInFlight, "0 means no cap")
-	assert.Zero(t, got.PartitionModulo, "0 means every partition")
-	assert.Equal(t, keys.Space{Stream: DefaultStreamPrefix, Control: DefaultControlPrefix}, sub.space)
+	assert.Equal(t, TrimAcked, got.Retention.Policy)
+	assert.Equal(t, defaultMaxRetries, got.Retry.MaxRetries)
+	assert.Equal(t, defaultPartitionRefreshInterval, got.Membership.PartitionRefreshInterval)
+	assert.Equal(t, defaultConsumerGroup, got.ConsumerGroup)
+	assert.Equal(t, defaultConsumerNamePrefix, got.Membership.ConsumerNamePrefix)
+	assert.True(t, strings.HasPrefix(got.Membership.ConsumerName, defaultConsumerNamePrefix), "consumer name %q", got.Membership.ConsumerName)
+	assert.Greater(t, len(got.Membership.ConsumerName), len(defaultConsumerNamePrefix), "a random suffix follows the prefix")
+	assert.Equal(t, defaultGroupStartID, got.Membership.GroupStartID)
+	assert.Equal(t, defaultBatchCount, got.Read.BatchCount)
+	assert.Equal(t, defaultBlockTime, got.Read.BlockTime)
+	assert.Equal(t, defaultLeaseTTL, got.Membership.LeaseTTL)
+	assert.Equal(t, defaultRenewInterval, got.Membership.RenewInterval)
+	assert.Equal(t, defaultRebalanceInterval, got.Membership.RebalanceInterval)
+	assert.Equal(t, defaultScanInterval, got.Reclaim.ScanInterval)
+	assert.Equal(t, defaultClaimIdle, got.Reclaim.Idle)
+	assert.Equal(t, defaultClaimBatchSize, got.Reclaim.BatchSize)
+	assert.Equal(t, 1, got.Delivery.MaxInFlightPerPartition)
+	assert.Equal(t, defaultAckBatchSize, got.Acks.BatchSize)
+	assert.Equal(t, defaultAckFlushInterval, got.Acks.FlushInterval)
+	assert.Equal(t, defaultCloseTimeout, got.Delivery.CloseTimeout)
+	assert.Zero(t, got.Membership.MaxLeasedPartitions, "0 means no cap")
+	assert.Zero(t, got.Delivery.MaxInFlight, "0 means no cap")
+	assert.Zero(t, got.Read.PartitionModulo, "0 means every partition")
+	assert.Equal(t, keys.Space{Stream: keys.DefaultStreamPrefix, Control: keys.DefaultControlPrefix}, sub.space)
 
 	// The documented relations between the defaults hold.
-	assert.Greater(t, DefaultLeaseTTL, DefaultRenewInterval)
-	assert.Greater(t, DefaultLeaseTTL, DefaultRebalanceInterval)
+	assert.Greater(t, defaultLeaseTTL, defaultRenewInterval)
+	assert.Greater(t, defaultLeaseTTL, defaultRebalanceInterval)
 
 	other, err := NewSubscriber(SubscriberConfig{Client: client}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = other.Close() })
-	assert.NotEqual(t, got.ConsumerName, other.config.ConsumerName, "generated names are unique")
+	assert.NotEqual(t, got.Membership.ConsumerName, other.config.Membership.ConsumerName, "generated names are unique")
 }
 
 func TestSubscriberConfigKeepsSetValues(t *testing.T) {
@@ -192,24 +200,24 @@ func TestSubscriberConfigKeepsSetValues(t *testing.T) {
 	}{
 		{
 			name:  "consumer name prefix",
-			input: SubscriberConfig{Client: client, ConsumerNamePrefix: "svc-"},
+			input: SubscriberConfig{Client: client, Membership: MembershipConfig{ConsumerNamePrefix: "svc-"}},
 			want: func(t *testing.T, got SubscriberConfig) {
-				assert.True(t, strings.HasPrefix(got.ConsumerName, "svc-"), got.ConsumerName)
+				assert.True(t, strings.HasPrefix(got.Membership.ConsumerName, "svc-"), got.Membership.ConsumerName)
 			},
 		},
 		{
 			name:  "explicit consumer name wins over the prefix",
-			input: SubscriberConfig{Client: client, ConsumerName: "worker-1", ConsumerNamePrefix: "svc-"},
-			want:  func(t *testing.T, got SubscriberConfig) { assert.Equal(t, "worker-1", got.ConsumerName) },
+			input: SubscriberConfig{Client: client, Membership: MembershipConfig{ConsumerName: "worker-1", ConsumerNamePrefix: "svc-"}},
+			want:  func(t *testing.T, got SubscriberConfig) { assert.Equal(t, "worker-1", got.Membership.ConsumerName) },
 		},
 		{
 			name:  "counts and durations",
-			input: SubscriberConfig{Client: client, BatchCount: 7, BlockTime: time.Second, MaxInFlightPerPartition: 4, GroupStartID: "$"},
+			input: SubscriberConfig{Client: client, Read: ReadConfig{BatchCount: 7, BlockTime: time.Second}, Delivery: DeliveryConfig{MaxInFlightPerPartition: 4}, Membership: MembershipConfig{GroupStartID: "$"}},
 			want: func(t *testing.T, got SubscriberConfig) {
-				assert.Equal(t, 7, got.BatchCount)
-				assert.Equal(t, time.Second, got.BlockTime)
-				assert.Equal(t, 4, got.MaxInFlightPerPartition)
-				assert.Equal(t, "$", got.GroupStartID)
+				assert.Equal(t, 7, got.Read.BatchCount)
+				assert.Equal(t, time.Second, got.Read.BlockTime)
+				assert.Equal(t, 4, got.Delivery.MaxInFlightPerPartition)
+				assert.Equal(t, "$", got.Membership.GroupStartID)
 			},
 		},
 	}
@@ -234,17 +242,17 @@ func TestPublisherConfigRejects(t *testing.T) {
 	}{
 		{name: "nil client", input: PublisherConfig{}, want: invalid},
 		{name: "negative DefaultPartitionCount", input: PublisherConfig{Client: client, DefaultPartitionCount: -1}, want: invalid},
-		{name: "unknown TrimPolicy", input: PublisherConfig{Client: client, TrimPolicy: "sometimes"}, want: invalid},
-		{name: "MaxLen -2", input: PublisherConfig{Client: client, MaxLen: -2}, want: invalid},
+		{name: "unknown TrimPolicy", input: PublisherConfig{Client: client, Trim: TrimConfig{Policy: "sometimes"}}, want: invalid},
+		{name: "MaxLen -2", input: PublisherConfig{Client: client, Trim: TrimConfig{MaxLen: -2}}, want: invalid},
 		{name: "IdempotencyWindow -2ns", input: PublisherConfig{Client: client, IdempotencyWindow: -2}, want: invalid},
 		{name: "IdempotencyWindow under 1ms", input: PublisherConfig{Client: client, IdempotencyWindow: time.Microsecond}, want: invalid},
-		{name: "GroupExpiry -2ns", input: PublisherConfig{Client: client, GroupExpiry: -2}, want: invalid},
-		{name: "GroupExpiry under 1s", input: PublisherConfig{Client: client, GroupExpiry: time.Millisecond}, want: invalid},
-		{name: "PayloadThreshold -2", input: PublisherConfig{Client: client, PayloadThreshold: -2}, want: invalid},
-		{name: "negative PartitionRefreshInterval", input: PublisherConfig{Client: client, PartitionRefreshInterval: -time.Second}, want: invalid},
-		{name: "stream prefix with brace", input: PublisherConfig{Client: client, StreamPrefix: "{s"}, want: badName},
-		{name: "control prefix with brace", input: PublisherConfig{Client: client, ControlPrefix: "c}"}, want: badName},
-		{name: "prefix with control char", input: PublisherConfig{Client: client, StreamPrefix: "s\x00"}, want: badName},
+		{name: "GroupExpiry -2ns", input: PublisherConfig{Client: client, Trim: TrimConfig{GroupExpiry: -2}}, want: invalid},
+		{name: "GroupExpiry under 1s", input: PublisherConfig{Client: client, Trim: TrimConfig{GroupExpiry: time.Millisecond}}, want: invalid},
+		{name: "Payloads.Threshold -2", input: PublisherConfig{Client: client, Payloads: PayloadConfig{Threshold: -2}}, want: invalid},
+		{name: "negative PartitionRefreshInterval", input: PublisherConfig{Client: client, Partitioning: PartitioningConfig{RefreshInterval: -time.Second}}, want: invalid},
+		{name: "stream prefix with brace", input: PublisherConfig{Client: client, Keyspace: Keyspace{StreamPrefix: "{s"}}, want: badName},
+		{name: "control prefix with brace", input: PublisherConfig{Client: client, Keyspace: Keyspace{ControlPrefix: "c}"}}, want: badName},
+		{name: "prefix with control char", input: PublisherConfig{Client: client, Keyspace: Keyspace{StreamPrefix: "s\x00"}}, want: badName},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -267,20 +275,20 @@ func TestPublisherConfigDefaults(t *testing.T) {
 
 	assert.Equal(t, DefaultMarshaler{}, got.Marshaler)
 	assert.Zero(t, got.DefaultPartitionCount, "no count stated: a new topic gets DefaultPartitionCount")
-	assert.Equal(t, TrimAcked, got.TrimPolicy)
-	assert.Equal(t, HashPartitioner{}, got.Partitioner)
-	assert.NotNil(t, got.PartitionKey)
-	assert.Equal(t, DefaultMaxLen, got.MaxLen)
-	assert.False(t, got.ExactMaxLen)
-	assert.Equal(t, DefaultPartitionRefreshInterval, got.PartitionRefreshInterval)
-	assert.Equal(t, DefaultIdempotencyWindow, got.IdempotencyWindow, "idempotent appends by default")
-	assert.Equal(t, DefaultGroupExpiry, got.GroupExpiry)
-	assert.Equal(t, keys.Space{Stream: DefaultStreamPrefix, Control: DefaultControlPrefix}, pub.space)
+	assert.Equal(t, TrimAcked, got.Trim.Policy)
+	assert.Equal(t, HashPartitioner{}, got.Partitioning.Partitioner)
+	assert.NotNil(t, got.Partitioning.PartitionKey)
+	assert.Equal(t, defaultMaxLen, got.Trim.MaxLen)
+	assert.False(t, got.Trim.Exact)
+	assert.Equal(t, defaultPartitionRefreshInterval, got.Partitioning.RefreshInterval)
+	assert.Equal(t, defaultIdempotencyWindow, got.IdempotencyWindow, "idempotent appends by default")
+	assert.Equal(t, defaultGroupExpiry, got.Trim.GroupExpiry)
+	assert.Equal(t, keys.Space{Stream: keys.DefaultStreamPrefix, Control: keys.DefaultControlPrefix}, pub.space)
 
-	uncapped, err := NewPublisher(PublisherConfig{Client: client, MaxLen: -1}, nil)
+	uncapped, err := NewPublisher(PublisherConfig{Client: client, Trim: TrimConfig{MaxLen: -1}}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = uncapped.Close() })
-	assert.Equal(t, int64(-1), uncapped.config.MaxLen, "-1 disables the cap")
+	assert.Equal(t, int64(-1), uncapped.config.Trim.MaxLen, "-1 disables the cap")
 	assert.Nil(t, uncapped.trims, "no length retention, no trimmer")
 	args, err := pub.xaddCommand("t", "s", message.NewMessage("u", nil))
 	require.NoError(t, err)
@@ -357,8 +365,8 @@ func TestRoutePartitionerOutOfRange(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			pub := newTestPublisher(t, PublisherConfig{
-				Client:      unusedClient(t),
-				Partitioner: PartitionerFunc(func(string, int) int { return tt.input }),
+				Client:       unusedClient(t),
+				Partitioning: PartitioningConfig{Partitioner: PartitionerFunc(func(string, int) int { return tt.input })},
 			})
 			got, err := pub.route("orders", 8, routeMsg(nil))
 			if tt.want == nil {
@@ -410,7 +418,7 @@ func TestRoutePartitionKey(t *testing.T) {
 	t.Run("custom PartitionKey", func(t *testing.T) {
 		custom := newTestPublisher(t, PublisherConfig{
 			Client:       unusedClient(t),
-			PartitionKey: func(_ string, msg *message.Message) string { return string(msg.Payload) },
+			Partitioning: PartitioningConfig{PartitionKey: func(_ string, msg *message.Message) string { return string(msg.Payload) }},
 		})
 		got, err := custom.route("orders", 8, routeMsg(message.Metadata{PartitionKeyMetadata: "not-this"}))
 		require.NoError(t, err)

@@ -66,7 +66,7 @@ func DeferAck(msg *message.Message) (*DeferredAck, error) {
 func (d *DeferredAck) StreamID() string { return d.e.ID }
 
 // Ack acknowledges the deferred message: it is queued with the partition's other acks and
-// flushed within AckFlushInterval. ErrLeaseLost when the partition was handed over: its
+// flushed within Acks.FlushInterval. ErrLeaseLost when the partition was handed over: its
 // next owner delivers the message again.
 func (d *DeferredAck) Ack() error { return d.settle(acked) }
 
@@ -90,7 +90,7 @@ func (d *DeferredAck) settle(out outcome) error {
 
 // settleDeferred carries out the decision on a deferred entry; ErrLeaseLost when the worker
 // stopped. A decision to deliver the entry again (a failed step, a nack on a DLQ) releases
-// it, so the pending scan delivers it again after ClaimIdle.
+// it, so the pending scan delivers it again after Reclaim.Idle.
 func (w *worker) settleDeferred(e position.Entry, m *message.Message, out outcome) error {
 	if w.isStopping() {
 		return fmt.Errorf("deferred ack of %s on partition %d: the partition was handed over: %w", e.ID, w.d.keys.Index, ErrLeaseLost)

@@ -20,8 +20,8 @@ import (
 // took deferred entries from their live owner would show.
 func deferredSub(client redis.UniversalClient) SubscriberConfig {
 	cfg := fastSub(client, "deferring")
-	cfg.PendingScanInterval = 100 * time.Millisecond
-	cfg.ClaimIdle = 200 * time.Millisecond
+	cfg.Reclaim.ScanInterval = 100 * time.Millisecond
+	cfg.Reclaim.Idle = 200 * time.Millisecond
 	return cfg
 }
 
@@ -44,7 +44,7 @@ func TestDeferredAcksSettleLater(t *testing.T) {
 			handles = append(handles, d)
 			m.Ack()
 		}
-		time.Sleep(5 * deferredSub(client).ClaimIdle) // pending scans would take and deliver them again
+		time.Sleep(5 * deferredSub(client).Reclaim.Idle) // pending scans would take and deliver them again
 		select {
 		case m := <-ch:
 			t.Fatalf("delivered %s again while deferred", m.Metadata.Get("seq"))
@@ -113,7 +113,7 @@ func TestDeferredUnackedGoToTheNextOwner(t *testing.T) {
 		select {
 		case m := <-ch:
 			t.Fatalf("the next owner delivered %s too", m.Metadata.Get("seq"))
-		case <-time.After(10 * deferredSub(client).BlockTime):
+		case <-time.After(10 * deferredSub(client).Read.BlockTime):
 		}
 	})
 }

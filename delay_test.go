@@ -364,7 +364,7 @@ func testParkedRetriesOfOneKeyKeepTheirOrder(t *testing.T, client redis.Universa
 	ctx := context.Background()
 	const topic, n = "retry-order", 20
 	cfg := fastSub(client, "g")
-	cfg.RetryPolicy = ExponentialBackoff{Base: 300 * time.Millisecond, Max: 300 * time.Millisecond, Attempts: 1}
+	cfg.Retry.Policy = ExponentialBackoff{Base: 300 * time.Millisecond, Max: 300 * time.Millisecond, Attempts: 1}
 	sub := newTestSubscriber(t, cfg)
 	ch, err := sub.Subscribe(ctx, topic)
 	require.NoError(t, err)

@@ -23,7 +23,7 @@ func (w *worker) run() {
 		return
 	}
 	w.hooks.fetch.add(w.feed)
-	scan := w.d.clock.NewTimer(w.cfg.scanInterval)
+	scan := w.d.clock.NewTimer(w.cfg.reclaim.ScanInterval)
 	defer scan.Stop()
 	for {
 		e, ok := w.next(scan)
@@ -64,8 +64,8 @@ func (w *worker) next(scan clock.Timer) (position.Entry, bool) {
 }
 
 func (w *worker) scanPending(scan clock.Timer) {
-	w.claims.pending(w.cfg.claimIdle, w.drainQueue)
-	scan.Reset(w.cfg.scanInterval)
+	w.claims.pending(w.cfg.reclaim.Idle, w.drainQueue)
+	scan.Reset(w.cfg.reclaim.ScanInterval)
 }
 
 // pop takes the next queued entry; at the low-water mark it asks the fetcher for the next

@@ -81,8 +81,8 @@ func testDLQHandlerResults(t *testing.T, client redis.UniversalClient) {
 	// (2, retried at once); replays are recorded and acked.
 	workCfg := fastSub(client, "workers")
 	workCfg.DefaultPartitionCount = partitions
-	workCfg.RetryPolicy = ExponentialBackoff{Attempts: 5}
-	workCfg.MessageMaxRetries = 2
+	workCfg.Retry.Policy = ExponentialBackoff{}
+	workCfg.Retry.MaxRetries = 2
 	work, replays := &letterLog{}, &letterLog{}
 	rtRouter(t, newTestSubscriber(t, workCfg), topic, func(m *message.Message) error {
 		if m.Metadata.Get(ReplayedFromMetadata) != "" {

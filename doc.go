@@ -42,9 +42,9 @@
 // partition is delivered in stream order, one message at a time until it is acked.
 //
 // A handler that returns nil acks. One that returns an error nacks: the message is retried
-// for the failing group only, after a backoff ([SubscriberConfig].RetryPolicy, 1 s, 2 s,
-// 4 s … by default), and after its last retry ([SubscriberConfig].MessageMaxRetries, 3 by
-// default) it becomes a dead letter in its partition's dead-letter queue. [DeadLetter] sends
+// for the failing group only, after a backoff ([RetryConfig].Policy, 1 s, 2 s, 4 s … by
+// default), and after its last retry ([RetryConfig].MaxRetries, 3 by default, so 4 handler
+// calls; a message's x-max-retries metadata overrides it) it becomes a dead letter in its partition's dead-letter queue. [DeadLetter] sends
 // it there at once. The dead letters of a topic are a topic of their own, [DLQTopic]("orders"),
 // consumed like any topic: [DeadLetterFromCtx] says why a letter failed, [Replay] appends it
 // back to its partition, [Drop] deletes it.
@@ -62,7 +62,7 @@
 //
 // Delivery is at least once. A member that leaves (Close) drains its in-flight messages,
 // flushes its acks and releases its leases. A member that crashes loses its leases after
-// [SubscriberConfig].LeaseTTL; the next owner claims the partition's unacked messages and
+// [MembershipConfig].LeaseTTL; the next owner claims the partition's unacked messages and
 // delivers them first, in order. Acks are fenced by the lease: a member that lost a
 // partition cannot ack there any more. Inside the context of a delivered message,
 // [PartitionFromCtx], [StreamIDFromCtx], [DeliveryCountFromCtx] and [RetryCountFromCtx] say
@@ -71,22 +71,22 @@
 // Publishing is once per message: a [Publisher] appends a message at most once to its
 // partition within [PublisherConfig].IdempotencyWindow, by its UUID, however often go-redis
 // or the caller sends it again. [PublishedPartition] and [PublishedStreamID] say where a
-// message went. [PublisherConfig].MinReplicas makes Publish wait for replicas.
+// message went. [ReplicationConfig].MinReplicas makes Publish wait for replicas.
 //
-// Retention ([PublisherConfig].MaxLen, [SubscriberConfig].Retention) removes only entries
+// Retention ([TrimConfig].MaxLen, [RetentionConfig].MaxAge) removes only entries
 // every consumer group registered on the partition, live or not, has acked: a group that
-// falls behind makes its partitions grow instead of losing messages, unless TrimPolicy is
-// [TrimHard]. Payloads over [PublisherConfig].PayloadThreshold (64 KiB) are stored in keys of
+// falls behind makes its partitions grow instead of losing messages, unless the policy is
+// [TrimHard]. Payloads over [PayloadConfig].Threshold (64 KiB) are stored in keys of
 // their own and loaded back for the handler.
 //
 // # Order and parallelism
 //
-// By default a partition runs one handler at a time. [SubscriberConfig].OrderByKey keeps
+// By default a partition runs one handler at a time. [DeliveryConfig].OrderByKey keeps
 // order per partition key instead, with up to MaxInFlightPerPartition handlers of a
 // partition at once (one per key); MaxInFlightPerPartition alone gives order up. [DeferAck]
 // lets a handler return before its message is settled.
 //
-// A static member ([SubscriberConfig].StaticMemberGrace with an explicit ConsumerName) keeps
+// A static member ([MembershipConfig].StaticMemberGrace with an explicit ConsumerName) keeps
 // its partitions across a restart: its Close leaves them leased for the grace, the other
 // members leave them alone, and its next process takes them back at once, fencing the old
 // process out; after a crash, within one RebalanceInterval of the new process's start. A

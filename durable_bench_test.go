@@ -14,7 +14,7 @@ import (
 // running in both cases: "serial" is one goroutine publishing one message per call (ns/op is
 // a Publish's latency), "parallel" is BenchmarkPublishParallel (single-message calls from 64
 // goroutines, coalesced into pipelines), "parallel-8-flushers" the same with 8 pipelines in
-// flight instead of DefaultFlushers, "batched" 100 messages per call from 64 goroutines.
+// flight instead of defaultFlushers, "batched" 100 messages per call from 64 goroutines.
 func BenchmarkPublishReplicated(b *testing.B) {
 	master := redistest.Start(b)
 	redistest.StartReplica(b, master)
@@ -29,8 +29,8 @@ func BenchmarkPublishReplicated(b *testing.B) {
 	for _, run := range runs {
 		for _, replicas := range []int{0, 1} {
 			b.Run(run.name+"/min-replicas="+strconv.Itoa(replicas), func(b *testing.B) {
-				pub := newTestPublisher(b, PublisherConfig{Client: client, DefaultPartitionCount: 8, MaxLen: -1,
-					MinReplicas: replicas, Flushers: run.flushers})
+				pub := newTestPublisher(b, PublisherConfig{Client: client, DefaultPartitionCount: 8, Trim: TrimConfig{MaxLen: -1},
+					Replication: ReplicationConfig{MinReplicas: replicas}, Pipeline: PipelineConfig{Flushers: run.flushers}})
 				if err := pub.Publish("bench", message.NewMessage(watermill.NewUUID(), payload)); err != nil {
 					b.Fatal(err) // the server check and the topic's registration, outside the timing
 				}

@@ -35,16 +35,16 @@ func TestPublisherConfigReplicas(t *testing.T) {
 		invalid string // "" when valid
 	}{
 		{name: "off", cfg: PublisherConfig{Client: client}},
-		{name: "one replica, default timeout", cfg: PublisherConfig{Client: client, MinReplicas: 1}},
-		{name: "timeout at half the read timeout", cfg: PublisherConfig{Client: short, MinReplicas: 1, ReplicaTimeout: 500 * time.Millisecond}},
-		{name: "no read timeout", cfg: PublisherConfig{Client: unbounded, MinReplicas: 2, ReplicaTimeout: time.Minute}},
-		{name: "negative MinReplicas", cfg: PublisherConfig{Client: client, MinReplicas: -1}, invalid: "MinReplicas must not be negative"},
-		{name: "negative ReplicaTimeout", cfg: PublisherConfig{Client: client, MinReplicas: 1, ReplicaTimeout: -time.Second}, invalid: "ReplicaTimeout must not be negative"},
-		{name: "sub-millisecond timeout", cfg: PublisherConfig{Client: client, MinReplicas: 1, ReplicaTimeout: 500 * time.Microsecond}, invalid: "at least 1ms"},
-		{name: "timeout above half the read timeout", cfg: PublisherConfig{Client: short, MinReplicas: 1, ReplicaTimeout: 600 * time.Millisecond}, invalid: "half the client's ReadTimeout 1s"},
-		{name: "cluster client", cfg: PublisherConfig{Client: cluster, MinReplicas: 1}, invalid: "not a *redis.ClusterClient"},
-		{name: "ring client", cfg: PublisherConfig{Client: ring, MinReplicas: 1}, invalid: "not a *redis.Ring"},
-		{name: "cluster client without MinReplicas", cfg: PublisherConfig{Client: cluster, ReplicaTimeout: time.Hour}},
+		{name: "one replica, default timeout", cfg: PublisherConfig{Client: client, Replication: ReplicationConfig{MinReplicas: 1}}},
+		{name: "timeout at half the read timeout", cfg: PublisherConfig{Client: short, Replication: ReplicationConfig{MinReplicas: 1, Timeout: 500 * time.Millisecond}}},
+		{name: "no read timeout", cfg: PublisherConfig{Client: unbounded, Replication: ReplicationConfig{MinReplicas: 2, Timeout: time.Minute}}},
+		{name: "negative MinReplicas", cfg: PublisherConfig{Client: client, Replication: ReplicationConfig{MinReplicas: -1}}, invalid: "MinReplicas must not be negative"},
+		{name: "negative Replication.Timeout", cfg: PublisherConfig{Client: client, Replication: ReplicationConfig{MinReplicas: 1, Timeout: -time.Second}}, invalid: "Replication.Timeout must not be negative"},
+		{name: "sub-millisecond timeout", cfg: PublisherConfig{Client: client, Replication: ReplicationConfig{MinReplicas: 1, Timeout: 500 * time.Microsecond}}, invalid: "at least 1ms"},
+		{name: "timeout above half the read timeout", cfg: PublisherConfig{Client: short, Replication: ReplicationConfig{MinReplicas: 1, Timeout: 600 * time.Millisecond}}, invalid: "half the client's ReadTimeout 1s"},
+		{name: "cluster client", cfg: PublisherConfig{Client: cluster, Replication: ReplicationConfig{MinReplicas: 1}}, invalid: "not a *redis.ClusterClient"},
+		{name: "ring client", cfg: PublisherConfig{Client: ring, Replication: ReplicationConfig{MinReplicas: 1}}, invalid: "not a *redis.Ring"},
+		{name: "a timeout alone does nothing", cfg: PublisherConfig{Client: cluster, Replication: ReplicationConfig{Timeout: time.Hour}}, invalid: "Replication.Timeout 1h0m0s needs Replication.MinReplicas"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -59,12 +59,12 @@ func TestPublisherConfigReplicas(t *testing.T) {
 		})
 	}
 
-	c := PublisherConfig{Client: client, MinReplicas: 1}
+	c := PublisherConfig{Client: client, Replication: ReplicationConfig{MinReplicas: 1}}
 	c.setDefaults()
-	assert.Equal(t, DefaultReplicaTimeout, c.ReplicaTimeout)
+	assert.Equal(t, defaultReplicaTimeout, c.Replication.Timeout)
 	c = PublisherConfig{Client: client}
 	c.setDefaults()
-	assert.Zero(t, c.ReplicaTimeout, "no timeout without MinReplicas")
+	assert.Zero(t, c.Replication.Timeout, "no timeout without MinReplicas")
 }
 
 // Under MinReplicas a Publish that returned nil is on the replica, whatever it wrote (plain
@@ -77,8 +77,8 @@ func TestPublishWaitsForReplicas(t *testing.T) {
 	client, onReplica := master.Client(t), replica.Client(t)
 	ctx := context.Background()
 	const timeout = 300 * time.Millisecond
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 4, MinReplicas: 1,
-		ReplicaTimeout: timeout, PayloadThreshold: 1024})
+	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 4, Replication: ReplicationConfig{MinReplicas: 1, Timeout: timeout},
+		Payloads: PayloadConfig{Threshold: 1024}})
 	topic := "durable"
 	stream := func(p int) string { return keys.New("", "").PartitionStream(topic, p) }
 	length := func(c *redis.Client) int64 {
@@ -140,7 +140,7 @@ func TestPublishWaitsForReplicas(t *testing.T) {
 func TestPublishNeedsMoreReplicasThanThereAre(t *testing.T) {
 	master := redistest.Start(t)
 	redistest.StartReplica(t, master)
-	pub := newTestPublisher(t, PublisherConfig{Client: master.Client(t), MinReplicas: 2, ReplicaTimeout: 50 * time.Millisecond})
+	pub := newTestPublisher(t, PublisherConfig{Client: master.Client(t), Replication: ReplicationConfig{MinReplicas: 2, Timeout: 50 * time.Millisecond}})
 	err := pub.Publish("few", message.NewMessage(watermill.NewUUID(), []byte("x")))
 	var re *ReplicationError
 	require.ErrorAs(t, err, &re)
@@ -177,7 +177,7 @@ func TestPublishSendsOneWaitPerPipeline(t *testing.T) {
 	master := redistest.Start(t)
 	redistest.StartReplica(t, master)
 	client := master.Client(t)
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 8, MinReplicas: 1, MaxLen: -1,
+	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 8, Replication: ReplicationConfig{MinReplicas: 1}, Trim: TrimConfig{MaxLen: -1},
 		IdempotencyWindow: -1}) // plain XADDs: the commands are named below
 	require.NoError(t, pub.Publish("waits", message.NewMessage(watermill.NewUUID(), []byte("warm")))) // check, register
 	rec := &pipelineRecorder{}

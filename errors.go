@@ -32,8 +32,8 @@ var (
 	// Publish and Subscribe on a client check every server behind it and return it, wrapped
 	// with the version found, the server and the version needed.
 	ErrUnsupportedServer = server.ErrUnsupported
-	// ErrNotReplicated reports a Publish under PublisherConfig.MinReplicas whose writes fewer
-	// replicas confirmed than asked within ReplicaTimeout (a *ReplicationError carries the
+	// ErrNotReplicated reports a Publish under PublisherConfig.Replication.MinReplicas whose writes fewer
+	// replicas confirmed than asked within Replication.Timeout (a *ReplicationError carries the
 	// counts), or whose WAIT failed. The messages were written to the master: they exist and
 	// will be delivered unless the master is lost before a replica has them. Publishing them
 	// again is safe under at-least-once delivery but may deliver them twice.
@@ -88,11 +88,11 @@ func (e *RedisFullError) Unwrap() error { return e.Err }
 func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
 // ReplicationError is the ErrNotReplicated of a pipeline that fewer replicas than MinReplicas
-// confirmed within ReplicaTimeout.
+// confirmed within Replication.Timeout.
 type ReplicationError struct {
-	Wanted  int           // PublisherConfig.MinReplicas
+	Wanted  int           // PublisherConfig.Replication.MinReplicas
 	Acked   int           // replicas that confirmed every write of the pipeline (WAIT's reply)
-	Timeout time.Duration // PublisherConfig.ReplicaTimeout
+	Timeout time.Duration // PublisherConfig.Replication.Timeout
 }
 
 func (e *ReplicationError) Error() string {

@@ -25,10 +25,10 @@ func ExampleSubscriberConfig_orderByKey() {
 	client := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
 	defer client.Close()
 	sub, err := streamq.NewSubscriber(streamq.SubscriberConfig{
-		Client:                  client,
-		ConsumerGroup:           "billing",
-		OrderByKey:              true,
-		MaxInFlightPerPartition: 64, // handlers at once per partition, one per key
+		Client:        client,
+		ConsumerGroup: "billing",
+		Delivery:      streamq.DeliveryConfig{OrderByKey: true, MaxInFlightPerPartition: 64},
+		// handlers at once per partition, one per key
 	}, watermill.NopLogger{})
 	if err != nil {
 		panic(err)
@@ -42,10 +42,10 @@ func ExampleSubscriberConfig_staticMembership() {
 	client := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
 	defer client.Close()
 	sub, err := streamq.NewSubscriber(streamq.SubscriberConfig{
-		Client:            client,
-		ConsumerGroup:     "billing",
-		ConsumerName:      os.Getenv("POD_NAME"), // stable across restarts, one process each
-		StaticMemberGrace: 30 * time.Second,      // at least LeaseTTL
+		Client:        client,
+		ConsumerGroup: "billing",
+		Membership:    streamq.MembershipConfig{ConsumerName: os.Getenv("POD_NAME"), StaticMemberGrace: 30 * time.Second}, // stable across restarts, one process each
+		// at least LeaseTTL
 	}, watermill.NopLogger{})
 	if err != nil {
 		panic(err)
@@ -88,7 +88,7 @@ func ExampleDeferAck() {
 	pub, _ := streamq.NewPublisher(streamq.PublisherConfig{Client: client, DefaultPartitionCount: 1}, nil)
 	defer pub.Close()
 	sub, _ := streamq.NewSubscriber(streamq.SubscriberConfig{Client: client, ConsumerGroup: "writer",
-		BlockTime: 10 * time.Millisecond}, nil)
+		Read: streamq.ReadConfig{BlockTime: 10 * time.Millisecond}}, nil)
 	defer sub.Close()
 	messages, err := sub.Subscribe(context.Background(), "events")
 	if err != nil {

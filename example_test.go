@@ -33,7 +33,7 @@ func Example() {
 	sub, err := streamq.NewSubscriber(streamq.SubscriberConfig{
 		Client:        client,
 		ConsumerGroup: "payments",
-		BlockTime:     10 * time.Millisecond,
+		Read:          streamq.ReadConfig{BlockTime: 10 * time.Millisecond},
 	}, nil)
 	if err != nil {
 		panic(err)
@@ -106,17 +106,17 @@ func ExampleDLQTopic() {
 }
 
 // Per-topic read and filter settings for the topics one Subscriber serves through a Router:
-// the Router calls Subscribe itself, and each subscription takes its topic's TopicOptions.
+// the Router calls Subscribe itself, and each subscription takes its topic's entry of Topics.
 // MaxInFlight and MaxLeasedPartitions hold for the Subscriber over both topics.
-func ExampleTopicOptions() {
+func ExampleReadConfig() {
 	client := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
 	defer client.Close()
 	sub, err := streamq.NewSubscriber(streamq.SubscriberConfig{
-		Client:              client,
-		ConsumerGroup:       "billing",
-		MaxInFlight:         16, // handlers at once, over every topic
-		MaxLeasedPartitions: 12, // partitions leased, over every topic
-		Topics: map[string]streamq.TopicOptions{
+		Client:        client,
+		ConsumerGroup: "billing",
+		Delivery:      streamq.DeliveryConfig{MaxInFlight: 16},           // handlers at once, over every topic
+		Membership:    streamq.MembershipConfig{MaxLeasedPartitions: 12}, // partitions leased, over every topic
+		Topics: map[string]streamq.ReadConfig{
 			// Small batches, and only the even partitions: another deployment takes the odd.
 			"orders": {BatchCount: 10, PartitionModulo: 2, PartitionRemainder: 0},
 			// Large batches with a longer poll for a busy, latency-tolerant topic.
@@ -157,7 +157,7 @@ func ExampleNewSubscriber_router() {
 	}
 	defer pub.Close()
 	sub, err := streamq.NewSubscriber(streamq.SubscriberConfig{
-		Client: client, ConsumerGroup: "payments", DefaultPartitionCount: 8, BlockTime: 10 * time.Millisecond,
+		Client: client, ConsumerGroup: "payments", DefaultPartitionCount: 8, Read: streamq.ReadConfig{BlockTime: 10 * time.Millisecond},
 	}, logger)
 	if err != nil {
 		panic(err)

@@ -121,7 +121,7 @@ func TestStaleOwnerIsFencedAfterAPause(t *testing.T) {
 		WriteTimeout: 500 * time.Millisecond, MaxRetries: -1})
 	defer viaProxy.Close()
 	topic := "fenced-owner"
-	ttl := func(c *SubscriberConfig) { c.LeaseTTL = 1500 * time.Millisecond }
+	ttl := func(c *SubscriberConfig) { c.Membership.LeaseTTL = 1500 * time.Millisecond }
 
 	subA, chA := subscribeMember(t, viaProxy, topic, "g", "a", 1, ttl)
 	waitOwners(t, direct, topic, "g", 1, balanced(map[string]int{"a": 1}))
@@ -190,7 +190,7 @@ func (h *stealBeforeAck) ProcessPipelineHook(next redis.ProcessPipelineHook) red
 func (h *stealBeforeAck) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		args := cmd.Args()
-		isAck := len(args) > 4 && (args[0] == "evalsha" || args[0] == "eval") && args[4] == h.stream
+		isAck := len(args) > 4 && (args[0] == "evalsha" || args[0] == "eval") && args[3] == h.lease && args[4] == h.stream // ack.lua; seen.lua names the stream second too
 		if isAck && h.armed.CompareAndSwap(true, false) {
 			if err := h.other.Set(ctx, h.lease, "someone-else#x.1", time.Minute).Err(); err != nil {
 				return err
@@ -216,7 +216,7 @@ func TestFinalFlushAfterLosingTheLeaseIsLogged(t *testing.T) {
 	logs := watermill.NewCaptureLogger()
 	cfg := fastSub(client, "g")
 	cfg.DefaultPartitionCount = 1
-	cfg.AckFlushInterval = time.Hour // the only ack flush is the final one
+	cfg.Acks.FlushInterval = time.Hour // the only ack flush is the final one
 	sub, err := NewSubscriber(cfg, logs)
 	require.NoError(t, err)
 	ch, err := sub.Subscribe(context.Background(), topic)

@@ -89,7 +89,7 @@ func consume(ch <-chan *message.Message, r *recorder) {
 func subscribeMember(t *testing.T, client redis.UniversalClient, topic, group, name string, partitions int, tweak func(*SubscriberConfig)) (*Subscriber, <-chan *message.Message) {
 	t.Helper()
 	cfg := fastSub(client, group)
-	cfg.ConsumerName = name
+	cfg.Membership.ConsumerName = name
 	cfg.DefaultPartitionCount = partitions
 	if tweak != nil {
 		tweak(&cfg)
@@ -182,7 +182,7 @@ func TestOnePartitionTwoMembersOneHandlesAll(t *testing.T) {
 func TestMaxLeasedPartitionsCapsEachMember(t *testing.T) {
 	_, client := startRedis(t)
 	topic := "capped"
-	capOne := func(c *SubscriberConfig) { c.MaxLeasedPartitions = 1 }
+	capOne := func(c *SubscriberConfig) { c.Membership.MaxLeasedPartitions = 1 }
 	_, chA := subscribeMember(t, client, topic, "g", "a", 4, capOne)
 	_, chB := subscribeMember(t, client, topic, "g", "b", 4, capOne)
 	rec := newRecorder()
@@ -243,7 +243,7 @@ func TestTwelvePartitionsBalanceAndStickyJoin(t *testing.T) {
 func TestCrashedMemberPartitionsAndPendingTakenOver(t *testing.T) {
 	_, client := startRedis(t)
 	topic := "crash"
-	ttl := func(c *SubscriberConfig) { c.LeaseTTL = 1500 * time.Millisecond }
+	ttl := func(c *SubscriberConfig) { c.Membership.LeaseTTL = 1500 * time.Millisecond }
 	subA, chA := subscribeMember(t, client, topic, "g", "a", 1, ttl)
 	waitOwners(t, client, topic, "g", 1, balanced(map[string]int{"a": 1}))
 	_, chB := subscribeMember(t, client, topic, "g", "b", 1, ttl)
@@ -275,8 +275,8 @@ func TestCrashedMemberPartitionsAndPendingTakenOver(t *testing.T) {
 func TestPartitionFilter(t *testing.T) {
 	_, client := startRedis(t)
 	topic := "filtered"
-	even := func(c *SubscriberConfig) { c.PartitionModulo, c.PartitionRemainder = 2, 0 }
-	odd := func(c *SubscriberConfig) { c.PartitionModulo, c.PartitionRemainder = 2, 1 }
+	even := func(c *SubscriberConfig) { c.Read.PartitionModulo, c.Read.PartitionRemainder = 2, 0 }
+	odd := func(c *SubscriberConfig) { c.Read.PartitionModulo, c.Read.PartitionRemainder = 2, 1 }
 	_, chE := subscribeMember(t, client, topic, "g", "even", 6, even)
 	_, chO := subscribeMember(t, client, topic, "g", "odd", 6, odd)
 	rec := newRecorder()

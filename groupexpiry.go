@@ -1,18 +1,10 @@
 package streamq
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
 )
-
-// DefaultGroupExpiry is how long a consumer group may have no live member on a partition
-// before retention stops waiting for it there (Kafka's offsets.retention.minutes default).
-const DefaultGroupExpiry = 7 * 24 * time.Hour
-
-// minGroupExpiry is the shortest GroupExpiry accepted.
-const minGroupExpiry = time.Second
 
 // GroupExpiryReporter is implemented by a MetricsCollector that counts group expiries
 // (package metrics/prometheus does): a retention trim of a Publisher or of a lease holder
@@ -22,21 +14,6 @@ const minGroupExpiry = time.Second
 // are counted by Trimmed all the same).
 type GroupExpiryReporter interface {
 	GroupExpired(l Labels)
-}
-
-// checkGroupExpiry checks a GroupExpiry after setDefaults: -1 (off), or at least
-// minGroupExpiry and twice seenEvery (how often a lease holder records its group live; 0
-// for a Publisher, which records nothing).
-func checkGroupExpiry(d, seenEvery time.Duration) error {
-	switch {
-	case d == -1:
-		return nil
-	case d < minGroupExpiry:
-		return fmt.Errorf("GroupExpiry must be at least %s, 0 (default) or -1 (off), got %s", minGroupExpiry, d)
-	case d < 2*seenEvery:
-		return fmt.Errorf("GroupExpiry %s must be at least twice TrimInterval %s (a lease holder records its group live every TrimInterval)", d, seenEvery)
-	}
-	return nil
 }
 
 // groupExpiryOf is the expiry a retention rule takes: 0 when off.

@@ -59,8 +59,8 @@ func newExpiryEnv(t *testing.T, client redis.UniversalClient, topic string, expi
 	ch, err := live.Subscribe(context.Background(), topic)
 	require.NoError(t, err)
 	ackAll(ch)
-	e.pub, err = NewPublisher(PublisherConfig{Client: client, DefaultPartitionCount: 1, MaxLen: 10, ExactMaxLen: true,
-		GroupExpiry: expiry, Metrics: e.metrics}, e.logs)
+	e.pub, err = NewPublisher(PublisherConfig{Client: client, DefaultPartitionCount: 1, Trim: TrimConfig{MaxLen: 10, Exact: true, GroupExpiry: expiry},
+		Metrics: e.metrics}, e.logs)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = e.pub.Close() })
 	return e
@@ -68,9 +68,9 @@ func newExpiryEnv(t *testing.T, client redis.UniversalClient, topic string, expi
 
 func (e *expiryEnv) subConfig(group string, expiry time.Duration) SubscriberConfig {
 	cfg := fastSub(e.client, group)
-	cfg.TrimInterval = 200 * time.Millisecond
-	cfg.PartitionRefreshInterval = 100 * time.Millisecond
-	cfg.GroupExpiry = expiry
+	cfg.Retention.TrimInterval = 200 * time.Millisecond
+	cfg.Membership.PartitionRefreshInterval = 100 * time.Millisecond
+	cfg.Retention.GroupExpiry = expiry
 	cfg.Metrics = e.metrics
 	return cfg
 }

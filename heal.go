@@ -80,14 +80,14 @@ func (r *rebalancer) healMeta(ctx context.Context) error {
 	if !r.d.view.rules.declaresGroup {
 		return nil
 	}
-	return r.d.reg.DeclareGroup(ctx, r.d.view.topic, r.d.group, r.d.cfg.startID)
+	return r.d.reg.DeclareGroup(ctx, r.d.view.topic, r.d.group, r.d.cfg.GroupStartID)
 }
 
 // regroup recreates the group on partition p if it is missing, at the later of its commit
 // frontier and what this member acked there, else at the group's start id.
 func (r *rebalancer) regroup(ctx context.Context, p int) error {
 	v := r.d.view
-	created, pos, err := stream.Regroup(ctx, r.d.rdb, v.stream(p), v.commit(p), r.d.group, r.d.owned.highestAcked(p), r.d.cfg.startID)
+	created, pos, err := stream.Regroup(ctx, r.d.rdb, v.stream(p), v.commit(p), r.d.group, r.d.owned.highestAcked(p), r.d.cfg.GroupStartID)
 	if err != nil || !created {
 		return err
 	}

@@ -168,7 +168,7 @@ func TestGroupDeletedByForceStopsTheSubscription(t *testing.T) {
 		t.Fatal("the subscription did not stop")
 	}
 	assert.NotEmpty(t, log.matching("error", "deleted by force"))
-	time.Sleep(5 * fastSub(client, "g").RebalanceInterval)
+	time.Sleep(5 * fastSub(client, "g").Membership.RebalanceInterval)
 	for p := 0; p < 2; p++ {
 		groups, err := client.XInfoGroups(ctx, space.PartitionStream(topic, p)).Result()
 		require.NoError(t, err)

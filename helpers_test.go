@@ -17,18 +17,13 @@ import (
 // fastSub shortens the background intervals so tests converge quickly.
 func fastSub(client redis.UniversalClient, group string) SubscriberConfig {
 	return SubscriberConfig{
-		Client:              client,
-		ConsumerGroup:       group,
-		LeaseTTL:            2 * time.Second,
-		RenewInterval:       300 * time.Millisecond,
-		RebalanceInterval:   150 * time.Millisecond,
-		PendingScanInterval: time.Second,
-		ClaimIdle:           3 * time.Second,
-		BlockTime:           50 * time.Millisecond,
-		CloseTimeout:        2 * time.Second,
-		RetryPolicy:         ExponentialBackoff{Attempts: -1}, // nacks retry at once, for ever
-		MessageMaxRetries:   -1,
-		RetryMoverInterval:  100 * time.Millisecond,
+		Client:        client,
+		ConsumerGroup: group,
+		Membership:    MembershipConfig{LeaseTTL: 2 * time.Second, RenewInterval: 300 * time.Millisecond, RebalanceInterval: 150 * time.Millisecond},
+		Reclaim:       ReclaimConfig{ScanInterval: time.Second, Idle: 3 * time.Second},
+		Read:          ReadConfig{BlockTime: 50 * time.Millisecond},
+		Delivery:      DeliveryConfig{CloseTimeout: 2 * time.Second},
+		Retry:         RetryConfig{Policy: ExponentialBackoff{Attempts: -1}, MoverInterval: 100 * time.Millisecond}, // nacks retry at once, for ever
 	}
 }
 

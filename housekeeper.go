@@ -9,25 +9,6 @@ import (
 	"github.com/streamq-dev/streamq/internal/stream"
 )
 
-// keepConfig is what the housekeeper needs of SubscriberConfig.
-type keepConfig struct {
-	interval     time.Duration // TrimInterval
-	retention    time.Duration // age retention, 0: none
-	hard         bool          // TrimHard
-	dlqRetention time.Duration
-	dlqMaxLen    int64
-	leaseTTL     time.Duration // a consumer idle for less may be a member that just joined
-	expiry       time.Duration // GroupExpiry, 0: off
-}
-
-func keepConfigOf(cfg *SubscriberConfig) keepConfig {
-	return keepConfig{
-		interval: cfg.TrimInterval, retention: cfg.Retention, hard: cfg.TrimPolicy == TrimHard,
-		dlqRetention: cfg.DLQRetention, dlqMaxLen: cfg.DLQRetentionMaxLen, leaseTTL: cfg.LeaseTTL,
-		expiry: groupExpiryOf(cfg.GroupExpiry),
-	}
-}
-
 // housekeeper applies retention to an owned partition every interval, starting at once:
 // the record that its group is live there (so no trim takes it for expired); under memory
 // pressure (Redis at or above the high-water mark of maxmemory) every entry every group acked,
@@ -38,7 +19,8 @@ func keepConfigOf(cfg *SubscriberConfig) keepConfig {
 // and of offloaded payloads whose entry is gone.
 type housekeeper struct {
 	d        partDeps
-	cfg      keepConfig
+	cfg      RetentionConfig
+	leaseTTL time.Duration          // a consumer idle for less may be a member that just joined
 	length   func() lengthRetention // what the topic's publishers recorded
 	live     func() []string        // the group's live members at the last heartbeat
 	pressure func() bool            // Redis memory is at or above the high-water mark
@@ -50,8 +32,8 @@ type housekeeper struct {
 // pressure (at or above the high-water mark): a drained backlog frees its memory within it.
 const pressureTrimInterval = time.Second
 
-func newHousekeeper(d partDeps, cfg keepConfig, length func() lengthRetention, live func() []string, pressure func() bool) *housekeeper {
-	return &housekeeper{d: d, cfg: cfg, length: length, live: live, pressure: pressure, run: newRunner()}
+func newHousekeeper(d partDeps, cfg RetentionConfig, leaseTTL time.Duration, length func() lengthRetention, live func() []string, pressure func() bool) *housekeeper {
+	return &housekeeper{d: d, cfg: cfg, leaseTTL: leaseTTL, length: length, live: live, pressure: pressure, run: newRunner()}
 }
 
 func (h *housekeeper) start() { h.run.start(h.loop) }
@@ -63,7 +45,7 @@ func (h *housekeeper) loop() {
 	for {
 		if now := h.d.clock.Now(); !now.Before(next) {
 			h.step()
-			next = now.Add(h.cfg.interval)
+			next = now.Add(h.cfg.TrimInterval)
 		} else if h.pressure() {
 			h.trim("pressure", retention.Rule{Acked: true}, h.d.clock.Now())
 		}
@@ -86,8 +68,8 @@ func (h *housekeeper) step() {
 	if length := h.length(); length.maxLen > 0 {
 		h.trim("length", length.rule(), now)
 	}
-	if h.cfg.retention > 0 {
-		h.trim("age", retention.Rule{Before: now.Add(-h.cfg.retention), Exact: true, Hard: h.cfg.hard}, now)
+	if h.cfg.MaxAge > 0 {
+		h.trim("age", retention.Rule{Before: now.Add(-h.cfg.MaxAge), Exact: true, Hard: h.cfg.Policy == TrimHard}, now)
 	}
 	h.reportLosses()
 	h.pruneConsumers()
@@ -111,7 +93,7 @@ func (h *housekeeper) markSeen(now time.Time) {
 // trim applies one retention rule of the partition at now (never past what a live group
 // still needs, unless the rule is hard).
 func (h *housekeeper) trim(kind string, rule retention.Rule, now time.Time) {
-	rule.GroupExpiry, rule.Now = h.cfg.expiry, now
+	rule.GroupExpiry, rule.Now = groupExpiryOf(h.cfg.GroupExpiry), now
 	res, err := retention.Trim(h.d.ctx, h.d.rdb, h.d.keys.Stream, h.d.keys.TrimLoss, rule)
 	reportTrim(h.d.log, h.d.count.metrics, h.d.count.labels, kind, res, err, h.d.ctx.Err() == nil)
 }
@@ -139,7 +121,7 @@ func (h *housekeeper) pruneConsumers() {
 	if len(live) == 0 {
 		return // no heartbeat yet: nothing is known to be dead
 	}
-	names, err := stream.PruneConsumers(h.d.ctx, h.d.rdb, h.d.keys.Stream, h.d.group(), h.cfg.leaseTTL, live)
+	names, err := stream.PruneConsumers(h.d.ctx, h.d.rdb, h.d.keys.Stream, h.d.group(), h.leaseTTL, live)
 	switch {
 	case err != nil && h.d.ctx.Err() == nil:
 		h.d.log.Error("Could not remove the consumers of members that left", err, nil)
@@ -150,12 +132,12 @@ func (h *housekeeper) pruneConsumers() {
 
 // trimDLQ applies DLQ retention by age and by length.
 func (h *housekeeper) trimDLQ(now time.Time) {
-	if h.cfg.dlqRetention > 0 {
-		n, err := retention.TrimOlderHard(h.d.ctx, h.d.rdb, h.d.keys.DLQ, now.Add(-h.cfg.dlqRetention))
+	if h.cfg.DLQMaxAge > 0 {
+		n, err := retention.TrimOlderHard(h.d.ctx, h.d.rdb, h.d.keys.DLQ, now.Add(-h.cfg.DLQMaxAge))
 		h.report("dlq-age", n, err)
 	}
-	if h.cfg.dlqMaxLen > 0 {
-		n, err := retention.TrimLen(h.d.ctx, h.d.rdb, h.d.keys.DLQ, h.cfg.dlqMaxLen)
+	if h.cfg.DLQMaxLen > 0 {
+		n, err := retention.TrimLen(h.d.ctx, h.d.rdb, h.d.keys.DLQ, h.cfg.DLQMaxLen)
 		h.report("dlq-length", n, err)
 	}
 }

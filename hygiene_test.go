@@ -40,7 +40,7 @@ func testConsumersOfMembersThatLeftAreRemoved(t *testing.T, client redis.Univers
 	str := keys.New("", "").PartitionStream(topic, 0)
 	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 1})
 	cfg := fastSub(client, "g")
-	cfg.TrimInterval = 200 * time.Millisecond
+	cfg.Retention.TrimInterval = 200 * time.Millisecond
 	for i := 0; i < 5; i++ {
 		require.NoError(t, pub.Publish(topic, seqMessages(i, 1, nil)...))
 		consumeAndClose(t, newTestSubscriber(t, cfg), topic, 1, true) // a new random name each time
@@ -53,7 +53,7 @@ func testConsumersOfMembersThatLeftAreRemoved(t *testing.T, client redis.Univers
 	ackAll(ch)
 	require.Eventually(t, func() bool {
 		names := consumerNames(t, client, str, "g")
-		return len(names) == 1 && names[0] == last.config.ConsumerName
+		return len(names) == 1 && names[0] == last.config.Membership.ConsumerName
 	}, 15*time.Second, 100*time.Millisecond, "consumers: %v", consumerNames(t, client, str, "g"))
 }
 

@@ -201,7 +201,7 @@ func testIdempotentPublish(t *testing.T, client redis.UniversalClient) {
 	dups := &dupCounter{dropped: map[int]int{}}
 	window := 400 * time.Millisecond
 	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: partitions, IdempotencyWindow: window,
-		PayloadThreshold: 64, Metrics: dups})
+		Payloads: PayloadConfig{Threshold: 64}, Metrics: dups})
 	m := message.NewMessage(watermill.NewUUID(), []byte("once"))
 	m.Metadata.Set(ForcePartitionMetadata, "2")
 	require.NoError(t, pub.Publish(topic, m))

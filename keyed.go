@@ -2,7 +2,7 @@ package streamq
 
 import "github.com/streamq-dev/streamq/internal/position"
 
-// Per-key order (SubscriberConfig.OrderByKey): a partition runs up to
+// Per-key order (DeliveryConfig.OrderByKey): a partition runs up to
 // MaxInFlightPerPartition handlers at once while the messages of one partition key are
 // handled one after another, in stream order (internal/keyorder holds the rules). A
 // handler that settled a message goes on with the next waiting message of the same key.
@@ -64,7 +64,7 @@ func (w *worker) keyOf(e position.Entry) (key, retryOf string) {
 		}
 		retryOf = msg.Metadata.Get(OriginalIDMetadata)
 	}
-	return w.cfg.keyOf(w.outlet.labels.Topic, msg), retryOf
+	return w.cfg.delivery.PartitionKey(w.outlet.labels.Topic, msg), retryOf
 }
 
 // maxHeldByKey is the least number of messages a partition lets wait behind their keys

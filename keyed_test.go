@@ -93,7 +93,7 @@ func (h *keyedHandled) handle(ch <-chan *message.Message, fail func(*message.Mes
 
 func keyedSub(client redis.UniversalClient, n int) SubscriberConfig {
 	cfg := fastSub(client, "g")
-	cfg.OrderByKey, cfg.MaxInFlightPerPartition = true, n
+	cfg.Delivery.OrderByKey, cfg.Delivery.MaxInFlightPerPartition = true, n
 	return cfg
 }
 
@@ -134,7 +134,7 @@ func TestOrderByKeyRetryHoldsItsKey(t *testing.T) {
 	const topic = "by-key-retry"
 	keyedPublish(t, client, topic, 4, 400) // keys k0..k3, 100 messages each
 	cfg := keyedSub(client, 8)
-	cfg.RetryPolicy = ExponentialBackoff{Base: 300 * time.Millisecond, Max: 300 * time.Millisecond, Attempts: 5}
+	cfg.Retry.Policy = ExponentialBackoff{Base: 300 * time.Millisecond, Max: 300 * time.Millisecond, Attempts: 5}
 	sub := newTestSubscriber(t, cfg)
 	ch, err := sub.Subscribe(context.Background(), topic)
 	require.NoError(t, err)
@@ -192,7 +192,7 @@ func runKeyedChild() int {
 	}
 	client := redis.NewClient(&redis.Options{Addr: os.Getenv(keyedAddrEnv)})
 	cfg := keyedSub(client, 16)
-	cfg.ConsumerName = "doomed"
+	cfg.Membership.ConsumerName = "doomed"
 	sub, err := NewSubscriber(cfg, nil)
 	if err != nil {
 		return 2

@@ -88,8 +88,8 @@ func TestLostReadReplyIsRecoveredInOrder(t *testing.T) {
 		pub := newTestPublisher(t, PublisherConfig{Client: client})
 		publishKeyed(t, pub, topic, 0, 1, 1)
 		_, ch := subscribeMember(t, client, topic, "g", "a", 1, func(c *SubscriberConfig) {
-			c.PendingScanInterval = time.Hour // only the read round may find the lost entries
-			c.BatchCount = 4                  // more lost entries than one re-read returns
+			c.Reclaim.ScanInterval = time.Hour // only the read round may find the lost entries
+			c.Read.BatchCount = 4              // more lost entries than one re-read returns
 		})
 		require.Equal(t, 0, seqOf(ackNext(t, ch)))
 
@@ -120,7 +120,7 @@ func TestStaleOwnersLateReadIsClaimedInOrder(t *testing.T) {
 	pub := newTestPublisher(t, PublisherConfig{Client: client})
 	publishKeyed(t, pub, topic, 0, 1, 1)
 	_, ch := subscribeMember(t, client, topic, "g", "a", 1, func(c *SubscriberConfig) {
-		c.PendingScanInterval = time.Hour // only the read round may find them
+		c.Reclaim.ScanInterval = time.Hour // only the read round may find them
 	})
 	require.Equal(t, 0, seqOf(ackNext(t, ch)))
 
@@ -177,7 +177,7 @@ func TestLostReplyAndStaleReadAtOnceStayInOrder(t *testing.T) {
 		pub := newTestPublisher(t, PublisherConfig{Client: client})
 		publishKeyed(t, pub, topic, 0, 1, 1)
 		_, ch := subscribeMember(t, client, topic, "g", "a", 1, func(c *SubscriberConfig) {
-			c.PendingScanInterval = time.Hour // only the read rounds may find them
+			c.Reclaim.ScanInterval = time.Hour // only the read rounds may find them
 		})
 		require.Equal(t, 0, seqOf(ackNext(t, ch)))
 

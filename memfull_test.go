@@ -23,7 +23,7 @@ import (
 // until Redis refuses them; then the group's Subscriber starts.
 type fullScenario struct {
 	policy    AckDeletePolicy
-	offload   bool // payloads over PayloadThreshold: stored in their own keys
+	offload   bool // payloads over Payloads.Threshold: stored in their own keys
 	nackFirst bool // the handler nacks each message's first delivery: retries at maxmemory
 	deadEvery int  // the handler dead-letters every n-th message (0: none)
 	static    bool // the consumer is a static member (its presence is written at maxmemory)
@@ -100,14 +100,14 @@ func runFullScenario(t *testing.T, client redis.UniversalClient, topic string, s
 	if sc.offload {
 		threshold = 512
 	}
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 4, PayloadThreshold: threshold})
+	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 4, Payloads: PayloadConfig{Threshold: threshold}})
 	cfg := fastSub(client, "g")
-	cfg.AckDeletePolicy = sc.policy
-	cfg.PayloadThreshold = threshold
+	cfg.Acks.DeletePolicy = sc.policy
+	cfg.Payloads.Threshold = threshold
 	cfg.Memory = MemoryWatch{Interval: 200 * time.Millisecond}
-	cfg.RetryPolicy = ExponentialBackoff{Attempts: 5, Base: time.Millisecond, Max: time.Millisecond}
+	cfg.Retry.Policy = ExponentialBackoff{Attempts: 5, Base: time.Millisecond, Max: time.Millisecond}
 	if sc.static {
-		cfg.ConsumerName, cfg.StaticMemberGrace = "static-1", 5*time.Second
+		cfg.Membership.ConsumerName, cfg.Membership.StaticMemberGrace = "static-1", 5*time.Second
 	}
 	require.NoError(t, newTestSubscriber(t, cfg).SubscribeInitialize(topic))
 	if sc.policy == AckDeleteAllGroups {

@@ -7,12 +7,8 @@ import (
 )
 
 const (
-	// DefaultMemoryHighWater is the fraction of Redis's maxmemory above which a Publisher or
-	// Subscriber logs a warning and the Subscribers' retention trims every entry that every
-	// group acked.
-	DefaultMemoryHighWater = 0.8
-	// DefaultMemoryCheckInterval is how often a Publisher or Subscriber reads INFO memory.
-	DefaultMemoryCheckInterval = 5 * time.Second
+	defaultMemoryHighWater     = 0.8
+	defaultMemoryCheckInterval = 5 * time.Second
 )
 
 // MemoryWatch is how a Publisher or Subscriber watches the memory of its Redis servers (every
@@ -21,11 +17,10 @@ type MemoryWatch struct {
 	// HighWater is the fraction of maxmemory (above 0, at most 1) at which used memory is
 	// logged once, as it is again when it falls back, and at which the Subscribers' retention
 	// trims every entry every group acked (below MaxLen, so that a drained backlog frees its
-	// memory). Optional; default DefaultMemoryHighWater (0.8); -1: no mark (only a full Redis
+	// memory). Optional; default 0.8; -1: no mark (only a full Redis
 	// is logged, and trimmed).
 	HighWater float64
-	// Interval is how often INFO memory is read. Optional; default
-	// DefaultMemoryCheckInterval (5 s); -1: memory is not watched (nothing is logged, and a
+	// Interval is how often INFO memory is read. Optional; default 5s; -1: memory is not watched (nothing is logged, and a
 	// Subscriber's retention never trims below MaxLen, so a Redis that filled up stays full
 	// after its consumers drained it, until MaxLen is reached).
 	Interval time.Duration
@@ -33,10 +28,10 @@ type MemoryWatch struct {
 
 func (m *MemoryWatch) setDefaults() {
 	if m.HighWater == 0 {
-		m.HighWater = DefaultMemoryHighWater
+		m.HighWater = defaultMemoryHighWater
 	}
 	if m.Interval == 0 {
-		m.Interval = DefaultMemoryCheckInterval
+		m.Interval = defaultMemoryCheckInterval
 	}
 }
 

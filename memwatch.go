@@ -62,13 +62,12 @@ type ServerMemory struct {
 // acked; a Publisher refused for memory reports it at once (refused). A server that refuses
 // INFO memory is not asked again.
 type memoryWatch struct {
-	rdb      redis.UniversalClient
-	mark     float64
-	interval time.Duration
-	log      watermill.LoggerAdapter
-	clock    clock.Clock
-	run      *runner
-	report   MemoryReporter // nil: the metrics show no memory
+	rdb    redis.UniversalClient
+	cfg    MemoryWatch
+	log    watermill.LoggerAdapter
+	clock  clock.Clock
+	run    *runner
+	report MemoryReporter // nil: the metrics show no memory
 
 	mu      sync.Mutex
 	servers map[string]ServerMemory
@@ -81,7 +80,7 @@ type memoryWatch struct {
 // every reading.
 func newMemoryWatch(rdb redis.UniversalClient, cfg MemoryWatch, log watermill.LoggerAdapter, c clock.Clock, metrics MetricsCollector) *memoryWatch {
 	report, _ := metrics.(MemoryReporter)
-	return &memoryWatch{rdb: rdb, mark: cfg.mark(), interval: cfg.Interval, log: log, clock: c, report: report,
+	return &memoryWatch{rdb: rdb, cfg: cfg, log: log, clock: c, report: report,
 		run: newRunner(), servers: map[string]ServerMemory{}, levels: map[string]memoryLevel{}}
 }
 
@@ -94,7 +93,7 @@ func (w *memoryWatch) loop() {
 		if !w.check() {
 			return // the servers do not tell their memory
 		}
-		if !w.run.sleep(w.clock, w.interval) {
+		if !w.run.sleep(w.clock, w.cfg.Interval) {
 			return
 		}
 	}
@@ -132,7 +131,7 @@ func (w *memoryWatch) observe(m server.Memory) {
 	if w.report != nil {
 		w.report.RedisMemory(s)
 	}
-	if level := levelOf(m, w.mark); level != was && (seen || level != memoryOK) {
+	if level := levelOf(m, w.cfg.mark()); level != was && (seen || level != memoryOK) {
 		w.logLevel(m, was, level)
 	}
 }
@@ -140,7 +139,7 @@ func (w *memoryWatch) observe(m server.Memory) {
 // record stores one reading; it returns it and the server's level before it (seen: there
 // was one).
 func (w *memoryWatch) record(m server.Memory) (s ServerMemory, was memoryLevel, seen bool) {
-	level := levelOf(m, w.mark)
+	level := levelOf(m, w.cfg.mark())
 	w.mu.Lock()
 	was, seen = w.levels[m.Addr]
 	w.levels[m.Addr] = level
@@ -161,7 +160,7 @@ func (w *memoryWatch) record(m server.Memory) (s ServerMemory, was memoryLevel, 
 
 func (w *memoryWatch) logLevel(m server.Memory, was, level memoryLevel) {
 	fields := watermill.LogFields{"server": m.Addr, "used_memory": m.Used, "maxmemory": m.Max,
-		"percent": percentOf(m.Used, m.Max), "high_water_percent": int(w.mark * 100)}
+		"percent": percentOf(m.Used, m.Max), "high_water_percent": int(w.cfg.mark() * 100)}
 	switch level {
 	case memoryFull:
 		fields["what_happens"] = "Redis refuses publishes (Publish returns ErrRedisFull) while consumers drain; publishing resumes when the trims that follow their acks free memory"

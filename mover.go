@@ -14,21 +14,15 @@ import (
 	"github.com/streamq-dev/streamq/internal/stream"
 )
 
-// moveConfig is what the mover needs of SubscriberConfig.
-type moveConfig struct {
-	interval time.Duration // the longest sleep between looks at the sets
-	batch    int           // items moved per set and step
-}
-
 // mover appends an owned partition's due retries (of this group) and delayed messages (of
 // every group) back to the partition, with one fenced script per set and step. It sleeps
-// until the earliest due item, at most interval, and wakes early for retries the partition
+// until the earliest due item, at most MoverInterval, and wakes early for retries the partition
 // schedules.
 type mover struct {
 	d          partDeps
-	cfg        moveConfig
-	space      keys.Space // hand-backs go to other partitions of the topic
-	partitions func() int // the topic's partition count as last read
+	cfg        RetryConfig // MoverInterval and MoverBatch
+	space      keys.Space  // hand-backs go to other partitions of the topic
+	partitions func() int  // the topic's partition count as last read
 	run        *runner
 	wake       chan struct{} // cap 1
 
@@ -36,7 +30,7 @@ type mover struct {
 	next time.Time // the earliest due time a schedule asked for
 }
 
-func newMover(d partDeps, cfg moveConfig, space keys.Space, partitions func() int) *mover {
+func newMover(d partDeps, cfg RetryConfig, space keys.Space, partitions func() int) *mover {
 	return &mover{d: d, cfg: cfg, space: space, partitions: partitions, run: newRunner(), wake: make(chan struct{}, 1)}
 }
 
@@ -89,7 +83,7 @@ func (m *mover) step() time.Duration {
 	asked := m.next
 	m.next = time.Time{}
 	m.mu.Unlock()
-	return nextMove(now, m.d.clock.Now(), m.cfg.interval, asked, dues...)
+	return nextMove(now, m.d.clock.Now(), m.cfg.MoverInterval, asked, dues...)
 }
 
 // nextMove is how long the mover sleeps after a step that started at start and ended at
@@ -108,7 +102,7 @@ func nextMove(start, end time.Time, maxWait time.Duration, asked time.Time, dues
 // moveSet runs one move step on set and returns when to look again (zero: at maxWait);
 // false means the lease is lost or the step failed.
 func (m *mover) moveSet(set deferred.Set, now time.Time) (time.Time, bool) {
-	res, err := deferred.Move(m.d.ctx, m.d.rdb, m.d.fence, set, m.cfg.batch)
+	res, err := deferred.Move(m.d.ctx, m.d.rdb, m.d.fence, set, m.cfg.MoverBatch)
 	switch {
 	case errors.Is(err, fence.ErrLeaseLost):
 		m.d.lost(err)
@@ -125,7 +119,7 @@ func (m *mover) moveSet(set deferred.Set, now time.Time) (time.Time, bool) {
 			watermill.LogFields{"set": set.ZSet, "count": res.Dropped})
 	}
 	m.handBack(set, res.HandedBack)
-	if res.Moved >= m.cfg.batch || len(res.HandedBack) > 0 {
+	if res.Moved >= m.cfg.MoverBatch || len(res.HandedBack) > 0 {
 		return now, true // more may be due: look again at once
 	}
 	return res.NextDue, true

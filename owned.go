@@ -63,7 +63,7 @@ func (sub *subscription) worker(p int) *worker {
 // it builds the partition's dependencies once and every component from them.
 func (sub *subscription) startWorker(p int, token string, sent time.Time) {
 	w := &worker{stop: make(chan struct{}), runDone: make(chan struct{}), outlet: sub.outlet, gates: sub.gates,
-		sem: make(chan struct{}, sub.cfg.MaxInFlightPerPartition)}
+		sem: make(chan struct{}, sub.cfg.Delivery.MaxInFlightPerPartition)}
 	w.d = sub.partDeps(w, p, token, sent)
 	w.msgCtx, w.cancelMsgs = context.WithCancel(sub.ctx)
 	sub.buildComponents(w)
@@ -84,7 +84,7 @@ func (sub *subscription) partDeps(w *worker, p int, token string, sent time.Time
 	w.cancelCtx = cancel
 	return partDeps{
 		rdb: cfg.Client, keys: k, fence: fence.Fence{Key: k.Lease, Token: token}, member: sub.member,
-		rules: sub.view.rules, term: lease.NewTerm(sub.clock, cfg.LeaseTTL, sent).Within(sub.presence()), clock: sub.clock,
+		rules: sub.view.rules, term: lease.NewTerm(sub.clock, cfg.Membership.LeaseTTL, sent).Within(sub.presence()), clock: sub.clock,
 		log: sub.logger.With(watermill.LogFields{"partition": p}),
 		count: partCounters{stats: &sub.s.stats, metrics: cfg.Metrics, tracer: cfg.Tracer,
 			labels: Labels{Topic: sub.topic, Partition: p, Group: cfg.ConsumerGroup, Consumer: sub.member}},
@@ -97,26 +97,23 @@ func (sub *subscription) partDeps(w *worker, p int, token string, sent time.Time
 // buildComponents builds w's read position and components from w.d.
 func (sub *subscription) buildComponents(w *worker) {
 	cfg, d := sub.cfg, w.d
-	w.cfg = deliveryConfig{batch: sub.opts.batch, maxInFlight: cfg.MaxInFlightPerPartition, scanInterval: cfg.PendingScanInterval,
-		claimIdle: cfg.ClaimIdle, closeTimeout: cfg.CloseTimeout, payloadRetry: cfg.RetryMoverInterval, unmarshaler: cfg.Unmarshaler,
-		byKey: cfg.OrderByKey, keyOf: cfg.PartitionKey, maxHeld: max(maxHeldByKey, 10*sub.opts.batch)}
-	if w.cfg.byKey {
+	w.cfg = deliveryConfig{delivery: cfg.Delivery, reclaim: cfg.Reclaim, payloadRetry: cfg.Retry.MoverInterval,
+		unmarshaler: cfg.Unmarshaler, maxHeld: max(maxHeldByKey, 10*sub.read.BatchCount)}
+	if cfg.Delivery.OrderByKey {
 		w.order = keyorder.New[position.Entry]()
 	}
-	w.pos = position.New(sub.opts.batch)
+	w.pos = position.New(sub.read.BatchCount)
 	fetch := sub.fetcherFor(d.keys.Index)
 	gate := &sync.Mutex{}
-	w.acks = newAcker(d, ackConfigOf(cfg, d.rules), gate, w.pos)
-	w.claims = &claimer{d: d, cfg: claimConfig{idle: cfg.ClaimIdle, batch: int64(cfg.ClaimBatchSize)}, pos: w.pos, gate: gate, poke: fetch.poke}
+	w.acks = newAcker(d, cfg.Acks, gate, w.pos)
+	w.claims = &claimer{d: d, cfg: cfg.Reclaim, pos: w.pos, gate: gate, poke: fetch.poke}
 	w.feed = &feed{stream: d.keys.Read, pos: w.pos, term: d.term, stop: d.stop, log: d.log,
 		skip: func(id string) { w.acks.add(id, "") }}
 	w.settle = &settler{d: d, base: sub.ctx, acks: w.acks, pause: w.pause,
-		cfg: settleConfig{retry: retryRules{policy: cfg.RetryPolicy, maxRetries: cfg.MessageMaxRetries},
-			marshaler: cfg.Marshaler, stepTimeout: cfg.CloseTimeout,
-			payloadThreshold: cfg.PayloadThreshold, payloadTTL: cfg.Retention}}
+		cfg: settleConfig{retry: cfg.Retry, payloads: cfg.Payloads, marshaler: cfg.Marshaler, stepTimeout: cfg.Delivery.CloseTimeout}}
 	if d.rules.background {
-		w.mover = newMover(d, moveConfig{interval: cfg.RetryMoverInterval, batch: cfg.RetryMoverBatch}, sub.view.space, sub.rebal.partitions)
-		w.keeper = newHousekeeper(d, keepConfigOf(cfg), sub.rebal.lengthRetention, sub.rebal.liveMembers, sub.s.memoryPressure)
+		w.mover = newMover(d, cfg.Retry, sub.view.space, sub.rebal.partitions)
+		w.keeper = newHousekeeper(d, cfg.Retention, cfg.Membership.LeaseTTL, sub.rebal.lengthRetention, sub.rebal.liveMembers, sub.s.memoryPressure)
 		w.settle.wake = w.mover.wakeAt
 	}
 	w.hooks = workerHooks{
@@ -159,8 +156,8 @@ func (sub *subscription) fetcherFor(p int) *fetcher {
 		return f
 	}
 	cfg := sub.cfg
-	f := newFetcher(sub.readCtx, fetchDeps{rdb: cfg.Client, group: cfg.ConsumerGroup, member: sub.member, batch: int64(sub.opts.batch),
-		block: sub.opts.block, clock: sub.clock, log: sub.logger, heal: sub.rebal.requestHeal, gates: sub.gates})
+	f := newFetcher(sub.readCtx, fetchDeps{rdb: cfg.Client, group: cfg.ConsumerGroup, member: sub.member, batch: int64(sub.read.BatchCount),
+		block: sub.read.BlockTime, clock: sub.clock, log: sub.logger, heal: sub.rebal.requestHeal, gates: sub.gates})
 	sub.fetchers[key] = f
 	f.start()
 	return f

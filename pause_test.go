@@ -83,11 +83,11 @@ func TestPauseKeepsLeasesAndResumesInOrder(t *testing.T) {
 		require.Eventually(t, func() bool { return sub.InFlight() == 0 }, 5*time.Second, 10*time.Millisecond)
 		require.NoError(t, pub.Publish(topic, keyedMessages(40, 200, keys)...))
 		owners := leaseOwners(t, client, topic, group, parts)
-		time.Sleep(20 * fastSub(client, group).BlockTime) // a window in which a delivery would show
+		time.Sleep(20 * fastSub(client, group).Read.BlockTime) // a window in which a delivery would show
 		assert.Equal(t, 40, got.count(), "delivered while paused")
 		assert.Equal(t, owners, leaseOwners(t, client, topic, group, parts), "the leases moved while paused")
 		for p, o := range owners {
-			assert.Equal(t, sub.config.ConsumerName, o, "partition %d is not the paused member's", p)
+			assert.Equal(t, sub.config.Membership.ConsumerName, o, "partition %d is not the paused member's", p)
 		}
 
 		sub.Resume()
@@ -121,7 +121,7 @@ func TestPauseLetsInFlightFinish(t *testing.T) {
 	select {
 	case m := <-ch:
 		t.Fatalf("delivered %s while paused", m.Metadata.Get("seq"))
-	case <-time.After(20 * fastSub(client, "g").BlockTime):
+	case <-time.After(20 * fastSub(client, "g").Read.BlockTime):
 	}
 	sub.Resume()
 	assert.Equal(t, "1", nextMsg(t, ch, 10*time.Second).Metadata.Get("seq"))
@@ -178,7 +178,7 @@ func groupPauseFromOutside(t *testing.T, client redis.UniversalClient) {
 	select {
 	case m := <-ch:
 		t.Fatalf("delivered %s while the group was paused", m.Metadata.Get("seq"))
-	case <-time.After(20 * cfg.BlockTime):
+	case <-time.After(20 * cfg.Read.BlockTime):
 	}
 	_, err = reg.ResumeGroup(context.Background(), reg.PauseKey(topic, group, false))
 	require.NoError(t, err)

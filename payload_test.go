@@ -256,14 +256,14 @@ func testPayloadThreshold(t *testing.T, client redis.UniversalClient) {
 		offloaded bool
 	}{
 		{"small", 0, 1000, false},
-		{"at default threshold", 0, DefaultPayloadThreshold, false},
-		{"above default threshold", 0, DefaultPayloadThreshold + 1, true},
+		{"at default threshold", 0, defaultPayloadThreshold, false},
+		{"above default threshold", 0, defaultPayloadThreshold + 1, true},
 		{"disabled", -1, bigPayloadSize, false},
 		{"custom threshold", 500, 1000, true},
 	}
 	for i, tc := range cases {
 		topic := "threshold-" + strconv.Itoa(i)
-		pub := newTestPublisher(t, PublisherConfig{Client: client, PayloadThreshold: tc.threshold})
+		pub := newTestPublisher(t, PublisherConfig{Client: client, Payloads: PayloadConfig{Threshold: tc.threshold}})
 		sent := message.NewMessage(watermill.NewUUID(), randomPayload(t, tc.size))
 		require.NoError(t, pub.Publish(topic, sent), tc.name)
 		entry := onlyEntry(t, client, space.PartitionStream(topic, 0))
@@ -296,7 +296,7 @@ func testPayloadRetentionSetsTTL(t *testing.T, client redis.UniversalClient) {
 	ctx := context.Background()
 	space := keys.New("", "")
 	topic := "big-ttl"
-	pub := newTestPublisher(t, PublisherConfig{Client: client, Retention: 2 * time.Second})
+	pub := newTestPublisher(t, PublisherConfig{Client: client, Payloads: PayloadConfig{TTL: 2 * time.Second}})
 	require.NoError(t, pub.Publish(topic, bigMessage(t)))
 	ref := offloadedRef(t, onlyEntry(t, client, space.PartitionStream(topic, 0)), bigPayloadSize)
 	ttl, err := client.PTTL(ctx, space.Payload(topic, 0, ref)).Result()

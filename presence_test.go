@@ -23,15 +23,15 @@ func TestPresenceWindow(t *testing.T) {
 		rebalance, block, ttl time.Duration
 		want                  time.Duration
 	}{
-		{name: "defaults", rebalance: DefaultRebalanceInterval, block: DefaultBlockTime, ttl: DefaultLeaseTTL, want: 1500 * time.Millisecond},
-		{name: "a long rebalance interval", rebalance: 8 * time.Second, block: DefaultBlockTime, ttl: 30 * time.Second, want: 6 * time.Second},
+		{name: "defaults", rebalance: defaultRebalanceInterval, block: defaultBlockTime, ttl: defaultLeaseTTL, want: 1500 * time.Millisecond},
+		{name: "a long rebalance interval", rebalance: 8 * time.Second, block: defaultBlockTime, ttl: 30 * time.Second, want: 6 * time.Second},
 		{name: "a long block", rebalance: 2 * time.Second, block: 800 * time.Millisecond, ttl: 10 * time.Second, want: 2400 * time.Millisecond},
 		{name: "a short rebalance interval", rebalance: 150 * time.Millisecond, block: 50 * time.Millisecond, ttl: 2 * time.Second, want: minPresenceWindow},
 		{name: "never past LeaseTTL", rebalance: 2 * time.Second, block: time.Second, ttl: 2500 * time.Millisecond, want: 2500 * time.Millisecond},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := SubscriberConfig{RebalanceInterval: tt.rebalance, LeaseTTL: tt.ttl}
+			cfg := SubscriberConfig{Membership: MembershipConfig{RebalanceInterval: tt.rebalance, LeaseTTL: tt.ttl}}
 			assert.Equal(t, tt.want, presenceWindow(&cfg, tt.block))
 		})
 	}

@@ -82,7 +82,7 @@ func TestPublishReportsPartitionAndStreamID(t *testing.T) {
 func testPublishReportsPartitionAndStreamID(t *testing.T, client redis.UniversalClient) {
 	t.Parallel()
 	const topic, partitions = "where", 6
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: partitions, PayloadThreshold: 64})
+	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: partitions, Payloads: PayloadConfig{Threshold: 64}})
 
 	var msgs []*message.Message
 	for i := 0; i < 18; i++ {
@@ -111,7 +111,7 @@ func testPublishReportsPartitionAndStreamID(t *testing.T, client redis.Universal
 	assertPublishedAt(t, storedByUUID(t, client, topic, partitions), msgs, 0)
 	again, _ := PublishedStreamID(msgs[0])
 	assert.Equal(t, first, again, "a duplicate reports the first append")
-	plain := newTestPublisher(t, PublisherConfig{Client: client, PayloadThreshold: 64, IdempotencyWindow: -1})
+	plain := newTestPublisher(t, PublisherConfig{Client: client, Payloads: PayloadConfig{Threshold: 64}, IdempotencyWindow: -1})
 	require.NoError(t, plain.Publish(topic, msgs...))
 	assertPublishedAt(t, storedByUUID(t, client, topic, partitions), msgs, 1)
 	again, _ = PublishedStreamID(msgs[0])
@@ -174,7 +174,7 @@ func TestPublishReportsStreamIDWhenNotReplicated(t *testing.T) {
 	_, client := startRedis(t)
 	const topic, partitions = "unreplicated", 3
 	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: partitions,
-		MinReplicas: 1, ReplicaTimeout: 20 * time.Millisecond})
+		Replication: ReplicationConfig{MinReplicas: 1, Timeout: 20 * time.Millisecond}})
 	msgs := []*message.Message{forced("a", 0), forced("b", 1), forced("c", 2)}
 	require.ErrorIs(t, pub.Publish(topic, msgs...), ErrNotReplicated)
 	assertPublishedAt(t, storedByUUID(t, client, topic, partitions), msgs, 0)

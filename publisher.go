@@ -64,28 +64,27 @@ func NewPublisher(config PublisherConfig, logger watermill.LoggerAdapter) (*Publ
 	if logger == nil {
 		logger = watermill.NopLogger{}
 	}
-	space := keys.New(config.StreamPrefix, config.ControlPrefix)
+	space := keys.New(config.Keyspace.StreamPrefix, config.Keyspace.ControlPrefix)
 	reg := partition.NewRegistry(config.Client, space)
 	p := &Publisher{
 		refusals: reg,
 		config:   config,
 		logger:   logger,
 		space:    space,
-		topics:   partition.NewCache(reg, config.DefaultPartitionCount, config.PartitionRefreshInterval, nil),
+		topics:   partition.NewCache(reg, config.DefaultPartitionCount, config.Partitioning.RefreshInterval, nil),
 		names:    &streamNames{space: space},
-		batch: newBatcher(config.Client, config.Flushers, config.MaxPipelineSize, config.QueueSize,
-			replicaWait{replicas: config.MinReplicas, timeout: config.ReplicaTimeout}),
-		server: serverCheckOf(config.Client),
+		batch:    newBatcher(config.Client, config.Pipeline, config.Replication),
+		server:   serverCheckOf(config.Client),
 	}
 	if config.Memory.watched() {
 		p.memory = newMemoryWatch(config.Client, config.Memory, logger, clock.Real(), config.Metrics)
 	}
-	length := lengthRetention{maxLen: config.MaxLen, exact: config.ExactMaxLen, policy: config.TrimPolicy}
+	length := lengthRetention{maxLen: config.Trim.MaxLen, exact: config.Trim.Exact, policy: config.Trim.Policy}
 	p.topics.Settings = length.settings()
 	p.topics.OnRegister = p.registered
-	if config.MaxLen > 0 {
+	if config.Trim.MaxLen > 0 {
 		rule := length.rule()
-		rule.GroupExpiry = groupExpiryOf(config.GroupExpiry)
+		rule.GroupExpiry = groupExpiryOf(config.Trim.GroupExpiry)
 		p.trims = newTrimmer(config.Client, space, rule, logger, config.Metrics)
 	}
 	return p, nil
@@ -178,7 +177,7 @@ func (p *Publisher) appendArgs(topic string, n int, msgs []*message.Message) ([]
 func (p *Publisher) idempotent() bool { return p.config.IdempotencyWindow > 0 }
 
 func (p *Publisher) offloads(msg *message.Message) bool {
-	return payload.Offloads(p.config.PayloadThreshold, len(msg.Payload))
+	return payload.Offloads(p.config.Payloads.Threshold, len(msg.Payload))
 }
 
 // offloadArgs stores the payload under its own key and the entry without it, pointing there.
@@ -196,7 +195,7 @@ func (p *Publisher) offloadArgs(topic string, part int, msg *message.Message) (*
 	}
 	o := &payload.Offload{
 		Stored: payload.Stored{Key: p.space.Payload(topic, part, ref), Index: p.space.PayloadIndex(topic, part),
-			Ref: ref, Payload: msg.Payload, TTL: p.config.Retention},
+			Ref: ref, Payload: msg.Payload, TTL: p.config.Payloads.TTL},
 		Stream: p.space.PartitionStream(topic, part), Fields: fields,
 	}
 	return o, nil
@@ -249,11 +248,11 @@ func (p *Publisher) route(topic string, n int, msg *message.Message) (int, error
 		}
 		return part, nil
 	}
-	key := p.config.PartitionKey(topic, msg)
+	key := p.config.Partitioning.PartitionKey(topic, msg)
 	if key == "" && p.idempotent() {
 		key = msg.UUID // a message sent again goes where it went: duplicates are found per partition
 	}
-	part := p.config.Partitioner.Partition(key, n)
+	part := p.config.Partitioning.Partitioner.Partition(key, n)
 	if part < 0 || part >= n {
 		return 0, &PartitionError{Topic: topic, Partition: part, Err: fmt.Errorf(
 			"%w: partitioner returned %d for %d partitions", ErrPartitionOutOfRange, part, n)}

@@ -101,9 +101,9 @@ func TestGrownTopicPickedUpByRunningPublisherAndSubscriber(t *testing.T) {
 	_, client := startRedis(t)
 	ctx := context.Background()
 	topic := "growing"
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 2, PartitionRefreshInterval: 100 * time.Millisecond})
+	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 2, Partitioning: PartitioningConfig{RefreshInterval: 100 * time.Millisecond}})
 	cfg := fastSub(client, "g")
-	cfg.PartitionRefreshInterval = 100 * time.Millisecond
+	cfg.Membership.PartitionRefreshInterval = 100 * time.Millisecond
 	sub := newTestSubscriber(t, cfg)
 	require.NoError(t, pub.Publish(topic, message.NewMessage(watermill.NewUUID(), []byte("before"))))
 	ch, err := sub.Subscribe(ctx, topic)

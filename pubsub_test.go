@@ -55,9 +55,9 @@ func runUniversalTuned(t *testing.T, client redis.UniversalClient, features test
 
 func newPubSub(t *testing.T, client redis.UniversalClient, partitions int, keyFromPayload, subscriberStatesCount bool, group string,
 	tune func(*SubscriberConfig)) (message.Publisher, message.Subscriber) {
-	pcfg := PublisherConfig{Client: client, DefaultPartitionCount: partitions, MaxLen: -1}
+	pcfg := PublisherConfig{Client: client, DefaultPartitionCount: partitions, Trim: TrimConfig{MaxLen: -1}}
 	if keyFromPayload {
-		pcfg.PartitionKey = func(_ string, msg *message.Message) string { return string(msg.Payload) }
+		pcfg.Partitioning.PartitionKey = func(_ string, msg *message.Message) string { return string(msg.Payload) }
 	}
 	pub, err := NewPublisher(pcfg, testLogger())
 	require.NoError(t, err)
@@ -82,8 +82,8 @@ func TestPubSubEightPartitionsKeyedByPayload(t *testing.T) { universal(t, 8, tru
 func TestPubSubEightPartitionsOrderedByKey(t *testing.T) {
 	_, client := startRedis(t)
 	runUniversalTuned(t, client, universalFeatures(), 8, true, true, func(c *SubscriberConfig) {
-		c.OrderByKey, c.MaxInFlightPerPartition = true, 16
-		c.PartitionKey = func(_ string, msg *message.Message) string { return string(msg.Payload) }
+		c.Delivery.OrderByKey, c.Delivery.MaxInFlightPerPartition = true, 16
+		c.Delivery.PartitionKey = func(_ string, msg *message.Message) string { return string(msg.Payload) }
 	})
 }
 

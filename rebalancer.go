@@ -36,7 +36,7 @@ type rebalanceDeps struct {
 	member       string
 	self         lease.Member // this member's filter and the Subscriber's cap, for the partition gauges
 	share        leaseShare   // this subscription's part of the Subscriber's MaxLeasedPartitions
-	cfg          rebalanceConfig
+	cfg          MembershipConfig
 	clock        clock.Clock
 	log          watermill.LoggerAdapter
 	metrics      MetricsCollector
@@ -48,12 +48,6 @@ type rebalanceDeps struct {
 	presence     *lease.Term // a static member's presence (see static.go); nil for others
 	pause        *gate       // closed while an operator pauses the group (admin.PauseGroup)
 	paused       func()      // report a change of the pause to the metrics
-}
-
-// rebalanceConfig is what the rebalancer needs of SubscriberConfig.
-type rebalanceConfig struct {
-	interval, refresh time.Duration
-	startID           string
 }
 
 // rebalancer heartbeats the membership and moves partitions toward the assignment every
@@ -111,7 +105,7 @@ func (r *rebalancer) loop() {
 // waitOrHeal blocks for the interval, until a heal is requested, or until stop; false
 // means stop.
 func (r *rebalancer) waitOrHeal() bool {
-	t := r.d.clock.NewTimer(r.d.cfg.interval)
+	t := r.d.clock.NewTimer(r.d.cfg.RebalanceInterval)
 	defer t.Stop()
 	select {
 	case <-t.C():
@@ -162,7 +156,7 @@ func (r *rebalancer) refreshPartitions(ctx context.Context) (int, error) {
 	r.mu.Lock()
 	old, readAt := r.parts, r.metaReadAt
 	r.mu.Unlock()
-	if old > 0 && clock.Since(r.d.clock, readAt) < r.d.cfg.refresh {
+	if old > 0 && clock.Since(r.d.clock, readAt) < r.d.cfg.PartitionRefreshInterval {
 		return old, nil
 	}
 	m, err := r.d.reg.Meta(ctx, r.d.view.topic)

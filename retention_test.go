@@ -79,7 +79,7 @@ func testLengthRetentionWithoutGroups(t *testing.T, client redis.UniversalClient
 	}
 	for _, tc := range cases {
 		topic := "maxlen-" + strings.ReplaceAll(tc.name, " ", "-")
-		pub := newTestPublisher(t, PublisherConfig{Client: client, MaxLen: 5, ExactMaxLen: tc.exact})
+		pub := newTestPublisher(t, PublisherConfig{Client: client, Trim: TrimConfig{MaxLen: 5, Exact: tc.exact}})
 		for from := 0; from < tc.sends; from += 10 {
 			require.NoError(t, pub.Publish(topic, seqMessages(from, 10, tc.payload)...), tc.name)
 		}
@@ -104,10 +104,10 @@ func testLengthRetentionWithoutGroups(t *testing.T, client redis.UniversalClient
 		require.NoError(t, pub.Publish("no-group", seqMessages(from, 1000, nil)...))
 	}
 	str := space.PartitionStream("no-group", 0)
-	bound := DefaultMaxLen + trimEvery(DefaultMaxLen) + 100 // a trim per 1000 appends, whole nodes
+	bound := defaultMaxLen + trimEvery(defaultMaxLen) + 100 // a trim per 1000 appends, whole nodes
 	require.Eventually(t, func() bool { return xlen(t, client, str) <= bound }, 10*time.Second, 20*time.Millisecond,
 		"length %d, want at most %d", xlen(t, client, str), bound)
-	assert.GreaterOrEqual(t, xlen(t, client, str), DefaultMaxLen)
+	assert.GreaterOrEqual(t, xlen(t, client, str), defaultMaxLen)
 }
 
 // TestLengthRetentionKeepsWhatAGroupIsOwed: a group registered on a one-partition topic, no
@@ -131,12 +131,12 @@ func testLengthRetentionKeepsWhatAGroupIsOwed(t *testing.T, client redis.Univers
 	const topic = "owed"
 	str := keys.New("", "").PartitionStream(topic, 0)
 	cfg := fastSub(client, "g")
-	cfg.TrimInterval = 500 * time.Millisecond
-	cfg.BatchCount = 500
-	cfg.AckBatchSize = 500
+	cfg.Retention.TrimInterval = 500 * time.Millisecond
+	cfg.Read.BatchCount = 500
+	cfg.Acks.BatchSize = 500
 	waiting := newTestSubscriber(t, cfg)
 	require.NoError(t, waiting.SubscribeInitialize(topic)) // the group, declared; no topic yet
-	pub := newTestPublisher(t, PublisherConfig{Client: client, MaxLen: maxLen})
+	pub := newTestPublisher(t, PublisherConfig{Client: client, Trim: TrimConfig{MaxLen: maxLen}})
 	for from := 0; from < published; from += 1000 {
 		require.NoError(t, pub.Publish(topic, seqMessages(from, 1000, nil)...))
 	}
@@ -155,7 +155,7 @@ func testLengthRetentionKeepsWhatAGroupIsOwed(t *testing.T, client redis.Univers
 		}
 		m.Ack()
 	}
-	limit := cmp.Or(maxLen, DefaultMaxLen)
+	limit := cmp.Or(maxLen, defaultMaxLen)
 	require.Eventually(t, func() bool { return xlen(t, client, str) <= limit+100 }, 10*time.Second, 50*time.Millisecond,
 		"the partition shrinks back once the group acked: length %d", xlen(t, client, str))
 	assert.GreaterOrEqual(t, xlen(t, client, str), limit)
@@ -173,12 +173,12 @@ func testLengthRetentionStopsAtTheSlowestGroup(t *testing.T, client redis.Univer
 	ctx := context.Background()
 	const topic = "slowest"
 	str := keys.New("", "").PartitionStream(topic, 0)
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 1, MaxLen: -1})
+	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 1, Trim: TrimConfig{MaxLen: -1}})
 	require.NoError(t, pub.Publish(topic, seqMessages(0, 100, nil)...))
 	fast, slow := fastSub(client, "fast"), fastSub(client, "slow")
-	fast.TrimInterval, slow.TrimInterval = 200*time.Millisecond, 200*time.Millisecond
-	fast.PartitionRefreshInterval = 100 * time.Millisecond          // picks up the retention recorded below
-	consumeAndClose(t, newTestSubscriber(t, slow), topic, 50, true) // then it stops
+	fast.Retention.TrimInterval, slow.Retention.TrimInterval = 200*time.Millisecond, 200*time.Millisecond
+	fast.Membership.PartitionRefreshInterval = 100 * time.Millisecond // picks up the retention recorded below
+	consumeAndClose(t, newTestSubscriber(t, slow), topic, 50, true)   // then it stops
 	fastSub := newTestSubscriber(t, fast)
 	ch, err := fastSub.Subscribe(ctx, topic)
 	require.NoError(t, err)
@@ -186,7 +186,7 @@ func testLengthRetentionStopsAtTheSlowestGroup(t *testing.T, client redis.Univer
 	waitCommit(t, client, topic, 0, "fast", streamEntries(t, client, str)[99].ID)
 
 	// From now on the topic keeps 10 entries.
-	capped := newTestPublisher(t, PublisherConfig{Client: client, MaxLen: 10, ExactMaxLen: true})
+	capped := newTestPublisher(t, PublisherConfig{Client: client, Trim: TrimConfig{MaxLen: 10, Exact: true}})
 	require.NoError(t, capped.Publish(topic, seqMessages(100, 1, nil)...))
 	require.Eventually(t, func() bool { return xlen(t, client, str) == 51 }, 10*time.Second, 20*time.Millisecond,
 		"trimmed to the slow group's position (51 entries), length %d", xlen(t, client, str))
@@ -232,13 +232,13 @@ func testHardLengthCapCountsWhatItRemovesUnread(t *testing.T, client redis.Unive
 	const topic = "hard"
 	space := keys.New("", "")
 	str := space.PartitionStream(topic, 0)
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 1, MaxLen: -1})
+	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 1, Trim: TrimConfig{MaxLen: -1}})
 	require.NoError(t, pub.Publish(topic, seqMessages(0, 100, nil)...))
 	consumeAndClose(t, newTestSubscriber(t, fastSub(client, "all")), topic, 100, true)
 	consumeAndClose(t, newTestSubscriber(t, fastSub(client, "some")), topic, 30, true)
 	waitCommit(t, client, topic, 0, "some", streamEntries(t, client, str)[29].ID)
 
-	capped := newTestPublisher(t, PublisherConfig{Client: client, MaxLen: 10, ExactMaxLen: true, TrimPolicy: TrimHard})
+	capped := newTestPublisher(t, PublisherConfig{Client: client, Trim: TrimConfig{MaxLen: 10, Exact: true, Policy: TrimHard}})
 	require.NoError(t, capped.Publish(topic, seqMessages(100, 1, nil)...))
 	require.Eventually(t, func() bool { return xlen(t, client, str) == 10 }, 10*time.Second, 20*time.Millisecond,
 		"the hard cap keeps 10 entries, length %d", xlen(t, client, str))
@@ -248,7 +248,7 @@ func testHardLengthCapCountsWhatItRemovesUnread(t *testing.T, client redis.Unive
 	assert.Equal(t, map[string]string{"total:some": "61", "new:some": "61"}, loss)
 
 	cfg := fastSub(client, "some")
-	cfg.TrimInterval = 100 * time.Millisecond
+	cfg.Retention.TrimInterval = 100 * time.Millisecond
 	sub := newTestSubscriber(t, cfg)
 	ch, err := sub.Subscribe(ctx, topic)
 	require.NoError(t, err)
@@ -282,9 +282,9 @@ func testRetentionTrimsByAge(t *testing.T, client redis.UniversalClient) {
 	lazy := newTestSubscriber(t, fastSub(client, "g2"))
 	require.NoError(t, lazy.SubscribeInitialize(topic))
 	cfg := fastSub(client, "g1")
-	cfg.Retention = time.Second
-	cfg.TrimPolicy = TrimHard
-	cfg.TrimInterval = 200 * time.Millisecond
+	cfg.Retention.MaxAge = time.Second
+	cfg.Retention.Policy = TrimHard
+	cfg.Retention.TrimInterval = 200 * time.Millisecond
 	sub := newTestSubscriber(t, cfg)
 	ch, err := sub.Subscribe(ctx, topic)
 	require.NoError(t, err)
@@ -322,8 +322,8 @@ func testSafeRetentionWaitsForEveryGroup(t *testing.T, client redis.UniversalCli
 	lazy := newTestSubscriber(t, fastSub(client, "g2"))
 	require.NoError(t, lazy.SubscribeInitialize(topic)) // g2 exists and has not read anything
 	cfg := fastSub(client, "g1")
-	cfg.Retention = time.Second // the default TrimPolicy: never past what a group needs
-	cfg.TrimInterval = 200 * time.Millisecond
+	cfg.Retention.MaxAge = time.Second // the default TrimPolicy: never past what a group needs
+	cfg.Retention.TrimInterval = 200 * time.Millisecond
 	sub := newTestSubscriber(t, cfg)
 	ch, err := sub.Subscribe(ctx, topic)
 	require.NoError(t, err)
@@ -369,8 +369,8 @@ func testDLQRetentionByLength(t *testing.T, client redis.UniversalClient) {
 	topic := "dlq-len"
 	dlqKey := space.DLQ(topic, 0)
 	cfg := fastSub(client, "g1")
-	cfg.DLQRetentionMaxLen = 3
-	cfg.TrimInterval = 200 * time.Millisecond
+	cfg.Retention.DLQMaxLen = 3
+	cfg.Retention.TrimInterval = 200 * time.Millisecond
 	sub := newTestSubscriber(t, cfg)
 	ch, err := sub.Subscribe(ctx, topic)
 	require.NoError(t, err)
@@ -396,8 +396,8 @@ func testDLQRetentionByAge(t *testing.T, client redis.UniversalClient) {
 	topic := "dlq-age"
 	dlqKey := space.DLQ(topic, 0)
 	cfg := fastSub(client, "g1")
-	cfg.DLQRetention = time.Second
-	cfg.TrimInterval = 200 * time.Millisecond
+	cfg.Retention.DLQMaxAge = time.Second
+	cfg.Retention.TrimInterval = 200 * time.Millisecond
 	sub := newTestSubscriber(t, cfg)
 	ch, err := sub.Subscribe(ctx, topic)
 	require.NoError(t, err)
@@ -407,7 +407,7 @@ func testDLQRetentionByAge(t *testing.T, client redis.UniversalClient) {
 	require.NoError(t, pub.Publish(topic, seqMessages(0, 3, nil)...))
 	require.Eventually(t, func() bool { return xlen(t, client, dlqKey) == 3 }, 10*time.Second, 10*time.Millisecond)
 	require.Eventually(t, func() bool { return xlen(t, client, dlqKey) == 0 }, 10*time.Second, 20*time.Millisecond,
-		"dead letters older than DLQRetention are removed")
+		"dead letters older than DLQMaxAge are removed")
 
 	require.NoError(t, pub.Publish(topic, seqMessages(3, 1, nil)...))
 	require.Eventually(t, func() bool { return xlen(t, client, dlqKey) == 1 }, 10*time.Second, 10*time.Millisecond)
@@ -453,8 +453,8 @@ func testOrphanedPayloadsSwept(t *testing.T, client redis.UniversalClient) {
 	}
 
 	cfg := fastSub(client, "g1")
-	cfg.GroupStartID = "$" // the group never reads (and acks) the kept entry
-	cfg.TrimInterval = 200 * time.Millisecond
+	cfg.Membership.GroupStartID = "$" // the group never reads (and acks) the kept entry
+	cfg.Retention.TrimInterval = 200 * time.Millisecond
 	sub := newTestSubscriber(t, cfg)
 	ch, err := sub.Subscribe(ctx, topic)
 	require.NoError(t, err)
@@ -533,11 +533,11 @@ func testLengthRetentionAppliesToEveryAppend(t *testing.T, client redis.Universa
 	for _, r := range rows {
 		t.Run(r.name, func(t *testing.T) {
 			topic := "every-append-" + strings.ReplaceAll(r.name, " ", "-")
-			pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 2, MaxLen: 5, ExactMaxLen: true})
+			pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 2, Trim: TrimConfig{MaxLen: 5, Exact: true}})
 			require.NoError(t, pub.Publish(topic, forced(100, 1, 0)...)) // registers the retention
 			cfg := fastSub(client, "g")
-			cfg.TrimInterval = 100 * time.Millisecond
-			cfg.RetryPolicy = ExponentialBackoff{Base: r.backoff, Max: r.backoff, Attempts: -1}
+			cfg.Retention.TrimInterval = 100 * time.Millisecond
+			cfg.Retry.Policy = ExponentialBackoff{Base: r.backoff, Max: r.backoff, Attempts: -1}
 			sub := newTestSubscriber(t, cfg)
 			ch, err := sub.Subscribe(ctx, topic)
 			require.NoError(t, err)

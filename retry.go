@@ -18,7 +18,8 @@ const (
 	RetryCountMetadata = codec.HeaderRetryCount
 	// OriginalIDMetadata is the stream id of the message's first entry.
 	OriginalIDMetadata = codec.HeaderOriginalID
-	// MaxRetriesMetadata caps the retries of one message (min with the RetryPolicy's).
+	// MaxRetriesMetadata is the retry cap of one message, over RetryConfig.MaxRetries: a
+	// message is handled at most 1 + this many times (negative: retried for ever).
 	MaxRetriesMetadata = codec.HeaderMaxRetries
 	// LastErrorMetadata is the reason of the last failure (see FailureMiddleware).
 	LastErrorMetadata = codec.HeaderLastError
@@ -36,38 +37,36 @@ const (
 	DropMetadata = codec.HeaderDrop
 )
 
-// Defaults of the built-in retry policy.
-const (
-	DefaultRetryBase    = time.Second
-	DefaultRetryMax     = 60 * time.Second
-	DefaultRetryAttempt = 5
-)
-
-// RetryPolicy decides how often and how late a nacked message is retried.
+// RetryPolicy decides how late a nacked message is retried, and may state how many retries a
+// message gets (RetryConfig.MaxRetries states it too: a config that states two different
+// caps is rejected).
 type RetryPolicy interface {
-	// MaxAttempts is how many retries a message gets before it is dead-lettered; negative
-	// means retry for ever.
+	// MaxAttempts is the retry cap the policy states, in RetryConfig.MaxRetries' terms: 0
+	// states none (MaxRetries, or its default 3, decides), RetryForever, NoRetries or a
+	// count.
 	MaxAttempts() int
 	// NextBackoff is the wait before retry number attempt (1 for the first retry).
 	NextBackoff(attempt int) time.Duration
 }
 
 // ExponentialBackoff is the built-in RetryPolicy: Base * 2^(attempt-1), capped at Max
-// (saturating, never overflowing), with optional Jitter.
+// (saturating, never overflowing), with optional Jitter. The default policy is
+// ExponentialBackoff{Base: time.Second, Max: time.Minute}: 1 s, 2 s, 4 s, ...
 type ExponentialBackoff struct {
 	// Base is the first backoff. Zero retries at once.
 	Base time.Duration
 	// Max caps the backoff; below Base it is Base.
 	Max time.Duration
-	// Attempts is the number of retries; negative retries for ever.
+	// Attempts is the retry cap, as RetryConfig.MaxRetries: 0 states none, RetryForever,
+	// NoRetries or a count. State the cap in one of the two places.
 	Attempts int
 	// Jitter in [0, 1] lowers each backoff by a random fraction up to it. 0: none.
 	Jitter float64
 }
 
-// DefaultRetryPolicy retries 5 times, after 1 s, 2 s, 4 s, 8 s and 16 s (capped at 60 s).
-func DefaultRetryPolicy() ExponentialBackoff {
-	return ExponentialBackoff{Base: DefaultRetryBase, Max: DefaultRetryMax, Attempts: DefaultRetryAttempt}
+// defaultRetryPolicy waits 1 s, 2 s, 4 s ... capped at a minute.
+func defaultRetryPolicy() ExponentialBackoff {
+	return ExponentialBackoff{Base: time.Second, Max: time.Minute}
 }
 
 // MaxAttempts implements RetryPolicy.

@@ -206,9 +206,9 @@ func TestExponentialBackoffTable(t *testing.T) {
 		{"attempt MaxInt does not overflow", eb, math.MaxInt, 800 * ms},
 		{"max MaxInt64, attempt 70", ExponentialBackoff{Base: time.Second, Max: math.MaxInt64}, 70, math.MaxInt64},
 		{"max MaxInt64, attempt MaxInt", ExponentialBackoff{Base: time.Nanosecond, Max: math.MaxInt64}, math.MaxInt, math.MaxInt64},
-		{"default policy, first", DefaultRetryPolicy(), 1, time.Second},
-		{"default policy, fifth", DefaultRetryPolicy(), 5, 16 * time.Second},
-		{"default policy, capped", DefaultRetryPolicy(), 30, 60 * time.Second},
+		{"default policy, first", defaultRetryPolicy(), 1, time.Second},
+		{"default policy, fifth", defaultRetryPolicy(), 5, 16 * time.Second},
+		{"default policy, capped", defaultRetryPolicy(), 30, 60 * time.Second},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -251,7 +251,7 @@ func TestExponentialBackoffJitter(t *testing.T) {
 func TestExponentialBackoffMaxAttempts(t *testing.T) {
 	assert.Equal(t, 3, ExponentialBackoff{Attempts: 3}.MaxAttempts())
 	assert.Equal(t, -1, ExponentialBackoff{Attempts: -1}.MaxAttempts())
-	assert.Equal(t, DefaultRetryAttempt, DefaultRetryPolicy().MaxAttempts())
+	assert.Zero(t, defaultRetryPolicy().MaxAttempts(), "the default policy states no cap: Retry.MaxRetries decides")
 }
 
 // TestRetryBackoffThenDeadLetter: an always-failing message is delivered 1 + 2 times with the
@@ -265,7 +265,7 @@ func testRetryBackoffThenDeadLetter(t *testing.T, client redis.UniversalClient) 
 	ctx := context.Background()
 	const topic, group = "retry-backoff", "g"
 	cfg := fastSub(client, group)
-	cfg.RetryPolicy = ExponentialBackoff{Base: 200 * time.Millisecond, Max: 2 * time.Second, Attempts: 2}
+	cfg.Retry.Policy = ExponentialBackoff{Base: 200 * time.Millisecond, Max: 2 * time.Second, Attempts: 2}
 	sub := newTestSubscriber(t, cfg)
 	ch, err := sub.Subscribe(ctx, topic)
 	require.NoError(t, err)
@@ -341,7 +341,7 @@ func TestNackPerMessageMaxRetries(t *testing.T) {
 func testNackPerMessageMaxRetries(t *testing.T, client redis.UniversalClient) {
 	const topic = "max-retries"
 	cfg := fastSub(client, "g")
-	cfg.RetryPolicy = ExponentialBackoff{Attempts: 5}
+	cfg.Retry.Policy = ExponentialBackoff{Attempts: 5}
 	sub := newTestSubscriber(t, cfg)
 	ch, err := sub.Subscribe(context.Background(), topic)
 	require.NoError(t, err)
@@ -377,7 +377,7 @@ func testTwoGroupsRetryStaysInItsGroup(t *testing.T, client redis.UniversalClien
 		t.Run(tc.name, func(t *testing.T) {
 			const partitions = 2
 			topic := "two-groups-" + strconv.Itoa(i)
-			_, chA := subscribeMember(t, client, topic, "A", "a", partitions, func(c *SubscriberConfig) { c.RetryPolicy = tc.policy })
+			_, chA := subscribeMember(t, client, topic, "A", "a", partitions, func(c *SubscriberConfig) { c.Retry.Policy = tc.policy })
 			_, chB := subscribeMember(t, client, topic, "B", "b", partitions, nil)
 
 			var msgs []*message.Message
@@ -448,8 +448,8 @@ func testCrashWhileRetryParkedIsTakenOver(t *testing.T, client redis.UniversalCl
 	ctx := context.Background()
 	const topic, group = "crash-retry", "g"
 	tweak := func(c *SubscriberConfig) {
-		c.LeaseTTL = 1500 * time.Millisecond
-		c.RetryPolicy = ExponentialBackoff{Base: time.Second, Attempts: 3}
+		c.Membership.LeaseTTL = 1500 * time.Millisecond
+		c.Retry.Policy = ExponentialBackoff{Base: time.Second, Attempts: 3}
 	}
 	subA, chA := subscribeMember(t, client, topic, group, "a", 1, tweak)
 	waitOwners(t, client, topic, group, 1, balanced(map[string]int{"a": 1}))
@@ -500,7 +500,7 @@ func TestDeadLetterCountedInStats(t *testing.T) {
 func testDeadLetterCountedInStats(t *testing.T, client redis.UniversalClient) {
 	const topic = "dead-stats"
 	cfg := fastSub(client, "g")
-	cfg.RetryPolicy = ExponentialBackoff{Attempts: 0} // a plain nack dead-letters at once
+	cfg.Retry = RetryConfig{MaxRetries: NoRetries, MoverInterval: cfg.Retry.MoverInterval} // a plain nack dead-letters at once
 	sub := newTestSubscriber(t, cfg)
 	ch, err := sub.Subscribe(context.Background(), topic)
 	require.NoError(t, err)
@@ -555,29 +555,50 @@ func TestDeadLetterHelper(t *testing.T) {
 	}
 }
 
-// TestMessageWithoutMaxRetriesIsRetriedThreeTimes: the per-message default of the design this
-// project implements: a message without MaxRetriesMetadata whose handler always nacks is
-// handled 4 times (3 retries, below the policy's 5), then dead-lettered with retryCount 3.
-func TestMessageWithoutMaxRetriesIsRetriedThreeTimes(t *testing.T) {
-	onBackends(t, testMessageWithoutMaxRetriesIsRetriedThreeTimes)
+// TestRetryCapFromOnePlace: a message is handled at most 1 + N times, N from one place: the
+// default 3; the policy's Attempts when only the policy states a cap (10: 11 handler calls,
+// where two caps used to give 4); a message's MaxRetriesMetadata over either.
+func TestRetryCapFromOnePlace(t *testing.T) {
+	onBackends(t, testRetryCapFromOnePlace)
 }
 
-func testMessageWithoutMaxRetriesIsRetriedThreeTimes(t *testing.T, client redis.UniversalClient) {
-	const topic = "default-retries"
-	cfg := fastSub(client, "g")
-	cfg.RetryPolicy = ExponentialBackoff{Base: 10 * time.Millisecond, Attempts: DefaultRetryAttempt}
-	cfg.MessageMaxRetries = 0 // the default
-	sub := newTestSubscriber(t, cfg)
-	ch, err := sub.Subscribe(context.Background(), topic)
-	require.NoError(t, err)
-	log := &rtLog{}
-	rtHandle(ch, log, func(*message.Message, rtDelivery) bool { return false })
+func testRetryCapFromOnePlace(t *testing.T, client redis.UniversalClient) {
+	tests := []struct {
+		name    string
+		retry   RetryConfig
+		message string // MaxRetriesMetadata, "" for none
+		want    int    // retries
+	}{
+		{name: "default", retry: RetryConfig{Policy: ExponentialBackoff{Base: 10 * time.Millisecond}}, want: 3},
+		{name: "the policy states it", retry: RetryConfig{Policy: ExponentialBackoff{Base: 5 * time.Millisecond, Attempts: 10}}, want: 10},
+		{name: "MaxRetries states it", retry: RetryConfig{MaxRetries: 5, Policy: ExponentialBackoff{Base: 5 * time.Millisecond}}, want: 5},
+		{name: "the message's over the config", retry: RetryConfig{MaxRetries: 1, Policy: ExponentialBackoff{Base: 5 * time.Millisecond}}, message: "4", want: 4},
+		{name: "NoRetries", retry: RetryConfig{MaxRetries: NoRetries, Policy: ExponentialBackoff{Base: 5 * time.Millisecond}}, want: 0},
+		{name: "the policy states NoRetries", retry: RetryConfig{Policy: ExponentialBackoff{Attempts: NoRetries}}, want: 0},
+		{name: "a message's 0 over the config", retry: RetryConfig{MaxRetries: 5, Policy: ExponentialBackoff{Base: 5 * time.Millisecond}}, message: "0", want: 0},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			topic := "retry-cap-" + strconv.Itoa(i)
+			cfg := fastSub(client, "g")
+			tt.retry.MoverInterval = cfg.Retry.MoverInterval
+			cfg.Retry = tt.retry
+			sub := newTestSubscriber(t, cfg)
+			ch, err := sub.Subscribe(context.Background(), topic)
+			require.NoError(t, err)
+			log := &rtLog{}
+			rtHandle(ch, log, func(*message.Message, rtDelivery) bool { return false })
 
-	msg := rtMessage("always nacked")
-	require.NoError(t, newTestPublisher(t, PublisherConfig{Client: client}).Publish(topic, msg))
+			msg := rtMessage("always nacked")
+			if tt.message != "" {
+				msg.Metadata.Set(MaxRetriesMetadata, tt.message)
+			}
+			require.NoError(t, newTestPublisher(t, PublisherConfig{Client: client}).Publish(topic, msg))
 
-	dead := rtWaitDLQ(t, client, topic, 0, 1, 10*time.Second)
-	assert.Len(t, log.of(msg.UUID, ""), 4, "1 delivery + 3 retries")
-	assert.Equal(t, "3", dead[0].Values["retryCount"])
-	assert.Equal(t, "3", dead[0].Values["maxRetries"])
+			dead := rtWaitDLQ(t, client, topic, 0, 1, 20*time.Second)
+			assert.Len(t, log.of(msg.UUID, ""), 1+tt.want, "1 delivery + %d retries", tt.want)
+			assert.Equal(t, strconv.Itoa(tt.want), dead[0].Values["retryCount"])
+			assert.Equal(t, strconv.Itoa(tt.want), dead[0].Values["maxRetries"])
+		})
+	}
 }

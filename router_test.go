@@ -85,7 +85,7 @@ func TestRouterDelayOnErrorSetsTheRetryBackoff(t *testing.T) {
 			_, client := startRedis(t)
 			const topic = "delay-on-error"
 			cfg := fastSub(client, "g")
-			cfg.RetryPolicy = ExponentialBackoff{Base: 5 * time.Second, Attempts: 5}
+			cfg.Retry.Policy = ExponentialBackoff{Base: 5 * time.Second, Attempts: 5}
 			cfg.DefaultPartitionCount = 1 // the topic exists before anything is published
 			sub := newTestSubscriber(t, cfg)
 			require.NoError(t, sub.SubscribeInitialize(topic))
@@ -126,7 +126,7 @@ func TestRouterInProcessRetryInsideStreamqRetry(t *testing.T) {
 	_, client := startRedis(t)
 	const topic = "retry-inside"
 	cfg := fastSub(client, "g")
-	cfg.RetryPolicy = ExponentialBackoff{Attempts: 3} // zero backoff: requeued at once
+	cfg.Retry.Policy = ExponentialBackoff{Attempts: 3} // zero backoff: requeued at once
 	sub := newTestSubscriber(t, cfg)
 	require.NoError(t, sub.SubscribeInitialize(topic))
 	calls := &rtCalls{}
@@ -212,7 +212,7 @@ func TestFailureMiddlewareTerminalAndLastError(t *testing.T) {
 	_, client := startRedis(t)
 	const topic = "failure-mw"
 	cfg := fastSub(client, "g")
-	cfg.RetryPolicy = ExponentialBackoff{Attempts: 5}
+	cfg.Retry.Policy = ExponentialBackoff{Attempts: 5}
 	sub := newTestSubscriber(t, cfg)
 	require.NoError(t, sub.SubscribeInitialize(topic))
 	calls := &rtCalls{}
@@ -265,7 +265,7 @@ func TestDeadLetterFromRouterHandler(t *testing.T) {
 	_, client := startRedis(t)
 	const topic = "dead-letter-helper"
 	cfg := fastSub(client, "g")
-	cfg.RetryPolicy = ExponentialBackoff{Attempts: -1} // a plain nack would retry for ever
+	cfg.Retry.Policy = ExponentialBackoff{Attempts: -1} // a plain nack would retry for ever
 	sub := newTestSubscriber(t, cfg)
 	require.NoError(t, sub.SubscribeInitialize(topic))
 	errInvalid := errors.New("invalid order")

@@ -49,7 +49,7 @@ func TestTLSAndACLEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	defer pub.Close()
 	cfg := fastSub(client, "secure")
-	cfg.RetryPolicy = ExponentialBackoff{Attempts: 1}
+	cfg.Retry.Policy = ExponentialBackoff{Attempts: 1}
 	cfg.DefaultPartitionCount = 2
 	sub, err := NewSubscriber(cfg, logs)
 	require.NoError(t, err)

@@ -182,14 +182,14 @@ func startSentinelRun(t *testing.T, s *redistest.Sentinel, topic string) *sentin
 	pubClient := s.FailoverClient(t)
 	pubClient.AddHook(r.hook)
 	r.failoverRun = newFailoverRun(topic, partitions, newTestPublisher(t, PublisherConfig{Client: pubClient,
-		DefaultPartitionCount: partitions, MaxLen: -1, PartitionRefreshInterval: 500 * time.Millisecond,
-		PayloadThreshold: offloadedSize / 2}))
+		DefaultPartitionCount: partitions, Trim: TrimConfig{MaxLen: -1}, Partitioning: PartitioningConfig{RefreshInterval: 500 * time.Millisecond},
+		Payloads: PayloadConfig{Threshold: offloadedSize / 2}}))
 	for _, name := range []string{"a", "b"} {
 		client := s.UniversalClient(t)
 		client.AddHook(r.hook)
 		sub, ch := subscribeMember(t, client, topic, group, name, partitions, func(cfg *SubscriberConfig) {
-			cfg.LeaseTTL = 3 * time.Second
-			cfg.RenewInterval = 500 * time.Millisecond
+			cfg.Membership.LeaseTTL = 3 * time.Second
+			cfg.Membership.RenewInterval = 500 * time.Millisecond
 		})
 		r.members[name] = sub
 		r.consume(ch)

@@ -2,7 +2,6 @@ package streamq
 
 import (
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill/components/delay"
@@ -36,28 +35,10 @@ type decision struct {
 	due     time.Time     // retryLater: when the retry is appended
 }
 
-// retryRules are what the decision needs of SubscriberConfig.
-type retryRules struct {
-	policy     RetryPolicy
-	maxRetries int // MessageMaxRetries
-}
-
-// capFor is the effective retry cap of a message: its MaxRetriesMetadata, else
-// MessageMaxRetries, capped by the policy's MaxAttempts (-1: none).
-func (r retryRules) capFor(md message.Metadata) int {
-	msgCap := r.maxRetries
-	if v := md.Get(MaxRetriesMetadata); v != "" {
-		if n, err := strconv.Atoi(v); err == nil {
-			msgCap = n
-		}
-	}
-	return deferred.Cap(msgCap, r.policy.MaxAttempts())
-}
-
 // decide is the one place that turns a delivery's outcome into a verdict, from the
 // message, the rules of what the subscription reads and the retry policy; now is when the
 // nack came. It does no I/O.
-func decide(now time.Time, rules topicRules, pol retryRules, out outcome, m *message.Message) decision {
+func decide(now time.Time, rules topicRules, pol RetryConfig, out outcome, m *message.Message) decision {
 	drop := rules.letters && m.Metadata.Get(DropMetadata) != ""
 	switch {
 	case out == stopped:
@@ -71,7 +52,7 @@ func decide(now time.Time, rules topicRules, pol retryRules, out outcome, m *mes
 	}
 	retries := retryCount(m.Metadata)
 	if !rules.retries { // a DLQ has no DLQ: a nacked letter waits and comes again
-		return decision{verdict: redeliver, wait: pol.policy.NextBackoff(retries + 1)}
+		return decision{verdict: redeliver, wait: pol.Policy.NextBackoff(retries + 1)}
 	}
 	reason := failureReason(m)
 	if asked := m.Metadata.Get(DeadLetterMetadata); asked != "" {
@@ -82,7 +63,7 @@ func decide(now time.Time, rules topicRules, pol retryRules, out outcome, m *mes
 	}
 	backoff := delayOnErrorBackoff(m)
 	if backoff < 0 {
-		backoff = pol.policy.NextBackoff(retries + 1)
+		backoff = pol.Policy.NextBackoff(retries + 1)
 	}
 	if backoff <= deferred.DirectThreshold {
 		return decision{verdict: retryNow, reason: reason, retries: retries + 1}

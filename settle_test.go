@@ -15,13 +15,13 @@ import (
 // direct-retry threshold and the due time of a parked retry, on a fake clock.
 func TestDecide(t *testing.T) {
 	now := clock.NewFake(time.Unix(1_700_000_000, 0)).Now()
-	policy := ExponentialBackoff{Base: time.Second, Max: time.Minute, Attempts: 5}
-	rules := retryRules{policy: policy, maxRetries: 3}
+	policy := ExponentialBackoff{Base: time.Second, Max: time.Minute}
+	rules := RetryConfig{Policy: policy, MaxRetries: 3}
 	topic, dlq := rulesFor(false), rulesFor(true)
 	tests := []struct {
 		name  string
 		rules topicRules
-		pol   retryRules
+		pol   RetryConfig
 		out   outcome
 		md    message.Metadata
 		want  decision
@@ -35,17 +35,19 @@ func TestDecide(t *testing.T) {
 			want: decision{verdict: retryLater, reason: "nacked", retries: 1, due: now.Add(time.Second)}},
 		{name: "second nack backs off twice as long", rules: topic, pol: rules, out: nacked, md: md(RetryCountMetadata, "1", LastErrorMetadata, "boom"),
 			want: decision{verdict: retryLater, reason: "boom", retries: 2, due: now.Add(2 * time.Second)}},
-		{name: "MessageMaxRetries exhausted", rules: topic, pol: rules, out: nacked, md: md(RetryCountMetadata, "3", LastErrorMetadata, "boom"),
+		{name: "Retry.MaxRetries exhausted", rules: topic, pol: rules, out: nacked, md: md(RetryCountMetadata, "3", LastErrorMetadata, "boom"),
 			want: decision{verdict: deadLetter, reason: "retries exhausted (3): boom", retries: 3}},
 		{name: "message cap below config", rules: topic, pol: rules, out: nacked, md: md(RetryCountMetadata, "1", MaxRetriesMetadata, "1"),
 			want: decision{verdict: deadLetter, reason: "retries exhausted (1): nacked", retries: 1}},
-		{name: "policy caps the message cap", rules: topic, pol: retryRules{policy: ExponentialBackoff{Base: time.Second, Attempts: 2}, maxRetries: 10},
-			out: nacked, md: md(RetryCountMetadata, "2"), want: decision{verdict: deadLetter, reason: "retries exhausted (2): nacked", retries: 2}},
-		{name: "no retries: first nack dead-letters", rules: topic, pol: retryRules{policy: policy, maxRetries: 0}, out: nacked,
+		{name: "message cap above config", rules: topic, pol: rules, out: nacked, md: md(RetryCountMetadata, "3", MaxRetriesMetadata, "5"),
+			want: decision{verdict: retryLater, reason: "nacked", retries: 4, due: now.Add(8 * time.Second)}},
+		{name: "message cap 0: first nack dead-letters", rules: topic, pol: rules, out: nacked, md: md(MaxRetriesMetadata, "0"),
 			want: decision{verdict: deadLetter, reason: "retries exhausted (0): nacked"}},
+		{name: "for ever", rules: topic, pol: RetryConfig{Policy: policy, MaxRetries: -1}, out: nacked, md: md(RetryCountMetadata, "99"),
+			want: decision{verdict: retryLater, reason: "nacked", retries: 100, due: now.Add(time.Minute)}},
 		{name: "asked dead letter skips retries", rules: topic, pol: rules, out: nacked, md: md(DeadLetterMetadata, "invalid", RetryCountMetadata, "1"),
 			want: decision{verdict: deadLetter, reason: "invalid", retries: 1}},
-		{name: "zero backoff retries at once", rules: topic, pol: retryRules{policy: ExponentialBackoff{Attempts: 5}, maxRetries: 3}, out: nacked,
+		{name: "zero backoff retries at once", rules: topic, pol: RetryConfig{Policy: ExponentialBackoff{}, MaxRetries: 3}, out: nacked,
 			want: decision{verdict: retryNow, reason: "nacked", retries: 1}},
 		{name: "DelayOnError's delay wins over the policy", rules: topic, pol: rules, out: nacked,
 			md:   md(delay.DelayedUntilKey, "x", delay.DelayedForKey, "10s"),

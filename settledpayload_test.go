@@ -82,7 +82,7 @@ func testSettledEntriesFinishTheirBookkeeping(t *testing.T, client redis.Univers
 }
 
 func withPolicy(cfg SubscriberConfig, policy AckDeletePolicy, retry RetryPolicy) SubscriberConfig {
-	cfg.AckDeletePolicy, cfg.RetryPolicy = policy, retry
+	cfg.Acks.DeletePolicy, cfg.Retry.Policy = policy, retry
 	return cfg
 }
 

@@ -20,15 +20,12 @@ import (
 	"github.com/streamq-dev/streamq/internal/streamid"
 )
 
-// settleConfig is what the settler needs of SubscriberConfig.
+// settleConfig is the groups the settler follows.
 type settleConfig struct {
-	retry       retryRules
+	retry       RetryConfig
 	marshaler   Marshaler
-	stepTimeout time.Duration // CloseTimeout: one Redis step of a handler goroutine
-	// payloadThreshold and payloadTTL store a large replayed payload in its own key
-	// (PayloadThreshold, Retention).
-	payloadThreshold int
-	payloadTTL       time.Duration
+	stepTimeout time.Duration // Delivery.CloseTimeout: one Redis step of a handler goroutine
+	payloads    PayloadConfig // a large replayed payload goes to a key of its own
 }
 
 // settler carries out decisions: each verdict is one call into internal/ (the ack batch, a
@@ -214,7 +211,7 @@ func (s *settler) replay(e position.Entry, m *message.Message, drop, allGroups b
 	start := s.d.clock.Now()
 	defer func() { s.d.count.metrics.DLQReplay(s.d.keys.Topic, clock.Since(s.d.clock, start)) }()
 	entry, err := dlq.Rebuild(handledLetter(e.Values, m), e.ID, allGroups, dlq.Offloading{
-		Threshold: s.cfg.payloadThreshold, TTL: s.cfg.payloadTTL, Key: s.d.keys.Payload, Index: s.d.keys.PayloadIndex})
+		Threshold: s.cfg.payloads.Threshold, TTL: s.cfg.payloads.TTL, Key: s.d.keys.Payload, Index: s.d.keys.PayloadIndex})
 	if err == nil {
 		f := s.d.fence
 		_, err = dlq.Replay(ctx, s.d.rdb, dlq.ReplayArgs{

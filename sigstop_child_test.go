@@ -36,11 +36,11 @@ const (
 // off, so that on resume nothing but the lease stands between the child's worker and its
 // next prefetched message.
 func sigstopTimes(c *SubscriberConfig) {
-	c.LeaseTTL = sigstopTTL
-	c.RenewInterval = 200 * time.Millisecond
-	c.RebalanceInterval = 100 * time.Millisecond
-	c.CloseTimeout = time.Second
-	c.PendingScanInterval = time.Minute
+	c.Membership.LeaseTTL = sigstopTTL
+	c.Membership.RenewInterval = 200 * time.Millisecond
+	c.Membership.RebalanceInterval = 100 * time.Millisecond
+	c.Delivery.CloseTimeout = time.Second
+	c.Reclaim.ScanInterval = time.Minute
 }
 
 // childEvent is one line of the child's ledger. Ev is "subscribed", "deliver" (a message
@@ -105,7 +105,7 @@ func runSigstopChild() int {
 		ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second})
 	defer client.Close()
 	cfg := fastSub(client, sigstopGroup)
-	cfg.ConsumerName = sigstopMember
+	cfg.Membership.ConsumerName = sigstopMember
 	sigstopTimes(&cfg)
 	sub, err := NewSubscriber(cfg, childLogger{ledger})
 	if err != nil {

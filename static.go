@@ -57,19 +57,19 @@ const minPresenceWindow = 300 * time.Millisecond
 // BlockTime, and while refreshes succeed at least two thirds of W are left), at least
 // minPresenceWindow, never longer than LeaseTTL.
 func presenceWindow(cfg *SubscriberConfig, block time.Duration) time.Duration {
-	return min(max(cfg.RebalanceInterval*3/4, 3*block, minPresenceWindow), cfg.LeaseTTL)
+	return min(max(cfg.Membership.RebalanceInterval*3/4, 3*block, minPresenceWindow), cfg.Membership.LeaseTTL)
 }
 
 // newStaticMember returns the static part of sub, member of its group as process id; nil
 // when static membership is off.
 func newStaticMember(sub *subscription, id string) *staticMember {
 	cfg := sub.cfg
-	if cfg.StaticMemberGrace <= 0 {
+	if cfg.Membership.StaticMemberGrace <= 0 {
 		return nil
 	}
-	w := presenceWindow(cfg, sub.opts.block)
+	w := presenceWindow(cfg, sub.read.BlockTime)
 	st := &staticMember{
-		inst:     lease.NewInstance(cfg.Client, sub.view.instances(cfg.ConsumerGroup), sub.member, id, w, 10*cfg.LeaseTTL),
+		inst:     lease.NewInstance(cfg.Client, sub.view.instances(cfg.ConsumerGroup), sub.member, id, w, 10*cfg.Membership.LeaseTTL),
 		presence: lease.NewTerm(sub.clock, w, time.Time{}), // none until the name is claimed
 	}
 	st.keeper = newPresenceKeeper(sub.ctx, presenceDeps{
@@ -132,7 +132,7 @@ func (sub *subscription) claimName(ctx context.Context) error {
 			return fmt.Errorf("subscribe to %q as consumer %q of group %q: %w (it renewed its presence while this one waited)",
 				sub.topic, sub.member, sub.cfg.ConsumerGroup, ErrConsumerNameInUse)
 		}
-		if err := sub.waitToClaim(ctx, min(c.Left+time.Millisecond, sub.cfg.RebalanceInterval)); err != nil {
+		if err := sub.waitToClaim(ctx, min(c.Left+time.Millisecond, sub.cfg.Membership.RebalanceInterval)); err != nil {
 			return err
 		}
 	}
@@ -178,9 +178,9 @@ func (sub *subscription) beginParking() {
 	if st == nil || sub.isCrashed() || sub.s.leaveOnClose.Load() {
 		return // a LeaveOnClose hands the partitions over and frees the name, as any member
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(sub.ctx), sub.cfg.CloseTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(sub.ctx), sub.cfg.Delivery.CloseTimeout)
 	defer cancel()
-	mine, err := st.inst.Closing(ctx, 2*sub.cfg.CloseTimeout+st.inst.Window())
+	mine, err := st.inst.Closing(ctx, 2*sub.cfg.Delivery.CloseTimeout+st.inst.Window())
 	switch {
 	case err != nil:
 		sub.logger.Error("Could not record the Close of this static member: a successor may take its partitions before it flushed its acks", err, nil)

@@ -46,19 +46,19 @@ var staticTimings = map[string]func(*SubscriberConfig){"": staticTimes, "slow": 
 // window of 2.25s), LeaseTTL and grace of 10s.
 func staticSlowTimes(c *SubscriberConfig) {
 	staticTimes(c)
-	c.LeaseTTL = 10 * time.Second
-	c.RenewInterval = time.Second
-	c.RebalanceInterval = 3 * time.Second
-	c.StaticMemberGrace = 10 * time.Second
+	c.Membership.LeaseTTL = 10 * time.Second
+	c.Membership.RenewInterval = time.Second
+	c.Membership.RebalanceInterval = 3 * time.Second
+	c.Membership.StaticMemberGrace = 10 * time.Second
 }
 
 func staticTimes(c *SubscriberConfig) {
-	c.LeaseTTL = 3 * time.Second
-	c.RenewInterval = 500 * time.Millisecond
-	c.RebalanceInterval = 500 * time.Millisecond
-	c.StaticMemberGrace = 3 * time.Second
-	c.CloseTimeout = time.Second
-	c.PendingScanInterval = time.Minute // takeover claims, not the safety net, hand pending entries over
+	c.Membership.LeaseTTL = 3 * time.Second
+	c.Membership.RenewInterval = 500 * time.Millisecond
+	c.Membership.RebalanceInterval = 500 * time.Millisecond
+	c.Membership.StaticMemberGrace = 3 * time.Second
+	c.Delivery.CloseTimeout = time.Second
+	c.Reclaim.ScanInterval = time.Minute // takeover claims, not the safety net, hand pending entries over
 	c.DefaultPartitionCount = staticPartitions
 }
 
@@ -133,7 +133,7 @@ func runStaticChild() int {
 	client := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: strings.Split(os.Getenv(staticAddrsEnv), ","),
 		MaxRetries: -1, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second})
 	defer client.Close()
-	cfg := SubscriberConfig{Client: client, ConsumerGroup: staticGroup, ConsumerName: os.Getenv(staticNameEnv)}
+	cfg := SubscriberConfig{Client: client, ConsumerGroup: staticGroup, Membership: MembershipConfig{ConsumerName: os.Getenv(staticNameEnv)}}
 	times, ok := staticTimings[os.Getenv(staticTimesEnv)]
 	if !ok {
 		fmt.Fprintln(os.Stderr, "unknown times:", os.Getenv(staticTimesEnv))

@@ -196,7 +196,7 @@ func TestStaticMemberKilledTakesBackItsPartitions(t *testing.T) {
 		staticTimes(&cfg)
 		for _, p := range parts {
 			at, _ := f.log.firstTokenOf(p, tokenInstance(f.log.current(p)))
-			assert.Less(t, at.Sub(subscribed), cfg.RebalanceInterval, "partition %d taken back in the first round", p)
+			assert.Less(t, at.Sub(subscribed), cfg.Membership.RebalanceInterval, "partition %d taken back in the first round", p)
 			t.Logf("partition %d: held again %s after the kill, %s after Subscribe returned", p,
 				at.Sub(killed).Round(time.Millisecond), at.Sub(subscribed).Round(time.Millisecond))
 		}
@@ -250,14 +250,14 @@ func (f *staticFleet) assertHeldAgainInTime(t *testing.T, parts []int, a2 *child
 	subscribed := time.Unix(0, a2.waitEvent(t, "subscribed", time.Second).T)
 	var cfg SubscriberConfig
 	staticSlowTimes(&cfg)
-	t.Logf("the killed process's presence ran out %s after the launch (a window of %s)", gone.Sub(launched), presenceWindow(&cfg, DefaultBlockTime))
+	t.Logf("the killed process's presence ran out %s after the launch (a window of %s)", gone.Sub(launched), presenceWindow(&cfg, defaultBlockTime))
 	for _, p := range parts {
 		at, _ := f.log.firstTokenOf(p, tokenInstance(f.log.current(p)))
 		t.Logf("partition %d: held again %s after the process was launched, %s after it started, %s after Subscribe returned", p,
 			at.Sub(launched).Round(time.Millisecond), at.Sub(started).Round(time.Millisecond), at.Sub(subscribed).Round(time.Millisecond))
 		assert.True(t, at.After(gone.Add(-10*time.Millisecond)), "partition %d held again before the killed process's presence ran out", p)
-		assert.Less(t, at.Sub(started), cfg.RebalanceInterval, "partition %d held again within a RebalanceInterval of the start", p)
-		assert.Less(t, at.Sub(launched), cfg.RebalanceInterval+time.Second,
+		assert.Less(t, at.Sub(started), cfg.Membership.RebalanceInterval, "partition %d held again within a RebalanceInterval of the start", p)
+		assert.Less(t, at.Sub(launched), cfg.Membership.RebalanceInterval+time.Second,
 			"partition %d held again within a RebalanceInterval of the launch, with a second to start a process", p)
 	}
 }
@@ -305,7 +305,7 @@ func TestStaticMemberKilledPastGraceIsReplaced(t *testing.T) {
 		}
 		require.NotEmpty(t, next, "partition %d: %v", p, h)
 		assert.Contains(t, []string{"b", "c"}, lease.TokenMember(next[0].token))
-		assert.GreaterOrEqual(t, next[0].at.Sub(killed), cfg.StaticMemberGrace-cfg.RenewInterval,
+		assert.GreaterOrEqual(t, next[0].at.Sub(killed), cfg.Membership.StaticMemberGrace-cfg.Membership.RenewInterval,
 			"partition %d was taken before the grace ended (its lease expired first): %v", p, h)
 	}
 
@@ -366,7 +366,7 @@ func TestStaticMemberPausedProcessIsFenced(t *testing.T) {
 	// delivering the entries queued behind the held ones.
 	var cfg SubscriberConfig
 	staticTimes(&cfg)
-	require.Less(t, time.Since(stopped), cfg.LeaseTTL, "the takeover took longer than LeaseTTL: this run proves nothing about presence")
+	require.Less(t, time.Since(stopped), cfg.Membership.LeaseTTL, "the takeover took longer than LeaseTTL: this run proves nothing about presence")
 	proxy.SetLatency(300 * time.Millisecond)
 	a.signal(t, syscall.SIGCONT)
 	a.send(t, "ack")

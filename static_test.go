@@ -21,7 +21,7 @@ import (
 // is 2s, its RebalanceInterval 150ms, its BlockTime 50ms: the shortest presence window, 300ms).
 const staticGrace = 5 * time.Second
 
-func staticTweak(c *SubscriberConfig) { c.StaticMemberGrace = staticGrace }
+func staticTweak(c *SubscriberConfig) { c.Membership.StaticMemberGrace = staticGrace }
 
 // tokenAt is a lease token seen from a time on ("" when the lease was free).
 type tokenAt struct {
@@ -261,7 +261,7 @@ func TestStaticMemberTakesBackItsPartitionsAfterClose(t *testing.T) {
 		old := log.instanceOf(t, parts)
 		require.NoError(t, subs["a"].Close())
 		uuids = append(uuids, publishSeq(t, pub, topic, 240, 240)...) // a's wait for it
-		waitIdle(5 * fastSub(client, group).RebalanceInterval)
+		waitIdle(5 * fastSub(client, group).Membership.RebalanceInterval)
 
 		_, ch := subscribeMember(t, client, topic, group, "a", n, staticTweak)
 		got.consume(ch)
@@ -309,7 +309,7 @@ func TestStaticMemberNameInUse(t *testing.T) {
 		inst := log.instanceOf(t, all)
 
 		cfg := fastSub(newClient(), group)
-		cfg.ConsumerName, cfg.DefaultPartitionCount = "dup", n
+		cfg.Membership.ConsumerName, cfg.DefaultPartitionCount = "dup", n
 		staticTweak(&cfg)
 		sub2 := newTestSubscriber(t, cfg)
 		_, err := sub2.Subscribe(context.Background(), topic)

@@ -59,10 +59,10 @@ func NewSubscriber(config SubscriberConfig, logger watermill.LoggerAdapter) (*Su
 	if logger == nil {
 		logger = watermill.NopLogger{}
 	}
-	space := keys.New(config.StreamPrefix, config.ControlPrefix)
+	space := keys.New(config.Keyspace.StreamPrefix, config.Keyspace.ControlPrefix)
 	var inFlight chan struct{}
-	if config.MaxInFlight > 0 {
-		inFlight = make(chan struct{}, config.MaxInFlight)
+	if config.Delivery.MaxInFlight > 0 {
+		inFlight = make(chan struct{}, config.Delivery.MaxInFlight)
 	}
 	var memory *memoryWatch
 	if config.Memory.watched() {
@@ -81,7 +81,7 @@ func NewSubscriber(config SubscriberConfig, logger watermill.LoggerAdapter) (*Su
 		subs:    map[*subscription]struct{}{},
 
 		inFlight: inFlight,
-		leases:   newLeaseBudget(config.MaxLeasedPartitions),
+		leases:   newLeaseBudget(config.Membership.MaxLeasedPartitions),
 	}, nil
 }
 
@@ -151,7 +151,7 @@ func (s *Subscriber) initialize(ctx context.Context, v view) error {
 	if !v.dlq {
 		// Declared before looking for the topic: a creator that registers the topic after
 		// this sees the declaration; one that registered it before is seen below.
-		if err := s.reg.DeclareGroup(ctx, v.topic, s.config.ConsumerGroup, s.config.GroupStartID); err != nil {
+		if err := s.reg.DeclareGroup(ctx, v.topic, s.config.ConsumerGroup, s.config.Membership.GroupStartID); err != nil {
 			return fmt.Errorf("subscribe to %q: %w", v.name, err)
 		}
 	}
@@ -190,7 +190,7 @@ func (s *Subscriber) createGroups(ctx context.Context, v view, from, to int) err
 	for p := from; p < to; p++ {
 		streams = append(streams, v.stream(p))
 	}
-	if err := stream.CreateGroups(ctx, s.config.Client, streams, s.config.ConsumerGroup, s.config.GroupStartID); err != nil {
+	if err := stream.CreateGroups(ctx, s.config.Client, streams, s.config.ConsumerGroup, s.config.Membership.GroupStartID); err != nil {
 		return fmt.Errorf("subscribe to %q: %w", v.name, err)
 	}
 	return nil
@@ -216,9 +216,9 @@ func (s *Subscriber) memberName(topic string) string {
 			inUse[sub.member] = true
 		}
 	}
-	name := s.config.ConsumerName
+	name := s.config.Membership.ConsumerName
 	for k := 2; inUse[name]; k++ {
-		name = s.config.ConsumerName + "-" + strconv.Itoa(k)
+		name = s.config.Membership.ConsumerName + "-" + strconv.Itoa(k)
 	}
 	return name
 }

@@ -42,7 +42,7 @@ type subscription struct {
 	gates  gates                 // delivery waits while one is closed: the Subscriber's Pause, the group's
 	out    chan *message.Message // the channel Subscribe returns; outlet.out sends on it
 
-	opts topicSettings // the Subscriber's read and filter settings, the topic's Topics entry applied
+	read ReadConfig // Read, with the topic's Topics entry applied
 
 	ctx        context.Context // the Subscribe context: values for message contexts
 	stopping   chan struct{}   // closed when shutdown starts
@@ -61,12 +61,12 @@ type subscription struct {
 func newSubscription(ctx context.Context, s *Subscriber, v view, member string) *subscription {
 	cfg := &s.config
 	out := make(chan *message.Message)
-	id, leaseTTL := watermill.NewShortUUID(), cfg.LeaseTTL
-	if cfg.StaticMemberGrace > 0 {
-		leaseTTL = cfg.StaticMemberGrace // a crashed static member's partitions wait for it
+	id, leaseTTL := watermill.NewShortUUID(), cfg.Membership.LeaseTTL
+	if cfg.Membership.StaticMemberGrace > 0 {
+		leaseTTL = cfg.Membership.StaticMemberGrace // a crashed static member's partitions wait for it
 	}
 	sub := &subscription{
-		s: s, cfg: cfg, clock: s.clock, topic: v.name, opts: cfg.settingsFor(v.name), view: v, member: member,
+		s: s, cfg: cfg, clock: s.clock, topic: v.name, read: cfg.readFor(v.name), view: v, member: member,
 		logger:   s.logger.With(watermill.LogFields{"topic": v.name, "consumer": member}),
 		leases:   lease.New(cfg.Client, member, id, leaseTTL),
 		ctx:      ctx,
@@ -81,15 +81,15 @@ func newSubscription(ctx context.Context, s *Subscriber, v view, member string) 
 	sub.readCtx, sub.cancelRead = context.WithCancel(context.WithoutCancel(ctx))
 	sub.outlet = outlet{out: out, inFlight: s.inFlight, inFlightN: new(atomic.Int64), labels: sub.labels(), ctx: ctx}
 	sub.rebal = newRebalancer(ctx, sub.rebalanceDeps())
-	sub.renew = newRenewer(ctx, cfg.Client, sub.leases, sub.heldLeases, cfg.RenewInterval, sub.clock)
+	sub.renew = newRenewer(ctx, cfg.Client, sub.leases, sub.heldLeases, cfg.Membership.RenewInterval, sub.clock)
 	return sub
 }
 
 func (sub *subscription) rebalanceDeps() rebalanceDeps {
 	cfg := sub.cfg
 	membersKey, capsKey := sub.view.members(cfg.ConsumerGroup)
-	self := lease.Member{Name: sub.member, Modulo: sub.opts.modulo, Remainder: sub.opts.remainder, MaxLeased: cfg.MaxLeasedPartitions}
-	members := lease.NewMembership(cfg.Client, membersKey, capsKey, self, cfg.LeaseTTL)
+	self := lease.Member{Name: sub.member, Modulo: sub.read.PartitionModulo, Remainder: sub.read.PartitionRemainder, MaxLeased: cfg.Membership.MaxLeasedPartitions}
+	members := lease.NewMembership(cfg.Client, membersKey, capsKey, self, cfg.Membership.LeaseTTL)
 	if sub.static != nil {
 		members.Static(sub.static.inst)
 	}
@@ -97,7 +97,7 @@ func (sub *subscription) rebalanceDeps() rebalanceDeps {
 		rdb: cfg.Client, reg: sub.s.reg, leases: sub.leases,
 		members: members,
 		view:    sub.view, group: cfg.ConsumerGroup, member: sub.member, self: self, share: sub.s.leases.share(sub),
-		cfg:   rebalanceConfig{interval: cfg.RebalanceInterval, refresh: cfg.PartitionRefreshInterval, startID: cfg.GroupStartID},
+		cfg:   cfg.Membership,
 		clock: sub.clock, log: sub.logger, metrics: cfg.Metrics, labels: sub.labels(),
 		createGroups: func(ctx context.Context, from, to int) error {
 			return sub.s.createGroups(ctx, sub.view, from, to)
@@ -188,7 +188,7 @@ func (sub *subscription) stopFetchers() {
 }
 
 func (sub *subscription) leave() {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(sub.ctx), sub.cfg.CloseTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(sub.ctx), sub.cfg.Delivery.CloseTimeout)
 	defer cancel()
 	if err := sub.rebal.d.members.Leave(ctx); err != nil {
 		sub.logger.Error("Could not leave the group", err, nil)

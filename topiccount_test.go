@@ -76,7 +76,7 @@ func TestStatedCountThatDiffersIsLoggedOnce(t *testing.T) {
 	require.NoError(t, creator.Publish(topic, seqMessages(0, 1, nil)...))
 
 	pubLog := newCaptureLogger()
-	pub, err := NewPublisher(PublisherConfig{Client: client, DefaultPartitionCount: 12, PartitionRefreshInterval: 10 * time.Millisecond}, pubLog)
+	pub, err := NewPublisher(PublisherConfig{Client: client, DefaultPartitionCount: 12, Partitioning: PartitioningConfig{RefreshInterval: 10 * time.Millisecond}}, pubLog)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = pub.Close() })
 	for i := 0; i < 5; i++ {
@@ -147,7 +147,7 @@ func TestDeclaredGroupKeepsMessagesPublishedBeforeSubscribe(t *testing.T) {
 	ctx := context.Background()
 	const topic = "declared"
 	cfg := fastSub(client, "late")
-	cfg.GroupStartID = "$"
+	cfg.Membership.GroupStartID = "$"
 	sub := newTestSubscriber(t, cfg)
 	require.NoError(t, sub.SubscribeInitialize(topic))
 

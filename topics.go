@@ -31,12 +31,12 @@ func (l lengthRetention) settings() []string {
 		partition.FieldTrimPolicy, string(l.policy)}
 }
 
-// recordedRetention is the length retention in a topic's metadata; DefaultMaxLen under
+// recordedRetention is the length retention in a topic's metadata; the default MaxLen under
 // TrimAcked when no publisher recorded one (a topic created by an operator or a Subscriber).
 func recordedRetention(m partition.Meta) lengthRetention {
 	l := lengthRetention{maxLen: m.MaxLen, exact: m.ExactLen, policy: TrimPolicy(m.TrimPolicy)}
 	if l.maxLen == 0 {
-		l.maxLen = DefaultMaxLen
+		l.maxLen = defaultMaxLen
 	}
 	if l.policy != TrimHard {
 		l.policy = TrimAcked

@@ -13,20 +13,13 @@ import (
 	"github.com/streamq-dev/streamq/internal/position"
 )
 
-// deliveryConfig is what a partition's delivery loop needs of SubscriberConfig.
+// deliveryConfig is the groups a partition's delivery loop follows.
 type deliveryConfig struct {
-	batch        int
-	maxInFlight  int // per partition
-	scanInterval time.Duration
-	claimIdle    time.Duration
-	closeTimeout time.Duration
-	payloadRetry time.Duration // wait between tries to load an offloaded payload
+	delivery     DeliveryConfig // CloseTimeout; OrderByKey and PartitionKey
+	reclaim      ReclaimConfig  // the pending scan
+	payloadRetry time.Duration  // wait between tries to load an offloaded payload (Retry.MoverInterval)
 	unmarshaler  Unmarshaler
-	// byKey, keyOf and maxHeld: per-key order (OrderByKey, PartitionKey), and how many
-	// messages may wait behind their keys before the loop waits too
-	byKey   bool
-	keyOf   func(topic string, msg *message.Message) string
-	maxHeld int
+	maxHeld      int // messages that may wait behind their keys before the loop waits too
 }
 
 // outlet is where a subscription's partitions deliver: the output channel, the
@@ -128,7 +121,7 @@ func (w *worker) doShutdown(graceful bool) {
 	}
 	w.acks.stop()
 	if graceful {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(w.outlet.ctx), w.cfg.closeTimeout)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(w.outlet.ctx), w.cfg.delivery.CloseTimeout)
 		w.acks.flush(ctx)
 		if err := w.hooks.release(ctx); err != nil {
 			w.d.log.Error("Could not release lease", err, nil)
@@ -148,7 +141,7 @@ func (w *worker) drainHandlers() {
 		w.handlers.Wait()
 		close(done)
 	}()
-	t := w.d.clock.NewTimer(w.cfg.closeTimeout)
+	t := w.d.clock.NewTimer(w.cfg.delivery.CloseTimeout)
 	defer t.Stop()
 	select {
 	case <-done:

@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/partition"
 	"github.com/streamq-dev/streamq/internal/payload"
@@ -32,17 +33,15 @@ var (
 
 // Options configures an Admin. Zero values mean the library defaults.
 type Options struct {
-	// StreamPrefix and ControlPrefix must match the Publisher's and Subscriber's.
-	StreamPrefix, ControlPrefix string
+	// Keyspace must match the Publishers' and Subscribers'. Optional; default the library's.
+	Keyspace streamq.Keyspace
 	// Metrics receives the DLQ operations' metrics. Optional; default none. Any
 	// streamq.MetricsCollector (such as metrics/prometheus.Collector) fits.
 	Metrics DLQMetrics
-	// PayloadThreshold and PayloadRetention must match the Publisher's PayloadThreshold and
-	// Retention: a replayed dead letter whose payload is over the threshold has it stored in
-	// its own key again, with that TTL, as a publish does. Optional; defaults 64 KiB (-1: keep
-	// replayed payloads inline) and 0 (no TTL).
-	PayloadThreshold int
-	PayloadRetention time.Duration
+	// Payloads must match the Publishers' Payloads: a replayed dead letter whose payload is
+	// over the threshold has it stored in its own key again, with that TTL, as a publish
+	// does. Optional; defaults 64 KiB (-1: keep replayed payloads inline) and 0 (no TTL).
+	Payloads streamq.PayloadConfig
 	// MemoryHighWater is the fraction of Redis's maxmemory (above 0, at most 1) at which
 	// ServerMemory.High is set; it should match the Publishers' and Subscribers'
 	// Memory.HighWater. Optional; default DefaultMemoryHighWater (0.8); -1: none (only a full
@@ -80,23 +79,23 @@ func New(client redis.UniversalClient, opts Options) (*Admin, error) {
 	if server.IsNil(client) {
 		return nil, fmt.Errorf("%w: client is required (got %T)", ErrInvalidArgument, client)
 	}
-	if opts.PayloadThreshold < -1 || opts.PayloadRetention < 0 {
-		return nil, fmt.Errorf("%w: PayloadThreshold must be > 0, 0 (default) or -1 (off) and PayloadRetention not negative, got %d and %s",
-			ErrInvalidArgument, opts.PayloadThreshold, opts.PayloadRetention)
+	if opts.Payloads.Threshold < -1 || opts.Payloads.TTL < 0 {
+		return nil, fmt.Errorf("%w: Payloads.Threshold must be > 0, 0 (default) or -1 (off) and Payloads.TTL not negative, got %d and %s",
+			ErrInvalidArgument, opts.Payloads.Threshold, opts.Payloads.TTL)
 	}
 	if h := opts.MemoryHighWater; h != 0 && h != -1 && (h < 0 || h > 1) {
 		return nil, fmt.Errorf("%w: MemoryHighWater must be above 0 and at most 1, 0 (default) or -1 (none), got %v", ErrInvalidArgument, h)
 	}
-	if opts.PayloadThreshold == 0 {
-		opts.PayloadThreshold = payload.DefaultThreshold
+	if opts.Payloads.Threshold == 0 {
+		opts.Payloads.Threshold = payload.DefaultThreshold
 	}
 	script.Compat(client) // scripts on a server without shebang lines (miniredis)
-	space := keys.New(opts.StreamPrefix, opts.ControlPrefix)
+	space := keys.New(opts.Keyspace.StreamPrefix, opts.Keyspace.ControlPrefix)
 	if opts.Metrics == nil {
 		opts.Metrics = noMetrics{}
 	}
 	return &Admin{rdb: client, space: space, reg: partition.NewRegistry(client, space), metrics: opts.Metrics,
-		offload: offloading{threshold: opts.PayloadThreshold, ttl: opts.PayloadRetention}, highWater: highWaterOf(opts.MemoryHighWater)}, nil
+		offload: offloading{threshold: opts.Payloads.Threshold, ttl: opts.Payloads.TTL}, highWater: highWaterOf(opts.MemoryHighWater)}, nil
 }
 
 // highWaterOf is the high-water fraction of Options.MemoryHighWater: the default for 0, 0

@@ -9,9 +9,9 @@ import (
 	"github.com/streamq-dev/streamq/internal/streamid"
 )
 
-// DefaultMaxLen is the length retention of a topic whose Publishers recorded none
-// (streamq.DefaultMaxLen).
-const DefaultMaxLen int64 = 100_000
+// DefaultMaxLen is the length retention of a topic whose Publishers recorded none (the
+// Publishers' default Trim.MaxLen).
+const DefaultMaxLen = partition.DefaultMaxLen
 
 // Trim policies of LengthRetention.Policy (streamq.TrimAcked and streamq.TrimHard).
 const (

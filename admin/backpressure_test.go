@@ -245,7 +245,7 @@ func TestQueueInfoRetention(t *testing.T) {
 // TestQueueInfoRecordsPublisherRetention: what a Publisher records is what QueueInfo reads.
 func TestQueueInfoRecordsPublisherRetention(t *testing.T) {
 	e := newOpEnv(t)
-	pub := e.publisher(streamq.PublisherConfig{MaxLen: 7, ExactMaxLen: true, TrimPolicy: streamq.TrimHard})
+	pub := e.publisher(streamq.PublisherConfig{Trim: streamq.TrimConfig{MaxLen: 7, Exact: true, Policy: streamq.TrimHard}})
 	require.NoError(t, pub.Publish("recorded", opMsg("x", -1)))
 	q, err := e.adm.QueueInfo(e.ctx, "recorded")
 	require.NoError(t, err)
@@ -253,7 +253,6 @@ func TestQueueInfoRecordsPublisherRetention(t *testing.T) {
 }
 
 func TestDefaultsMatchTheLibrary(t *testing.T) {
-	assert.Equal(t, streamq.DefaultMaxLen, admin.DefaultMaxLen)
 	assert.Equal(t, string(streamq.TrimAcked), admin.TrimAcked)
 	assert.Equal(t, string(streamq.TrimHard), admin.TrimHard)
 }

@@ -108,7 +108,7 @@ func cmpMessage(i int) *message.Message {
 func runWorkers(t *testing.T, client redis.UniversalClient, adm *admin.Admin) {
 	t.Helper()
 	cfg := fastSub(client, workers, cmpPartitions)
-	cfg.ConsumerName = "w"
+	cfg.Membership.ConsumerName = "w"
 	sub, err := streamq.NewSubscriber(cfg, watermill.NopLogger{})
 	require.NoError(t, err)
 	ch, err := sub.Subscribe(context.Background(), cmpTopic)

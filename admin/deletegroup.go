@@ -26,7 +26,7 @@ type DeletedGroup struct {
 // and capabilities, its declaration on the topic, and its fields of each partition's commit
 // frontier and retention-loss counts. It releases the retention the group held back
 // (QueueInfo's Holder): the partitions shrink back to the topic's MaxLen at their next trim,
-// a Publisher's or a lease holder's of another group (every SubscriberConfig.TrimInterval).
+// a Publisher's or a lease holder's of another group (every RetentionConfig.TrimInterval).
 // A group of the same name consuming the topic's DLQ (DLQTopic) is left alone, and its
 // members do not count as live members of the group. ErrGroupNotFound when the group exists
 // on no partition.

@@ -55,16 +55,12 @@ func fastSub(client redis.UniversalClient, group string, partitions int) streamq
 		Client:                client,
 		ConsumerGroup:         group,
 		DefaultPartitionCount: partitions,
-		LeaseTTL:              2 * time.Second,
-		RenewInterval:         300 * time.Millisecond,
-		RebalanceInterval:     150 * time.Millisecond,
-		PendingScanInterval:   time.Second,
-		ClaimIdle:             3 * time.Second,
-		BlockTime:             50 * time.Millisecond,
-		CloseTimeout:          2 * time.Second,
+		Membership:            streamq.MembershipConfig{LeaseTTL: 2 * time.Second, RenewInterval: 300 * time.Millisecond, RebalanceInterval: 150 * time.Millisecond},
+		Reclaim:               streamq.ReclaimConfig{ScanInterval: time.Second, Idle: 3 * time.Second},
+		Read:                  streamq.ReadConfig{BlockTime: 50 * time.Millisecond},
+		Delivery:              streamq.DeliveryConfig{CloseTimeout: 2 * time.Second},
 		// Two immediate retries, then the DLQ.
-		RetryPolicy:        streamq.ExponentialBackoff{Attempts: 2},
-		RetryMoverInterval: 100 * time.Millisecond,
+		Retry: streamq.RetryConfig{Policy: streamq.ExponentialBackoff{Attempts: 2}, MoverInterval: 100 * time.Millisecond},
 	}
 }
 

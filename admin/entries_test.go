@@ -87,7 +87,7 @@ func TestEntryOffloadedPayload(t *testing.T) {
 	e := newOpEnv(t)
 	const topic = "big"
 	e.create(topic, 1)
-	pub := e.publisher(streamq.PublisherConfig{PayloadThreshold: 16})
+	pub := e.publisher(streamq.PublisherConfig{Payloads: streamq.PayloadConfig{Threshold: 16}})
 	big := opMsg(strings.Repeat("x", 100), 0)
 	small := opMsg("tiny", 0)
 	require.NoError(t, pub.Publish(topic, big))

@@ -8,7 +8,7 @@ import (
 )
 
 // GroupLiveness is what a topic's partitions record of one consumer group's liveness, for
-// the group expiry (streamq.SubscriberConfig.GroupExpiry): a group with no live member on a
+// the group expiry (streamq.RetentionConfig.GroupExpiry): a group with no live member on a
 // partition for the expiry stops holding back retention there. Its offsets stay; what
 // retention then removes before it acked it is counted in its TrimLost.
 type GroupLiveness struct {

@@ -26,7 +26,7 @@ func TestGroupExpiryShown(t *testing.T) {
 
 func expirySub(t *testing.T, client redis.UniversalClient, group string) *streamq.Subscriber {
 	cfg := fastSub(client, group, 1)
-	cfg.TrimInterval, cfg.PartitionRefreshInterval, cfg.GroupExpiry = 200*time.Millisecond, 100*time.Millisecond, 2*time.Second
+	cfg.Retention.TrimInterval, cfg.Membership.PartitionRefreshInterval, cfg.Retention.GroupExpiry = 200*time.Millisecond, 100*time.Millisecond, 2*time.Second
 	sub, err := streamq.NewSubscriber(cfg, watermill.NopLogger{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sub.Close() })
@@ -47,8 +47,7 @@ func testGroupExpiryShown(t *testing.T, client redis.UniversalClient) {
 			m.Ack()
 		}
 	}()
-	pub, err := streamq.NewPublisher(streamq.PublisherConfig{Client: client, DefaultPartitionCount: 1, MaxLen: 5, ExactMaxLen: true,
-		GroupExpiry: 2 * time.Second}, watermill.NopLogger{})
+	pub, err := streamq.NewPublisher(streamq.PublisherConfig{Client: client, DefaultPartitionCount: 1, Trim: streamq.TrimConfig{MaxLen: 5, Exact: true, GroupExpiry: 2 * time.Second}}, watermill.NopLogger{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = pub.Close() })
 	for i := range 20 {
@@ -109,8 +108,7 @@ func TestExpiredGroupHoldsNothingBack(t *testing.T) {
 	adm, err := admin.New(client, admin.Options{})
 	require.NoError(t, err)
 	require.NoError(t, expirySub(t, client, "forgotten").SubscribeInitialize(topic))
-	pub, err := streamq.NewPublisher(streamq.PublisherConfig{Client: client, DefaultPartitionCount: 1, MaxLen: 5, ExactMaxLen: true,
-		GroupExpiry: 2 * time.Second}, watermill.NopLogger{})
+	pub, err := streamq.NewPublisher(streamq.PublisherConfig{Client: client, DefaultPartitionCount: 1, Trim: streamq.TrimConfig{MaxLen: 5, Exact: true, GroupExpiry: 2 * time.Second}}, watermill.NopLogger{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = pub.Close() })
 	for i := range 20 {

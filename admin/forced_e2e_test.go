@@ -18,7 +18,7 @@ import (
 func (e *opEnv) runningMember(topic, group string) <-chan struct{} {
 	e.t.Helper()
 	cfg := opSub(e, group)
-	cfg.LeaseTTL, cfg.RenewInterval = 2*time.Second, 300*time.Millisecond
+	cfg.Membership.LeaseTTL, cfg.Membership.RenewInterval = 2*time.Second, 300*time.Millisecond
 	sub, err := streamq.NewSubscriber(cfg, watermill.NopLogger{})
 	require.NoError(e.t, err)
 	e.t.Cleanup(func() { _ = sub.Close() })
@@ -61,7 +61,7 @@ func TestForcedDeletesAreNotUndoneByRunningMembers(t *testing.T) {
 		require.NoError(t, err)
 		e.publishRoundRobin(topic, 4, 2) // the member's next read finds no group
 		requireStops(t, stopped)
-		time.Sleep(10 * opSub(e, "workers").RebalanceInterval)
+		time.Sleep(10 * opSub(e, "workers").Membership.RebalanceInterval)
 		for p := range 2 {
 			assert.NotContains(t, e.groupNames(e.space.PartitionStream(topic, p)), "workers", "partition %d: the group came back", p)
 		}
@@ -79,7 +79,7 @@ func TestForcedDeletesAreNotUndoneByRunningMembers(t *testing.T) {
 		_, err := e.adm.DeleteTopic(e.ctx, topic, admin.DeleteOptions{Force: true})
 		require.NoError(t, err)
 		requireStops(t, stopped)
-		time.Sleep(10 * opSub(e, "workers").RebalanceInterval)
+		time.Sleep(10 * opSub(e, "workers").Membership.RebalanceInterval)
 		assert.Equal(t, []string{e.space.TopicTombstone(topic)}, dtTopicKeys(t, e.client, topic),
 			"only the tombstone is left")
 	})

@@ -21,7 +21,7 @@ func TestGrowPartitions(t *testing.T) {
 	e := newOpEnv(t)
 	const topic, refresh = "grow", 100 * time.Millisecond
 	e.create(topic, 2)
-	pub := e.publisher(streamq.PublisherConfig{PartitionRefreshInterval: refresh})
+	pub := e.publisher(streamq.PublisherConfig{Partitioning: streamq.PartitioningConfig{RefreshInterval: refresh}})
 	require.NoError(t, pub.Publish(topic, keyed("old", 20)...))
 	before := [][]string{e.ids(topic, 0), e.ids(topic, 1)}
 	for p := range 2 {

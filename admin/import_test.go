@@ -316,13 +316,13 @@ func TestImportRedisstreamKeyFromAField(t *testing.T) {
 	}
 }
 
-// TestImportRedisstreamOffloadsLargePayloads: a payload over the Admin's PayloadThreshold is
+// TestImportRedisstreamOffloadsLargePayloads: a payload over the Admin's Payloads.Threshold is
 // stored in its own key as a Publisher stores it, and delivered whole.
 func TestImportRedisstreamOffloadsLargePayloads(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	client := redistest.Start(t).Client(t)
-	adm, err := admin.New(client, admin.Options{PayloadThreshold: 1024})
+	adm, err := admin.New(client, admin.Options{Payloads: streamq.PayloadConfig{Threshold: 1024}})
 	require.NoError(t, err)
 	big := message.NewMessage(watermill.NewUUID(), []byte(strings.Repeat("x", 4096)))
 	pub, err := redisstream.NewPublisher(redisstream.PublisherConfig{Client: noClose{client}}, nil)

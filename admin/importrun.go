@@ -245,10 +245,10 @@ func importedKey(_ string, msg *message.Message) string {
 func (r *importRun) publisher() (*streamq.Publisher, error) {
 	r.counts = newImportCounts()
 	return streamq.NewPublisher(streamq.PublisherConfig{
-		Client: r.a.rdb, StreamPrefix: r.a.space.Stream, ControlPrefix: r.a.space.Control,
-		DefaultPartitionCount: r.partitions, Partitioner: r.o.Partitioner, PartitionKey: importedKey,
-		MaxLen: r.meta.MaxLen, ExactMaxLen: r.meta.ExactLen, TrimPolicy: streamq.TrimPolicy(r.meta.TrimPolicy),
-		PayloadThreshold: r.a.offload.threshold, Retention: r.a.offload.ttl,
+		Client: r.a.rdb, Keyspace: streamq.Keyspace{StreamPrefix: r.a.space.Stream, ControlPrefix: r.a.space.Control},
+		DefaultPartitionCount: r.partitions, Partitioning: streamq.PartitioningConfig{Partitioner: r.o.Partitioner, PartitionKey: importedKey},
+		Trim:              streamq.TrimConfig{MaxLen: r.meta.MaxLen, Exact: r.meta.ExactLen, Policy: streamq.TrimPolicy(r.meta.TrimPolicy)},
+		Payloads:          streamq.PayloadConfig{Threshold: r.a.offload.threshold, TTL: r.a.offload.ttl},
 		IdempotencyWindow: r.o.IdempotencyWindow, Metrics: r.counts,
 	}, nil)
 }

@@ -171,7 +171,7 @@ func TestGroupStatsLiveSubscriber(t *testing.T) {
 	for _, ps := range st.Partitions {
 		assert.Equal(t, "alpha", ps.LeaseOwner, "partition %d", ps.Partition)
 		assert.Greater(t, ps.LeaseTTL, time.Duration(0))
-		assert.LessOrEqual(t, ps.LeaseTTL, cfg.LeaseTTL)
+		assert.LessOrEqual(t, ps.LeaseTTL, cfg.Membership.LeaseTTL)
 		assert.Equal(t, 1, ps.Consumers)
 		assert.Zero(t, ps.Lag)
 	}
@@ -193,14 +193,11 @@ func TestGroupStatsLiveSubscriber(t *testing.T) {
 
 func opSub(e *opEnv, group string) streamq.SubscriberConfig {
 	return streamq.SubscriberConfig{
-		Client:            e.client,
-		ConsumerGroup:     group,
-		ConsumerName:      "alpha",
-		LeaseTTL:          5 * time.Second,
-		RenewInterval:     time.Second,
-		RebalanceInterval: 100 * time.Millisecond,
-		BlockTime:         50 * time.Millisecond,
-		CloseTimeout:      5 * time.Second,
+		Client:        e.client,
+		ConsumerGroup: group,
+		Membership:    streamq.MembershipConfig{ConsumerName: "alpha", LeaseTTL: 5 * time.Second, RenewInterval: time.Second, RebalanceInterval: 100 * time.Millisecond},
+		Read:          streamq.ReadConfig{BlockTime: 50 * time.Millisecond},
+		Delivery:      streamq.DeliveryConfig{CloseTimeout: 5 * time.Second},
 	}
 }
 

@@ -67,7 +67,7 @@ func TestOtherGroupsRetriesAreNotLag(t *testing.T) {
 			require.Equal(t, int64(30), before.Lag)
 
 			cfg := fastSub(e.client, workers, 2)
-			cfg.RetryPolicy = streamq.ExponentialBackoff{Attempts: 2, Base: tc.backoff, Max: tc.backoff}
+			cfg.Retry.Policy = streamq.ExponentialBackoff{Attempts: 2, Base: tc.backoff, Max: tc.backoff}
 			e.failAll(topic, cfg, 30)
 			require.Equal(t, int64(90), e.totalStreamLen(topic, 2), "30 published, 60 retries")
 

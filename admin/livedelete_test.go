@@ -22,8 +22,8 @@ import (
 func (e *opEnv) member(client redis.UniversalClient, topic, group, name string) func() {
 	e.t.Helper()
 	cfg := opSub(e, group)
-	cfg.Client, cfg.ConsumerName = client, name
-	cfg.LeaseTTL, cfg.RenewInterval = 2*time.Second, 300*time.Millisecond
+	cfg.Client, cfg.Membership.ConsumerName = client, name
+	cfg.Membership.LeaseTTL, cfg.Membership.RenewInterval = 2*time.Second, 300*time.Millisecond
 	sub, err := streamq.NewSubscriber(cfg, watermill.NopLogger{})
 	require.NoError(e.t, err)
 	ctx, cancel := context.WithCancel(e.ctx)
@@ -254,7 +254,7 @@ func TestDeleteRefusedOnCluster(t *testing.T) {
 	const topic, group = "spread", "workers"
 	require.NoError(t, adm.CreateTopic(ctx, topic, 8))
 	cfg := fastSub(client, group, 0)
-	cfg.ConsumerName = "alpha"
+	cfg.Membership.ConsumerName = "alpha"
 	sub, err := streamq.NewSubscriber(cfg, watermill.NopLogger{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sub.Close() })

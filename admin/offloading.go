@@ -7,7 +7,7 @@ import (
 	"github.com/streamq-dev/streamq/internal/keys"
 )
 
-// offloading is how admin's replays store large payloads (Options.PayloadThreshold, -1: never).
+// offloading is how admin's replays store large payloads (Options.Payloads.Threshold, -1: never).
 type offloading struct {
 	threshold int
 	ttl       time.Duration

@@ -128,7 +128,7 @@ func testReplayOffloadsLargePayloadAgain(t *testing.T, client redis.UniversalCli
 	require.Eventually(t, func() bool { return zcard(t, client, index) == 0 }, 10*time.Second, 10*time.Millisecond)
 
 	// the threshold off: inline
-	inline, err := admin.New(client, admin.Options{PayloadThreshold: -1})
+	inline, err := admin.New(client, admin.Options{Payloads: streamq.PayloadConfig{Threshold: -1}})
 	require.NoError(t, err)
 	id, err = inline.ReplayDeadLetter(ctx, topic, 0, letters[0].ID, admin.ReplayOptions{})
 	require.NoError(t, err)

@@ -48,13 +48,13 @@ func heldBySlowGroup(t *testing.T, client redis.UniversalClient) {
 	ctx := context.Background()
 	adm, err := admin.New(client, admin.Options{})
 	require.NoError(t, err)
-	unbounded := heldPublisher(t, client, streamq.PublisherConfig{MaxLen: -1})
+	unbounded := heldPublisher(t, client, streamq.PublisherConfig{Trim: streamq.TrimConfig{MaxLen: -1}})
 	for i := range heldPublished {
 		require.NoError(t, unbounded.Publish(heldE2ETopic, heldMessage(i)))
 	}
 	ackAndLeave(t, client, "slow", heldSlowAcks)
 	acked := ackAll(t, client, "fast")
-	bounded := heldPublisher(t, client, streamq.PublisherConfig{MaxLen: heldMaxLen, ExactMaxLen: true})
+	bounded := heldPublisher(t, client, streamq.PublisherConfig{Trim: streamq.TrimConfig{MaxLen: heldMaxLen, Exact: true}})
 	require.NoError(t, bounded.Publish(heldE2ETopic, heldMessage(heldPublished)))
 	require.Eventually(t, func() bool { return acked() == heldPublished+1 }, 30*time.Second, 10*time.Millisecond,
 		"group fast never acked every message")
@@ -108,7 +108,7 @@ func heldMessage(i int) *message.Message {
 func heldSubscriber(t *testing.T, client redis.UniversalClient, group string) (*streamq.Subscriber, <-chan *message.Message) {
 	t.Helper()
 	cfg := fastSub(client, group, 1)
-	cfg.TrimInterval, cfg.PartitionRefreshInterval, cfg.CloseTimeout = heldTrimInterval, 100*time.Millisecond, 500*time.Millisecond
+	cfg.Retention.TrimInterval, cfg.Membership.PartitionRefreshInterval, cfg.Delivery.CloseTimeout = heldTrimInterval, 100*time.Millisecond, 500*time.Millisecond
 	sub, err := streamq.NewSubscriber(cfg, watermill.NopLogger{})
 	require.NoError(t, err)
 	ch, err := sub.Subscribe(context.Background(), heldE2ETopic)

@@ -29,12 +29,10 @@ func dtSub(client redis.UniversalClient, group string, partitions int) streamq.S
 		Client:                client,
 		ConsumerGroup:         group,
 		DefaultPartitionCount: partitions,
-		LeaseTTL:              2 * time.Second,
-		RenewInterval:         300 * time.Millisecond,
-		RebalanceInterval:     150 * time.Millisecond,
-		BlockTime:             50 * time.Millisecond,
-		CloseTimeout:          2 * time.Second,
-		RetryMoverInterval:    100 * time.Millisecond,
+		Membership:            streamq.MembershipConfig{LeaseTTL: 2 * time.Second, RenewInterval: 300 * time.Millisecond, RebalanceInterval: 150 * time.Millisecond},
+		Read:                  streamq.ReadConfig{BlockTime: 50 * time.Millisecond},
+		Delivery:              streamq.DeliveryConfig{CloseTimeout: 2 * time.Second},
+		Retry:                 streamq.RetryConfig{MoverInterval: 100 * time.Millisecond},
 	}
 }
 
@@ -141,8 +139,8 @@ func TestDeleteTopicRemovesEveryKey(t *testing.T) {
 
 	// g1 acks, dead-letters and parks a retry for 10s.
 	cfg := dtSub(client, "g1", 4)
-	cfg.AckDeletePolicy = streamq.AckDeleteAllGroups
-	cfg.RetryPolicy = streamq.ExponentialBackoff{Base: 10 * time.Second, Max: 10 * time.Second, Attempts: 3}
+	cfg.Acks.DeletePolicy = streamq.AckDeleteAllGroups
+	cfg.Retry.Policy = streamq.ExponentialBackoff{Base: 10 * time.Second, Max: 10 * time.Second, Attempts: 3}
 	g1, err := streamq.NewSubscriber(cfg, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = g1.Close() })
@@ -185,7 +183,7 @@ func TestDeleteTopicRemovesEveryKey(t *testing.T) {
 	// membership stay behind (lease TTL 30s).
 	crashClient := srv.Client(t)
 	cfg3 := dtSub(crashClient, "g3", 4)
-	cfg3.LeaseTTL = 30 * time.Second
+	cfg3.Membership.LeaseTTL = 30 * time.Second
 	g3, err := streamq.NewSubscriber(cfg3, nil)
 	require.NoError(t, err)
 	ch3, err := g3.Subscribe(ctx, topic)

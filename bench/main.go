@@ -87,7 +87,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.IntVar(&c.subN, "subscribe-n", 200_000, "subscribe: messages to handle (streamq, go-redis)")
 	fs.IntVar(&c.subNRedisstream, "subscribe-n-redisstream", 50_000, "subscribe: messages to handle for watermill-redisstream")
 	fs.DurationVar(&c.subBudget, "subscribe-budget", 20*time.Second, "subscribe: longest run; the rate is then over what was handled")
-	fs.IntVar(&c.batchCount, "batch-count", 100, "XREADGROUP COUNT of streamq (SubscriberConfig.BatchCount) and of the go-redis ceiling")
+	fs.IntVar(&c.batchCount, "batch-count", 100, "XREADGROUP COUNT of streamq (SubscriberConfig.Read.BatchCount) and of the go-redis ceiling")
 
 	fs.IntVar(&c.latRate, "latency-rate", 10_000, "latency: publish rate (msg/s)")
 	fs.DurationVar(&c.latDuration, "latency-duration", 10*time.Second, "latency: measured window")

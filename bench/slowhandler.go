@@ -77,7 +77,7 @@ func (e *env) slowHandler(ctx context.Context, partitions int, mode slowMode) Re
 func (e *env) prefillKeyed(ctx context.Context, tr transport, topic string, n int) error {
 	c := e.client()
 	defer c.Close()
-	pub, err := streamq.NewPublisher(streamq.PublisherConfig{Client: c, DefaultPartitionCount: tr.partitions, MaxLen: -1}, e.logger)
+	pub, err := streamq.NewPublisher(streamq.PublisherConfig{Client: c, DefaultPartitionCount: tr.partitions, Trim: streamq.TrimConfig{MaxLen: -1}}, e.logger)
 	if err != nil {
 		return err
 	}
@@ -101,8 +101,8 @@ func (e *env) prefillKeyed(ctx context.Context, tr transport, topic string, n in
 func (e *env) runSlowRouter(ctx context.Context, topic string, partitions int, mode slowMode, handled *atomic.Int64) (func(), error) {
 	c := e.client()
 	sub, err := streamq.NewSubscriber(streamq.SubscriberConfig{
-		Client: c, ConsumerGroup: consumerGroup, DefaultPartitionCount: partitions, BatchCount: e.cfg.batchCount,
-		MaxInFlightPerPartition: mode.n, OrderByKey: mode.byKey,
+		Client: c, ConsumerGroup: consumerGroup, DefaultPartitionCount: partitions, Read: streamq.ReadConfig{BatchCount: e.cfg.batchCount},
+		Delivery: streamq.DeliveryConfig{MaxInFlightPerPartition: mode.n, OrderByKey: mode.byKey},
 	}, e.logger)
 	if err != nil {
 		_ = c.Close()

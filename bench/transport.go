@@ -73,8 +73,8 @@ func (e *env) newSender(tr transport, topic string) (sender, error) {
 		pub, err := streamq.NewPublisher(streamq.PublisherConfig{
 			Client:                c,
 			DefaultPartitionCount: tr.partitions,
-			MaxLen:                benchMaxLen(),
-			MinReplicas:           benchMinReplicas(),
+			Trim:                  streamq.TrimConfig{MaxLen: benchMaxLen()},
+			Replication:           streamq.ReplicationConfig{MinReplicas: benchMinReplicas()},
 			IdempotencyWindow:     idempotency(tr),
 		}, e.logger)
 		if err != nil {
@@ -278,7 +278,7 @@ func (e *env) startConsumer(ctx context.Context, tr transport, topic string, han
 		sub, err = streamq.NewSubscriber(streamq.SubscriberConfig{
 			Client:                c,
 			ConsumerGroup:         consumerGroup,
-			BatchCount:            e.cfg.batchCount,
+			Read:                  streamq.ReadConfig{BatchCount: e.cfg.batchCount},
 			DefaultPartitionCount: tr.partitions,
 		}, e.logger)
 	} else {

@@ -38,8 +38,8 @@ func New(client redis.UniversalClient, opts Options) (*Handler, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	adm, err := admin.New(client, admin.Options{StreamPrefix: opts.StreamPrefix, ControlPrefix: opts.ControlPrefix,
-		PayloadThreshold: opts.PayloadThreshold, PayloadRetention: opts.PayloadRetention})
+	adm, err := admin.New(client, admin.Options{Keyspace: opts.Keyspace,
+		Payloads: opts.Payloads})
 	if err != nil {
 		return nil, fmt.Errorf("dashboard admin: %w", err)
 	}

@@ -162,9 +162,9 @@ func deadMsg(payload []byte, reason string, p int) *message.Message {
 func workerConfig(client redis.UniversalClient, group string, partitions int) streamq.SubscriberConfig {
 	return streamq.SubscriberConfig{
 		Client: client, ConsumerGroup: group, DefaultPartitionCount: partitions,
-		LeaseTTL: 2 * time.Second, RenewInterval: 300 * time.Millisecond, RebalanceInterval: 150 * time.Millisecond,
-		BlockTime: 50 * time.Millisecond, CloseTimeout: 2 * time.Second,
-		RetryPolicy: streamq.ExponentialBackoff{Attempts: 1}, RetryMoverInterval: 100 * time.Millisecond,
+		Membership: streamq.MembershipConfig{LeaseTTL: 2 * time.Second, RenewInterval: 300 * time.Millisecond, RebalanceInterval: 150 * time.Millisecond},
+		Read:       streamq.ReadConfig{BlockTime: 50 * time.Millisecond}, Delivery: streamq.DeliveryConfig{CloseTimeout: 2 * time.Second},
+		Retry: streamq.RetryConfig{Policy: streamq.ExponentialBackoff{Attempts: 1}, MoverInterval: 100 * time.Millisecond},
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ThreeDotsLabs/watermill"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/admin"
 )
 
@@ -50,15 +51,13 @@ type Options struct {
 	// BasePath is the path the handler is mounted at when it is not behind http.StripPrefix,
 	// e.g. "/streamq/". Optional; default "/".
 	BasePath string
-	// StreamPrefix and ControlPrefix must match the Publisher's and Subscriber's. Optional;
-	// default the library's ("stream:topic", "streaming:mq").
-	StreamPrefix, ControlPrefix string
-	// PayloadThreshold and PayloadRetention must match the Publisher's PayloadThreshold and
-	// Retention: a dead letter replayed from the page with a payload over the threshold has
-	// it stored in its own key again, with that TTL. Optional; defaults 64 KiB (-1: replay
-	// inline) and 0 (no TTL).
-	PayloadThreshold int
-	PayloadRetention time.Duration
+	// Keyspace must match the Publishers' and Subscribers'. Optional; default the library's
+	// ("stream:topic", "streaming:mq").
+	Keyspace streamq.Keyspace
+	// Payloads must match the Publishers' Payloads: a dead letter replayed from the page with
+	// a payload over the threshold has it stored in its own key again, with that TTL.
+	// Optional; defaults 64 KiB (-1: replay inline) and 0 (no TTL).
+	Payloads streamq.PayloadConfig
 	// Logger receives one line per write (action, target, remote address, user, outcome;
 	// never a secret) and the sampler's errors. Optional; default watermill.NopLogger.
 	Logger watermill.LoggerAdapter
@@ -128,9 +127,9 @@ func (o Options) Validate() error {
 		return fmt.Errorf("%w: HistoryRetention %s shorter than SampleWindow %s", ErrInvalidOptions, o.HistoryRetention, o.SampleWindow)
 	case o.PreviewBytes < 0:
 		return fmt.Errorf("%w: PreviewBytes %d is negative", ErrInvalidOptions, o.PreviewBytes)
-	case o.PayloadThreshold < -1 || o.PayloadRetention < 0:
-		return fmt.Errorf("%w: PayloadThreshold %d must be > 0, 0 or -1 and PayloadRetention %s not negative",
-			ErrInvalidOptions, o.PayloadThreshold, o.PayloadRetention)
+	case o.Payloads.Threshold < -1 || o.Payloads.TTL < 0:
+		return fmt.Errorf("%w: Payloads.Threshold %d must be > 0, 0 or -1 and Payloads.TTL %s not negative",
+			ErrInvalidOptions, o.Payloads.Threshold, o.Payloads.TTL)
 	}
 	return nil
 }

@@ -64,10 +64,10 @@ func (e *env) serve(opts dashboard.Options) string {
 // subscriberConfig is a quick member of group.
 func subscriberConfig(client redis.UniversalClient, group string) streamq.SubscriberConfig {
 	return streamq.SubscriberConfig{
-		Client: client, ConsumerGroup: group, ConsumerName: group + "-member-1",
-		LeaseTTL: 3 * time.Second, RenewInterval: 500 * time.Millisecond, RebalanceInterval: 200 * time.Millisecond,
-		BlockTime: 50 * time.Millisecond, CloseTimeout: 2 * time.Second,
-		RetryPolicy: streamq.ExponentialBackoff{Attempts: 1}, RetryMoverInterval: 100 * time.Millisecond,
+		Client: client, ConsumerGroup: group, Membership: streamq.MembershipConfig{ConsumerName: group + "-member-1", LeaseTTL: 3 * time.Second, RenewInterval: 500 * time.Millisecond, RebalanceInterval: 200 * time.Millisecond},
+
+		Read: streamq.ReadConfig{BlockTime: 50 * time.Millisecond}, Delivery: streamq.DeliveryConfig{CloseTimeout: 2 * time.Second},
+		Retry: streamq.RetryConfig{Policy: streamq.ExponentialBackoff{Attempts: 1}, MoverInterval: 100 * time.Millisecond},
 	}
 }
 

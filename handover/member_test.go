@@ -43,7 +43,7 @@ func runMember() int {
 	defer client.Close()
 	grace, _ := time.ParseDuration(os.Getenv(envGrace))
 	sub, err := streamq.NewSubscriber(streamq.SubscriberConfig{Client: client, ConsumerGroup: group,
-		ConsumerName: os.Getenv(envName), StaticMemberGrace: grace}, watermill.NewStdLogger(false, false))
+		Membership: streamq.MembershipConfig{ConsumerName: os.Getenv(envName), StaticMemberGrace: grace}}, watermill.NewStdLogger(false, false))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2

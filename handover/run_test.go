@@ -138,7 +138,7 @@ func (s *scenario) spawn(i int) {
 	s.mu.Unlock()
 	switch s.kind {
 	case "static":
-		grace = streamq.DefaultLeaseTTL.String()
+		grace = (10 * time.Second).String() // the default Membership.LeaseTTL
 	case "dynamic":
 		m.name += "-" + strconv.Itoa(inc) // a new name in every process, as a generated one
 	}

@@ -89,9 +89,12 @@ func TestMemSize(t *testing.T) {
 	fmt.Fprintln(&b, "buckets deleted, as their expiry does; window -1: a fresh server, IdempotencyWindow -1; overhead: records expired minus")
 	fmt.Fprintln(&b, "the payload; record: what the idempotency records add per message; stream and payload keys: MEMORY USAGE (SAMPLES 0)")
 	fmt.Fprintf(&b, "per entry; 7 days: %d entries at the records-expired figure plus %s of records (1.5 windows of traffic)\n",
-		weekEntries, (3 * streamq.DefaultIdempotencyWindow / 2).String())
+		weekEntries, (3 * defaultWindow / 2).String())
 	fmt.Print(b.String())
 }
+
+// defaultWindow is the Publisher's default IdempotencyWindow.
+const defaultWindow = 2 * time.Minute
 
 // A 7-day consumer outage at 100 msg/s: its backlog, and the records of the last 1.5
 // idempotency windows (the most the Publisher's buckets hold at once).
@@ -101,7 +104,7 @@ const (
 )
 
 func week(perEntry, perRecord int64) int64 {
-	held := int64(weekRate * (3 * streamq.DefaultIdempotencyWindow / 2).Seconds())
+	held := int64(weekRate * (3 * defaultWindow / 2).Seconds())
 	return weekEntries*perEntry + held*perRecord
 }
 

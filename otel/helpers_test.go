@@ -95,18 +95,14 @@ func linkedTo(sp sdktrace.ReadOnlySpan, sc trace.SpanContext) bool {
 // fastSub is a subscriber config with short intervals.
 func fastSub(client redis.UniversalClient, group string, tracer streamq.Tracer) streamq.SubscriberConfig {
 	return streamq.SubscriberConfig{
-		Client:              client,
-		ConsumerGroup:       group,
-		LeaseTTL:            2 * time.Second,
-		RenewInterval:       300 * time.Millisecond,
-		RebalanceInterval:   150 * time.Millisecond,
-		PendingScanInterval: time.Second,
-		ClaimIdle:           3 * time.Second,
-		BlockTime:           50 * time.Millisecond,
-		CloseTimeout:        2 * time.Second,
-		RetryPolicy:         streamq.ExponentialBackoff{Attempts: 1}, // one retry, at once
-		RetryMoverInterval:  100 * time.Millisecond,
-		Tracer:              tracer,
+		Client:        client,
+		ConsumerGroup: group,
+		Membership:    streamq.MembershipConfig{LeaseTTL: 2 * time.Second, RenewInterval: 300 * time.Millisecond, RebalanceInterval: 150 * time.Millisecond},
+		Reclaim:       streamq.ReclaimConfig{ScanInterval: time.Second, Idle: 3 * time.Second},
+		Read:          streamq.ReadConfig{BlockTime: 50 * time.Millisecond},
+		Delivery:      streamq.DeliveryConfig{CloseTimeout: 2 * time.Second},
+		Retry:         streamq.RetryConfig{Policy: streamq.ExponentialBackoff{Attempts: 1}, MoverInterval: 100 * time.Millisecond}, // one retry, at once
+		Tracer:        tracer,
 	}
 }
 

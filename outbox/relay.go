@@ -82,7 +82,7 @@ func newStreamPublisher(config RelayConfig, m *metrics) (*streamq.Publisher, err
 	pc.Metrics = dupMetrics{MetricsCollector: pc.Metrics, dropped: m.dropped}
 	pc.Client = config.Redis
 	pc.IdempotencyWindow = config.IdempotencyWindow
-	pc.PartitionKey = uuidWhenKeyless(pc.PartitionKey)
+	pc.Partitioning.PartitionKey = uuidWhenKeyless(pc.Partitioning.PartitionKey)
 	pub, err := streamq.NewPublisher(pc, config.Logger)
 	if err != nil {
 		return nil, fmt.Errorf("%w: Publisher: %w", ErrInvalidConfig, err)
@@ -140,7 +140,7 @@ func (r *Relay) reporterDeps() reporterDeps {
 	c := r.config
 	host, _ := os.Hostname()
 	return reporterDeps{db: c.DB, dialect: c.Dialect, table: c.Table, group: c.ConsumerGroup, name: c.Name,
-		rdb: c.Redis, controlPrefix: c.Publisher.ControlPrefix, interval: c.ReportInterval,
+		rdb: c.Redis, controlPrefix: c.Publisher.Keyspace.ControlPrefix, interval: c.ReportInterval,
 		relay:   outboxstatus.Relay{ID: c.RelayID, Host: host, PID: os.Getpid(), StartedAt: time.Now()},
 		metrics: r.metrics, moved: &r.out.moved, logger: c.Logger}
 }

@@ -26,7 +26,7 @@ type deliveryFigures struct {
 func checkDelivery(d *dataset, v *verdict, w *destroyWindows) deliveryFigures {
 	f := deliveryFigures{handledOnce: map[string]int{}, deadLettered: map[string]int{}, lost: map[string]int{}}
 	for uuid, pub := range d.published {
-		if pub.Size > streamq.DefaultPayloadThreshold {
+		if pub.Size > offloadThreshold {
 			f.offloaded++
 		}
 		for _, g := range groups {

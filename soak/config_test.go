@@ -46,10 +46,13 @@ const (
 // wait in the group's retry set; after three retries a message is dead-lettered.
 var retryPolicy = streamq.ExponentialBackoff{Base: 30 * time.Millisecond, Max: 500 * time.Millisecond, Attempts: 3}
 
+// offloadThreshold is the Publisher's default Payloads.Threshold (64 KiB).
+const offloadThreshold = 64 * 1024
+
 // Payload sizes: most are small; largePercent % are above the 64 KiB offload threshold.
 const (
 	smallMin, smallMax = 64, 2048
-	largeMin, largeMax = streamq.DefaultPayloadThreshold + 1, 96 * 1024
+	largeMin, largeMax = offloadThreshold + 1, 96 * 1024
 	largePercent       = 3
 )
 

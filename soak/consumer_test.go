@@ -55,11 +55,11 @@ func runConsumer(env childEnv) int {
 
 func subscriberConfig(client redis.UniversalClient, env childEnv) streamq.SubscriberConfig {
 	return streamq.SubscriberConfig{
-		Client: client, ConsumerGroup: env.group, ConsumerName: env.name,
+		Client: client, ConsumerGroup: env.group, Membership: streamq.MembershipConfig{ConsumerName: env.name, LeaseTTL: leaseTTL, RenewInterval: renewInterval, RebalanceInterval: rebalance},
 		DefaultPartitionCount: partitions,
-		LeaseTTL:              leaseTTL, RenewInterval: renewInterval, RebalanceInterval: rebalance,
-		BlockTime: 100 * time.Millisecond, PendingScanInterval: 3 * time.Second, ClaimIdle: 5 * time.Second,
-		CloseTimeout: closeTimeout, RetryPolicy: retryPolicy, RetryMoverInterval: 200 * time.Millisecond,
+
+		Read: streamq.ReadConfig{BlockTime: 100 * time.Millisecond}, Reclaim: streamq.ReclaimConfig{ScanInterval: 3 * time.Second, Idle: 5 * time.Second},
+		Delivery: streamq.DeliveryConfig{CloseTimeout: closeTimeout}, Retry: streamq.RetryConfig{Policy: retryPolicy, MoverInterval: 200 * time.Millisecond},
 	}
 }
 

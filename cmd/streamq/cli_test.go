@@ -175,9 +175,9 @@ func fastSubscriber(t *testing.T, client redis.UniversalClient, group string, pa
 	t.Helper()
 	sub, err := streamq.NewSubscriber(streamq.SubscriberConfig{
 		Client: client, ConsumerGroup: group, DefaultPartitionCount: partitions,
-		LeaseTTL: 2 * time.Second, RenewInterval: 300 * time.Millisecond, RebalanceInterval: 150 * time.Millisecond,
-		BlockTime: 50 * time.Millisecond, CloseTimeout: 2 * time.Second, BatchCount: 1,
-		RetryPolicy: streamq.ExponentialBackoff{Attempts: 1}, RetryMoverInterval: 100 * time.Millisecond,
+		Membership: streamq.MembershipConfig{LeaseTTL: 2 * time.Second, RenewInterval: 300 * time.Millisecond, RebalanceInterval: 150 * time.Millisecond},
+		Read:       streamq.ReadConfig{BlockTime: 50 * time.Millisecond, BatchCount: 1}, Delivery: streamq.DeliveryConfig{CloseTimeout: 2 * time.Second},
+		Retry: streamq.RetryConfig{Policy: streamq.ExponentialBackoff{Attempts: 1}, MoverInterval: 100 * time.Millisecond},
 	}, watermill.NopLogger{})
 	require.NoError(t, err)
 	return sub
@@ -298,7 +298,7 @@ func TestCLIJSONMatchesAdmin(t *testing.T) {
 		assert.Equal(t, q.DLQLength, got.DLQLength)
 		r := q.Retention
 		assert.Equal(t, retentionView{MaxLen: r.MaxLen, Exact: r.Exact, Policy: r.Policy, Recorded: r.Recorded}, got.Retention)
-		assert.Equal(t, retentionView{MaxLen: streamq.DefaultMaxLen, Policy: "acked", Recorded: true}, got.Retention,
+		assert.Equal(t, retentionView{MaxLen: admin.DefaultMaxLen, Policy: "acked", Recorded: true}, got.Retention,
 			"what the seed's Publisher recorded")
 		require.Len(t, got.PerPartition, ordersParts)
 		for i, p := range q.PerPartition {

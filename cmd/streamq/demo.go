@@ -278,7 +278,7 @@ func (d *demo) run(ctx context.Context) error {
 	cfg := d.cfg
 	pub, err := streamq.NewPublisher(streamq.PublisherConfig{
 		Client: d.client, DefaultPartitionCount: cfg.Partitions,
-		StreamPrefix: cfg.StreamPrefix, ControlPrefix: cfg.ControlPrefix,
+		Keyspace: streamq.Keyspace{StreamPrefix: cfg.StreamPrefix, ControlPrefix: cfg.ControlPrefix},
 	}, d.logger)
 	if err != nil {
 		return fmt.Errorf("create publisher: %w", err)
@@ -325,17 +325,13 @@ func (d *demo) run(ctx context.Context) error {
 func (d *demo) subscriberConfig(name string) streamq.SubscriberConfig {
 	return streamq.SubscriberConfig{
 		Client:                d.client,
-		StreamPrefix:          d.cfg.StreamPrefix,
-		ControlPrefix:         d.cfg.ControlPrefix,
+		Keyspace:              streamq.Keyspace{StreamPrefix: d.cfg.StreamPrefix, ControlPrefix: d.cfg.ControlPrefix},
 		DefaultPartitionCount: d.cfg.Partitions,
 		ConsumerGroup:         d.cfg.Group,
-		ConsumerName:          name,
+		Membership:            streamq.MembershipConfig{ConsumerName: name, RebalanceInterval: 200 * time.Millisecond, LeaseTTL: 3 * time.Second, RenewInterval: time.Second},
 		// Short intervals so the group converges in about a second.
-		RebalanceInterval: 200 * time.Millisecond,
-		LeaseTTL:          3 * time.Second,
-		RenewInterval:     time.Second,
-		BlockTime:         50 * time.Millisecond,
-		CloseTimeout:      2 * time.Second,
+		Read:     streamq.ReadConfig{BlockTime: 50 * time.Millisecond},
+		Delivery: streamq.DeliveryConfig{CloseTimeout: 2 * time.Second},
 	}
 }
 
@@ -717,7 +713,7 @@ func yesNo(b bool) string {
 func (d *demo) deleteKeys() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	adm, err := admin.New(d.client, admin.Options{StreamPrefix: d.cfg.StreamPrefix, ControlPrefix: d.cfg.ControlPrefix})
+	adm, err := admin.New(d.client, admin.Options{Keyspace: streamq.Keyspace{StreamPrefix: d.cfg.StreamPrefix, ControlPrefix: d.cfg.ControlPrefix}})
 	if err == nil {
 		_, err = adm.DeleteTopic(ctx, d.topic) // every key of the topic, found by its hash tags
 	}

@@ -103,7 +103,7 @@ func importCmd(a *app) *cobra.Command {
 	f.BoolVar(&o.opts.DryRun, "dry-run", false, "count what would be imported, change nothing")
 	f.IntVar(&a.payloadThreshold, "payload-threshold", 0,
 		"an imported payload larger than this many bytes is stored in its own key, as the publishers\n"+
-			"store it (default 65536; -1: inline); must match the publishers' PayloadThreshold")
+			"store it (default 65536; -1: inline); must match the publishers' Payloads.Threshold")
 	f.DurationVar(&a.payloadRetention, "payload-retention", 0,
 		"TTL of an imported payload stored in its own key (default none); must match the publishers' Retention")
 	a.addYesFlag(cmd)

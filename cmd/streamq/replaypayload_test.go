@@ -45,5 +45,5 @@ func TestCLIReplayOffloadsLargePayload(t *testing.T) {
 
 	r := e.run("dlq", "--payload-threshold", "-2", "replay", topic, "0", added)
 	assert.Equal(t, exitUsage, r.code, r.stderr)
-	assert.Contains(t, r.stderr, "PayloadThreshold")
+	assert.Contains(t, r.stderr, "Payloads.Threshold")
 }

@@ -95,7 +95,7 @@ func requireStatsHoldsBack(e *cliEnv) {
 // retainedHeldBySlow runs the scenario until the trim stopped at slow's position.
 func retainedHeldBySlow(t *testing.T, client redis.UniversalClient) {
 	t.Helper()
-	unbounded := retainedPublisher(t, client, streamq.PublisherConfig{MaxLen: -1})
+	unbounded := retainedPublisher(t, client, streamq.PublisherConfig{Trim: streamq.TrimConfig{MaxLen: -1}})
 	for i := range 100 {
 		require.NoError(t, unbounded.Publish(retainedTopic, message.NewMessage(watermill.NewUUID(), []byte(strconv.Itoa(i)))))
 	}
@@ -117,7 +117,7 @@ func retainedHeldBySlow(t *testing.T, client redis.UniversalClient) {
 			acked.Add(1)
 		}
 	}()
-	bounded := retainedPublisher(t, client, streamq.PublisherConfig{MaxLen: 10, ExactMaxLen: true})
+	bounded := retainedPublisher(t, client, streamq.PublisherConfig{Trim: streamq.TrimConfig{MaxLen: 10, Exact: true}})
 	require.NoError(t, bounded.Publish(retainedTopic, message.NewMessage(watermill.NewUUID(), []byte("100"))))
 	require.Eventually(t, func() bool {
 		n, err := client.XLen(context.Background(), keys.New("", "").PartitionStream(retainedTopic, 0)).Result()
@@ -141,9 +141,9 @@ func retainedSubscriber(t *testing.T, client redis.UniversalClient, group string
 	t.Helper()
 	sub, err := streamq.NewSubscriber(streamq.SubscriberConfig{
 		Client: client, ConsumerGroup: group, DefaultPartitionCount: 1,
-		LeaseTTL: 2 * time.Second, RenewInterval: 300 * time.Millisecond, RebalanceInterval: 150 * time.Millisecond,
-		BlockTime: 50 * time.Millisecond, CloseTimeout: 500 * time.Millisecond,
-		TrimInterval: 200 * time.Millisecond, PartitionRefreshInterval: 100 * time.Millisecond,
+		Membership: streamq.MembershipConfig{LeaseTTL: 2 * time.Second, RenewInterval: 300 * time.Millisecond, RebalanceInterval: 150 * time.Millisecond, PartitionRefreshInterval: 100 * time.Millisecond},
+		Read:       streamq.ReadConfig{BlockTime: 50 * time.Millisecond}, Delivery: streamq.DeliveryConfig{CloseTimeout: 500 * time.Millisecond},
+		Retention: streamq.RetentionConfig{TrimInterval: 200 * time.Millisecond},
 	}, watermill.NopLogger{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sub.Close() })

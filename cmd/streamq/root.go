@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/streamq-dev/streamq"
 	"io"
 	"os"
 	"strconv"
@@ -115,8 +116,8 @@ func (a *app) admin(ctx context.Context) (*admin.Admin, error) {
 	if err != nil {
 		return nil, err
 	}
-	adm, err := admin.New(c.client, admin.Options{StreamPrefix: a.streamPrefix, ControlPrefix: a.controlPrefix,
-		PayloadThreshold: a.payloadThreshold, PayloadRetention: a.payloadRetention})
+	adm, err := admin.New(c.client, admin.Options{Keyspace: streamq.Keyspace{StreamPrefix: a.streamPrefix, ControlPrefix: a.controlPrefix},
+		Payloads: streamq.PayloadConfig{Threshold: a.payloadThreshold, TTL: a.payloadRetention}})
 	if err != nil {
 		_ = c.client.Close()
 		return nil, err
@@ -235,7 +236,7 @@ func (a *app) addGlobalFlags(root *cobra.Command) {
 func (a *app) addPayloadFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&a.payloadThreshold, "payload-threshold", 0,
 		"a replayed payload larger than this many bytes is stored in its own key, as the publishers\n"+
-			"store it (default 65536; -1: inline); must match the publishers' PayloadThreshold")
+			"store it (default 65536; -1: inline); must match the publishers' Payloads.Threshold")
 	durationVar(fs, &a.payloadRetention, "payload-retention", 0,
 		"TTL of a replayed payload stored in its own key (default none); must match the publishers' Retention")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/streamq-dev/streamq"
 	"io"
 	"log"
 	"net"
@@ -114,8 +115,8 @@ func (a *app) serveUI(ctx context.Context, addr string, opts dashboard.Options) 
 	}
 	defer func() { _ = ln.Close() }() // once served, Shutdown has closed it already
 	opts.AllowedHosts = append(opts.AllowedHosts, loopbackHosts(ln.Addr())...)
-	opts.StreamPrefix, opts.ControlPrefix = a.streamPrefix, a.controlPrefix
-	opts.PayloadThreshold, opts.PayloadRetention = a.payloadThreshold, a.payloadRetention
+	opts.Keyspace.StreamPrefix, opts.Keyspace.ControlPrefix = a.streamPrefix, a.controlPrefix
+	opts.Payloads = streamq.PayloadConfig{Threshold: a.payloadThreshold, TTL: a.payloadRetention}
 	opts.Logger = watermill.NewStdLoggerWithOut(a.stderr, false, false)
 	h, err := dashboard.New(a.conn.client, opts)
 	if errors.Is(err, dashboard.ErrInvalidOptions) {

@@ -47,8 +47,7 @@ func run() error {
 	sub, err := streamq.NewSubscriber(streamq.SubscriberConfig{
 		Client: client, ConsumerGroup: "payments", DefaultPartitionCount: 4,
 		// Two retries, 200 ms then 400 ms after the failure, then the DLQ.
-		RetryPolicy:       streamq.ExponentialBackoff{Base: 200 * time.Millisecond, Max: time.Second, Attempts: 2},
-		MessageMaxRetries: -1, // the policy alone decides
+		Retry: streamq.RetryConfig{MaxRetries: 2, Policy: streamq.ExponentialBackoff{Base: 200 * time.Millisecond, Max: time.Second}},
 	}, logger)
 	if err != nil {
 		return err

@@ -32,16 +32,3 @@ func Exponential(base, limit time.Duration, attempt int, jitter float64) time.Du
 	}
 	return d
 }
-
-// Cap is the effective number of retries: the smaller of the message's and the policy's, a
-// negative value meaning unlimited on either side.
-func Cap(message, policy int) int {
-	switch {
-	case message < 0:
-		return policy
-	case policy < 0:
-		return message
-	default:
-		return min(message, policy)
-	}
-}

@@ -10,27 +10,6 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 )
 
-func TestRetryCap(t *testing.T) {
-	tests := []struct {
-		name            string
-		message, policy int
-		want            int
-	}{
-		{"message unlimited: policy", -1, 3, 3},
-		{"message below policy", 2, 5, 2},
-		{"policy below message", 5, 2, 2},
-		{"both unlimited", -1, -1, -1},
-		{"message zero: no retries", 0, 5, 0},
-		{"policy unlimited: message", 4, -1, 4},
-		{"policy zero", 4, 0, 0},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, Cap(tc.message, tc.policy))
-		})
-	}
-}
-
 func TestRetryExponential(t *testing.T) {
 	const ms = time.Millisecond
 	tests := []struct {

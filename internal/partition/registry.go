@@ -54,6 +54,10 @@ const (
 	FieldTrimPolicy = "trimPolicy"
 )
 
+// DefaultMaxLen is the length retention of a topic whose Publishers recorded none, and the
+// Publishers' default.
+const DefaultMaxLen int64 = 100_000
+
 // Meta is a topic's metadata hash.
 type Meta struct {
 	Count  int  // partition count (1 when missing or unparseable)

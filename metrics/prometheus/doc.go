@@ -56,6 +56,6 @@
 // resolves each label set once and caches the series; later calls are a lock-free map
 // load and an atomic add, without allocations. The cache, like the Prometheus series,
 // lives as long as the Collector. The consumer label makes the number of series grow
-// with every member name: give subscribers a stable SubscriberConfig.ConsumerName (a
+// with every member name: give subscribers a stable MembershipConfig.ConsumerName (a
 // host or pod name) rather than the random default.
 package prometheus

@@ -32,7 +32,7 @@ func ExampleNew() {
 	sub, err := streamq.NewSubscriber(streamq.SubscriberConfig{
 		Client:        client,
 		ConsumerGroup: "payments",
-		ConsumerName:  "host-1", // a stable name keeps the consumer label's cardinality low
+		Membership:    streamq.MembershipConfig{ConsumerName: "host-1"}, // a stable name keeps the consumer label's cardinality low
 		Metrics:       metrics,
 	}, logger)
 	if err != nil {

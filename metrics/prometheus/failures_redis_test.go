@@ -23,10 +23,10 @@ func failureSub(t *testing.T, client redis.UniversalClient, group string, c stre
 	t.Helper()
 	sub, err := streamq.NewSubscriber(streamq.SubscriberConfig{
 		Client: client, ConsumerGroup: group, Metrics: c,
-		RebalanceInterval: 150 * time.Millisecond, RenewInterval: 300 * time.Millisecond,
-		LeaseTTL: 2 * time.Second, BlockTime: 50 * time.Millisecond, CloseTimeout: 2 * time.Second,
-		RetryPolicy: streamq.ExponentialBackoff{Attempts: 1}, RetryMoverInterval: 50 * time.Millisecond,
-		TrimInterval: 100 * time.Millisecond, DLQRetentionMaxLen: 2,
+		Membership: streamq.MembershipConfig{RebalanceInterval: 150 * time.Millisecond, RenewInterval: 300 * time.Millisecond, LeaseTTL: 2 * time.Second},
+		Read:       streamq.ReadConfig{BlockTime: 50 * time.Millisecond}, Delivery: streamq.DeliveryConfig{CloseTimeout: 2 * time.Second},
+		Retry:     streamq.RetryConfig{Policy: streamq.ExponentialBackoff{Attempts: 1}, MoverInterval: 50 * time.Millisecond},
+		Retention: streamq.RetentionConfig{TrimInterval: 100 * time.Millisecond, DLQMaxLen: 2},
 	}, watermill.NopLogger{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sub.Close() })
@@ -63,7 +63,7 @@ func TestCollectorSeesEveryFailureMetric(t *testing.T) {
 	c, reg := newCollector(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	pub, err := streamq.NewPublisher(streamq.PublisherConfig{Client: client, DefaultPartitionCount: 1, Metrics: c, PayloadThreshold: 16}, watermill.NopLogger{})
+	pub, err := streamq.NewPublisher(streamq.PublisherConfig{Client: client, DefaultPartitionCount: 1, Metrics: c, Payloads: streamq.PayloadConfig{Threshold: 16}}, watermill.NopLogger{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = pub.Close() })
 

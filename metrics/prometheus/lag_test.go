@@ -105,8 +105,8 @@ func groupLag(t *testing.T, tl admin.TopicLag, group string) admin.GroupLag {
 func nackAll(t *testing.T, client redis.UniversalClient, adm *admin.Admin, topic string, want int64) {
 	t.Helper()
 	sub, err := streamq.NewSubscriber(streamq.SubscriberConfig{
-		Client: client, ConsumerGroup: "workers", BlockTime: 50 * time.Millisecond, RebalanceInterval: 100 * time.Millisecond,
-		RetryPolicy: streamq.ExponentialBackoff{Attempts: 1},
+		Client: client, ConsumerGroup: "workers", Read: streamq.ReadConfig{BlockTime: 50 * time.Millisecond}, Membership: streamq.MembershipConfig{RebalanceInterval: 100 * time.Millisecond},
+		Retry: streamq.RetryConfig{Policy: streamq.ExponentialBackoff{Attempts: 1}},
 	}, watermill.NopLogger{})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -34,9 +34,9 @@ func TestCollectorWithRedis(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = pub.Close() })
 	sub, err := streamq.NewSubscriber(streamq.SubscriberConfig{
-		Client: client, DefaultPartitionCount: 2, ConsumerGroup: group, ConsumerName: consumer, Metrics: c,
-		RebalanceInterval: 150 * time.Millisecond, RenewInterval: 300 * time.Millisecond,
-		LeaseTTL: 2 * time.Second, BlockTime: 50 * time.Millisecond, CloseTimeout: 2 * time.Second,
+		Client: client, DefaultPartitionCount: 2, ConsumerGroup: group, Membership: streamq.MembershipConfig{ConsumerName: consumer, RebalanceInterval: 150 * time.Millisecond, RenewInterval: 300 * time.Millisecond, LeaseTTL: 2 * time.Second}, Metrics: c,
+
+		Read: streamq.ReadConfig{BlockTime: 50 * time.Millisecond}, Delivery: streamq.DeliveryConfig{CloseTimeout: 2 * time.Second},
 	}, watermill.NopLogger{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sub.Close() })

@@ -87,7 +87,7 @@ func (o *relayOpts) run(ctx context.Context, stdout io.Writer) error {
 		DB: db, Dialect: dialect, Table: o.db.table, ConsumerGroup: o.db.group, Name: o.name,
 		Redis: rdb, IdempotencyWindow: window, BatchSize: o.batch, PollInterval: o.poll,
 		ReportInterval: o.report, RelayID: o.relayID, Registerer: reg,
-		Publisher: streamq.PublisherConfig{StreamPrefix: o.redis.streamPrefix, ControlPrefix: o.redis.controlPrefix,
+		Publisher: streamq.PublisherConfig{Keyspace: streamq.Keyspace{StreamPrefix: o.redis.streamPrefix, ControlPrefix: o.redis.controlPrefix},
 			DefaultPartitionCount: o.partitions},
 		Logger: o.logger(stdout),
 	})

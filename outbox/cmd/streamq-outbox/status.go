@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/streamq-dev/streamq"
 	"io"
 	"time"
 
@@ -93,7 +94,7 @@ func (o *statusOpts) relays(ctx context.Context) (*relaysView, error) {
 		return nil, err
 	}
 	defer func() { _ = rdb.Close() }()
-	adm, err := admin.New(rdb, admin.Options{StreamPrefix: o.redis.streamPrefix, ControlPrefix: o.redis.controlPrefix})
+	adm, err := admin.New(rdb, admin.Options{Keyspace: streamq.Keyspace{StreamPrefix: o.redis.streamPrefix, ControlPrefix: o.redis.controlPrefix}})
 	if err != nil {
 		return nil, err
 	}

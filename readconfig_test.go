@@ -1,0 +1,104 @@
+package streamq
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestTopicOptionsConfigRejects(t *testing.T) {
+	client := unusedClient(t)
+	cfg := func(topics map[string]ReadConfig) SubscriberConfig {
+		return SubscriberConfig{Client: client, Topics: topics}
+	}
+	invalid := []error{ErrInvalidConfig}
+	badName := []error{ErrInvalidConfig, ErrInvalidName}
+	tests := []struct {
+		name  string
+		input SubscriberConfig
+		want  []error
+	}{
+		{name: "empty topic name", input: cfg(map[string]ReadConfig{"": {BatchCount: 1}}), want: badName},
+		{name: "topic name with a brace", input: cfg(map[string]ReadConfig{"a{b": {BatchCount: 1}}), want: badName},
+		{name: "DLQ of a DLQ", input: cfg(map[string]ReadConfig{DLQTopic(DLQTopic("a")): {}}), want: badName},
+		{name: "negative BatchCount", input: cfg(map[string]ReadConfig{"a": {BatchCount: -1}}), want: invalid},
+		{name: "negative BlockTime", input: cfg(map[string]ReadConfig{"a": {BlockTime: -time.Millisecond}}), want: invalid},
+		{name: "BlockTime beyond LeaseTTL - RenewInterval", input: cfg(map[string]ReadConfig{"a": {BlockTime: 8 * time.Second}}), want: invalid},
+		{name: "remainder equal to modulo", input: cfg(map[string]ReadConfig{"a": {PartitionModulo: 2, PartitionRemainder: 2}}), want: invalid},
+		{name: "remainder above modulo", input: cfg(map[string]ReadConfig{"a": {PartitionModulo: 2, PartitionRemainder: 3}}), want: invalid},
+		{name: "remainder without modulo", input: cfg(map[string]ReadConfig{"a": {PartitionRemainder: 1}}), want: invalid},
+		{name: "negative modulo", input: cfg(map[string]ReadConfig{"a": {PartitionModulo: -2}}), want: invalid},
+		{name: "negative remainder", input: cfg(map[string]ReadConfig{"a": {PartitionModulo: 2, PartitionRemainder: -1}}), want: invalid},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sub, err := NewSubscriber(tt.input, nil)
+			require.Error(t, err)
+			assert.Nil(t, sub)
+			for _, want := range tt.want {
+				assert.ErrorIs(t, err, want)
+			}
+		})
+	}
+}
+
+func TestTopicOptionsConfigAccepts(t *testing.T) {
+	client := unusedClient(t)
+	tests := []struct {
+		name  string
+		input map[string]ReadConfig
+	}{
+		{name: "nil map", input: nil},
+		{name: "empty options", input: map[string]ReadConfig{"a": {}}},
+		{name: "every field", input: map[string]ReadConfig{"a": {BatchCount: 5, BlockTime: time.Second, PartitionModulo: 3, PartitionRemainder: 2}}},
+		{name: "modulo only", input: map[string]ReadConfig{"a": {PartitionModulo: 2}}},
+		{name: "a DLQ topic", input: map[string]ReadConfig{DLQTopic("a"): {BatchCount: 1, PartitionModulo: 2, PartitionRemainder: 1}}},
+		{name: "several topics", input: map[string]ReadConfig{"a": {BatchCount: 1}, "b": {BatchCount: 2}, DLQTopic("a"): {}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sub, err := NewSubscriber(SubscriberConfig{Client: client, Topics: tt.input}, nil)
+			require.NoError(t, err)
+			require.NoError(t, sub.Close())
+		})
+	}
+}
+
+// TestTopicSettings: a zero field of a Topics entry takes the Subscriber's value, and the
+// filter pair replaces the Subscriber's pair together.
+func TestTopicSettings(t *testing.T) {
+	base := SubscriberConfig{Read: ReadConfig{BatchCount: 50, BlockTime: 100 * time.Millisecond, PartitionModulo: 3, PartitionRemainder: 1}}
+	tests := []struct {
+		name  string
+		input ReadConfig
+		topic string // the topic subscribed to; the options are for "a"
+		want  ReadConfig
+	}{
+		{name: "topic not listed", input: ReadConfig{BatchCount: 5}, topic: "b", want: ReadConfig{BatchCount: 50, BlockTime: 100 * time.Millisecond, PartitionModulo: 3, PartitionRemainder: 1}},
+		{name: "empty options", input: ReadConfig{}, topic: "a", want: ReadConfig{BatchCount: 50, BlockTime: 100 * time.Millisecond, PartitionModulo: 3, PartitionRemainder: 1}},
+		{name: "batch and block", input: ReadConfig{BatchCount: 5, BlockTime: time.Second}, topic: "a", want: ReadConfig{BatchCount: 5, BlockTime: time.Second, PartitionModulo: 3, PartitionRemainder: 1}},
+		{name: "filter replaces the pair", input: ReadConfig{PartitionModulo: 2}, topic: "a", want: ReadConfig{BatchCount: 50, BlockTime: 100 * time.Millisecond, PartitionModulo: 2, PartitionRemainder: 0}},
+		{name: "modulo 1 turns the filter off", input: ReadConfig{PartitionModulo: 1}, topic: "a", want: ReadConfig{BatchCount: 50, BlockTime: 100 * time.Millisecond, PartitionModulo: 1, PartitionRemainder: 0}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := base
+			cfg.Topics = map[string]ReadConfig{"a": tt.input}
+			assert.Equal(t, tt.want, cfg.readFor(tt.topic))
+		})
+	}
+}
+
+// TestTopicOptionsAreCopied: changing the map after NewSubscriber changes nothing.
+func TestTopicOptionsAreCopied(t *testing.T) {
+	topics := map[string]ReadConfig{"a": {BatchCount: 5}}
+	sub, err := NewSubscriber(SubscriberConfig{Client: unusedClient(t), Topics: topics}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sub.Close() })
+	topics["a"] = ReadConfig{BatchCount: 9}
+	topics["b"] = ReadConfig{BatchCount: 1}
+	assert.Equal(t, 5, sub.config.readFor("a").BatchCount)
+	assert.Equal(t, defaultBatchCount, sub.config.readFor("b").BatchCount)
+}
