@@ -91,7 +91,9 @@ memsize:
 ## test-race: same as test (every run is -race)
 test-race: test
 
-## test-short: fast unit tests only (skips the universal suite's long variants)
+## test-short: every package's tests on single-node Redis servers the tests start, with -race;
+## cluster, Sentinel, failover, process-kill and Redis-restart legs (redistest.SkipShort) and the
+## universal suite's long variants run in make test only
 test-short:
 	$(GO) test -race -short -count=1 $(PKGS)
 

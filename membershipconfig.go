@@ -42,12 +42,10 @@ type MembershipConfig struct {
 	// grown topic's new partitions are joined, and the length retention its publishers
 	// recorded is applied. Default 30s.
 	PartitionRefreshInterval time.Duration
-	// StaticMemberGrace makes this member static (Kafka's group.instance.id): a member that
-	// stops, by a crash or a Close, and starts again with the same ConsumerName within this
-	// grace takes back its partitions at once, and no other member takes them meanwhile. It
-	// needs an explicit ConsumerName, stable across restarts and unique to one process, and
-	// must be at least LeaseTTL; a second live process with the name gets
-	// ErrConsumerNameInUse. Default 0: off. See docs/consuming.md, Static membership.
+	// StaticMemberGrace makes this member static (Kafka's group.instance.id): started again
+	// with the same explicit ConsumerName within the grace, it takes its partitions back,
+	// and nobody takes them meanwhile. At least LeaseTTL. Default 0: off. See
+	// docs/consuming.md, Static membership.
 	StaticMemberGrace time.Duration
 	// MaxLeasedPartitions caps the partitions this Subscriber leases over all its
 	// subscriptions; the group gives the rest to other members. Default 0: no cap.

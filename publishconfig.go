@@ -95,12 +95,10 @@ func (p PipelineConfig) validate() error {
 		positive("Pipeline.QueueSize", p.QueueSize))
 }
 
-// ReplicationConfig makes Publish durable against losing the master: every pipeline ends
-// with one WAIT (sent on the writes' connection), and Publish returns nil only once
-// MinReplicas replicas confirmed all of its writes; fewer within Timeout, and it returns a
-// *ReplicationError (ErrNotReplicated): the messages were written to the master and may be
-// delivered. It needs a single-node or Sentinel (failover) client. See docs/publishing.md,
-// Durable publish.
+// ReplicationConfig makes Publish wait for replicas: every pipeline ends with one WAIT, and
+// Publish returns nil once MinReplicas replicas confirmed its writes, else a
+// *ReplicationError (ErrNotReplicated). Single-node or Sentinel clients only. See
+// docs/publishing.md, Durable publish.
 type ReplicationConfig struct {
 	// MinReplicas is how many replicas must confirm each pipeline. Default 0: off, Publish
 	// returns once the master applied the writes.

@@ -24,6 +24,7 @@ func TestPubSubReconnect(t *testing.T) { universal(t, 4, true, false) }
 // messages from 100 publishers, the test's redis-server (AOF on) restarted at 1/3 and 1/2 of
 // them; every message whose Publish returned nil must be received.
 func TestReconnectUnderRace(t *testing.T) {
+	skipShort(t, "restarting Redis under load")
 	srv, client := startRedis(t)
 	pub, sub := newPubSub(t, client, 4, false, true, "reconnect", nil)
 	defer func() {

@@ -14,6 +14,7 @@ func universal(t *testing.T, partitions int, keyFromPayload, restart bool) {
 	srv, client := startRedis(t)
 	features := universalFeatures()
 	if restart {
+		skipShort(t, "restarting Redis")
 		features.RestartServiceCommand = srv.RestartCommand()
 	}
 	runUniversal(t, client, features, partitions, keyFromPayload)

@@ -34,12 +34,10 @@ const (
 	TrimHard TrimPolicy = "hard"
 )
 
-// TrimConfig is a topic's length retention, set by its Publishers: the Publisher trims in
-// the background every MaxLen/100 appends (at most 1000) to a partition, never on the append
-// itself, and records MaxLen, Exact and Policy in the topic's metadata, where the lease
-// holders of the topic's partitions read them to trim every append (retries, delayed
-// messages, replays) every Retention.TrimInterval. The Publishers of one topic should agree:
-// the last one started is what the metadata holds.
+// TrimConfig is a topic's length retention, set by its Publishers: they trim in the
+// background and record it in the topic's metadata, where the partitions' lease holders
+// read it and trim every Retention.TrimInterval. The Publishers of a topic should agree.
+// See docs/storage.md.
 type TrimConfig struct {
 	// MaxLen is about how many entries each partition keeps. Under TrimAcked only entries
 	// every registered group has acked are removed, so a partition grows past MaxLen while a
@@ -84,14 +82,10 @@ type RetentionConfig struct {
 	// Policy says whether MaxAge may remove entries a group has not acked. Default
 	// TrimAcked; TrimHard removes them all the same, counting and logging each.
 	Policy TrimPolicy
-	// GroupExpiry: a consumer group with no live member on a partition for this long (no
-	// member held its lease there) stops holding back retention of that partition, so a
-	// forgotten group cannot fill Redis. The trim that finds it logs and counts it
-	// (GroupExpiryReporter) and counts what it removed before the group acked it; the
-	// group's offsets stay, and a member that comes back holds retention back again and is
-	// told what it lost (Stats().TrimmedUnacked, admin's TrimLost). Set the same on a
-	// topic's Publishers and Subscribers. Default 7 days; -1: off. Must be at least 1s and
-	// twice TrimInterval.
+	// GroupExpiry: a consumer group with no live member on a partition for this long stops
+	// holding back retention there, so a forgotten group cannot fill Redis; what it loses is
+	// counted and reported when it comes back. Set the same on Publishers (Trim.GroupExpiry).
+	// Default 7 days; -1: off; at least 1s and twice TrimInterval. See docs/storage.md.
 	GroupExpiry time.Duration
 	// TrimInterval is how often the lease holders apply MaxAge, the topic's length retention,
 	// DLQ retention, and remove orphaned payloads. Default 1m.

@@ -319,6 +319,7 @@ func keysEverywhere(t *testing.T, client redis.UniversalClient, pattern string) 
 // compares what topics, queue info, consumer groups, group stats and lag, pending entries,
 // DLQ topics, sizes and entries, replays and DeleteTopic report: they must be the same.
 func TestAdminSameResultsOnSingleNodeAndCluster(t *testing.T) {
+	redistest.SkipShort(t, "a comparison with a Redis Cluster")
 	t.Parallel()
 	reports := map[string]adminReport{}
 	for name, start := range map[string]func(t *testing.T) redis.UniversalClient{
