@@ -62,19 +62,17 @@ func StartCluster(t testing.TB, masters, replicasPerMaster int) *Cluster {
 	c := &Cluster{t: t, cli: cli, masters: masters, replicas: masters * replicasPerMaster}
 	t.Cleanup(c.cleanup) // after TempDir: runs before the directory is removed
 	n := masters * (1 + replicasPerMaster)
-	ports, err := freePorts(2 * n) // client port and cluster bus port of each node
-	if err != nil {
-		t.Fatalf("redistest: %v", err)
-	}
-	for i := 0; i < n; i++ {
-		s, err := newClusterNode(t, bin, filepath.Join(root, "node"+strconv.Itoa(i)), ports[2*i], ports[2*i+1])
-		if err != nil {
-			t.Fatalf("redistest: %v", err)
+	for attempt := 1; ; attempt++ {
+		err := c.launchNodes(bin, filepath.Join(root, "try"+strconv.Itoa(attempt)), n)
+		if err == nil {
+			break
 		}
-		c.nodes = append(c.nodes, s)
-	}
-	if err := launchAll(c.nodes); err != nil {
-		t.Fatalf("redistest: start cluster nodes: %v", err)
+		if !errors.Is(err, errPortTaken) || attempt == launchAttempts {
+			t.Fatalf("redistest: start cluster nodes: %v", err)
+		}
+		t.Logf("redistest: %v; trying other ports", err)
+		killAll(t, c.nodes)
+		c.nodes = nil
 	}
 	launched := time.Now()
 	if err := c.create(replicasPerMaster); err != nil {
@@ -89,6 +87,25 @@ func StartCluster(t testing.TB, masters, replicasPerMaster int) *Cluster {
 		launched.Sub(start).Round(time.Millisecond), created.Sub(launched).Round(time.Millisecond),
 		time.Since(created).Round(time.Millisecond))
 	return c
+}
+
+// launchNodes starts n cluster-enabled nodes on fresh ports in directories under dir.
+func (c *Cluster) launchNodes(bin, dir string, n int) error {
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return fmt.Errorf("create directory: %w", err)
+	}
+	ports, err := freePorts(2 * n) // client port and cluster bus port of each node
+	if err != nil {
+		return err
+	}
+	for i := range n {
+		s, err := newClusterNode(c.t, bin, filepath.Join(dir, "node"+strconv.Itoa(i)), ports[2*i], ports[2*i+1])
+		if err != nil {
+			return err
+		}
+		c.nodes = append(c.nodes, s)
+	}
+	return launchAll(c.nodes)
 }
 
 // newClusterNode prepares a cluster-enabled server in dir.

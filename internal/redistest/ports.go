@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Ports for test servers come from below the kernel's ephemeral range: a port the kernel hands
@@ -36,13 +37,26 @@ func ephemeralStart() int {
 	return n
 }
 
+// handed is every port listenFree returned in this process: none is returned twice, so two
+// tests of one binary never race for a port (another process still can: launches check).
+var handed = struct {
+	sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
+
 // listenFree opens a listener on a free loopback port below the ephemeral range, or on any
 // free port when none is found there.
 func listenFree() (net.Listener, error) {
 	top := ephemeralStart()
+	handed.Lock()
+	defer handed.Unlock()
 	for range portTries {
 		port := lowestPort + rand.IntN(top-lowestPort) //nolint:gosec // a port, not a secret
+		if handed.ports[port] {
+			continue
+		}
 		if l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port)); err == nil {
+			handed.ports[port] = true
 			return l, nil
 		}
 	}

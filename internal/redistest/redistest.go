@@ -64,7 +64,14 @@ type Server struct {
 	wd       *watchdog // kills the server if the test process dies without its cleanups
 
 	resumeOnCleanup bool // Pause registered a cleanup that resumes the process
+	// foreign: launch found another process answering on the port (ours failed to bind it);
+	// cleanup must not shut that one down.
+	foreign bool
 }
+
+// errPortTaken reports a launch that found another server answering on its port: the port
+// was free when probed and taken before redis-server bound it. The caller tries new ports.
+var errPortTaken = errors.New("port taken by another process")
 
 // RequireRedis reports whether a missing redis-server must fail tests
 // instead of skipping them (env STREAMQ_REQUIRE_REDIS=1).
@@ -282,6 +289,9 @@ func (s *Server) cleanup(t testing.TB) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	defer s.stopWatchdog(t)
+	if s.foreign {
+		return
+	}
 	if err := s.shutdown(true); err == nil {
 		return
 	}
@@ -337,7 +347,26 @@ func (s *Server) waitReady() error {
 		return fmt.Errorf("redis-server on %s not ready: %w (last PING error: %w)",
 			s.Addr(), err, lastErr)
 	}
-	return nil
+	return s.checkOwnPort(c)
+}
+
+// checkOwnPort reports errPortTaken when the server answering on the port is not the process
+// of this Server's pidfile (redis-server writes it before it serves connections).
+func (s *Server) checkOwnPort(c *redis.Client) error {
+	pid, err := s.readPID()
+	if err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		var info string
+		if info, err = c.Info(ctx, "server").Result(); err != nil {
+			return fmt.Errorf("redis-server on %s: INFO server: %w", s.Addr(), err)
+		}
+		if strings.Contains(info, "\nprocess_id:"+strconv.Itoa(pid)+"\r") {
+			return nil
+		}
+	}
+	s.foreign = true
+	return fmt.Errorf("redis-server on %s: %w (our pidfile: %v)", s.Addr(), errPortTaken, err)
 }
 
 // shutdown sends SHUTDOWN (or SHUTDOWN NOSAVE) and waits for the process to
