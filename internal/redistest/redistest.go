@@ -365,8 +365,11 @@ func (s *Server) checkOwnPort(c *redis.Client) error {
 			return nil
 		}
 	}
+	if err == nil {
+		err = fmt.Errorf("our pid %d is not the one answering", pid)
+	}
 	s.foreign = true
-	return fmt.Errorf("redis-server on %s: %w (our pidfile: %v)", s.Addr(), errPortTaken, err)
+	return fmt.Errorf("redis-server on %s: %w (%w)", s.Addr(), errPortTaken, err)
 }
 
 // shutdown sends SHUTDOWN (or SHUTDOWN NOSAVE) and waits for the process to
