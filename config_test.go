@@ -22,6 +22,18 @@ func unusedClient(t *testing.T) *redis.Client {
 	return c
 }
 
+// requireSubscriberRejected: NewSubscriber refuses cfg with an error matching every one of
+// want, and returns no Subscriber.
+func requireSubscriberRejected(t *testing.T, cfg SubscriberConfig, want []error) {
+	t.Helper()
+	sub, err := NewSubscriber(cfg, nil)
+	require.Error(t, err)
+	assert.Nil(t, sub)
+	for _, w := range want {
+		assert.ErrorIs(t, err, w)
+	}
+}
+
 func TestSubscriberConfigRejects(t *testing.T) {
 	client := unusedClient(t)
 	cfg := func(edit func(*SubscriberConfig)) SubscriberConfig {
@@ -104,14 +116,7 @@ func TestSubscriberConfigRejects(t *testing.T) {
 		{name: "prefix with space", input: cfg(func(c *SubscriberConfig) { c.Keyspace.StreamPrefix = "my prefix" }), want: badName},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			sub, err := NewSubscriber(tt.input, nil)
-			require.Error(t, err)
-			assert.Nil(t, sub)
-			for _, want := range tt.want {
-				assert.ErrorIs(t, err, want)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { requireSubscriberRejected(t, tt.input, tt.want) })
 	}
 }
 

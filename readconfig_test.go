@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestTopicOptionsConfigRejects(t *testing.T) {
+func TestTopicsConfigRejects(t *testing.T) {
 	client := unusedClient(t)
 	cfg := func(topics map[string]ReadConfig) SubscriberConfig {
 		return SubscriberConfig{Client: client, Topics: topics}
@@ -33,18 +33,11 @@ func TestTopicOptionsConfigRejects(t *testing.T) {
 		{name: "negative remainder", input: cfg(map[string]ReadConfig{"a": {PartitionModulo: 2, PartitionRemainder: -1}}), want: invalid},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			sub, err := NewSubscriber(tt.input, nil)
-			require.Error(t, err)
-			assert.Nil(t, sub)
-			for _, want := range tt.want {
-				assert.ErrorIs(t, err, want)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { requireSubscriberRejected(t, tt.input, tt.want) })
 	}
 }
 
-func TestTopicOptionsConfigAccepts(t *testing.T) {
+func TestTopicsConfigAccepts(t *testing.T) {
 	client := unusedClient(t)
 	tests := []struct {
 		name  string
@@ -91,8 +84,8 @@ func TestTopicSettings(t *testing.T) {
 	}
 }
 
-// TestTopicOptionsAreCopied: changing the map after NewSubscriber changes nothing.
-func TestTopicOptionsAreCopied(t *testing.T) {
+// TestTopicsAreCopied: changing the map after NewSubscriber changes nothing.
+func TestTopicsAreCopied(t *testing.T) {
 	topics := map[string]ReadConfig{"a": {BatchCount: 5}}
 	sub, err := NewSubscriber(SubscriberConfig{Client: unusedClient(t), Topics: topics}, nil)
 	require.NoError(t, err)
