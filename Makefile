@@ -1,6 +1,9 @@
 GO        ?= go
 PKGS      ?= ./...
 TIMEOUT   ?= 15m
+# PARALLEL: tests marked t.Parallel run this many at once in each package; most wait on
+# timers and Redis, not the CPU, so more than the 2 cores of CI pays
+PARALLEL  ?= 4
 
 .PHONY: test test-servers servers test-race test-short bench bench-go lint fmt vet demo fuzz e2e outbox outbox-bench otel docs soak soak-short handover memsize
 
@@ -8,7 +11,7 @@ TIMEOUT   ?= 15m
 ## start, then Watermill's unmodified TestReconnect without -race (its harness has a data
 ## race: see scripts/upstream-reconnect.sh)
 test: vet
-	$(GO) test -race -count=1 -timeout $(TIMEOUT) $(PKGS)
+	$(GO) test -race -count=1 -parallel $(PARALLEL) -timeout $(TIMEOUT) $(PKGS)
 	$(MAKE) --no-print-directory e2e
 	$(MAKE) --no-print-directory outbox
 	$(MAKE) --no-print-directory otel
@@ -95,7 +98,7 @@ test-race: test
 ## cluster, Sentinel, failover, process-kill and Redis-restart legs (redistest.SkipShort) and the
 ## universal suite's long variants run in make test only
 test-short:
-	$(GO) test -race -short -count=1 $(PKGS)
+	$(GO) test -race -short -count=1 -parallel $(PARALLEL) $(PKGS)
 
 ## vet: go vet
 vet:

@@ -17,6 +17,7 @@ import (
 // an error that says so and what to set: never the protocol error an unauthenticated pipeline
 // meets. (A password given to a server without one is ignored by go-redis.)
 func TestAuthErrorsSaySo(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	require.NoError(t, srv.Client(t).ConfigSet(context.Background(), "requirepass", "s3cret").Err())
 	t.Cleanup(func() { // the server's own cleanup talks to it without a password

@@ -45,6 +45,7 @@ var boundaryAllowed = map[string][]string{
 // a.rdb.Ping(ctx) into any of their files, or copy this file and boundary_calls_test.go into
 // an export of such a commit (git archive d414a94) and run it there.
 func TestRedisBoundary(t *testing.T) {
+	t.Parallel()
 	for _, dir := range boundaryDirs {
 		uses, err := goRedisUses(dir)
 		if err != nil {

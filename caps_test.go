@@ -71,6 +71,7 @@ func publishTo(t *testing.T, pub *Publisher, topic string, partitions, perPartit
 // MaxInFlightPerPartition lets that many messages of one partition be handled at once; a
 // slow handler reaches each cap and never passes it.
 func TestInFlightCaps(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name                      string
 		topics, partitions        int // each topic has partitions partitions
@@ -115,6 +116,7 @@ func TestInFlightCaps(t *testing.T) {
 // topics of 4 partitions, never holds more than 3 leases in all; a second member without a
 // cap takes the rest of both topics.
 func TestMaxLeasedPartitionsHoldsOverTopics(t *testing.T) {
+	t.Parallel()
 	_, client := startRedis(t)
 	topics := []string{"leased-a", "leased-b"}
 	capped := fastSub(client, "g")
@@ -154,6 +156,7 @@ func TestMaxLeasedPartitionsHoldsOverTopics(t *testing.T) {
 // leases; the batch count in what one read took: while the handler holds a topic's first
 // message, the member has exactly BatchCount entries of that partition pending.
 func TestTopicOptionsThroughRouter(t *testing.T) {
+	t.Parallel()
 	onBackends(t, func(t *testing.T, client redis.UniversalClient) {
 		const partitions, published = 4, 20
 		topics := []struct {
@@ -246,6 +249,7 @@ func (m *waitMetrics) BackpressureWait(Labels, time.Duration) { m.waits.Add(1) }
 // the slot it waits for is its partition's (MaxInFlightPerPartition) or the Subscriber's
 // (MaxInFlight). Each case has exactly one message that finds the slots taken.
 func TestBackpressureWaitTimesEverySlot(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name                      string
 		partitions, messages      int // messages per partition

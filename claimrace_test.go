@@ -122,6 +122,7 @@ func fmtArg(a any) string {
 // Ack is still waiting for its flush; Redis runs the claim just before the flush's XACK.
 // The claimed entry is still held by the worker, so it is not delivered again.
 func TestScanClaimRacingAnAckFlushDeliversNothingTwice(t *testing.T) {
+	t.Parallel()
 	_, client := startRedis(t)
 	const topic = "scan-vs-ack"
 	hook := &holdScanClaim{

@@ -15,6 +15,7 @@ import (
 // A nil pointer inside the Client interface passes a nil check and panicked at the first
 // command: it is an ErrInvalidConfig from both constructors, with or without MinReplicas.
 func TestTypedNilClientIsInvalidConfig(t *testing.T) {
+	t.Parallel()
 	var single *redis.Client
 	var cluster *redis.ClusterClient
 	var ring *redis.Ring
@@ -45,6 +46,7 @@ func TestTypedNilClientIsInvalidConfig(t *testing.T) {
 // error wrapping ErrInvalidConfig and redis.ErrClosed, never a panic; so does one closed
 // under a Publisher that has used it.
 func TestClosedClientIsInvalidConfig(t *testing.T) {
+	t.Parallel()
 	srv, _ := startRedis(t)
 	msg := func() *message.Message { return message.NewMessage(watermill.NewUUID(), []byte("x")) }
 

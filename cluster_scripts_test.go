@@ -360,6 +360,7 @@ func staticScriptRound(t *testing.T, client redis.UniversalClient, topic string,
 // replica without the scripts, or a restart, would) and runs everything again: the wrappers
 // fall back to EVAL, the Publisher loads its scripts again.
 func TestClusterScriptsStayInOneSlot(t *testing.T) {
+	t.Parallel()
 	c := redistest.StartCluster(t, 3, 0)
 	client := c.Client(t)
 	calls := &scriptRecorder{}
@@ -398,6 +399,7 @@ func TestClusterScriptsStayInOneSlot(t *testing.T) {
 // loaded keeps publishing after the script cache of every node is emptied between two
 // publishes.
 func TestPublishAfterScriptFlush(t *testing.T) {
+	t.Parallel()
 	onBackends(t, func(t *testing.T, client redis.UniversalClient) {
 		pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 8})
 		publishScripted := func() error {
@@ -454,6 +456,7 @@ func (h *noScriptBetweenLoadAndPipeline) ProcessPipelineHook(next redis.ProcessP
 // and its pipeline, the pipelined EVALSHAs of offload.lua and park.lua get NOSCRIPT (nothing
 // was written). Publish loads the scripts again and resends those writes instead of failing.
 func TestPublishReloadsScriptsOnNoScript(t *testing.T) {
+	t.Parallel()
 	onBackends(t, func(t *testing.T, client redis.UniversalClient) {
 		hook := &noScriptBetweenLoadAndPipeline{flush: func() { flushScripts(t, client) }}
 		client.AddHook(hook)

@@ -43,6 +43,7 @@ func partitionMasters(t testing.TB, c *redistest.Cluster, client *redis.ClusterC
 // 3 masters, every key of a partition shares its stream's slot, each stream lives on the
 // master the slot map names, and a 3-member group leases partitions on every master.
 func TestClusterPartitionsSpreadOverMasters(t *testing.T) {
+	t.Parallel()
 	c := redistest.StartCluster(t, 3, 0)
 	client := c.Client(t)
 	ctx := context.Background()

@@ -35,6 +35,7 @@ func requireSubscriberRejected(t *testing.T, cfg SubscriberConfig, want []error)
 }
 
 func TestSubscriberConfigRejects(t *testing.T) {
+	t.Parallel()
 	client := unusedClient(t)
 	cfg := func(edit func(*SubscriberConfig)) SubscriberConfig {
 		c := SubscriberConfig{Client: client}
@@ -121,6 +122,7 @@ func TestSubscriberConfigRejects(t *testing.T) {
 }
 
 func TestSubscriberConfigAccepts(t *testing.T) {
+	t.Parallel()
 	client := unusedClient(t)
 	tests := []struct {
 		name  string
@@ -153,6 +155,7 @@ func TestSubscriberConfigAccepts(t *testing.T) {
 }
 
 func TestSubscriberConfigDefaults(t *testing.T) {
+	t.Parallel()
 	client := unusedClient(t)
 	sub, err := NewSubscriber(SubscriberConfig{Client: client}, nil)
 	require.NoError(t, err)
@@ -197,6 +200,7 @@ func TestSubscriberConfigDefaults(t *testing.T) {
 }
 
 func TestSubscriberConfigKeepsSetValues(t *testing.T) {
+	t.Parallel()
 	client := unusedClient(t)
 	tests := []struct {
 		name  string
@@ -237,6 +241,7 @@ func TestSubscriberConfigKeepsSetValues(t *testing.T) {
 }
 
 func TestPublisherConfigRejects(t *testing.T) {
+	t.Parallel()
 	client := unusedClient(t)
 	invalid := []error{ErrInvalidConfig}
 	badName := []error{ErrInvalidConfig, ErrInvalidName}
@@ -272,6 +277,7 @@ func TestPublisherConfigRejects(t *testing.T) {
 }
 
 func TestPublisherConfigDefaults(t *testing.T) {
+	t.Parallel()
 	client := unusedClient(t)
 	pub, err := NewPublisher(PublisherConfig{Client: client}, nil)
 	require.NoError(t, err)
@@ -309,6 +315,7 @@ func routeMsg(md message.Metadata) *message.Message {
 }
 
 func TestRouteForcedPartition(t *testing.T) {
+	t.Parallel()
 	pub := newTestPublisher(t, PublisherConfig{Client: unusedClient(t)})
 	tests := []struct {
 		name  string
@@ -332,6 +339,7 @@ func TestRouteForcedPartition(t *testing.T) {
 }
 
 func TestRouteForcedPartitionOutOfRange(t *testing.T) {
+	t.Parallel()
 	pub := newTestPublisher(t, PublisherConfig{Client: unusedClient(t)})
 	tests := []struct {
 		name  string
@@ -357,6 +365,7 @@ func TestRouteForcedPartitionOutOfRange(t *testing.T) {
 }
 
 func TestRoutePartitionerOutOfRange(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		input int // what the partitioner returns for 8 partitions
@@ -389,6 +398,7 @@ func TestRoutePartitionerOutOfRange(t *testing.T) {
 }
 
 func TestRoutePartitionKey(t *testing.T) {
+	t.Parallel()
 	pub := newTestPublisher(t, PublisherConfig{Client: unusedClient(t)})
 	tests := []struct {
 		name  string

@@ -29,6 +29,7 @@ func deferredSub(client redis.UniversalClient) SubscriberConfig {
 // another goroutine: the partition moves on meanwhile, the pending scan does not deliver
 // them again, and each is acked once.
 func TestDeferredAcksSettleLater(t *testing.T) {
+	t.Parallel()
 	onBackends(t, func(t *testing.T, client redis.UniversalClient) {
 		const topic = "deferred"
 		pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 1})
@@ -74,6 +75,7 @@ func TestDeferredAcksSettleLater(t *testing.T) {
 // the member closes, the next owner delivers exactly those, and the old handles say the
 // lease is gone.
 func TestDeferredUnackedGoToTheNextOwner(t *testing.T) {
+	t.Parallel()
 	onBackends(t, func(t *testing.T, client redis.UniversalClient) {
 		const topic = "deferred-handover"
 		pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 2})
@@ -121,6 +123,7 @@ func TestDeferredUnackedGoToTheNextOwner(t *testing.T) {
 // TestDeferAckNeedsADelivery refuses a message no Subscriber delivered, and a deferred
 // message nacked later is retried.
 func TestDeferAckNeedsADelivery(t *testing.T) {
+	t.Parallel()
 	_, err := DeferAck(message.NewMessage("x", nil))
 	assert.ErrorIs(t, err, ErrNotDelivered)
 

@@ -21,6 +21,7 @@ import (
 // older version might have: a bad partition reads as 0 (the seed's rule), unusable items are
 // dropped, and neither stops the mover.
 func TestMoverSkipsBadItemsAndKeepsRunning(t *testing.T) {
+	t.Parallel()
 	onBackends(t, testMoverSkipsBadItemsAndKeepsRunning)
 }
 
@@ -210,6 +211,7 @@ func rtWaitEmpty(t *testing.T, client redis.UniversalClient, zset, items string)
 // partition's delay set and reach every group when due, not before; short delays are appended
 // at once.
 func TestDelayedPublish(t *testing.T) {
+	t.Parallel()
 	onBackends(t, testDelayedPublish)
 }
 
@@ -306,6 +308,7 @@ func testDelayedPublish(t *testing.T, client redis.UniversalClient) {
 // ten in one call come in order by chance once in 3.6 million), and none arrives early.
 // Retries parked in the same millisecond keep their order the same way.
 func TestDelayedMessagesOfOneKeyKeepTheirOrder(t *testing.T) {
+	t.Parallel()
 	onBackends(t, testDelayedMessagesOfOneKeyKeepTheirOrder)
 }
 
@@ -357,6 +360,7 @@ func testDelayedMessagesOfOneKeyKeepTheirOrder(t *testing.T, client redis.Univer
 // same millisecond (each nack is settled before the next message is delivered), are appended in
 // the order they were parked.
 func TestParkedRetriesOfOneKeyKeepTheirOrder(t *testing.T) {
+	t.Parallel()
 	onBackends(t, testParkedRetriesOfOneKeyKeepTheirOrder)
 }
 

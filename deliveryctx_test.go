@@ -24,6 +24,7 @@ func isDone(ctx context.Context) bool {
 // A delivered message's context ends when the delivery is settled, whether or not anything
 // asked for Done before, and reports it through Err, Done, Cause and AfterFunc alike.
 func TestDeliveryContextEndsWhenSettled(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name       string
 		doneBefore bool
@@ -60,6 +61,7 @@ func TestDeliveryContextEndsWhenSettled(t *testing.T) {
 // The context also ends with its parent (the subscription closed, the partition was lost),
 // with the parent's cause, and a child made before that ends with it.
 func TestDeliveryContextEndsWithItsParent(t *testing.T) {
+	t.Parallel()
 	cause := errors.New("partition lost")
 	parent, cancel := context.WithCancelCause(context.Background())
 	dc := &deliveryCtx{parent: parent}
@@ -78,6 +80,7 @@ func TestDeliveryContextEndsWithItsParent(t *testing.T) {
 
 // Settling before anything asked for Done costs no cancelable child.
 func TestDeliveryContextMakesNoChildUntilAsked(t *testing.T) {
+	t.Parallel()
 	dc := &deliveryCtx{parent: context.Background()}
 	_, _ = StreamIDFromCtx(dc)
 	dc.settle()
@@ -99,6 +102,7 @@ func waitDone(t *testing.T, ctx context.Context, timeout time.Duration) {
 // On a real subscription: a message's context is live while it is handled and ends after
 // its Ack or Nack, as docs/consuming.md promises.
 func TestMessageContextEndsAfterAckAndNack(t *testing.T) {
+	t.Parallel()
 	_, client := startRedis(t)
 	const topic = "msg-ctx"
 	pub := newTestPublisher(t, PublisherConfig{Client: client})

@@ -20,6 +20,7 @@ import (
 )
 
 func TestPublisherConfigReplicas(t *testing.T) {
+	t.Parallel()
 	client := unusedClient(t)
 	cluster := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}})
 	t.Cleanup(func() { _ = cluster.Close() })
@@ -72,6 +73,7 @@ func TestPublisherConfigReplicas(t *testing.T) {
 // with the replica stalled, Publish returns a *ReplicationError and the message is on the
 // master; once the replica is back, publishes succeed again.
 func TestPublishWaitsForReplicas(t *testing.T) {
+	t.Parallel()
 	master := redistest.Start(t)
 	replica := redistest.StartReplica(t, master)
 	client, onReplica := master.Client(t), replica.Client(t)
@@ -138,6 +140,7 @@ func TestPublishWaitsForReplicas(t *testing.T) {
 
 // Asking for more replicas than there are fails every Publish with the counts.
 func TestPublishNeedsMoreReplicasThanThereAre(t *testing.T) {
+	t.Parallel()
 	master := redistest.Start(t)
 	redistest.StartReplica(t, master)
 	pub := newTestPublisher(t, PublisherConfig{Client: master.Client(t), Replication: ReplicationConfig{MinReplicas: 2, Timeout: 50 * time.Millisecond}})
@@ -174,6 +177,7 @@ func (r *pipelineRecorder) ProcessPipelineHook(next redis.ProcessPipelineHook) r
 // WAIT is sent once per pipeline, after its writes: one call of 100 messages is one
 // pipeline of 100 XADDs and one WAIT, and concurrent calls share their pipelines' WAITs.
 func TestPublishSendsOneWaitPerPipeline(t *testing.T) {
+	t.Parallel()
 	master := redistest.Start(t)
 	redistest.StartReplica(t, master)
 	client := master.Client(t)

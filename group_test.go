@@ -161,6 +161,7 @@ func waitOwners(t *testing.T, client redis.UniversalClient, topic, group string,
 }
 
 func TestOnePartitionTwoMembersOneHandlesAll(t *testing.T) {
+	t.Parallel()
 	_, client := startRedis(t)
 	topic := "one-partition"
 	_, chA := subscribeMember(t, client, topic, "g", "a", 1, nil)
@@ -180,6 +181,7 @@ func TestOnePartitionTwoMembersOneHandlesAll(t *testing.T) {
 }
 
 func TestMaxLeasedPartitionsCapsEachMember(t *testing.T) {
+	t.Parallel()
 	_, client := startRedis(t)
 	topic := "capped"
 	capOne := func(c *SubscriberConfig) { c.Membership.MaxLeasedPartitions = 1 }
@@ -218,6 +220,7 @@ func TestMaxLeasedPartitionsCapsEachMember(t *testing.T) {
 }
 
 func TestTwelvePartitionsBalanceAndStickyJoin(t *testing.T) {
+	t.Parallel()
 	_, client := startRedis(t)
 	topic := "twelve"
 	for _, name := range []string{"a", "b", "c"} {
@@ -241,6 +244,7 @@ func TestTwelvePartitionsBalanceAndStickyJoin(t *testing.T) {
 }
 
 func TestCrashedMemberPartitionsAndPendingTakenOver(t *testing.T) {
+	t.Parallel()
 	_, client := startRedis(t)
 	topic := "crash"
 	ttl := func(c *SubscriberConfig) { c.Membership.LeaseTTL = 1500 * time.Millisecond }
@@ -273,6 +277,7 @@ func TestCrashedMemberPartitionsAndPendingTakenOver(t *testing.T) {
 }
 
 func TestPartitionFilter(t *testing.T) {
+	t.Parallel()
 	_, client := startRedis(t)
 	topic := "filtered"
 	even := func(c *SubscriberConfig) { c.Read.PartitionModulo, c.Read.PartitionRemainder = 2, 0 }
@@ -300,6 +305,7 @@ func TestPartitionFilter(t *testing.T) {
 }
 
 func TestPerKeyOrderAcrossGracefulHandover(t *testing.T) {
+	t.Parallel()
 	_, client := startRedis(t)
 	topic := "handover"
 	const total, keyCount = 3000, 24

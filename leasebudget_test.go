@@ -11,6 +11,7 @@ import (
 // TestLeaseBudget: MaxLeasedPartitions over a Subscriber's subscriptions. Each step reserves
 // or releases a slot for subscription a or b; want is both capacities after it.
 func TestLeaseBudget(t *testing.T) {
+	t.Parallel()
 	type step struct {
 		sub     string // "a" or "b"
 		reserve bool   // else release

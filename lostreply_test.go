@@ -80,6 +80,7 @@ func forEachLoss(t *testing.T, test func(t *testing.T, resend bool)) {
 // TestLostReadReplyIsRecoveredInOrder: entries whose read reply was lost are delivered by
 // the next read round, before anything newer of their partition, not a pending scan later.
 func TestLostReadReplyIsRecoveredInOrder(t *testing.T) {
+	t.Parallel()
 	forEachLoss(t, func(t *testing.T, resend bool) {
 		_, client := startRedis(t)
 		hook := &loseReadReply{resend: resend}
@@ -115,6 +116,7 @@ func TestLostReadReplyIsRecoveredInOrder(t *testing.T) {
 // Redis runs after the takeover (sent before its lease lapsed, held up on the network)
 // leaves entries pending for that owner. The new owner claims them before anything newer.
 func TestStaleOwnersLateReadIsClaimedInOrder(t *testing.T) {
+	t.Parallel()
 	_, client := startRedis(t)
 	const topic = "late-read"
 	pub := newTestPublisher(t, PublisherConfig{Client: client})
@@ -164,6 +166,7 @@ func staleRead(t *testing.T, client redis.UniversalClient, topic string, from, t
 // strays, and its own lost entry still comes first: 1, 2, 3, then the rest, each once,
 // without the pending scan.
 func TestLostReplyAndStaleReadAtOnceStayInOrder(t *testing.T) {
+	t.Parallel()
 	forEachLoss(t, func(t *testing.T, resend bool) {
 		_, client := startRedis(t)
 		const topic = "lost-and-late"

@@ -80,6 +80,7 @@ var marshalerCases = []struct {
 }
 
 func TestMarshalerRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, tt := range marshalerCases {
 		t.Run(tt.name, func(t *testing.T) {
 			values, err := DefaultMarshaler{}.Marshal("topic", tt.input)
@@ -106,6 +107,7 @@ var decoders = map[string]func(map[string]any) (*message.Message, error){
 // The copy-free decoder's payload is the reply's bytes: an empty payload is still a non-nil
 // empty slice, as with the copying decoder.
 func TestUnmarshalReplyPayload(t *testing.T) {
+	t.Parallel()
 	payload := string([]byte("reply bytes")) // a heap string, as go-redis returns
 	msg, err := unmarshalReply(map[string]any{UUIDField: "u", PayloadField: payload})
 	require.NoError(t, err)
@@ -125,6 +127,7 @@ func keysOf(m map[string]any) []string {
 }
 
 func TestMarshalerRejectsReservedMetadataKey(t *testing.T) {
+	t.Parallel()
 	msg := newMsg("u", []byte("p"), message.Metadata{UUIDField: "other-uuid"})
 	_, err := DefaultMarshaler{}.Marshal("topic", msg)
 	require.ErrorIs(t, err, ErrReservedMetadata)
@@ -138,6 +141,7 @@ func mustMsgpack(t testing.TB, v any) string {
 }
 
 func TestUnmarshalRejectsMalformedEntries(t *testing.T) {
+	t.Parallel()
 	validMD := mustMsgpack(t, map[string]string{"k": "v"})
 	tests := []struct {
 		name  string
@@ -170,6 +174,7 @@ func TestUnmarshalRejectsMalformedEntries(t *testing.T) {
 // TestUnmarshalMsgpackNilMetadata: a metadata field holding msgpack nil (0xc0) must decode to
 // empty, usable metadata (a nil map would make msg.Metadata.Set panic in a handler).
 func TestUnmarshalMsgpackNilMetadata(t *testing.T) {
+	t.Parallel()
 	msg, err := DefaultMarshaler{}.Unmarshal(map[string]any{UUIDField: "u", PayloadField: "p", MetadataField: "\xc0"})
 	require.NoError(t, err)
 	assert.NotNil(t, msg.Metadata)
@@ -179,6 +184,7 @@ func TestUnmarshalMsgpackNilMetadata(t *testing.T) {
 // The real watermill-redisstream marshaller (pkg/redisstream/marshaller.go, v1.4.5): entries
 // written by either side must be read by the other.
 func TestUnmarshalReadsWatermillRedisstreamEntries(t *testing.T) {
+	t.Parallel()
 	for _, tt := range marshalerCases {
 		t.Run(tt.name, func(t *testing.T) {
 			values, err := redisstream.DefaultMarshallerUnmarshaller{}.Marshal("topic", tt.input)
@@ -191,6 +197,7 @@ func TestUnmarshalReadsWatermillRedisstreamEntries(t *testing.T) {
 }
 
 func TestMarshalerOutputReadByWatermillRedisstream(t *testing.T) {
+	t.Parallel()
 	for _, tt := range marshalerCases {
 		t.Run(tt.name, func(t *testing.T) {
 			values, err := DefaultMarshaler{}.Marshal("topic", tt.input)
@@ -203,6 +210,7 @@ func TestMarshalerOutputReadByWatermillRedisstream(t *testing.T) {
 }
 
 func TestMarshalerSameFieldsAsWatermillRedisstream(t *testing.T) {
+	t.Parallel()
 	msg := newMsg("u", []byte("payload"), message.Metadata{"one": "1"})
 	ours, err := DefaultMarshaler{}.Marshal("topic", msg)
 	require.NoError(t, err)

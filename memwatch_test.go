@@ -59,6 +59,7 @@ func setMaxMemory(t *testing.T, client *redis.Client, percentOfUsed int64) {
 // passing the high-water mark, a full Redis, room again above the mark, falling back. Each
 // reading goes to the MemoryReporter and to status.
 func TestMemoryWatchLogsEachCrossingOnce(t *testing.T) {
+	t.Parallel()
 	_, client := startRedis(t)
 	t.Cleanup(func() { _ = client.ConfigSet(context.Background(), "maxmemory", "0").Err() })
 	logs, metrics := newCaptureLogger(), &memoryRecorder{}
@@ -114,6 +115,7 @@ func TestMemoryWatchLogsEachCrossingOnce(t *testing.T) {
 // the mark once and the fall back once over many readings, report each reading to the
 // metrics, and the Subscriber's Stats show the last one.
 func TestMemoryWatchOfPublisherAndSubscriber(t *testing.T) {
+	t.Parallel()
 	_, client := startRedis(t)
 	t.Cleanup(func() { _ = client.ConfigSet(context.Background(), "maxmemory", "0").Err() })
 	logs, metrics := newCaptureLogger(), &memoryRecorder{}
@@ -150,6 +152,7 @@ func TestMemoryWatchOfPublisherAndSubscriber(t *testing.T) {
 // A server without maxmemory is logged once, whatever the number of Publishers and
 // Subscribers of its client, naming the server; on a Cluster once per master.
 func TestServerCheckWarnsOnceAboutNoMaxmemory(t *testing.T) {
+	t.Parallel()
 	t.Run("single", func(t *testing.T) {
 		_, client := startRedis(t)
 		logs := watermill.NewCaptureLogger()
@@ -199,6 +202,7 @@ func TestServerCheckWarnsOnceAboutNoMaxmemory(t *testing.T) {
 // refusal time, kept while refusals go on (noted at most once a second), the last one, and a
 // TTL that clears it after recovery. A publish that succeeds writes nothing there.
 func TestPublishRefusedIsRecorded(t *testing.T) {
+	t.Parallel()
 	_, client := startRedis(t)
 	ctx := context.Background()
 	t.Cleanup(func() { _ = client.ConfigSet(ctx, "maxmemory", "0").Err() })

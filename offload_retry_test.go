@@ -40,6 +40,7 @@ func (resendPipelines) ProcessPipelineHook(next redis.ProcessPipelineHook) redis
 // entries sharing one payload key: once every group acked the first, the ack script deleted
 // the payload, and a group reading the second dead-lettered it as "offloaded payload missing".
 func TestOffloadedPublishRetriedByTheClient(t *testing.T) {
+	t.Parallel()
 	srv, direct := startRedis(t)
 	retrying := srv.Client(t)
 	retrying.AddHook(resendPipelines{})

@@ -11,6 +11,7 @@ import (
 )
 
 func TestHashPartitionerDistribution(t *testing.T) {
+	t.Parallel()
 	type input struct{ keys, partitions int }
 	type want struct {
 		tolerance float64 // max |count-even|/even of any partition
@@ -54,6 +55,7 @@ func TestHashPartitionerDistribution(t *testing.T) {
 }
 
 func TestHashPartitionerStable(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		input string
@@ -79,6 +81,7 @@ func TestHashPartitionerStable(t *testing.T) {
 }
 
 func TestHashPartitionerEmptyKey(t *testing.T) {
+	t.Parallel()
 	t.Run("one partition", func(t *testing.T) {
 		for range 100 {
 			assert.Equal(t, 0, HashPartitioner{}.Partition("", 1))
@@ -102,6 +105,7 @@ func TestHashPartitionerEmptyKey(t *testing.T) {
 }
 
 func TestPartitionerFunc(t *testing.T) {
+	t.Parallel()
 	var p Partitioner = PartitionerFunc(func(key string, partitions int) int { return len(key) % partitions })
 	assert.Equal(t, 3, p.Partition("abc", 8))
 }

@@ -60,6 +60,7 @@ func (k *keyOrder) count() int {
 // delivered while it is paused (what is published meanwhile waits), it keeps every lease,
 // and Resume delivers everything, in order per key.
 func TestPauseKeepsLeasesAndResumesInOrder(t *testing.T) {
+	t.Parallel()
 	onBackends(t, func(t *testing.T, client redis.UniversalClient) {
 		const topic, group, parts, keys = "paused", "workers", 4, 16
 		pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: parts})
@@ -106,6 +107,7 @@ func TestPauseKeepsLeasesAndResumesInOrder(t *testing.T) {
 // TestPauseLetsInFlightFinish pauses while a handler holds a message: the handler's ack is
 // applied, nothing else comes, and Resume goes on with the next one.
 func TestPauseLetsInFlightFinish(t *testing.T) {
+	t.Parallel()
 	_, client := startRedis(t)
 	const topic = "paused-inflight"
 	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 1})
@@ -153,6 +155,7 @@ func (p *pauseMetrics) last() (time.Time, int) {
 // writes): the member stops within RebalanceInterval and tells its PauseReporter since when;
 // a local Resume does not lift a group's pause; removing the key resumes it.
 func TestGroupPauseFromOutside(t *testing.T) {
+	t.Parallel()
 	onBackends(t, func(t *testing.T, client redis.UniversalClient) { groupPauseFromOutside(t, client) })
 }
 

@@ -18,6 +18,7 @@ import (
 // TestPresenceWindow: three quarters of RebalanceInterval, at least three BlockTimes and
 // minPresenceWindow, at most LeaseTTL.
 func TestPresenceWindow(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name                  string
 		rebalance, block, ttl time.Duration
@@ -91,6 +92,7 @@ func (f keeperFixture) waitTimer(t *testing.T) {
 // holds the name, its refresh writes nothing, stops the subscription as a crash would, and
 // the keeper refreshes no more.
 func TestPresenceKeeper(t *testing.T) {
+	t.Parallel()
 	f := newKeeperFixture(t, nil)
 	claimed := f.record(t)
 	period := keeperWindow / 3
@@ -122,6 +124,7 @@ func TestPresenceKeeper(t *testing.T) {
 // TestPresenceKeeperRedisFails: a refresh Redis does not answer renews nothing (the term
 // runs out) and stops nothing: the keeper goes on refreshing.
 func TestPresenceKeeperRedisFails(t *testing.T) {
+	t.Parallel()
 	dead := redis.NewClient(&redis.Options{Addr: "localhost:1"})
 	require.NoError(t, dead.Close())
 	f := newKeeperFixture(t, dead)

@@ -19,6 +19,7 @@ import (
 // soak found the offloaded message appended after the others: its EVALSHA was refused with
 // NOSCRIPT and sent again once the plain appends had succeeded.
 func TestPublishKeepsOrderAfterScriptCacheLoss(t *testing.T) {
+	t.Parallel()
 	_, client := startRedis(t)
 	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 1})
 	const topic = "script-order"

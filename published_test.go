@@ -181,6 +181,7 @@ func TestPublishReportsStreamIDWhenNotReplicated(t *testing.T) {
 }
 
 func TestPublishedGettersWithoutPublish(t *testing.T) {
+	t.Parallel()
 	m := message.NewMessage(watermill.NewUUID(), nil)
 	_, ok := PublishedPartition(m)
 	assert.False(t, ok)
@@ -246,6 +247,7 @@ func TestPublishResultsNotStoredByRetriesAndDeadLetters(t *testing.T) {
 
 // The entry format never holds the results, whoever encodes it.
 func TestDefaultMarshalerLeavesOutPublishResults(t *testing.T) {
+	t.Parallel()
 	m := message.NewMessage(watermill.NewUUID(), []byte("x"))
 	m.Metadata.Set("k", "v")
 	m.Metadata.Set(PublishedPartitionMetadata, "1")

@@ -17,6 +17,7 @@ import (
 )
 
 func TestPublishRegistersTopicOnFirstWrite(t *testing.T) {
+	t.Parallel()
 	_, client := startRedis(t)
 	ctx := context.Background()
 	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 3})
@@ -41,6 +42,7 @@ func TestPublishRegistersTopicOnFirstWrite(t *testing.T) {
 }
 
 func TestPublishRoutesByKeyAndForcedPartition(t *testing.T) {
+	t.Parallel()
 	_, client := startRedis(t)
 	ctx := context.Background()
 	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 8})
@@ -81,6 +83,7 @@ func TestPublishRoutesByKeyAndForcedPartition(t *testing.T) {
 }
 
 func TestPublishRejectsBadTopicAndHonoursContext(t *testing.T) {
+	t.Parallel()
 	_, client := startRedis(t)
 	pub := newTestPublisher(t, PublisherConfig{Client: client})
 	for _, topic := range []string{"", "a{b}", "with space", "ctl\x01"} {
@@ -98,6 +101,7 @@ func TestPublishRejectsBadTopicAndHonoursContext(t *testing.T) {
 }
 
 func TestGrownTopicPickedUpByRunningPublisherAndSubscriber(t *testing.T) {
+	t.Parallel()
 	_, client := startRedis(t)
 	ctx := context.Background()
 	topic := "growing"
@@ -136,6 +140,7 @@ func TestGrownTopicPickedUpByRunningPublisherAndSubscriber(t *testing.T) {
 }
 
 func TestPublishReloadsScriptsAfterTheCacheIsLost(t *testing.T) {
+	t.Parallel()
 	_, client := startRedis(t)
 	ctx := context.Background()
 	pub := newTestPublisher(t, PublisherConfig{Client: client})

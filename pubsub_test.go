@@ -74,13 +74,20 @@ func newPubSub(t *testing.T, client redis.UniversalClient, partitions int, keyFr
 	return pub, sub
 }
 
-func TestPubSubOnePartition(t *testing.T) { universal(t, 1, false, false) }
+func TestPubSubOnePartition(t *testing.T) {
+	t.Parallel()
+	universal(t, 1, false, false)
+}
 
-func TestPubSubEightPartitionsKeyedByPayload(t *testing.T) { universal(t, 8, true, false) }
+func TestPubSubEightPartitionsKeyedByPayload(t *testing.T) {
+	t.Parallel()
+	universal(t, 8, true, false)
+}
 
 // TestPubSubEightPartitionsOrderedByKey: the keyed 8-partition configuration with per-key
 // order (OrderByKey, 16 handlers per partition, ordered by the same key as the Publisher's).
 func TestPubSubEightPartitionsOrderedByKey(t *testing.T) {
+	t.Parallel()
 	_, client := startRedis(t)
 	runUniversalTuned(t, client, universalFeatures(), 8, true, true, func(c *SubscriberConfig) {
 		c.Delivery.OrderByKey, c.Delivery.MaxInFlightPerPartition = true, 16
@@ -92,6 +99,7 @@ func TestPubSubEightPartitionsOrderedByKey(t *testing.T) {
 // Publisher alone; every Subscriber keeps the default config (no count), so subscribers that
 // start first wait for the topic instead of creating it with one partition.
 func TestPubSubOnlyThePublisherStatesTheCount(t *testing.T) {
+	t.Parallel()
 	_, client := startRedis(t)
 	runUniversalWith(t, client, universalFeatures(), 8, true, false)
 }
@@ -102,5 +110,6 @@ func TestPubSubOnlyThePublisherStatesTheCount(t *testing.T) {
 // skips here (no RestartServiceCommand), so its harness race (see pubsub_reconnect_test.go)
 // cannot fire; failover is covered by TestClusterFailover.
 func TestPubSubCluster(t *testing.T) {
+	t.Parallel()
 	runUniversal(t, threeMasters.start(t), universalFeatures(), 8, true)
 }

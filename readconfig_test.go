@@ -9,6 +9,7 @@ import (
 )
 
 func TestTopicsConfigRejects(t *testing.T) {
+	t.Parallel()
 	client := unusedClient(t)
 	cfg := func(topics map[string]ReadConfig) SubscriberConfig {
 		return SubscriberConfig{Client: client, Topics: topics}
@@ -38,6 +39,7 @@ func TestTopicsConfigRejects(t *testing.T) {
 }
 
 func TestTopicsConfigAccepts(t *testing.T) {
+	t.Parallel()
 	client := unusedClient(t)
 	tests := []struct {
 		name  string
@@ -62,6 +64,7 @@ func TestTopicsConfigAccepts(t *testing.T) {
 // TestTopicSettings: a zero field of a Topics entry takes the Subscriber's value, and the
 // filter pair replaces the Subscriber's pair together.
 func TestTopicSettings(t *testing.T) {
+	t.Parallel()
 	base := SubscriberConfig{Read: ReadConfig{BatchCount: 50, BlockTime: 100 * time.Millisecond, PartitionModulo: 3, PartitionRemainder: 1}}
 	tests := []struct {
 		name  string
@@ -86,6 +89,7 @@ func TestTopicSettings(t *testing.T) {
 
 // TestTopicsAreCopied: changing the map after NewSubscriber changes nothing.
 func TestTopicsAreCopied(t *testing.T) {
+	t.Parallel()
 	topics := map[string]ReadConfig{"a": {BatchCount: 5}}
 	sub, err := NewSubscriber(SubscriberConfig{Client: unusedClient(t), Topics: topics}, nil)
 	require.NoError(t, err)

@@ -183,6 +183,7 @@ func rtSettled(t *testing.T, client redis.UniversalClient, topic, group string, 
 }
 
 func TestExponentialBackoffTable(t *testing.T) {
+	t.Parallel()
 	const ms = time.Millisecond
 	eb := ExponentialBackoff{Base: 100 * ms, Max: 800 * ms}
 	tests := []struct {
@@ -220,6 +221,7 @@ func TestExponentialBackoffTable(t *testing.T) {
 }
 
 func TestExponentialBackoffJitter(t *testing.T) {
+	t.Parallel()
 	const ms = time.Millisecond
 	tests := []struct {
 		name   string
@@ -249,6 +251,7 @@ func TestExponentialBackoffJitter(t *testing.T) {
 }
 
 func TestExponentialBackoffMaxAttempts(t *testing.T) {
+	t.Parallel()
 	assert.Equal(t, 3, ExponentialBackoff{Attempts: 3}.MaxAttempts())
 	assert.Equal(t, -1, ExponentialBackoff{Attempts: -1}.MaxAttempts())
 	assert.Zero(t, defaultRetryPolicy().MaxAttempts(), "the default policy states no cap: Retry.MaxRetries decides")
@@ -258,6 +261,7 @@ func TestExponentialBackoffMaxAttempts(t *testing.T) {
 // policy's backoffs (through the retry set and the mover), then dead-lettered with the seed's
 // fields, while the message behind it in the partition is handled meanwhile.
 func TestRetryBackoffThenDeadLetter(t *testing.T) {
+	t.Parallel()
 	onBackends(t, testRetryBackoffThenDeadLetter)
 }
 
@@ -335,6 +339,7 @@ func testRetryBackoffThenDeadLetter(t *testing.T, client redis.UniversalClient) 
 
 // TestNackPerMessageMaxRetries: x-max-retries lowers the policy's cap for one message.
 func TestNackPerMessageMaxRetries(t *testing.T) {
+	t.Parallel()
 	onBackends(t, testNackPerMessageMaxRetries)
 }
 
@@ -362,6 +367,7 @@ func testNackPerMessageMaxRetries(t *testing.T, client redis.UniversalClient) {
 // TestTwoGroupsRetryStaysInItsGroup: a nack in group A retries for A only; B handles the
 // message once and never sees A's retry entry.
 func TestTwoGroupsRetryStaysInItsGroup(t *testing.T) {
+	t.Parallel()
 	onBackends(t, testTwoGroupsRetryStaysInItsGroup)
 }
 
@@ -441,6 +447,7 @@ func testTwoGroupsRetryStaysInItsGroup(t *testing.T, client redis.UniversalClien
 // TestCrashWhileRetryParkedIsTakenOver: the member that nacked crashes while the retry
 // waits in the retry set; the next owner of the partition moves and delivers it, once.
 func TestCrashWhileRetryParkedIsTakenOver(t *testing.T) {
+	t.Parallel()
 	onBackends(t, testCrashWhileRetryParkedIsTakenOver)
 }
 
@@ -494,6 +501,7 @@ func testCrashWhileRetryParkedIsTakenOver(t *testing.T, client redis.UniversalCl
 // TestDeadLetterCountedInStats: every dead letter, asked for or after exhausted retries,
 // counts in Stats().DeadLettered.
 func TestDeadLetterCountedInStats(t *testing.T) {
+	t.Parallel()
 	onBackends(t, testDeadLetterCountedInStats)
 }
 
@@ -530,6 +538,7 @@ func testDeadLetterCountedInStats(t *testing.T, client redis.UniversalClient) {
 }
 
 func TestDeadLetterHelper(t *testing.T) {
+	t.Parallel()
 	errInvalid := errors.New("invalid order")
 	tests := []struct {
 		name       string
@@ -559,6 +568,7 @@ func TestDeadLetterHelper(t *testing.T) {
 // default 3; the policy's Attempts when only the policy states a cap (10: 11 handler calls,
 // where two caps used to give 4); a message's MaxRetriesMetadata over either.
 func TestRetryCapFromOnePlace(t *testing.T) {
+	t.Parallel()
 	onBackends(t, testRetryCapFromOnePlace)
 }
 

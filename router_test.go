@@ -70,6 +70,7 @@ func rtAlignSubsecond(from, to time.Duration) {
 // TestRouterDelayOnErrorSetsTheRetryBackoff: middleware.DelayOnError's delay replaces the
 // RetryPolicy's backoff (5s here, so a gap under 4s proves the middleware's value was used).
 func TestRouterDelayOnErrorSetsTheRetryBackoff(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		// The first delivery happens just after the publish; where it falls in its second
@@ -123,6 +124,7 @@ func TestRouterDelayOnErrorSetsTheRetryBackoff(t *testing.T) {
 // handler) retries in process; what is still failing after it is nacked and retried by
 // streamq.
 func TestRouterInProcessRetryInsideStreamqRetry(t *testing.T) {
+	t.Parallel()
 	_, client := startRedis(t)
 	const topic = "retry-inside"
 	cfg := fastSub(client, "g")
@@ -168,6 +170,7 @@ func TestRouterInProcessRetryInsideStreamqRetry(t *testing.T) {
 // TestRouterPoisonQueuePublishesWithStreamq: middleware.PoisonQueue with a streamq Publisher
 // as the poison publisher salvages the message; streamq acks the original, no retry, no DLQ.
 func TestRouterPoisonQueuePublishesWithStreamq(t *testing.T) {
+	t.Parallel()
 	_, client := startRedis(t)
 	const topic, poisonTopic = "poisoned-source", "poison"
 	sub := newTestSubscriber(t, fastSub(client, "g"))
@@ -209,6 +212,7 @@ var errBadInput = errors.New("bad input")
 // TestFailureMiddlewareTerminalAndLastError: terminal errors go to the DLQ at once with the
 // error as reason; other errors are retried with the error in LastErrorFromCtx.
 func TestFailureMiddlewareTerminalAndLastError(t *testing.T) {
+	t.Parallel()
 	_, client := startRedis(t)
 	const topic = "failure-mw"
 	cfg := fastSub(client, "g")
@@ -262,6 +266,7 @@ func TestFailureMiddlewareTerminalAndLastError(t *testing.T) {
 // TestDeadLetterFromRouterHandler: returning streamq.DeadLetter(msg, err) skips the retries
 // left and dead-letters the message at once.
 func TestDeadLetterFromRouterHandler(t *testing.T) {
+	t.Parallel()
 	_, client := startRedis(t)
 	const topic = "dead-letter-helper"
 	cfg := fastSub(client, "g")

@@ -35,6 +35,7 @@ const aclRules = "on >%s ~stream:topic:* ~streaming:mq:* &* +@all -@dangerous"
 // TestTLSAndACLEndToEnd runs publish, consume, a retry and a dead letter over rediss:// as an
 // ACL user limited to streamq's keys, and checks that no secret leaks into logs or errors.
 func TestTLSAndACLEndToEnd(t *testing.T) {
+	t.Parallel()
 	const password = "s3cret-Pa55"
 	addr, ca := startTLSRedis(t, fmt.Sprintf(aclRules, password))
 	opts, err := redis.ParseURL("rediss://streamq:" + password + "@" + addr + "/0")

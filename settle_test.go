@@ -14,6 +14,7 @@ import (
 // verdict, the retry cap from config, policy and metadata, DelayOnError's delay, the
 // direct-retry threshold and the due time of a parked retry, on a fake clock.
 func TestDecide(t *testing.T) {
+	t.Parallel()
 	now := clock.NewFake(time.Unix(1_700_000_000, 0)).Now()
 	policy := ExponentialBackoff{Base: time.Second, Max: time.Minute}
 	rules := RetryConfig{Policy: policy, MaxRetries: 3}
@@ -101,6 +102,7 @@ func md(kv ...string) message.Metadata {
 // asked-for time, never later than the interval after the step started, never sooner than
 // 1 ms, measured from the step's end.
 func TestNextMove(t *testing.T) {
+	t.Parallel()
 	c := clock.NewFake(time.Unix(1_700_000_000, 0))
 	start := c.Now()
 	c.Advance(5 * time.Millisecond)

@@ -12,6 +12,7 @@ import (
 // TestValidateReportsEveryFieldInOrder: one config with a bad field in many groups gets one
 // error naming every one by its path, in the order of the fields, the same at every call.
 func TestValidateReportsEveryFieldInOrder(t *testing.T) {
+	t.Parallel()
 	cfg := SubscriberConfig{
 		Client:     unusedClient(t),
 		Membership: MembershipConfig{LeaseTTL: time.Second, RenewInterval: 2 * time.Second},
@@ -53,6 +54,7 @@ func TestValidateReportsEveryFieldInOrder(t *testing.T) {
 // TestRetryCapsInOnePlace: a cap stated in MaxRetries and the policy is accepted when the two
 // agree and rejected, naming both, when they differ; NoRetries and RetryForever count as caps.
 func TestRetryCapsInOnePlace(t *testing.T) {
+	t.Parallel()
 	client := unusedClient(t)
 	tests := []struct {
 		name  string
