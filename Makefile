@@ -3,7 +3,7 @@ PKGS      ?= ./...
 TIMEOUT   ?= 15m
 # PARALLEL: tests marked t.Parallel run this many at once in each package; most wait on
 # timers and Redis, not the CPU, so more than the 2 cores of CI pays
-PARALLEL  ?= 4
+PARALLEL  ?= 8
 
 .PHONY: test test-servers servers test-race test-short bench bench-go lint fmt vet demo fuzz e2e outbox outbox-bench otel docs soak soak-short handover memsize
 

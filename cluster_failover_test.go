@@ -95,6 +95,7 @@ func classify(published []publishRecord, handled map[string]int, stored map[stri
 }
 
 func TestFailoverLossClassification(t *testing.T) {
+	t.Parallel()
 	t0 := time.Unix(1000, 0)
 	k := kill{start: t0, end: t0.Add(10 * time.Millisecond), partitions: map[int]bool{1: true}}
 	rec := func(uuid string, p int, endOffset time.Duration, err error) publishRecord {
@@ -319,6 +320,7 @@ func failoverClient(t *testing.T, c *redistest.Cluster) *redis.ClusterClient {
 // message by message, is the asynchronous-replication window (see replicationWindow).
 // Duplicates and recovery times are reported with t.Logf.
 func TestClusterFailover(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("kills a master of a 6-node cluster: about 10s; run without -short")
 	}

@@ -115,6 +115,7 @@ func (p *gateProxy) close() {
 // handler for longer than the lease TTL. b takes the partition over and handles the message;
 // when a comes back its ack is refused by the fence and it delivers nothing more.
 func TestStaleOwnerIsFencedAfterAPause(t *testing.T) {
+	t.Parallel()
 	srv, direct := startRedis(t)
 	proxy := newGateProxy(t, srv.Addr())
 	viaProxy := redis.NewClient(&redis.Options{Addr: proxy.addr(), ReadTimeout: 500 * time.Millisecond,
@@ -204,6 +205,7 @@ func (h *stealBeforeAck) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 // flush, and another token owns the lease by the time the final flush is sent. The fence
 // refuses the flush, Close says so in the log, and the entry stays pending for the next owner.
 func TestFinalFlushAfterLosingTheLeaseIsLogged(t *testing.T) {
+	t.Parallel()
 	srv, client := startRedis(t)
 	const topic = "lapsed-close"
 	other := redis.NewClient(&redis.Options{Addr: srv.Addr()})

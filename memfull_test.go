@@ -36,6 +36,7 @@ type fullScenario struct {
 // payloads, with retries and dead letters at maxmemory), and then Publish succeeds again with
 // no operator step; the batch refused is sent again and each of its messages appended once.
 func TestRedisFullDrains(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("fills a Redis to its maxmemory: not in -short")
 	}
@@ -65,6 +66,7 @@ func TestRedisFullDrains(t *testing.T) {
 // TestRedisFullDrainsWithDefaults is the outage as a new user meets it: maxmemory 40mb with
 // noeviction, 4 partitions, the default Publisher and Subscriber configs.
 func TestRedisFullDrainsWithDefaults(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("fills a Redis to its maxmemory: not in -short")
 	}

@@ -17,6 +17,7 @@ import (
 // A Redis that is not there: Publish and Subscribe fail with a clear error within the
 // client's timeouts instead of hanging.
 func TestRedisDownAtStartFailsFastAndClearly(t *testing.T) {
+	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	addr := l.Addr().String()
@@ -41,6 +42,7 @@ func TestRedisDownAtStartFailsFastAndClearly(t *testing.T) {
 // Redis dies under a running subscription and comes back (AOF): no hot loop, no goroutine
 // growth while it is down, and everything published before and after is delivered.
 func TestRedisOutageMidRunRecovers(t *testing.T) {
+	t.Parallel()
 	skipShort(t, "a Redis outage")
 	srv, _ := startRedis(t)
 	client := redis.NewClient(&redis.Options{Addr: srv.Addr(), Protocol: 2})

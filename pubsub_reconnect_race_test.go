@@ -18,12 +18,16 @@ import (
 // TestPubSubReconnect runs the universal suite (with -race) in the restart configuration;
 // Watermill's TestReconnect itself skips here because of its harness race (see
 // pubsub_reconnect_test.go), and TestReconnectUnderRace below covers it.
-func TestPubSubReconnect(t *testing.T) { universal(t, 4, true, false) }
+func TestPubSubReconnect(t *testing.T) {
+	t.Parallel()
+	universal(t, 4, true, false)
+}
 
 // TestReconnectUnderRace is Watermill's TestReconnect with its harness race fixed: 10,000
 // messages from 100 publishers, the test's redis-server (AOF on) restarted at 1/3 and 1/2 of
 // them; every message whose Publish returned nil must be received.
 func TestReconnectUnderRace(t *testing.T) {
+	t.Parallel()
 	skipShort(t, "restarting Redis under load")
 	srv, client := startRedis(t)
 	pub, sub := newPubSub(t, client, 4, false, true, "reconnect", nil)

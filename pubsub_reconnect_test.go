@@ -12,4 +12,7 @@ import "testing"
 // test goroutine (:1120) with no synchronisation, which the race detector reports whenever the
 // subscriber delivers promptly. `make test` runs this file in a second, race-free pass; the
 // race build runs TestReconnectUnderRace (pubsub_reconnect_race_test.go) instead.
-func TestPubSubReconnect(t *testing.T) { universal(t, 4, true, true) }
+func TestPubSubReconnect(t *testing.T) {
+	t.Parallel()
+	universal(t, 4, true, true)
+}

@@ -21,6 +21,7 @@ import (
 // may or may not make the sentinels fail over, depending on how long it takes); a failover is
 // covered by TestSentinelFailover.
 func TestPubSubSentinel(t *testing.T) {
+	t.Parallel()
 	runUniversal(t, redistest.StartSentinel(t).FailoverClient(t), universalFeatures(), 8, true)
 }
 
@@ -314,6 +315,7 @@ func (r *sentinelRun) checkGroup(t *testing.T, splitBrain bool) {
 // replicationWindow). It logs the time to resume, the losses and the duplicates, and a
 // summary line starting "SENTINEL FAILOVER (SIGKILL)".
 func TestSentinelFailover(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("kills the master of a Sentinel deployment and waits for it to rejoin: about 20s; run without -short")
 	}
@@ -373,6 +375,7 @@ func TestSentinelFailover(t *testing.T) {
 // turns read-only under connections the clients must have dropped). Summary line: "SENTINEL
 // FAILOVER (planned)".
 func TestSentinelPlannedFailover(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("fails a Sentinel deployment over and waits for the old master to be demoted: about 20s; run without -short")
 	}

@@ -201,6 +201,7 @@ func (f *pausedOwner) finish(t *testing.T, last int) {
 // once. The ack is not applied (the entry stays pending for the new owner), and the child
 // delivers nothing more from the partition, though its queue holds messages 1-9.
 func TestPausedOwnerProcessIsFenced(t *testing.T) {
+	t.Parallel()
 	skipShort(t, "a SIGSTOPped child process")
 	f := pauseOwner(t, "sigstop-ack")
 	f.resume(t)
@@ -215,6 +216,7 @@ func TestPausedOwnerProcessIsFenced(t *testing.T) {
 // the new owner does not look, until the pending scan, and come out of order): the new owner
 // delivers all of them, in order, at once.
 func TestPausedOwnerProcessReadsNothingAfterResume(t *testing.T) {
+	t.Parallel()
 	skipShort(t, "a SIGSTOPped child process")
 	f := pauseOwner(t, "sigstop-read")
 	f.resume(t)

@@ -176,6 +176,7 @@ func (l *leaseLog) firstTokenOf(p int, inst string) (time.Time, bool) {
 // its first rebalance round once it has the name; it delivers the held messages again and
 // every message is handled.
 func TestStaticMemberKilledTakesBackItsPartitions(t *testing.T) {
+	t.Parallel()
 	skipShort(t, "a killed child process")
 	onChildBackends(t, func(t *testing.T, addrs []string, client redis.UniversalClient) {
 		f := startStaticFleet(t, addrs, client, "static-kill")
@@ -219,6 +220,7 @@ func TestStaticMemberKilledTakesBackItsPartitions(t *testing.T) {
 // straight from the dead process to the new one (never free, never b's), and every message,
 // the held ones again, is handled.
 func TestStaticMemberRestartedHoldsItsPartitionsWithinARebalanceInterval(t *testing.T) {
+	t.Parallel()
 	skipShort(t, "a killed child process")
 	onChildBackends(t, func(t *testing.T, addrs []string, client redis.UniversalClient) {
 		f := startStaticFleetTimed(t, addrs, client, "static-restart", "slow", "b")
@@ -283,6 +285,7 @@ func presenceLeft(t *testing.T, client redis.UniversalClient, topic, member stri
 // the grace), as any member's; started again later, it gets its share back by rebalancing.
 // Nothing is lost.
 func TestStaticMemberKilledPastGraceIsReplaced(t *testing.T) {
+	t.Parallel()
 	skipShort(t, "a killed child process")
 	srv := redistest.Start(t)
 	f := startStaticFleet(t, []string{srv.Addr()}, srv.Client(t), "static-gone")
@@ -332,6 +335,7 @@ func TestStaticMemberKilledPastGraceIsReplaced(t *testing.T) {
 // ran out), learns that its name was taken and stops. The new process then delivers
 // everything in order.
 func TestStaticMemberPausedProcessIsFenced(t *testing.T) {
+	t.Parallel()
 	skipShort(t, "a SIGSTOPped child process")
 	srv := redistest.Start(t)
 	client := srv.Client(t)

@@ -239,6 +239,7 @@ func waitIdle(d time.Duration) { <-time.After(d) }
 // a's partitions again, taken straight from the old process's parked leases, and every
 // message is delivered exactly once (the Close flushed its acks).
 func TestStaticMemberTakesBackItsPartitionsAfterClose(t *testing.T) {
+	t.Parallel()
 	onBackends(t, func(t *testing.T, client redis.UniversalClient) {
 		const topic, group, n = "static-close", "g", 12
 		pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: n})
@@ -294,6 +295,7 @@ func twoClientBackends(t *testing.T, test func(t *testing.T, newClient func() re
 // delivering. Once the first one closed, the second subscribes and takes its partitions at
 // once.
 func TestStaticMemberNameInUse(t *testing.T) {
+	t.Parallel()
 	twoClientBackends(t, func(t *testing.T, newClient func() redis.UniversalClient) {
 		const topic, group, n = "static-dup", "g", 4
 		first := newClient()
@@ -341,6 +343,7 @@ func TestStaticMemberNameInUse(t *testing.T) {
 // partitions over like any member: its leases are released when Close returns, the other
 // member takes them, and its name is free at once.
 func TestStaticMemberLeaveOnClose(t *testing.T) {
+	t.Parallel()
 	_, client := startRedis(t)
 	const topic, group, n = "static-leave", "g", 4
 	a, _ := subscribeMember(t, client, topic, group, "a", n, staticTweak)
