@@ -30,7 +30,7 @@ servers:
 ## internal package's script tests; prints each server's time. A server not fetched is
 ## skipped, saying how to fetch it, or fails with STREAMQ_REQUIRE_REDIS=1 (scripts/test-servers.sh)
 test-servers:
-	GO=$(GO) TIMEOUT=$(TIMEOUT) bash scripts/test-servers.sh $(SERVERS)
+	GO=$(GO) TIMEOUT=$(TIMEOUT) PARALLEL=$(PARALLEL) bash scripts/test-servers.sh $(SERVERS)
 
 ## e2e: the dashboard in headless Chromium (e2e/, its own module: chromedp needs a newer Go);
 ## skips without /usr/bin/chromium unless STREAMQ_REQUIRE_BROWSER=1

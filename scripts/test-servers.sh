@@ -55,7 +55,7 @@ done
 run_server() {
   local internal
   internal=$("$GO" list ./internal/... | grep -v '/internal/redistest$') || return 1
-  STREAMQ_REDIS_SERVER=$1 "$GO" test -race -count=1 -timeout "$TIMEOUT" -run "$run_regex" \
+  STREAMQ_REDIS_SERVER=$1 "$GO" test -race -count=1 -parallel "${PARALLEL:-8}" -timeout "$TIMEOUT" -run "$run_regex" \
     . ./internal/redistest || return 1
   # shellcheck disable=SC2086 # one word per package
   STREAMQ_REDIS_SERVER=$1 "$GO" test -race -count=1 -timeout "$TIMEOUT" $internal
