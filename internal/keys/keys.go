@@ -102,6 +102,11 @@ func IdempotencyBucket(prefix string, n int64) string {
 	return prefix + ":" + strconv.FormatInt(n, 10)
 }
 
+// Producers is the prefix of partition p's producer keys (Prefix + ":" + producer id): each
+// a string "last gaps..." recording which sequence numbers the producer appended there (see
+// internal/publish, appendseq.lua). It expires a window after the producer's last append.
+func (s Space) Producers(t string, p int) string { return s.Control + ":producer:" + Tag(t, p) }
+
 // Registry is the global set of topics.
 func (s Space) Registry() string { return s.Control + ":topics:registry" }
 

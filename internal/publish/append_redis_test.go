@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamq-dev/streamq/internal/codec"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/payload"
 	"github.com/streamq-dev/streamq/internal/redistest"
@@ -129,6 +130,9 @@ func uuidsOf(msgs []redis.XMessage) []string {
 	out := make([]string, len(msgs))
 	for i, m := range msgs {
 		out[i], _ = m.Values["uuid"].(string)
+		if u, ok := m.Values[codec.UUIDField].(string); ok { // the default layout's field
+			out[i] = u
+		}
 	}
 	return out
 }

@@ -22,13 +22,14 @@ var (
 	appendScript = script.New(appendSrc)
 )
 
-// Write is one message's write: exactly one of XAdd, Park and Offload is set. With Once, an
-// XAdd or Offload goes through the idempotent append script instead.
+// Write is one message's write: exactly one of XAdd, Park and Offload is set. With Seq or
+// Once (not both), an XAdd or Offload goes through an idempotent append script instead.
 type Write struct {
 	Partition int   // the message's partition, for the caller: not sent
 	XAdd      []any // the whole XADD command, its name included
 	Park      *Park
 	Offload   *payload.Offload
+	Seq       *Sequenced
 	Once      *Once
 }
 
@@ -40,8 +41,12 @@ type Once struct {
 	Window              time.Duration
 }
 
-// LoadScripts caches the append script on the server: writes with Once send it by SHA.
+// LoadScripts caches the idempotent append scripts on the server: writes with Seq or Once
+// send them by SHA.
 func LoadScripts(ctx context.Context, rdb redis.Scripter) error {
+	if err := appendSeqScript.Load(ctx, rdb).Err(); err != nil {
+		return err
+	}
 	return appendScript.Load(ctx, rdb).Err()
 }
 
@@ -63,25 +68,33 @@ type Result struct {
 	cmd    redis.Cmder
 	append bool // the write appends to the partition stream (XAdd or Offload), not Park
 	at     int  // the write's place in its idempotent append's reply; -1: a command of its own
+	flat   bool // the reply holds one id per write, "" for a duplicate (Seq); else {id, duplicate} pairs (Once)
 }
 
 // Err is the write's error, nil when Redis took it.
 func (r Result) Err() error { return r.cmd.Err() }
 
 // Duplicate reports an idempotent append that appended nothing: the message was appended
-// within the window already (StreamID is that append's id).
+// within the window already (StreamID is that append's id under Once, "" under Seq).
 func (r Result) Duplicate() bool {
 	_, dup := r.onceReply()
 	return dup
 }
 
-// onceReply reads the write's pair of an idempotent append's reply: {id, duplicate}.
+// onceReply reads the write's part of an idempotent append's reply: its id, and whether it was a duplicate.
 func (r Result) onceReply() (string, bool) {
 	c, ok := r.cmd.(*redis.Cmd)
 	if r.at < 0 || !ok || c.Err() != nil {
 		return "", false
 	}
 	reply, _ := c.Val().([]any)
+	if r.flat {
+		if r.at >= len(reply) {
+			return "", false
+		}
+		id, _ := reply[r.at].(string)
+		return id, id == ""
+	}
 	if 2*r.at+1 >= len(reply) {
 		return "", false
 	}
@@ -118,24 +131,31 @@ type Replicas struct {
 }
 
 // Flush sends the writes of every call in one pipeline, in order, and sets each call's
-// Results. The idempotent appends (Once) of one partition go as one script call per up to
-// maxOnce of them, in their order. Under wait it ends the pipeline with WAIT
+// Results. The idempotent appends (Seq, Once) of one partition go as one script call per up
+// to maxOnce of them, in their order. Under wait it ends the pipeline with WAIT
 // (server.QueueWait says why there) and returns the replicas it counted and its error; 0 and
 // nil without one.
 func Flush(ctx context.Context, rdb redis.UniversalClient, calls []*Call, wait Replicas) (acked int, err error) {
 	var waitCmd *redis.IntCmd
 	_, _ = rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+		var seqs seqBatches
 		var batches onceBatches
 		for _, c := range calls {
 			c.Results = make([]Result, len(c.Writes))
 			for i, w := range c.Writes {
-				if w.Once != nil && w.Park == nil {
+				switch {
+				case w.Park != nil:
+				case w.Seq != nil:
+					seqs.add(w, &c.Results[i])
+					continue
+				case w.Once != nil:
 					batches.add(w, &c.Results[i])
 					continue
 				}
 				c.Results[i] = Result{cmd: w.queue(ctx, pipe), append: w.Park == nil, at: -1}
 			}
 		}
+		seqs.queue(ctx, pipe, isCluster(rdb))
 		batches.queue(ctx, pipe)
 		if wait.N > 0 {
 			waitCmd = server.QueueWait(ctx, pipe, wait.N, wait.Timeout)
@@ -162,4 +182,11 @@ func (w Write) queue(ctx context.Context, pipe redis.Pipeliner) redis.Cmder {
 		_ = pipe.Process(ctx, cmd)
 		return cmd
 	}
+}
+
+// isCluster reports whether rdb is a Cluster client: its script calls must keep their keys
+// in one slot.
+func isCluster(rdb redis.UniversalClient) bool {
+	_, ok := rdb.(*redis.ClusterClient)
+	return ok
 }
