@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strconv"
 	"sync"
+	"sync/atomic"
 
+	"github.com/ThreeDotsLabs/watermill"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamq-dev/streamq/internal/publish"
@@ -15,24 +18,42 @@ import (
 // queued (up to Pipeline.MaxSize writes, never splitting one call) and send it in one round
 // trip, so an idle publisher adds no latency and a busy one sends many messages per trip.
 // Each caller gets the results of its own writes. Under MinReplicas every pipeline ends with
-// one WAIT, whose verdict every caller of the pipeline gets.
+// one WAIT, whose verdict every caller of the pipeline gets. Each flusher is a producer of
+// its own: it numbers the sequenced appends it sends (publish.Sequencer), one pipeline after
+// the other.
 type batcher struct {
-	rdb    redis.UniversalClient
-	cfg    PipelineConfig
-	wait   ReplicationConfig // the WAIT that ends each pipeline; none when MinReplicas is 0
-	queue  chan *request
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	producer string // the flushers' producer ids are producer-0, producer-1, ...
+	rdb      redis.UniversalClient
+	cfg      PipelineConfig
+	wait     ReplicationConfig // the WAIT that ends each pipeline; none when MinReplicas is 0
+	queue    chan *request
+	ctx      context.Context
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
 }
 
 // request is one Publish call's writes and, once done is signalled, what their pipeline did.
-// Requests are pooled: a caller that saw done returns its request for reuse.
+// Requests are pooled: a caller that saw done returns its request for reuse. A caller that
+// stops waiting gives it up, and the flusher then settles it once the pipeline was sent (the
+// writes are numbered by then); whichever of the two comes first decides.
 type request struct {
 	call       publish.Call
 	replicated error
 	done       chan struct{} // buffered: the flusher signals once and never blocks
+	state      atomic.Int32  // pending, finished or given up
+	giveUp     giveUp
 }
+
+// giveUp is what a caller that stops waiting for its request leaves behind: mark runs before
+// it gives up, unmark when the request finished meanwhile (the caller takes its results
+// after all), and settle in the flusher once a given-up request was sent.
+type giveUp struct{ mark, unmark, settle func() }
+
+const (
+	pending int32 = iota
+	finished
+	givenUp
+)
 
 // flushed is what a pipeline did for one Publish call: its writes' results, and the verdict
 // of the pipeline's WAIT (nil when MinReplicas is off or was met; else ErrNotReplicated).
@@ -45,19 +66,21 @@ var requests = sync.Pool{New: func() any { return &request{done: make(chan struc
 
 func newBatcher(rdb redis.UniversalClient, cfg PipelineConfig, wait ReplicationConfig) *batcher {
 	ctx, cancel := context.WithCancel(context.Background())
-	b := &batcher{rdb: rdb, cfg: cfg, wait: wait, queue: make(chan *request, cfg.QueueSize), ctx: ctx, cancel: cancel}
+	b := &batcher{producer: watermill.NewShortUUID(), rdb: rdb, cfg: cfg, wait: wait,
+		queue: make(chan *request, cfg.QueueSize), ctx: ctx, cancel: cancel}
 	b.wg.Add(cfg.Flushers)
-	for range cfg.Flushers {
-		go b.loop()
+	for i := range cfg.Flushers {
+		go b.loop(&publish.Sequencer{Producer: b.producer + "-" + strconv.Itoa(i)})
 	}
 	return b
 }
 
 // submit queues writes and waits for their round trip, or for ctx. When ctx ends first the
-// writes may still be sent.
-func (b *batcher) submit(ctx context.Context, writes []publish.Write) (flushed, error) {
+// writes may still be sent: g.settle is called once they were.
+func (b *batcher) submit(ctx context.Context, writes []publish.Write, g giveUp) (flushed, error) {
 	req := requests.Get().(*request)
-	req.call.Writes = writes
+	req.call.Writes, req.giveUp = writes, g
+	req.state.Store(pending)
 	if ctx.Done() == nil { // no select for a context that never ends (most messages')
 		b.queue <- req
 		<-req.done
@@ -74,14 +97,20 @@ func (b *batcher) submit(ctx context.Context, writes []publish.Write) (flushed, 
 	case <-req.done:
 		return req.release(), nil
 	case <-ctx.Done():
-		return flushed{}, ctx.Err() // the flusher still holds req: it is not reused
+		g.mark()
+		if req.state.CompareAndSwap(pending, givenUp) {
+			return flushed{}, ctx.Err() // the flusher still holds req: it is not reused
+		}
+		g.unmark()
+		<-req.done // finished meanwhile: the results are there
+		return req.release(), nil
 	}
 }
 
 // release returns the request to the pool and what its pipeline did to the caller.
 func (r *request) release() flushed {
 	f := flushed{results: r.call.Results, replicated: r.replicated}
-	r.call, r.replicated = publish.Call{}, nil
+	r.call, r.replicated, r.giveUp = publish.Call{}, nil, giveUp{}
 	requests.Put(r)
 	return f
 }
@@ -93,12 +122,12 @@ func (b *batcher) close() {
 	b.cancel()
 }
 
-func (b *batcher) loop() {
+func (b *batcher) loop(seq *publish.Sequencer) {
 	defer b.wg.Done()
 	var calls []*publish.Call // the flusher's own, reused for every pipeline
 	for req := range b.queue {
 		b.linger()
-		calls = b.flush(b.gather(req), calls)
+		calls = b.flush(b.gather(req), calls, seq)
 	}
 }
 
@@ -130,18 +159,23 @@ func (b *batcher) gather(first *request) []*request {
 	return reqs
 }
 
-// flush sends the writes of reqs in one pipeline and signals each request; calls is scratch
-// space, returned for the next flush.
-func (b *batcher) flush(reqs []*request, calls []*publish.Call) []*publish.Call {
+// flush numbers the writes of reqs, sends them in one pipeline and signals each request;
+// calls is scratch space, returned for the next flush.
+func (b *batcher) flush(reqs []*request, calls []*publish.Call, seq *publish.Sequencer) []*publish.Call {
 	calls = calls[:0]
 	for _, r := range reqs {
 		calls = append(calls, &r.call)
 	}
+	seq.Number(calls)
 	acked, err := publish.Flush(b.ctx, b.rdb, calls, publish.Replicas{N: b.wait.MinReplicas, Timeout: b.wait.Timeout})
 	clear(calls) // the requests go back to their callers and the pool
 	replicated := b.wait.verdict(acked, err)
 	for _, r := range reqs {
 		r.replicated = replicated
+		if !r.state.CompareAndSwap(pending, finished) {
+			r.giveUp.settle() // its caller is gone: the request is not reused
+			continue
+		}
 		r.done <- struct{}{}
 	}
 	return calls

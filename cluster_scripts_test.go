@@ -174,10 +174,13 @@ func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int
 	later := forced(message.NewMessage(watermill.NewUUID(), []byte("later")))
 	delay.Message(later, delay.For(time.Hour))
 	plain := forced(message.NewMessage(watermill.NewUUID(), []byte("plain")))
-	require.NoError(t, pub.Publish(topic, big, later, plain), "publish: append.lua and park.lua in one pipeline")
-	plainPub := newTestPublisher(t, PublisherConfig{Client: client, IdempotencyWindow: -1})
+	require.NoError(t, pub.Publish(topic, big, later, plain), "publish: appendseq.lua and park.lua in one pipeline")
+	plainPub := newTestPublisher(t, PublisherConfig{Client: client, Idempotency: IdempotencyConfig{Window: -1}})
 	require.NoError(t, plainPub.Publish(topic, forced(message.NewMessage(watermill.NewUUID(), randomPayload(t, bigPayloadSize))),
 		forced(message.NewMessage(watermill.NewUUID(), []byte("plain")))), "publish: XADD and offload.lua in one pipeline")
+	uuidPub := newTestPublisher(t, PublisherConfig{Client: client, Idempotency: IdempotencyConfig{ByUUID: true}})
+	require.NoError(t, uuidPub.Publish(topic, forced(message.NewMessage(watermill.NewUUID(), randomPayload(t, bigPayloadSize))),
+		forced(message.NewMessage(watermill.NewUUID(), []byte("by uuid")))), "publish by UUID: append.lua")
 
 	_, read, _, err := stream.Read(ctx, client, group, "m", []string{str}, []string{"0-0"}, 10, -1)
 	require.NoError(t, err)

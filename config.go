@@ -52,13 +52,9 @@ type PublisherConfig struct {
 	Trim TrimConfig
 	// Payloads offloads large payloads to keys of their own.
 	Payloads PayloadConfig
-	// IdempotencyWindow: a message is appended at most once to its partition within this
-	// window, keyed by its UUID. A publish sent again (by go-redis after a lost reply, by
-	// streamq, or by the caller publishing the same message again) appends nothing and
-	// returns nil, and PublishedStreamID reports the first append's id. A UUID is remembered
-	// for at least the window and at most one and a half. Default 2 minutes; -1: off (plain
-	// XADD). See docs/publishing.md, Idempotent publish.
-	IdempotencyWindow time.Duration
+	// Idempotency appends each message at most once, whatever go-redis, streamq or the
+	// caller sends again.
+	Idempotency IdempotencyConfig
 	// Pipeline batches concurrent Publish calls into pipelines.
 	Pipeline PipelineConfig
 	// Replication makes Publish wait for replicas.
@@ -73,8 +69,6 @@ type PublisherConfig struct {
 	Memory MemoryWatch
 }
 
-const defaultIdempotencyWindow = 2 * time.Minute
-
 func (c *PublisherConfig) setDefaults() {
 	c.Keyspace.setDefaults()
 	c.Partitioning.setDefaults()
@@ -83,10 +77,10 @@ func (c *PublisherConfig) setDefaults() {
 	c.Pipeline.setDefaults()
 	c.Replication.setDefaults()
 	c.Memory.setDefaults()
+	c.Idempotency.setDefaults()
 	if c.Marshaler == nil {
 		c.Marshaler = DefaultMarshaler{}
 	}
-	setDefault(&c.IdempotencyWindow, defaultIdempotencyWindow)
 	if c.Metrics == nil {
 		c.Metrics = NoopMetrics{}
 	}
@@ -102,11 +96,11 @@ func (c PublisherConfig) Validate() error {
 		c.Partitioning.validate(),
 		c.Trim.validate(),
 		c.Payloads.validate(),
+		c.Idempotency.validate(),
+		c.Pipeline.validate(),
+		c.Replication.validate(c.Client),
+		c.Memory.validate(),
 	}
-	if w := c.IdempotencyWindow; w != -1 && w < time.Millisecond {
-		errs = append(errs, fmt.Errorf("IdempotencyWindow must be at least 1ms, 0 (default) or -1 (off), got %s", w))
-	}
-	errs = append(errs, c.Pipeline.validate(), c.Replication.validate(c.Client), c.Memory.validate())
 	return wrapConfig(errs)
 }
 

@@ -254,8 +254,9 @@ func TestPublisherConfigRejects(t *testing.T) {
 		{name: "negative DefaultPartitionCount", input: PublisherConfig{Client: client, DefaultPartitionCount: -1}, want: invalid},
 		{name: "unknown TrimPolicy", input: PublisherConfig{Client: client, Trim: TrimConfig{Policy: "sometimes"}}, want: invalid},
 		{name: "MaxLen -2", input: PublisherConfig{Client: client, Trim: TrimConfig{MaxLen: -2}}, want: invalid},
-		{name: "IdempotencyWindow -2ns", input: PublisherConfig{Client: client, IdempotencyWindow: -2}, want: invalid},
-		{name: "IdempotencyWindow under 1ms", input: PublisherConfig{Client: client, IdempotencyWindow: time.Microsecond}, want: invalid},
+		{name: "Idempotency.Window -2ns", input: PublisherConfig{Client: client, Idempotency: IdempotencyConfig{Window: -2}}, want: invalid},
+		{name: "Idempotency.Window under 1ms", input: PublisherConfig{Client: client, Idempotency: IdempotencyConfig{Window: time.Microsecond}}, want: invalid},
+		{name: "Idempotency.ByUUID with the window off", input: PublisherConfig{Client: client, Idempotency: IdempotencyConfig{Window: -1, ByUUID: true}}, want: invalid},
 		{name: "GroupExpiry -2ns", input: PublisherConfig{Client: client, Trim: TrimConfig{GroupExpiry: -2}}, want: invalid},
 		{name: "GroupExpiry under 1s", input: PublisherConfig{Client: client, Trim: TrimConfig{GroupExpiry: time.Millisecond}}, want: invalid},
 		{name: "Payloads.Threshold -2", input: PublisherConfig{Client: client, Payloads: PayloadConfig{Threshold: -2}}, want: invalid},
@@ -292,7 +293,7 @@ func TestPublisherConfigDefaults(t *testing.T) {
 	assert.Equal(t, defaultMaxLen, got.Trim.MaxLen)
 	assert.False(t, got.Trim.Exact)
 	assert.Equal(t, defaultPartitionRefreshInterval, got.Partitioning.RefreshInterval)
-	assert.Equal(t, defaultIdempotencyWindow, got.IdempotencyWindow, "idempotent appends by default")
+	assert.Equal(t, defaultIdempotencyWindow, got.Idempotency.Window, "idempotent appends by default")
 	assert.Equal(t, defaultGroupExpiry, got.Trim.GroupExpiry)
 	assert.Equal(t, keys.Space{Stream: keys.DefaultStreamPrefix, Control: keys.DefaultControlPrefix}, pub.space)
 

@@ -182,7 +182,7 @@ func TestPublishSendsOneWaitPerPipeline(t *testing.T) {
 	redistest.StartReplica(t, master)
 	client := master.Client(t)
 	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 8, Replication: ReplicationConfig{MinReplicas: 1}, Trim: TrimConfig{MaxLen: -1},
-		IdempotencyWindow: -1}) // plain XADDs: the commands are named below
+		Idempotency: IdempotencyConfig{Window: -1}}) // plain XADDs: the commands are named below
 	require.NoError(t, pub.Publish("waits", message.NewMessage(watermill.NewUUID(), []byte("warm")))) // check, register
 	rec := &pipelineRecorder{}
 	client.AddHook(rec)

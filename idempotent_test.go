@@ -88,25 +88,25 @@ var lossyBackends = []struct {
 // TestIdempotentPublishThroughLostReplies: 10,000 messages over 8 partitions while the
 // network loses replies after Redis ran the commands; go-redis (MaxRetries 1) sends a
 // pipeline again when its reply is lost, and the caller publishes a batch again when Publish
-// failed (six replies lost in a row). With the
-// idempotent append (the default) exactly 10,000 entries remain; with it off, the same run
-// appends some messages twice.
+// failed (six replies lost in a row). With the idempotent append, by producer and sequence
+// (the default) or by UUID, exactly 10,000 entries remain; with it off, the same run appends
+// some messages twice.
 func TestIdempotentPublishThroughLostReplies(t *testing.T) {
 	t.Parallel()
 	for _, b := range lossyBackends {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
 			for _, tc := range []struct {
-				name   string
-				window time.Duration
-			}{{"idempotent", 0}, {"off", -1}} {
+				name string
+				idem IdempotencyConfig
+			}{{"by sequence", IdempotencyConfig{}}, {"by UUID", IdempotencyConfig{ByUUID: true}}, {"off", IdempotencyConfig{Window: -1}}} {
 				t.Run(tc.name, func(t *testing.T) {
 					n := newLossyNet(t)
 					client := b.start(t, n)
-					total, unique, lost := publishThroughLosses(t, client, n, tc.window)
+					total, unique, lost := publishThroughLosses(t, client, n, tc.idem)
 					t.Logf("%s, %s: %d entries for %d messages, %d replies lost", b.name, tc.name, total, unique, lost)
 					assert.Equal(t, 10_000, unique, "every message is appended")
-					if tc.window == -1 {
+					if tc.idem.Window == -1 {
 						assert.Greater(t, total, 10_000, "without the idempotent append, resent pipelines append twice")
 						return
 					}
@@ -120,9 +120,9 @@ func TestIdempotentPublishThroughLostReplies(t *testing.T) {
 // publishThroughLosses publishes 10,000 messages in batches of 10 from 4 goroutines while
 // replies are lost (one before about every 8th batch), retrying each failed batch; it returns
 // the entries and distinct UUIDs on the topic's 8 partitions, and how many losses it asked for.
-func publishThroughLosses(t *testing.T, client redis.UniversalClient, n *lossyNet, window time.Duration) (int, int, int) {
+func publishThroughLosses(t *testing.T, client redis.UniversalClient, n *lossyNet, idem IdempotencyConfig) (int, int, int) {
 	const topic, partitions, batches, batch = "idem", 8, 1000, 10
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: partitions, IdempotencyWindow: window})
+	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: partitions, Idempotency: idem})
 	require.NoError(t, pub.Publish(topic, message.NewMessage(watermill.NewUUID(), []byte("warm-up"))))
 	var next, lost, failed atomic.Int64
 	var wg sync.WaitGroup
@@ -187,9 +187,10 @@ func (d *dupCounter) count(p int) int {
 	return d.dropped[p]
 }
 
-// TestIdempotentPublish: a message published again (the same object, a copy, an offloaded
-// one, several times in one call) appends nothing, reports its first append and is counted;
-// once the window has passed it is appended again; with the window off every publish appends.
+// TestIdempotentPublish: under Idempotency.ByUUID a message published again (the same
+// object, a copy, an offloaded one, several times in one call) appends nothing, reports its
+// first append and is counted; once the window has passed it is appended again; with the
+// window off every publish appends.
 func TestIdempotentPublish(t *testing.T) {
 	t.Parallel()
 	onBackends(t, testIdempotentPublish)
@@ -200,7 +201,7 @@ func testIdempotentPublish(t *testing.T, client redis.UniversalClient) {
 	const topic, partitions = "once", 4
 	dups := &dupCounter{dropped: map[int]int{}}
 	window := 400 * time.Millisecond
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: partitions, IdempotencyWindow: window,
+	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: partitions, Idempotency: IdempotencyConfig{Window: window, ByUUID: true},
 		Payloads: PayloadConfig{Threshold: 64}, Metrics: dups})
 	m := message.NewMessage(watermill.NewUUID(), []byte("once"))
 	m.Metadata.Set(ForcePartitionMetadata, "2")
@@ -233,18 +234,18 @@ func testIdempotentPublish(t *testing.T, client redis.UniversalClient) {
 	assert.NotEqual(t, first, later, "after the window, appended again")
 	assert.Len(t, storedByUUID(t, client, topic, partitions)[m.UUID], 2)
 
-	plain := newTestPublisher(t, PublisherConfig{Client: client, IdempotencyWindow: -1})
+	plain := newTestPublisher(t, PublisherConfig{Client: client, Idempotency: IdempotencyConfig{Window: -1}})
 	require.NoError(t, plain.Publish(topic, m, m))
 	assert.Len(t, storedByUUID(t, client, topic, partitions)[m.UUID], 4, "with the window off, every publish appends")
 }
 
-// TestIdempotencyKeysExpire: the UUIDs are kept in the partition's slot and expire by
+// TestIdempotencyKeysExpire: under Idempotency.ByUUID the UUIDs are kept in the partition's slot and expire by
 // themselves: nothing stays behind once the window has passed.
 func TestIdempotencyKeysExpire(t *testing.T) {
 	t.Parallel()
 	_, client := startRedis(t)
 	ctx := context.Background()
-	pub := newTestPublisher(t, PublisherConfig{Client: client, IdempotencyWindow: 200 * time.Millisecond})
+	pub := newTestPublisher(t, PublisherConfig{Client: client, Idempotency: IdempotencyConfig{Window: 200 * time.Millisecond, ByUUID: true}})
 	require.NoError(t, pub.Publish("expiring", message.NewMessage(watermill.NewUUID(), []byte("x"))))
 	found, err := client.Keys(ctx, keys.New("", "").Idempotency("expiring", 0)+":*").Result()
 	require.NoError(t, err)

@@ -111,7 +111,7 @@ func testPublishReportsPartitionAndStreamID(t *testing.T, client redis.Universal
 	assertPublishedAt(t, storedByUUID(t, client, topic, partitions), msgs, 0)
 	again, _ := PublishedStreamID(msgs[0])
 	assert.Equal(t, first, again, "a duplicate reports the first append")
-	plain := newTestPublisher(t, PublisherConfig{Client: client, Payloads: PayloadConfig{Threshold: 64}, IdempotencyWindow: -1})
+	plain := newTestPublisher(t, PublisherConfig{Client: client, Payloads: PayloadConfig{Threshold: 64}, Idempotency: IdempotencyConfig{Window: -1}})
 	require.NoError(t, plain.Publish(topic, msgs...))
 	assertPublishedAt(t, storedByUUID(t, client, topic, partitions), msgs, 1)
 	again, _ = PublishedStreamID(msgs[0])

@@ -44,6 +44,8 @@ type Publisher struct {
 	full   fullErrors
 	// refusals writes a topic's refusal record when Redis refuses a publish for memory.
 	refusals *partition.Registry
+	// resends keeps the numbers of messages not seen appended, for their next Publish.
+	resends *resendBook
 
 	// Scripts used by SHA inside pipelines are loaded once; NOSCRIPT reloads them.
 	parkLoaded, appendLoaded atomic.Bool
@@ -75,6 +77,7 @@ func NewPublisher(config PublisherConfig, logger watermill.LoggerAdapter) (*Publ
 		names:    &streamNames{space: space},
 		batch:    newBatcher(config.Client, config.Pipeline, config.Replication),
 		server:   serverCheckOf(config.Client),
+		resends:  newResendBook(config.Idempotency.Window, clock.Real()),
 	}
 	if config.Memory.watched() {
 		p.memory = newMemoryWatch(config.Client, config.Memory, logger, clock.Real(), config.Metrics)
@@ -134,6 +137,9 @@ func (p *Publisher) publish(topic string, msgs []*message.Message) error {
 	if err != nil {
 		return fmt.Errorf("publish to %q: %w", topic, err)
 	}
+	if err := p.resends.settled(ctx, topic, msgs); err != nil { // a send of them still out there
+		return fmt.Errorf("publish to %q: %w", topic, err)
+	}
 	writes, err := p.appendArgs(topic, n, msgs)
 	if err != nil {
 		return err
@@ -149,10 +155,7 @@ func (p *Publisher) appendArgs(topic string, n int, msgs []*message.Message) ([]
 			return nil, err
 		}
 		writes[i].Partition = part
-		if p.idempotent() {
-			writes[i].Once = &publish.Once{Prefix: p.space.Idempotency(topic, part), Index: p.space.PayloadIndex(topic, part),
-				UUID: msg.UUID, Window: p.config.IdempotencyWindow}
-		}
+		p.idempotence(topic, n, msg, &writes[i])
 		due, delayed := delayedUntil(msg)
 		if !delayed && p.offloads(msg) {
 			if writes[i].Offload, err = p.offloadArgs(topic, part, msg); err != nil {
@@ -173,8 +176,22 @@ func (p *Publisher) appendArgs(topic string, n int, msgs []*message.Message) ([]
 	return writes, nil
 }
 
-// idempotent reports whether appends go through the idempotent append (IdempotencyWindow).
-func (p *Publisher) idempotent() bool { return p.config.IdempotencyWindow > 0 }
+// idempotence makes w's append idempotent: by producer and sequence number (numbered by
+// the flusher that sends it, or as when the same message was sent before and not seen
+// appended), or under Idempotency.ByUUID by its UUID.
+func (p *Publisher) idempotence(topic string, n int, msg *message.Message, w *publish.Write) {
+	idem := p.config.Idempotency
+	switch {
+	case !idem.on():
+	case idem.ByUUID:
+		slot := p.names.get(topic, w.Partition, n)
+		w.Once = &publish.Once{Prefix: slot.idem, Index: slot.index, UUID: msg.UUID, Window: idem.Window}
+	default:
+		slot := p.names.get(topic, w.Partition, n)
+		w.Seq = &publish.Sequenced{Prefix: slot.producers, Index: slot.index, Window: idem.Window}
+		p.resends.number(topic, msg.UUID, w)
+	}
+}
 
 func (p *Publisher) offloads(msg *message.Message) bool {
 	return payload.Offloads(p.config.Payloads.Threshold, len(msg.Payload))
@@ -249,7 +266,7 @@ func (p *Publisher) route(topic string, n int, msg *message.Message) (int, error
 		return part, nil
 	}
 	key := p.config.Partitioning.PartitionKey(topic, msg)
-	if key == "" && p.idempotent() {
+	if key == "" && p.config.Idempotency.on() {
 		key = msg.UUID // a message sent again goes where it went: duplicates are found per partition
 	}
 	part := p.config.Partitioning.Partitioner.Partition(key, n)
@@ -262,28 +279,66 @@ func (p *Publisher) route(topic string, n int, msg *message.Message) (int, error
 
 func (p *Publisher) send(ctx context.Context, topic string, n int, writes []publish.Write, msgs []*message.Message) error {
 	if err := p.loadScripts(ctx, writes, false); err != nil {
-		return err
+		return err // nothing sent, nothing numbered
 	}
-	res, err := p.batch.submit(ctx, writes)
+	var g giveUp // used only when ctx can end (most messages' never does)
+	if ctx.Done() != nil {
+		g = giveUp{
+			mark:   func() { p.resends.pend(topic, msgs) },
+			unmark: func() { p.resends.unpend(topic, msgs) },
+			settle: func() { p.rememberAll(topic, msgs, writes) },
+		}
+	}
+	res, err := p.batch.submit(ctx, writes, g)
 	if err != nil {
-		return fmt.Errorf("publish to %q: %w", topic, err)
+		return fmt.Errorf("publish to %q: %w", topic, err) // g.settle remembers the numbers
 	}
-	if res, err = p.retryNoScript(ctx, writes, res); err != nil {
+	if res, err = p.retryNoScript(ctx, writes, res, g); err != nil {
+		p.rememberAll(topic, msgs, writes)
 		return fmt.Errorf("publish to %q: %w", topic, err)
 	}
 	recordPublished(msgs, writes, res.results) // also when another write or the WAIT failed
-	for i, r := range res.results {
+	if err := p.writeFailure(ctx, topic, writes, msgs, res.results); err != nil {
+		p.rememberAll(topic, msgs, writes)
+		return err
+	}
+	p.produced(topic, n, writes, res.results) // written to the master, even when too few replicas confirmed
+	if res.replicated != nil {
+		p.rememberAll(topic, msgs, writes)
+		return fmt.Errorf("publish to %q: %w", topic, res.replicated)
+	}
+	p.forgetAll(topic, msgs, writes)
+	return nil
+}
+
+// writeFailure is the error of the first write of a pipeline's results that failed.
+func (p *Publisher) writeFailure(ctx context.Context, topic string, writes []publish.Write, msgs []*message.Message, results []publish.Result) error {
+	for i, r := range results {
 		if err := r.Err(); err != nil {
 			server.ReloadOnConnError(ctx, p.config.Client, err)
 			err = p.full.of(ctx, p, topic, writes[i].Partition, err)
 			return fmt.Errorf("publish message %s to %q: %w", msgs[i].UUID, topic, err)
 		}
 	}
-	p.produced(topic, n, writes, res.results) // written to the master, even when too few replicas confirmed
-	if res.replicated != nil {
-		return fmt.Errorf("publish to %q: %w", topic, res.replicated)
-	}
 	return nil
+}
+
+// rememberAll keeps the numbers of every sequenced write of a Publish that failed, or whose
+// caller stopped waiting: the caller sends them again, and each keeps its number, so the
+// append drops those that were appended (on a cluster some nodes may have appended theirs).
+func (p *Publisher) rememberAll(topic string, msgs []*message.Message, writes []publish.Write) {
+	for i, w := range writes {
+		p.resends.remember(topic, msgs[i].UUID, w)
+	}
+}
+
+// forgetAll forgets the numbers of a Publish that succeeded.
+func (p *Publisher) forgetAll(topic string, msgs []*message.Message, writes []publish.Write) {
+	for i, w := range writes {
+		if w.Seq != nil {
+			p.resends.forget(topic, msgs[i].UUID)
+		}
+	}
 }
 
 // produced counts the appends of a successful Publish and lets the trimmer know; a
@@ -318,7 +373,7 @@ func (p *Publisher) registered(ctx context.Context, topic string, t partition.To
 // restarted or failed-over node has an empty script cache), after loading the scripts there.
 // Plain appends that succeeded are not sent again. Under MinReplicas the first pipeline's
 // verdict stands when it failed: its WAIT covered the writes that are not sent again.
-func (p *Publisher) retryNoScript(ctx context.Context, writes []publish.Write, res flushed) (flushed, error) {
+func (p *Publisher) retryNoScript(ctx context.Context, writes []publish.Write, res flushed, g giveUp) (flushed, error) {
 	var idx []int
 	for i, r := range res.results {
 		if script.IsNoScript(r.Err()) {
@@ -335,7 +390,7 @@ func (p *Publisher) retryNoScript(ctx context.Context, writes []publish.Write, r
 	if err := p.loadScripts(ctx, again, true); err != nil {
 		return flushed{}, err
 	}
-	second, err := p.batch.submit(ctx, again)
+	second, err := p.batch.submit(ctx, again, g)
 	if err != nil {
 		return flushed{}, err
 	}
@@ -356,7 +411,7 @@ func (p *Publisher) loadScripts(ctx context.Context, writes []publish.Write, for
 	var park, once bool
 	for _, w := range writes {
 		park = park || w.Park != nil
-		once = once || (w.Once != nil && w.Park == nil)
+		once = once || ((w.Once != nil || w.Seq != nil) && w.Park == nil)
 	}
 	if err := loadOnce(park, force, &p.parkLoaded, func() error { return deferred.LoadScripts(ctx, p.config.Client) }); err != nil {
 		return err

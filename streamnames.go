@@ -17,8 +17,10 @@ type streamNames struct {
 
 // partitionSlot is one partition as the Publisher sees it.
 type partitionSlot struct {
-	stream   string
-	appended atomic.Int64 // entries this Publisher appended or parked
+	stream           string
+	index, producers string       // its payload index and the prefix of its producer keys
+	idem             string       // the prefix of its idempotency buckets (Idempotency.ByUUID)
+	appended         atomic.Int64 // entries this Publisher appended or parked
 }
 
 // get returns partition p of topic, which has n partitions (p < n).
@@ -33,7 +35,8 @@ func (c *streamNames) get(topic string, p, n int) *partitionSlot {
 	slots := make([]*partitionSlot, max(n, len(prev)))
 	copy(slots, prev)
 	for i := len(prev); i < len(slots); i++ {
-		slots[i] = &partitionSlot{stream: c.space.PartitionStream(topic, i)}
+		slots[i] = &partitionSlot{stream: c.space.PartitionStream(topic, i), index: c.space.PayloadIndex(topic, i),
+			producers: c.space.Producers(topic, i), idem: c.space.Idempotency(topic, i)}
 	}
 	c.m.Store(topic, slots)
 	return slots[p]

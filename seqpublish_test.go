@@ -1,0 +1,302 @@
+package streamq
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill"
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/streamq-dev/streamq/internal/chaos"
+	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/redistest"
+)
+
+// seqTestMessages makes n messages without a partition key: each goes to the partition of
+// its UUID, the same one each time it is published.
+func seqTestMessages(n int, label string) []*message.Message {
+	msgs := make([]*message.Message, n)
+	for i := range msgs {
+		msgs[i] = message.NewMessage(watermill.NewUUID(), []byte(fmt.Sprintf("%s-%d", label, i)))
+	}
+	return msgs
+}
+
+// startLossyRedis starts a redis-server reached through a lossyNet by a client that never
+// sends a command again itself (MaxRetries -1): a lost reply is an error of Publish. direct
+// reaches the server without the proxy, to read what it holds.
+func startLossyRedis(t *testing.T, tune func(*redis.Options)) (n *lossyNet, client, direct *redis.Client) {
+	t.Helper()
+	srv := redistest.Start(t)
+	n = newLossyNet(t)
+	opts := &redis.Options{Addr: srv.Addr(), Dialer: n.dial, DisableIdentity: true, MaxRetries: -1}
+	if tune != nil {
+		tune(opts)
+	}
+	client = redis.NewClient(opts)
+	t.Cleanup(func() { _ = client.Close() })
+	return n, client, srv.Client(t)
+}
+
+// seqProxies are the proxies of n made so far (one per server the client dialled).
+func seqProxies(t *testing.T, n *lossyNet) []*chaos.Proxy {
+	t.Helper()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	require.NotEmpty(t, n.order, "the client dialled its server")
+	return append([]*chaos.Proxy(nil), n.order...)
+}
+
+// seqPublisher is a Publisher on client under idem that sends nothing in the background
+// (no memory watch) and reports its dropped duplicates to dups; it has published one
+// warm-up message to topic, so the server check, the topic's registration and the scripts'
+// load are done and a Publish sends only its pipeline.
+func seqPublisher(t *testing.T, client redis.UniversalClient, topic string, partitions int, idem IdempotencyConfig,
+	pipeline PipelineConfig) (*Publisher, *dupCounter) {
+	t.Helper()
+	dups := &dupCounter{dropped: map[int]int{}}
+	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: partitions, Idempotency: idem,
+		Pipeline: pipeline, Memory: MemoryWatch{Interval: -1}, Metrics: dups})
+	require.NoError(t, pub.Publish(topic, message.NewMessage(watermill.NewUUID(), []byte("warm-up"))))
+	return pub, dups
+}
+
+// seqDups is the number of duplicates dups counted over partitions.
+func seqDups(dups *dupCounter, partitions int) int {
+	total := 0
+	for p := range partitions {
+		total += dups.count(p)
+	}
+	return total
+}
+
+// assertEntriesPerUUID checks that each message has want entries on the topic, all on one
+// partition when samePartition.
+func assertEntriesPerUUID(t *testing.T, stored map[string][]storedEntry, msgs []*message.Message, want int, samePartition bool, what string) {
+	t.Helper()
+	for _, m := range msgs {
+		es := stored[m.UUID]
+		if !assert.Len(t, es, want, "%s: entries of %s", what, m.UUID) || !samePartition {
+			continue
+		}
+		for _, e := range es {
+			assert.Equal(t, es[0].partition, e.partition, "%s: %s stays on its partition", what, m.UUID)
+		}
+	}
+}
+
+// TestDefaultIdempotencyCoversResendsOfFailedPublishesOnly documents the limit of the default
+// idempotent publish: a Publish that succeeded forgets its messages' numbers, so the same
+// messages published again to the same Publisher, both times successfully, are appended
+// again (a new event that reuses a UUID is not a resend). Idempotency.ByUUID drops any
+// publish again of a UUID within the window, for what must be deduplicated by UUID (a relay,
+// a restarted producer).
+func TestDefaultIdempotencyCoversResendsOfFailedPublishesOnly(t *testing.T) {
+	t.Parallel()
+	const topic, partitions = "twice", 4
+	for _, tc := range []struct {
+		name string
+		idem IdempotencyConfig
+		want int
+	}{
+		{"by producer and sequence (default): appended twice", IdempotencyConfig{}, 2},
+		{"by UUID: appended once", IdempotencyConfig{ByUUID: true}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, client := startRedis(t)
+			pub, dups := seqPublisher(t, client, topic, partitions, tc.idem, PipelineConfig{})
+			msgs := seqTestMessages(6, "twice")
+			require.NoError(t, pub.Publish(topic, msgs...))
+			assert.Zero(t, pub.resends.size.Load(), "a Publish that succeeded remembers no number")
+			require.NoError(t, pub.Publish(topic, msgs...), "the same messages again")
+			assertEntriesPerUUID(t, storedByUUID(t, client, topic, partitions), msgs, tc.want, true, tc.name)
+			assert.Equal(t, len(msgs)*(2-tc.want), seqDups(dups, partitions), "duplicates dropped")
+		})
+	}
+}
+
+// TestSeqPublishAgainAfterLostReplyAppendsOnce: Redis ran a Publish's pipeline but its reply
+// was lost (and go-redis does not send it again: MaxRetries -1), so Publish fails; the caller
+// publishes the same messages again to the same Publisher, after another Publish advanced the
+// producers' numbers. Under the default idempotency each message is in its partition exactly
+// once, the second Publish returns nil and the resends are counted as duplicates. The
+// control: with Idempotency.Window -1 the messages whose reply was lost are appended twice.
+func TestSeqPublishAgainAfterLostReplyAppendsOnce(t *testing.T) {
+	t.Parallel()
+	const topic, partitions = "lost", 4
+	for _, tc := range []struct {
+		name string
+		idem IdempotencyConfig
+		want int // entries per message
+	}{
+		{"default", IdempotencyConfig{}, 1},
+		{"off", IdempotencyConfig{Window: -1}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			n, client, direct := startLossyRedis(t, nil)
+			pub, dups := seqPublisher(t, client, topic, partitions, tc.idem, PipelineConfig{})
+			msgs := seqTestMessages(8, "lost")
+
+			seqProxies(t, n)[0].LoseReplies(1)
+			require.Error(t, pub.Publish(topic, msgs...), "the pipeline's reply was lost")
+			assertEntriesPerUUID(t, storedByUUID(t, direct, topic, partitions), msgs, 1, true,
+				"Redis ran the appends before their reply was lost")
+
+			between := seqTestMessages(5, "between")
+			require.NoError(t, pub.Publish(topic, between...), "other messages meanwhile")
+			require.NoError(t, pub.Publish(topic, msgs...), "the caller publishes the same messages again")
+
+			stored := storedByUUID(t, direct, topic, partitions)
+			idempotent := tc.idem.Window != -1 // off: a message without a key goes to a random partition
+			assertEntriesPerUUID(t, stored, msgs, tc.want, idempotent, "the messages sent again")
+			assertEntriesPerUUID(t, stored, between, 1, true, "the messages between")
+			if idempotent {
+				assert.Equal(t, len(msgs), seqDups(dups, partitions), "each resend dropped as a duplicate")
+				assert.Zero(t, pub.resends.size.Load(), "the successful resend forgot the numbers")
+			} else {
+				assert.Zero(t, seqDups(dups, partitions))
+			}
+		})
+	}
+}
+
+// TestSeqPublishAgainOfWritesThatNeverArrivedAppendsThem: a Publish whose pipeline never
+// reached Redis (the network was cut and the client's read timed out) fails; after other
+// messages of the same producer (one flusher) were appended with higher numbers, the same
+// messages published again keep their lower numbers and are appended: never a loss.
+func TestSeqPublishAgainOfWritesThatNeverArrivedAppendsThem(t *testing.T) {
+	t.Parallel()
+	const topic, partitions = "cut", 2
+	n, client, direct := startLossyRedis(t, func(o *redis.Options) { o.ReadTimeout = 500 * time.Millisecond })
+	pub, dups := seqPublisher(t, client, topic, partitions, IdempotencyConfig{}, PipelineConfig{Flushers: 1})
+	msgs := seqTestMessages(6, "cut")
+
+	proxy := seqProxies(t, n)[0]
+	proxy.Cut()
+	require.Error(t, pub.Publish(topic, msgs...), "the read timed out")
+	proxy.Restore() // drops what the cut held: the pipeline never reaches Redis
+	assertEntriesPerUUID(t, storedByUUID(t, direct, topic, partitions), msgs, 0, false, "nothing arrived")
+	assert.EqualValues(t, len(msgs), pub.resends.size.Load(), "the failed Publish remembers its numbers")
+
+	between := seqTestMessages(6, "between")
+	require.NoError(t, pub.Publish(topic, between...), "the producer's next numbers")
+	require.NoError(t, pub.Publish(topic, msgs...), "the same messages again, with their first numbers")
+
+	stored := storedByUUID(t, direct, topic, partitions)
+	assertEntriesPerUUID(t, stored, msgs, 1, true, "appended by the resend")
+	assertEntriesPerUUID(t, stored, between, 1, true, "the messages between")
+	assert.Zero(t, seqDups(dups, partitions), "nothing was a duplicate")
+}
+
+// TestSeqPublishAgainAfterCallerGaveUpAppendsOnce: a caller whose context ended while the
+// pipeline's reply was on its slow way back gets the context's error; once the pipeline's
+// flusher saw it through (it remembers the numbers), the same messages published again with
+// a fresh context are dropped: each is in its partition exactly once.
+func TestSeqPublishAgainAfterCallerGaveUpAppendsOnce(t *testing.T) {
+	t.Parallel()
+	const topic, partitions = "gaveup", 4
+	n, client, direct := startLossyRedis(t, nil)
+	pub, dups := seqPublisher(t, client, topic, partitions, IdempotencyConfig{}, PipelineConfig{})
+	msgs := seqTestMessages(4, "gaveup")
+
+	proxy := seqProxies(t, n)[0]
+	proxy.SetLatency(150 * time.Millisecond) // a round trip takes at least 300ms
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	for _, m := range msgs {
+		m.SetContext(ctx)
+	}
+	require.ErrorIs(t, pub.Publish(topic, msgs...), context.DeadlineExceeded)
+	require.Eventually(t, func() bool {
+		return pub.resends.size.Load() == int64(len(msgs)) && pub.resends.pending(topic, msgs) == nil
+	}, 5*time.Second, 10*time.Millisecond, "the flusher remembers the numbers once its pipeline is through")
+	proxy.SetLatency(0)
+	assertEntriesPerUUID(t, storedByUUID(t, direct, topic, partitions), msgs, 1, true, "the first send was appended")
+
+	for _, m := range msgs {
+		m.SetContext(context.Background())
+	}
+	require.NoError(t, pub.Publish(topic, msgs...), "the same messages again")
+	assertEntriesPerUUID(t, storedByUUID(t, direct, topic, partitions), msgs, 1, true, "after the resend")
+	assert.Equal(t, len(msgs), seqDups(dups, partitions), "each resend dropped as a duplicate")
+	assert.Zero(t, pub.resends.size.Load())
+}
+
+// TestSeqPublishAgainAtOnceAfterCallerGaveUpAppendsOnce: as above, but the caller publishes
+// the same messages again as soon as its Publish returned the context's error (a retry loop
+// with a timeout per attempt), while the first pipeline's reply is still on its way: each
+// message should still be in its partition exactly once.
+func TestSeqPublishAgainAtOnceAfterCallerGaveUpAppendsOnce(t *testing.T) {
+	t.Parallel()
+	const topic, partitions = "retry", 4
+	n, client, direct := startLossyRedis(t, nil)
+	pub, _ := seqPublisher(t, client, topic, partitions, IdempotencyConfig{}, PipelineConfig{})
+	msgs := seqTestMessages(4, "retry")
+
+	proxy := seqProxies(t, n)[0]
+	proxy.SetLatency(150 * time.Millisecond) // a round trip takes at least 300ms
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	for _, m := range msgs {
+		m.SetContext(ctx)
+	}
+	require.ErrorIs(t, pub.Publish(topic, msgs...), context.DeadlineExceeded)
+	for _, m := range msgs {
+		m.SetContext(context.Background())
+	}
+	// The first pipeline left before the resend and both take the same way: when the
+	// resend's reply is back, Redis ran both.
+	require.NoError(t, pub.Publish(topic, msgs...), "the same messages again, at once")
+	assertEntriesPerUUID(t, storedByUUID(t, direct, topic, partitions), msgs, 1, true, "after the resend")
+}
+
+// TestSeqProducerKeysExpire: the producer keys that record a partition's appended numbers
+// expire by themselves a window after the producer's last append: with a 300ms window they
+// exist with a TTL of at most the window, and are gone after it.
+func TestSeqProducerKeysExpire(t *testing.T) {
+	t.Parallel()
+	const topic, partitions, window = "expiring", 2, 300 * time.Millisecond
+	_, client := startRedis(t)
+	ctx := context.Background()
+	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: partitions,
+		Idempotency: IdempotencyConfig{Window: window}, Memory: MemoryWatch{Interval: -1}})
+	var msgs []*message.Message
+	for i := range 6 {
+		m := message.NewMessage(watermill.NewUUID(), []byte("x"))
+		m.Metadata.Set(ForcePartitionMetadata, fmt.Sprint(i%partitions))
+		msgs = append(msgs, m)
+	}
+	require.NoError(t, pub.Publish(topic, msgs...), "one Publish: one flusher, one producer")
+
+	space := keys.New("", "")
+	producerID := regexp.MustCompile(`^[0-9A-Za-z]+-[0-9]+$`)
+	var all []string
+	for p := range partitions {
+		prefix := space.Producers(topic, p) + ":"
+		found, err := client.Keys(ctx, prefix+"*").Result()
+		require.NoError(t, err)
+		require.Len(t, found, 1, "partition %d: the key of the producer that appended there", p)
+		assert.Regexp(t, producerID, strings.TrimPrefix(found[0], prefix), "the producer id: <shortuuid>-<flusher>")
+		v, err := client.Get(ctx, found[0]).Result()
+		require.NoError(t, err)
+		assert.Equal(t, "3", v, "three numbers appended, no gaps")
+		ttl, err := client.PTTL(ctx, found[0]).Result()
+		require.NoError(t, err)
+		assert.Greater(t, ttl, time.Duration(0), "the key expires")
+		assert.LessOrEqual(t, ttl, window, "within the window")
+		all = append(all, found...)
+	}
+	assert.Equal(t, strings.TrimPrefix(all[0], space.Producers(topic, 0)),
+		strings.TrimPrefix(all[1], space.Producers(topic, 1)), "one producer on both partitions")
+	require.Eventually(t, func() bool { return client.Exists(ctx, all...).Val() == 0 }, 5*time.Second,
+		20*time.Millisecond, "gone once the window has passed")
+}
