@@ -33,7 +33,7 @@ const (
 	// DefaultImportBatch is how many source entries an import reads, appends and
 	// checkpoints at a time.
 	DefaultImportBatch = 500
-	// DefaultImportIdempotencyWindow is the IdempotencyWindow of an import's Publisher: an
+	// DefaultImportIdempotencyWindow is the idempotency window (by UUID) of an import's Publisher: an
 	// import that failed between appending a batch and recording its checkpoint, run again
 	// within it, appends nothing of that batch twice.
 	DefaultImportIdempotencyWindow = time.Hour
@@ -92,7 +92,7 @@ type ImportOptions struct {
 	// BatchSize is how many entries are read, appended and checkpointed at a time.
 	// Optional; default DefaultImportBatch.
 	BatchSize int
-	// IdempotencyWindow of the import's Publisher (see streamq.PublisherConfig): it covers
+	// IdempotencyWindow is the import Publisher's Idempotency.Window, by UUID (see streamq.IdempotencyConfig): it covers
 	// a run that stopped between appending a batch and recording it. The checkpoint covers
 	// everything else, for ever. Memory: about 120 bytes per imported message for up to 1.5
 	// windows. Optional; default DefaultImportIdempotencyWindow; -1: off.

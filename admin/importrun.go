@@ -247,10 +247,19 @@ func (r *importRun) publisher() (*streamq.Publisher, error) {
 	return streamq.NewPublisher(streamq.PublisherConfig{
 		Client: r.a.rdb, Keyspace: streamq.Keyspace{StreamPrefix: r.a.space.Stream, ControlPrefix: r.a.space.Control},
 		DefaultPartitionCount: r.partitions, Partitioning: streamq.PartitioningConfig{Partitioner: r.o.Partitioner, PartitionKey: importedKey},
-		Trim:              streamq.TrimConfig{MaxLen: r.meta.MaxLen, Exact: r.meta.ExactLen, Policy: streamq.TrimPolicy(r.meta.TrimPolicy)},
-		Payloads:          streamq.PayloadConfig{Threshold: r.a.offload.threshold, TTL: r.a.offload.ttl},
-		IdempotencyWindow: r.o.IdempotencyWindow, Metrics: r.counts,
+		Trim:        streamq.TrimConfig{MaxLen: r.meta.MaxLen, Exact: r.meta.ExactLen, Policy: streamq.TrimPolicy(r.meta.TrimPolicy)},
+		Payloads:    streamq.PayloadConfig{Threshold: r.a.offload.threshold, TTL: r.a.offload.ttl},
+		Idempotency: r.idempotency(), Metrics: r.counts,
 	}, nil)
+}
+
+// idempotency is the import Publisher's: by UUID, so an import run again (another
+// Publisher) appends nothing it appended before within the window.
+func (r *importRun) idempotency() streamq.IdempotencyConfig {
+	if r.o.IdempotencyWindow < 0 {
+		return streamq.IdempotencyConfig{Window: -1}
+	}
+	return streamq.IdempotencyConfig{Window: r.o.IdempotencyWindow, ByUUID: true}
 }
 
 // dryRun reads the backlog without taking it and counts what an import would do.

@@ -62,38 +62,41 @@ type usage struct {
 // TestMemSize measures and prints the table: see the package documentation.
 func TestMemSize(t *testing.T) {
 	type row struct {
-		c          sizeCase
-		idem, none usage
+		c               sizeCase
+		idem, seq, none usage // by UUID, by sequence (the default), off
 	}
 	var rows []row
 	for _, c := range cases() {
 		r := row{c: c}
-		t.Run(c.label+"/idempotent", func(t *testing.T) { r.idem = measure(t, c, 0) })
-		t.Run(c.label+"/window -1", func(t *testing.T) { r.none = measure(t, c, -1) })
+		t.Run(c.label+"/by UUID", func(t *testing.T) { r.idem = measure(t, c, streamq.IdempotencyConfig{ByUUID: true}) })
+		t.Run(c.label+"/by sequence", func(t *testing.T) { r.seq = measure(t, c, streamq.IdempotencyConfig{}) })
+		t.Run(c.label+"/window -1", func(t *testing.T) { r.none = measure(t, c, streamq.IdempotencyConfig{Window: -1}) })
 		rows = append(rows, r)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nRedis memory per stream entry: %d partitions, one consumer group registered, nothing consumed; default Publisher, Publish calls of %d; redis-server %s\n\n",
 		partitions, batch, redisVersion(t))
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(w, "payload\tmessages\tbytes/entry, records held\trecords expired\twindow -1\toverhead over payload\trecord (used_memory)\trecord (MEMORY USAGE)\trecords' share\tstream\tpayload keys\t7 days at 100 msg/s\t\n")
+	fmt.Fprintf(w, "payload\tmessages\tdefault (by sequence)\tby UUID, records held\trecords expired\twindow -1\toverhead over payload\trecord (used_memory)\trecord (MEMORY USAGE)\trecords' share\tstream\tpayload keys\t7 days at 100 msg/s\t\n")
 	for _, r := range rows {
 		n := int64(r.c.count)
 		held, gone, none := (r.idem.after-r.idem.before)/n, (r.idem.withoutRecords-r.idem.before)/n, (r.none.after-r.none.before)/n
-		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.0f %%\t%d\t%d\t%s\t\n", r.c.label, n, held, gone, none, gone-int64(r.c.payload),
+		seq := (r.seq.after - r.seq.before) / n
+		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.0f %%\t%d\t%d\t%s\t\n", r.c.label, n, seq, held, gone, none, gone-int64(r.c.payload),
 			held-gone, r.idem.records/n, 100*float64(held-gone)/float64(held), r.idem.streams/n, r.idem.payloads/n,
 			gib(week(gone, r.idem.records/n)))
 	}
 	w.Flush()
-	fmt.Fprintln(&b, "\nbytes/entry: INFO used_memory after the append minus before, over the messages; records expired: the idempotency")
-	fmt.Fprintln(&b, "buckets deleted, as their expiry does; window -1: a fresh server, IdempotencyWindow -1; overhead: records expired minus")
+	fmt.Fprintln(&b, "\nbytes/entry: INFO used_memory after the append minus before, over the messages; default: idempotent by producer and")
+	fmt.Fprintln(&b, "sequence (a few keys per partition, whatever the rate); by UUID: Idempotency.ByUUID; records expired: the idempotency")
+	fmt.Fprintln(&b, "buckets deleted, as their expiry does; window -1: a fresh server, Idempotency.Window -1; overhead: records expired minus")
 	fmt.Fprintln(&b, "the payload; record: what the idempotency records add per message; stream and payload keys: MEMORY USAGE (SAMPLES 0)")
 	fmt.Fprintf(&b, "per entry; 7 days: %d entries at the records-expired figure plus %s of records (1.5 windows of traffic)\n",
 		weekEntries, (3 * defaultWindow / 2).String())
 	fmt.Print(b.String())
 }
 
-// defaultWindow is the Publisher's default IdempotencyWindow.
+// defaultWindow is the Publisher's default Idempotency.Window.
 const defaultWindow = 2 * time.Minute
 
 // A 7-day consumer outage at 100 msg/s: its backlog, and the records of the last 1.5
@@ -110,15 +113,15 @@ func week(perEntry, perRecord int64) int64 {
 
 func gib(n int64) string { return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30)) }
 
-// measure runs one case on a fresh redis-server with the given IdempotencyWindow.
-func measure(t *testing.T, c sizeCase, window time.Duration) usage {
+// measure runs one case on a fresh redis-server with the given idempotency.
+func measure(t *testing.T, c sizeCase, idem streamq.IdempotencyConfig) usage {
 	ctx := context.Background()
 	srv := redistest.StartWith(t, "appendonly no")
 	direct := srv.Client(t)
 	register(t, srv)
 	var u usage
 	u.before = usedMemory(t, ctx, direct)
-	publish(t, srv, c, window)
+	publish(t, srv, c, idem)
 	checkBacklog(t, ctx, direct, c.count)
 	u.after = usedMemory(t, ctx, direct)
 	u.streams, u.records, u.payloads = keyUsage(t, ctx, direct)
@@ -141,10 +144,10 @@ func register(t *testing.T, srv *redistest.Server) {
 
 // publish appends c.count messages of c.payload random bytes, then closes the publisher and
 // its connections (their buffers are not the backlog's).
-func publish(t *testing.T, srv *redistest.Server, c sizeCase, window time.Duration) {
+func publish(t *testing.T, srv *redistest.Server, c sizeCase, idem streamq.IdempotencyConfig) {
 	client := srv.Client(t)
 	pub, err := streamq.NewPublisher(streamq.PublisherConfig{Client: client, DefaultPartitionCount: partitions,
-		IdempotencyWindow: window}, watermill.NopLogger{})
+		Idempotency: idem}, watermill.NopLogger{})
 	must(t, err)
 	for sent := 0; sent < c.count; sent += batch {
 		msgs := make([]*message.Message, min(batch, c.count-sent))
@@ -191,7 +194,7 @@ func keyUsage(t *testing.T, ctx context.Context, c *redis.Client) (streams, reco
 	for p := 0; p < partitions; p++ {
 		streams += memoryUsage(t, ctx, c, space.PartitionStream(topic, p))
 	}
-	records = sumUsage(t, ctx, c, space.Control+":idem:*")
+	records = sumUsage(t, ctx, c, space.Control+":idem:*") + sumUsage(t, ctx, c, space.Control+":producer:*")
 	payloads = sumUsage(t, ctx, c, space.Control+":payload:*")
 	return streams, records, payloads
 }
@@ -212,13 +215,15 @@ func memoryUsage(t *testing.T, ctx context.Context, c *redis.Client, key string)
 	return n
 }
 
-// deleteRecords deletes the idempotency buckets: what their expiry does.
+// deleteRecords deletes the idempotency buckets and producer keys: what their expiry does.
 func deleteRecords(t *testing.T, ctx context.Context, c *redis.Client) {
-	iter := c.Scan(ctx, 0, keys.New("", "").Control+":idem:*", 1000).Iterator()
-	for iter.Next(ctx) {
-		must(t, c.Del(ctx, iter.Val()).Err())
+	for _, match := range []string{":idem:*", ":producer:*"} {
+		iter := c.Scan(ctx, 0, keys.New("", "").Control+match, 1000).Iterator()
+		for iter.Next(ctx) {
+			must(t, c.Del(ctx, iter.Val()).Err())
+		}
+		must(t, iter.Err())
 	}
-	must(t, iter.Err())
 }
 
 func redisVersion(t *testing.T) string {

@@ -13,7 +13,7 @@
 // The Relay (or the streamq-outbox binary's relay command) reads the table and publishes
 // each message into its topic through a streamq Publisher, keeping its UUID, payload and
 // metadata, in the table's order. Rows are read at least once; the relay's streamq
-// Publisher has an IdempotencyWindow (RelayConfig.IdempotencyWindow, default an hour), so
+// Publisher drops a UUID it appended within RelayConfig.IdempotencyWindow (default an hour), so
 // a row moved again after a relay crash is not appended again: each message is in the
 // stream once, provided the relay is back within the window. Consumers' handlers still run
 // at least once: acking is theirs.

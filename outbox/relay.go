@@ -26,7 +26,7 @@ import (
 // locked, and stores the offset once they were all published: several relays of one group
 // can run (one moves, the others wait for the lock), and a row is moved again only when a
 // relay stopped between publishing it and storing the offset. The streamq Publisher's
-// IdempotencyWindow then appends nothing the second time: each message is in the stream
+// idempotency by UUID (RelayConfig.IdempotencyWindow) then appends nothing the second time: each message is in the stream
 // once.
 //
 // Run and Close are safe for concurrent use.
@@ -81,7 +81,7 @@ func newStreamPublisher(config RelayConfig, m *metrics) (*streamq.Publisher, err
 	}
 	pc.Metrics = dupMetrics{MetricsCollector: pc.Metrics, dropped: m.dropped}
 	pc.Client = config.Redis
-	pc.IdempotencyWindow = config.IdempotencyWindow
+	pc.Idempotency = streamq.IdempotencyConfig{Window: config.IdempotencyWindow, ByUUID: config.IdempotencyWindow > 0}
 	pc.Partitioning.PartitionKey = uuidWhenKeyless(pc.Partitioning.PartitionKey)
 	pub, err := streamq.NewPublisher(pc, config.Logger)
 	if err != nil {

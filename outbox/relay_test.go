@@ -202,7 +202,7 @@ func TestRelayConfigValidation(t *testing.T) {
 		{"group makes a bad name", func(c *outbox.RelayConfig) { c.ConsumerGroup = "a group" }},
 		{"bad name", func(c *outbox.RelayConfig) { c.Name = "{x}" }},
 		{"Publisher.Client set", func(c *outbox.RelayConfig) { c.Publisher.Client = client }},
-		{"Publisher.IdempotencyWindow set", func(c *outbox.RelayConfig) { c.Publisher.IdempotencyWindow = time.Hour }},
+		{"Publisher.Idempotency set", func(c *outbox.RelayConfig) { c.Publisher.Idempotency.Window = time.Hour }},
 		{"window below -1", func(c *outbox.RelayConfig) { c.IdempotencyWindow = -2 }},
 		{"negative batch", func(c *outbox.RelayConfig) { c.BatchSize = -1 }},
 		{"negative poll", func(c *outbox.RelayConfig) { c.PollInterval = -time.Second }},

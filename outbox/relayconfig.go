@@ -22,7 +22,7 @@ const (
 	// DefaultConsumerGroup is the consumer group whose offset marks the rows moved.
 	DefaultConsumerGroup = "streamq-outbox"
 	// DefaultIdempotencyWindow is how long the relay's streamq Publisher remembers the
-	// UUIDs it appended (streamq.PublisherConfig.IdempotencyWindow): a row moved again
+	// UUIDs it appended (streamq.PublisherConfig.Idempotency, ByUUID): a row moved again
 	// within it (after a relay crash, or a lost reply) is not appended twice. It must cover
 	// the longest time a relay may be down, or stalled, between moving a row and storing
 	// its offset. Memory: about 120 bytes per message moved within up to 1.5 windows (an
@@ -68,11 +68,12 @@ type RelayConfig struct {
 	Redis redis.UniversalClient
 	// Publisher configures the relay's streamq Publisher: prefixes, partition counts,
 	// partitioner, retention, as the service's own publishers of these topics would. Client
-	// and IdempotencyWindow must be left zero (Redis and IdempotencyWindow set them).
+	// and Idempotency must be left zero (Redis and IdempotencyWindow set them).
 	// Optional; default the streamq defaults.
 	Publisher streamq.PublisherConfig
-	// IdempotencyWindow is the relay Publisher's IdempotencyWindow: moving a row again
-	// within it appends nothing, which makes the relay exactly once into the stream. Longer
+	// IdempotencyWindow is the relay Publisher's Idempotency.Window, by UUID
+	// (Idempotency.ByUUID): moving a row again, from this relay or another, within it appends
+	// nothing, which makes the relay exactly once into the stream. Longer
 	// covers longer relay outages and costs Redis memory (see DefaultIdempotencyWindow).
 	// Optional; default DefaultIdempotencyWindow; -1 turns it off: a relay crash may then
 	// append up to BatchSize messages twice.
@@ -136,8 +137,8 @@ func (c RelayConfig) Validate() error {
 		return fmt.Errorf("%w: Redis is required", ErrInvalidConfig)
 	case c.Publisher.Client != nil:
 		return fmt.Errorf("%w: leave Publisher.Client empty: the relay's publisher uses Redis", ErrInvalidConfig)
-	case c.Publisher.IdempotencyWindow != 0:
-		return fmt.Errorf("%w: leave Publisher.IdempotencyWindow zero: set IdempotencyWindow", ErrInvalidConfig)
+	case c.Publisher.Idempotency != (streamq.IdempotencyConfig{}):
+		return fmt.Errorf("%w: leave Publisher.Idempotency zero: set IdempotencyWindow", ErrInvalidConfig)
 	case c.IdempotencyWindow < -1 || c.ReportInterval < -1:
 		return fmt.Errorf("%w: IdempotencyWindow and ReportInterval must be positive, 0 (default) or -1 (off)", ErrInvalidConfig)
 	case c.BatchSize < 0 || c.PollInterval < 0 || c.RetryInterval < 0 || c.ResendInterval < 0 || c.CloseTimeout < 0:
