@@ -69,8 +69,9 @@
 // where it came from and how often it was tried.
 //
 // Publishing is once per message: a [Publisher] appends a message at most once to its
-// partition within [PublisherConfig].IdempotencyWindow, by its UUID, however often go-redis
-// or the caller sends it again. [PublishedPartition] and [PublishedStreamID] say where a
+// partition, however often go-redis, streamq or the caller (after a failed Publish) sends it
+// again to it, by producer and sequence number; [IdempotencyConfig].ByUUID also drops a UUID
+// another Publisher appended within the window. [PublishedPartition] and [PublishedStreamID] say where a
 // message went. [ReplicationConfig].MinReplicas makes Publish wait for replicas.
 //
 // Retention ([TrimConfig].MaxLen, [RetentionConfig].MaxAge) removes only entries
