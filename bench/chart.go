@@ -11,9 +11,12 @@ import (
 var transportColor = map[string]string{
 	"streamq-1p":       "#5b9bd5",
 	"streamq-8p":       "#1f4e8c",
+	"streamq-1p-plain": "#a9c8ec",
 	"streamq-8p-plain": "#8fb3e0",
+	"streamq-8p-uuid":  "#3d6fb0",
 	refRedisstream:     "#e8833a",
 	refGoRedis:         "#9e9e9e",
+	refRouter:          "#bdbdbd",
 }
 
 type chartGroup struct {

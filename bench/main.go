@@ -50,6 +50,7 @@ type config struct {
 	pubBudget                                   time.Duration
 
 	subBacklog, subN, subNRedisstream, batchCount int
+	flushers                                      int
 	subBudget                                     time.Duration
 
 	latRate, latSize, latPublishers        int
@@ -72,8 +73,8 @@ func parseFlags(args []string) (*config, error) {
 	fs.BoolVar(&c.cpuProfile, "cpuprofile", false, "write a CPU profile of each scenario to OUT/cpu-WORKLOAD-TRANSPORT-SIZE.pprof")
 	fs.IntVar(&c.poolSize, "pool-size", 0, "go-redis PoolSize of every client (0: go-redis default, 10 x GOMAXPROCS)")
 	fs.StringVar(&c.sizesFlag, "sizes", "16,256,4096", "message sizes (bytes) of the publish and subscribe throughput workloads")
-	fs.StringVar(&c.transportsFlag, "transports", "streamq-1p,streamq-8p,streamq-8p-plain,redisstream,go-redis",
-		"transports to run (streamq-8p-plain: idempotent publish off, plain XADD; publish workloads only)")
+	fs.StringVar(&c.transportsFlag, "transports", "streamq-1p,streamq-1p-plain,streamq-8p,streamq-8p-plain,redisstream,go-redis,router-ceiling",
+		"transports to run (-plain: idempotent publish off, plain XADD; -uuid: idempotent by UUID; both publish workloads only; router-ceiling: messages from memory through the same Router, subscribe only)")
 	fs.StringVar(&c.workloadsFl, "workloads", "publish,publish-batched,subscribe,latency,memory,slow-handler",
 		"workloads to run (publish-batched: 100 messages per Publish call, see --pipeline; slow-handler: a 5 ms handler over 64 keys in each ordering mode, streamq only)")
 
@@ -87,6 +88,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.IntVar(&c.subN, "subscribe-n", 200_000, "subscribe: messages to handle (streamq, go-redis)")
 	fs.IntVar(&c.subNRedisstream, "subscribe-n-redisstream", 50_000, "subscribe: messages to handle for watermill-redisstream")
 	fs.DurationVar(&c.subBudget, "subscribe-budget", 20*time.Second, "subscribe: longest run; the rate is then over what was handled")
+	fs.IntVar(&c.flushers, "flushers", 0, "PipelineConfig.Flushers of streamq's Publisher (0: its default)")
 	fs.IntVar(&c.batchCount, "batch-count", 100, "XREADGROUP COUNT of streamq (SubscriberConfig.Read.BatchCount) and of the go-redis ceiling")
 
 	fs.IntVar(&c.latRate, "latency-rate", 10_000, "latency: publish rate (msg/s)")
@@ -204,7 +206,18 @@ func (c *config) has(workload string) bool {
 func (c *config) consumers() []transport {
 	var out []transport
 	for _, t := range c.selected() {
-		if !t.plainXAdd {
+		if !t.plainXAdd && !t.byUUID {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// publishers are the selected transports that publish: all but the zero-cost one.
+func (c *config) publishers() []transport {
+	var out []transport
+	for _, t := range c.selected() {
+		if t.kind != kindRouter {
 			out = append(out, t)
 		}
 	}
@@ -384,14 +397,14 @@ func run(args []string) int {
 	}
 	if cfg.has("publish") {
 		for _, size := range cfg.sizes {
-			for _, t := range cfg.selected() {
+			for _, t := range cfg.publishers() {
 				add("publish", size, t, func() []Result { return []Result{e.publishThroughput(ctx, t, size, wPublish)} })
 			}
 		}
 	}
 	if cfg.has("publish-batched") {
 		for _, size := range cfg.sizes {
-			for _, t := range cfg.selected() {
+			for _, t := range cfg.publishers() {
 				add("publish-batched", size, t, func() []Result { return []Result{e.publishThroughput(ctx, t, size, wPublishN)} })
 			}
 		}
@@ -405,6 +418,9 @@ func run(args []string) int {
 	}
 	if cfg.has("latency") {
 		for _, t := range cfg.consumers() {
+			if t.kind == kindRouter {
+				continue // no stream behind it: nothing to measure end to end
+			}
 			add("latency", cfg.latSize, t, func() []Result { return e.latency(ctx, t, cfg.latSize) })
 		}
 	}
@@ -506,6 +522,7 @@ func (c *config) describe() map[string]string {
 		"subscribe_n_redisstream": strconv.Itoa(c.subNRedisstream),
 		"subscribe_budget":        c.subBudget.String(),
 		"batch_count":             strconv.Itoa(c.batchCount),
+		"flushers":                strconv.Itoa(c.flushers),
 		"latency_rate":            strconv.Itoa(c.latRate),
 		"latency_duration":        c.latDuration.String(),
 		"latency_warmup":          c.latWarmup.String(),

@@ -26,6 +26,7 @@ const (
 	kindStreamq kind = iota
 	kindRedisstream
 	kindGoRedis
+	kindRouter // the zero-cost transport (ceiling.go): subscribe only
 )
 
 // Reference transports of the ratio columns.
@@ -41,16 +42,20 @@ type transport struct {
 	Name       string
 	kind       kind
 	partitions int
-	plainXAdd  bool // streamq with IdempotencyWindow -1: plain XADD appends
+	plainXAdd  bool // streamq with Idempotency.Window -1: plain XADD appends
+	byUUID     bool // streamq with Idempotency.ByUUID
 }
 
 var allTransports = []transport{
 	{Name: "streamq-1p", kind: kindStreamq, partitions: 1},
 	{Name: "streamq-8p", kind: kindStreamq, partitions: 8},
+	{Name: "streamq-1p-plain", kind: kindStreamq, partitions: 1, plainXAdd: true},
 	{Name: "streamq-8p-plain", kind: kindStreamq, partitions: 8, plainXAdd: true},
+	{Name: "streamq-8p-uuid", kind: kindStreamq, partitions: 8, byUUID: true},
 	{Name: "streamq-24p", kind: kindStreamq, partitions: 24},
 	{Name: refRedisstream, kind: kindRedisstream},
 	{Name: refGoRedis, kind: kindGoRedis},
+	{Name: refRouter, kind: kindRouter},
 }
 
 // sender publishes: one call of send is one Publish call (streamq, redisstream) or one
@@ -75,7 +80,8 @@ func (e *env) newSender(tr transport, topic string) (sender, error) {
 			DefaultPartitionCount: tr.partitions,
 			Trim:                  streamq.TrimConfig{MaxLen: benchMaxLen()},
 			Replication:           streamq.ReplicationConfig{MinReplicas: benchMinReplicas()},
-			IdempotencyWindow:     idempotency(tr),
+			Idempotency:           idempotency(tr),
+			Pipeline:              streamq.PipelineConfig{Flushers: e.cfg.flushers},
 		}, e.logger)
 		if err != nil {
 			_ = c.Close()
@@ -184,6 +190,9 @@ func (e *env) prefill(ctx context.Context, tr transport, topic string, n int, pa
 	const batch, writers = 500, 8
 	var write func(ctx context.Context, count int) error
 	switch tr.kind {
+	case kindRouter:
+		e.ceiling.put(topic, n, payload)
+		return nil
 	case kindStreamq:
 		s, err := e.newSender(tr, topic)
 		if err != nil {
@@ -271,6 +280,12 @@ func (e *env) startConsumer(ctx context.Context, tr transport, topic string, han
 	if tr.kind == kindGoRedis {
 		return e.startGoRedisConsumer(ctx, topic, handle)
 	}
+	if tr.kind == kindRouter {
+		return e.startRouter(ctx, nil, newCeilingSubscriber(&e.ceiling), topic, func(msg *message.Message) error {
+			handle(msg.Payload)
+			return nil
+		})
+	}
 	c := e.client()
 	var sub message.Subscriber
 	var err error
@@ -297,13 +312,20 @@ func (e *env) startConsumer(ctx context.Context, tr transport, topic string, han
 	})
 }
 
+// closeClient closes c, when there is one (the zero-cost transport has none).
+func closeClient(c redis.UniversalClient) {
+	if c != nil {
+		_ = c.Close()
+	}
+}
+
 // startRouter runs a Router with handler on topic of sub until the consumer is stopped; the
 // client c is closed with it.
 func (e *env) startRouter(ctx context.Context, c redis.UniversalClient, sub message.Subscriber, topic string,
 	handler message.NoPublishHandlerFunc) (consumer, error) {
 	router, err := message.NewRouter(message.RouterConfig{}, e.logger)
 	if err != nil {
-		_ = c.Close()
+		closeClient(c)
 		return nil, err
 	}
 	router.AddConsumerHandler("bench", topic, sub, handler)
@@ -312,7 +334,7 @@ func (e *env) startRouter(ctx context.Context, c redis.UniversalClient, sub mess
 	select {
 	case <-router.Running():
 	case err := <-rc.runErr:
-		_ = c.Close()
+		closeClient(c)
 		return nil, fmt.Errorf("router: %v", err)
 	case <-ctx.Done():
 		rc.stop()
@@ -331,7 +353,7 @@ func (r *routerConsumer) stop() time.Duration {
 	start := time.Now()
 	_ = r.router.Close() // closes the subscriber
 	d := time.Since(start)
-	_ = r.client.Close() // redisstream closed it already: the error is expected
+	closeClient(r.client) // redisstream closed it already: the error is expected
 	return d
 }
 
@@ -429,9 +451,12 @@ func benchReplicas() int {
 
 // idempotency is the IdempotencyWindow of a streamq transport: the default, or off (-1) for
 // the plain-XADD rows that show what the idempotent append costs.
-func idempotency(tr transport) time.Duration {
-	if tr.plainXAdd {
-		return -1
+func idempotency(tr transport) streamq.IdempotencyConfig {
+	switch {
+	case tr.plainXAdd:
+		return streamq.IdempotencyConfig{Window: -1}
+	case tr.byUUID:
+		return streamq.IdempotencyConfig{ByUUID: true}
 	}
-	return 0
+	return streamq.IdempotencyConfig{}
 }

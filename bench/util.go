@@ -27,6 +27,7 @@ type env struct {
 	profile   []string // pprof files written
 	redisPIDs []int    // the redis-servers this program started (every cluster node), none with --redis-url
 	cluster   []string // with --cluster: the addresses of the masters; clients are ClusterClients
+	ceiling   ceilingBacklogs
 }
 
 // client returns a new client with the benchmark's options: every publisher, subscriber and
