@@ -360,6 +360,10 @@ func TestStaticMemberPausedProcessIsFenced(t *testing.T) {
 	a.waitStopped(t)
 	stopped := time.Now()
 	stoppedAt := len(a.events(t))
+	// A presence refresh a wrote just before it stopped may still be on its way through the
+	// proxy (a loaded machine): the new process starts once the record stands still, or it
+	// would rightly see a renewing a and refuse the name.
+	waitPresenceStill(t, client, topic, "a", 250*time.Millisecond)
 	a2 := startStaticChild(t, []string{srv.Addr()}, topic, "a", true)
 	require.Eventually(t, func() bool { return countEvents(t, a2, "holding") == 2 }, 20*time.Second, 10*time.Millisecond)
 	for _, e := range a2.events(t) {
@@ -443,4 +447,19 @@ func assertDeliveredAgainAndQuit(t *testing.T, a2 *childProc, held []string) {
 	}
 	a2.send(t, "quit")
 	a2.waitExit(t, 20*time.Second)
+}
+
+// waitPresenceStill waits until member's record in the group's instances hash has not
+// changed for still.
+func waitPresenceStill(t *testing.T, client redis.UniversalClient, topic, member string, still time.Duration) {
+	t.Helper()
+	key := keys.New("", "").MemberInstances(topic, staticGroup)
+	last, since := "", time.Now()
+	require.Eventually(t, func() bool {
+		rec := client.HGet(context.Background(), key, member).Val()
+		if rec != last {
+			last, since = rec, time.Now()
+		}
+		return time.Since(since) >= still
+	}, 10*time.Second, 10*time.Millisecond, "the presence record of %s stands still", member)
 }
