@@ -82,7 +82,10 @@ func TestPublishReportsPartitionAndStreamID(t *testing.T) {
 func testPublishReportsPartitionAndStreamID(t *testing.T, client redis.UniversalClient) {
 	t.Parallel()
 	const topic, partitions = "where", 6
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: partitions, Payloads: PayloadConfig{Threshold: 64}})
+	// By UUID: publishing a message again after its Publish succeeded is a duplicate (the
+	// default, by producer and sequence, drops only what a failed Publish sent).
+	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: partitions, Payloads: PayloadConfig{Threshold: 64},
+		Idempotency: IdempotencyConfig{ByUUID: true}})
 
 	var msgs []*message.Message
 	for i := 0; i < 18; i++ {
@@ -104,7 +107,7 @@ func testPublishReportsPartitionAndStreamID(t *testing.T, client redis.Universal
 	p3, _ := PublishedPartition(msgs[3])
 	assert.Equal(t, 5, p3, "the forced partition")
 
-	// The same message objects published again: the idempotent append (the default) appends
+	// The same message objects published again: the idempotent append by UUID appends
 	// nothing and reports the first append; with it off, the new ids, the old ones not stored.
 	first, _ := PublishedStreamID(msgs[0])
 	require.NoError(t, pub.Publish(topic, msgs...))
