@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -274,15 +275,20 @@ func deadOf(dead []admin.DeadLetter) []deadReport {
 	return out
 }
 
-var streamIDInKey = regexp.MustCompile(`\d+-\d+`)
+var (
+	streamIDInKey = regexp.MustCompile(`\d+-\d+`)
+	producerInKey = regexp.MustCompile(`(:producer:\{[^}]*\}):.*$`)
+)
 
+// normalizedKeys are ks with stream ids and producer ids (a Publisher's flushers, random)
+// replaced, sorted, each once: one producer key per partition however many flushers wrote.
 func normalizedKeys(ks []string) []string {
 	out := make([]string, len(ks))
 	for i, k := range ks {
-		out[i] = streamIDInKey.ReplaceAllString(k, "ID")
+		out[i] = streamIDInKey.ReplaceAllString(producerInKey.ReplaceAllString(k, "${1}:PRODUCER"), "ID")
 	}
 	sort.Strings(out)
-	return out
+	return slices.Compact(out)
 }
 
 // keysEverywhere lists the keys matching pattern on every master (or the single node).
