@@ -282,7 +282,7 @@ func TestCommitFrontierNeverMovesBackwards(t *testing.T) {
 		require.False(t, streamid.Less(seen[i], seen[i-1]), "frontier moved backwards: %s after %s (observed %v)", seen[i], seen[i-1], seen)
 	}
 	t.Logf("observed %d distinct frontier values, final %s", len(seen), maxID)
-	assert.Greater(t, len(seen), 2, "the sampler should see the frontier climb")
+	assert.GreaterOrEqual(t, len(seen), 2, "the sampler should see the frontier climb at least once (more on an idle machine)")
 
 	// Acking an older id later leaves it where it is.
 	require.NoError(t, f.ack(ctx, f.token, f.ids[0]))

@@ -30,6 +30,7 @@ func TestCollectorWithRedis(t *testing.T) {
 
 	pub, err := streamq.NewPublisher(streamq.PublisherConfig{
 		Client: client, DefaultPartitionCount: 2, Metrics: c,
+		Idempotency: streamq.IdempotencyConfig{ByUUID: true}, // a message published twice is a duplicate
 	}, watermill.NopLogger{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = pub.Close() })
