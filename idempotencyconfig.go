@@ -18,7 +18,7 @@ type IdempotencyConfig struct {
 	// costs about 120 bytes of Redis memory per message of the window and about half the
 	// publish rate. Default false: the sends again of this Publisher (by go-redis, by
 	// streamq, or by the caller publishing a message whose Publish failed) are dropped by
-	// producer and sequence number, at the plain XADD rate.
+	// producer and sequence number, at most of the plain XADD rate.
 	ByUUID bool
 }
 

@@ -75,7 +75,7 @@ type PauseReporter interface {
 }
 
 // DuplicateReporter is implemented by a MetricsCollector that counts the messages a
-// Publisher's idempotent append dropped (IdempotencyWindow): a message appended to that
+// Publisher's idempotent append dropped (PublisherConfig.Idempotency): a message appended to that
 // partition within the window already, sent again by go-redis after a lost reply, by
 // streamq, or by the caller. Optional: a collector without it counts nothing.
 type DuplicateReporter interface {

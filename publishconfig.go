@@ -50,7 +50,7 @@ type PartitioningConfig struct {
 	// Partitioner picks a partition from the key. Default HashPartitioner.
 	Partitioner Partitioner
 	// PartitionKey extracts the partition key. Default MetadataPartitionKey (metadata
-	// "partition_key"). Under IdempotencyWindow a message without a key is routed by its
+	// "partition_key"). Under idempotent publish a message without a key is routed by its
 	// UUID, so that a message sent again goes to the partition that knows it.
 	PartitionKey func(topic string, msg *message.Message) string
 	// RefreshInterval is how often a known topic's partition count is re-read, so a grown

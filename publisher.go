@@ -252,7 +252,7 @@ func delayedUntil(msg *message.Message) (time.Time, bool) {
 }
 
 // route picks the partition: x-force-partition-id when set, else the partitioner, given the
-// message's key, or under IdempotencyWindow its UUID when it has none.
+// message's key, or under idempotent publish its UUID when it has none.
 func (p *Publisher) route(topic string, n int, msg *message.Message) (int, error) {
 	if forced := msg.Metadata.Get(ForcePartitionMetadata); forced != "" {
 		part, err := strconv.Atoi(forced)
@@ -405,7 +405,7 @@ func (p *Publisher) retryNoScript(ctx context.Context, writes []publish.Write, r
 
 // loadScripts caches the scripts a pipeline sends by SHA on the server before it is sent:
 // the delay script for batches that park a delayed message, the idempotent append for
-// batches that append under IdempotencyWindow. The offload script needs no load: it is sent
+// batches that append idempotently (Idempotency). The offload script needs no load: it is sent
 // as EVAL with its text (see internal/script).
 func (p *Publisher) loadScripts(ctx context.Context, writes []publish.Write, force bool) error {
 	var park, once bool

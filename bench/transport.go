@@ -449,7 +449,7 @@ func benchReplicas() int {
 	return benchMinReplicas()
 }
 
-// idempotency is the IdempotencyWindow of a streamq transport: the default, or off (-1) for
+// idempotency is the Idempotency of a streamq transport: the default, by UUID, or off (-1) for
 // the plain-XADD rows that show what the idempotent append costs.
 func idempotency(tr transport) streamq.IdempotencyConfig {
 	switch {

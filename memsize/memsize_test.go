@@ -74,7 +74,7 @@ func TestMemSize(t *testing.T) {
 		rows = append(rows, r)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "\nRedis memory per stream entry: %d partitions, one consumer group registered, nothing consumed; default Publisher, Publish calls of %d; redis-server %s\n\n",
+	fmt.Fprintf(&b, "\nRedis memory per stream entry: %d partitions, one consumer group registered, nothing consumed; a Publisher of each idempotency mode, Publish calls of %d; redis-server %s\n\n",
 		partitions, batch, redisVersion(t))
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(w, "payload\tmessages\tdefault (by sequence)\tby UUID, records held\trecords expired\twindow -1\toverhead over payload\trecord (used_memory)\trecord (MEMORY USAGE)\trecords' share\tstream\tpayload keys\t7 days at 100 msg/s\t\n")

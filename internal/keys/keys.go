@@ -93,7 +93,7 @@ func (s Space) Payload(t string, p int, ref string) string {
 func (s Space) PayloadIndex(t string, p int) string { return s.Control + ":payloadidx:" + Tag(t, p) }
 
 // Idempotency is the prefix of partition p's buckets of the message UUIDs appended within
-// the Publisher's IdempotencyWindow (see IdempotencyBucket).
+// the Publisher's Idempotency.Window under ByUUID (see IdempotencyBucket).
 func (s Space) Idempotency(t string, p int) string { return s.Control + ":idem:" + Tag(t, p) }
 
 // IdempotencyBucket is bucket n of the UUIDs under prefix (Space.Idempotency): a hash UUID ->
