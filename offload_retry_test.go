@@ -15,9 +15,9 @@ import (
 	"github.com/streamq-dev/streamq/internal/keys"
 )
 
-// resendPipelines is a go-redis hook that sends every pipeline holding an EVAL twice, as
-// go-redis does when it retries a command whose reply was lost (a timeout, a dropped
-// connection) although Redis had run it.
+// resendPipelines is a go-redis hook that sends every pipeline holding a script call (EVAL,
+// EVALSHA) twice, as go-redis does when it retries a command whose reply was lost (a
+// timeout, a dropped connection) although Redis had run it.
 type resendPipelines struct{}
 
 func (resendPipelines) DialHook(next redis.DialHook) redis.DialHook          { return next }
@@ -26,7 +26,7 @@ func (resendPipelines) ProcessHook(next redis.ProcessHook) redis.ProcessHook { r
 func (resendPipelines) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		for _, c := range cmds {
-			if strings.EqualFold(c.Name(), "eval") {
+			if name := strings.ToLower(c.Name()); name == "eval" || name == "evalsha" {
 				_ = next(ctx, cmds) // the first run, whose reply is "lost"
 				break
 			}
