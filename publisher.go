@@ -155,7 +155,8 @@ func (p *Publisher) appendArgs(topic string, n int, msgs []*message.Message) ([]
 			return nil, err
 		}
 		writes[i].Partition = part
-		p.idempotence(topic, n, msg, &writes[i])
+		slot := p.names.get(topic, part, n)
+		p.idempotence(topic, slot, msg, &writes[i])
 		due, delayed := delayedUntil(msg)
 		if !delayed && p.offloads(msg) {
 			if writes[i].Offload, err = p.offloadArgs(topic, part, msg); err != nil {
@@ -169,7 +170,7 @@ func (p *Publisher) appendArgs(topic string, n int, msgs []*message.Message) ([]
 			}
 			continue
 		}
-		if writes[i].XAdd, err = p.xaddCommand(topic, p.names.get(topic, part, n).stream, msg); err != nil {
+		if writes[i].XAdd, err = p.xaddCommand(topic, slot.stream, msg); err != nil {
 			return nil, fmt.Errorf("marshal message %s: %w", msg.UUID, err)
 		}
 	}
@@ -179,15 +180,13 @@ func (p *Publisher) appendArgs(topic string, n int, msgs []*message.Message) ([]
 // idempotence makes w's append idempotent: by producer and sequence number (numbered by
 // the flusher that sends it, or as when the same message was sent before and not seen
 // appended), or under Idempotency.ByUUID by its UUID.
-func (p *Publisher) idempotence(topic string, n int, msg *message.Message, w *publish.Write) {
+func (p *Publisher) idempotence(topic string, slot *partitionSlot, msg *message.Message, w *publish.Write) {
 	idem := p.config.Idempotency
 	switch {
 	case !idem.on():
 	case idem.ByUUID:
-		slot := p.names.get(topic, w.Partition, n)
 		w.Once = &publish.Once{Prefix: slot.idem, Index: slot.index, UUID: msg.UUID, Window: idem.Window}
 	default:
-		slot := p.names.get(topic, w.Partition, n)
 		w.Seq = &publish.Sequenced{Prefix: slot.producers, Index: slot.index, Window: idem.Window}
 		p.resends.number(topic, msg.UUID, w)
 	}
@@ -293,21 +292,30 @@ func (p *Publisher) send(ctx context.Context, topic string, n int, writes []publ
 	if err != nil {
 		return fmt.Errorf("publish to %q: %w", topic, err) // g.settle remembers the numbers
 	}
-	if res, err = p.retryNoScript(ctx, writes, res, g); err != nil {
+	if err := p.outcome(ctx, topic, n, writes, msgs, res, g); err != nil {
 		p.rememberAll(topic, msgs, writes)
+		return err
+	}
+	p.forgetAll(topic, msgs, writes)
+	return nil
+}
+
+// outcome takes a sent pipeline's results: it sends the writes a NOSCRIPT refused again,
+// records where each message went and counts the appends; its error is the Publish's.
+func (p *Publisher) outcome(ctx context.Context, topic string, n int, writes []publish.Write, msgs []*message.Message,
+	res flushed, g giveUp) error {
+	res, err := p.retryNoScript(ctx, writes, res, g)
+	if err != nil {
 		return fmt.Errorf("publish to %q: %w", topic, err)
 	}
 	recordPublished(msgs, writes, res.results) // also when another write or the WAIT failed
 	if err := p.writeFailure(ctx, topic, writes, msgs, res.results); err != nil {
-		p.rememberAll(topic, msgs, writes)
 		return err
 	}
 	p.produced(topic, n, writes, res.results) // written to the master, even when too few replicas confirmed
 	if res.replicated != nil {
-		p.rememberAll(topic, msgs, writes)
 		return fmt.Errorf("publish to %q: %w", topic, res.replicated)
 	}
-	p.forgetAll(topic, msgs, writes)
 	return nil
 }
 

@@ -120,10 +120,14 @@ func (b *resendBook) unpend(topic string, msgs []*message.Message) {
 
 // remember records a numbered write whose append was not seen.
 func (b *resendBook) remember(topic, uuid string, w publish.Write) {
+	unnumbered := w.Seq == nil || w.Seq.Seq == 0
+	if unnumbered && b.size.Load() == 0 {
+		return // a plain write of a Publish that failed: nothing to keep or settle
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	key := resendKey{topic, uuid}
-	if w.Seq == nil || w.Seq.Seq == 0 { // nothing to keep; a pending mark is settled
+	if unnumbered { // nothing to keep; a pending mark is settled
 		if el, ok := b.entries[key]; ok && el.Value.(*resendEntry).sent != nil {
 			b.drop(key)
 		}

@@ -197,6 +197,26 @@ func TestSeqPublishAgainOfWritesThatNeverArrivedAppendsThem(t *testing.T) {
 	assert.Zero(t, seqDups(dups, partitions), "nothing was a duplicate")
 }
 
+// publishGivingUp publishes msgs through n's first proxy, slowed to a round trip of at least
+// 300ms, with a context that ends after 50ms: Publish returns the context's error while the
+// pipeline is on its way. The messages get a context that never ends back, for the resend;
+// the proxy is returned, still slow.
+func publishGivingUp(t *testing.T, n *lossyNet, pub *Publisher, topic string, msgs []*message.Message) *chaos.Proxy {
+	t.Helper()
+	proxy := seqProxies(t, n)[0]
+	proxy.SetLatency(150 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	for _, m := range msgs {
+		m.SetContext(ctx)
+	}
+	require.ErrorIs(t, pub.Publish(topic, msgs...), context.DeadlineExceeded)
+	for _, m := range msgs {
+		m.SetContext(context.Background())
+	}
+	return proxy
+}
+
 // TestSeqPublishAgainAfterCallerGaveUpAppendsOnce: a caller whose context ended while the
 // pipeline's reply was on its slow way back gets the context's error; once the pipeline's
 // flusher saw it through (it remembers the numbers), the same messages published again with
@@ -208,23 +228,13 @@ func TestSeqPublishAgainAfterCallerGaveUpAppendsOnce(t *testing.T) {
 	pub, dups := seqPublisher(t, client, topic, partitions, IdempotencyConfig{}, PipelineConfig{})
 	msgs := seqTestMessages(4, "gaveup")
 
-	proxy := seqProxies(t, n)[0]
-	proxy.SetLatency(150 * time.Millisecond) // a round trip takes at least 300ms
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	for _, m := range msgs {
-		m.SetContext(ctx)
-	}
-	require.ErrorIs(t, pub.Publish(topic, msgs...), context.DeadlineExceeded)
+	proxy := publishGivingUp(t, n, pub, topic, msgs)
 	require.Eventually(t, func() bool {
 		return pub.resends.size.Load() == int64(len(msgs)) && pub.resends.pending(topic, msgs) == nil
 	}, 5*time.Second, 10*time.Millisecond, "the flusher remembers the numbers once its pipeline is through")
 	proxy.SetLatency(0)
 	assertEntriesPerUUID(t, storedByUUID(t, direct, topic, partitions), msgs, 1, true, "the first send was appended")
 
-	for _, m := range msgs {
-		m.SetContext(context.Background())
-	}
 	require.NoError(t, pub.Publish(topic, msgs...), "the same messages again")
 	assertEntriesPerUUID(t, storedByUUID(t, direct, topic, partitions), msgs, 1, true, "after the resend")
 	assert.Equal(t, len(msgs), seqDups(dups, partitions), "each resend dropped as a duplicate")
@@ -242,17 +252,7 @@ func TestSeqPublishAgainAtOnceAfterCallerGaveUpAppendsOnce(t *testing.T) {
 	pub, _ := seqPublisher(t, client, topic, partitions, IdempotencyConfig{}, PipelineConfig{})
 	msgs := seqTestMessages(4, "retry")
 
-	proxy := seqProxies(t, n)[0]
-	proxy.SetLatency(150 * time.Millisecond) // a round trip takes at least 300ms
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	for _, m := range msgs {
-		m.SetContext(ctx)
-	}
-	require.ErrorIs(t, pub.Publish(topic, msgs...), context.DeadlineExceeded)
-	for _, m := range msgs {
-		m.SetContext(context.Background())
-	}
+	publishGivingUp(t, n, pub, topic, msgs)
 	// The first pipeline left before the resend and both take the same way: when the
 	// resend's reply is back, Redis ran both.
 	require.NoError(t, pub.Publish(topic, msgs...), "the same messages again, at once")

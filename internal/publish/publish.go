@@ -155,7 +155,7 @@ func Flush(ctx context.Context, rdb redis.UniversalClient, calls []*Call, wait R
 				c.Results[i] = Result{cmd: w.queue(ctx, pipe), append: w.Park == nil, at: -1}
 			}
 		}
-		seqs.queue(ctx, pipe, isCluster(rdb))
+		seqs.queue(ctx, pipe, server.Clustered(rdb))
 		batches.queue(ctx, pipe)
 		if wait.N > 0 {
 			waitCmd = server.QueueWait(ctx, pipe, wait.N, wait.Timeout)
@@ -182,11 +182,4 @@ func (w Write) queue(ctx context.Context, pipe redis.Pipeliner) redis.Cmder {
 		_ = pipe.Process(ctx, cmd)
 		return cmd
 	}
-}
-
-// isCluster reports whether rdb is a Cluster client: its script calls must keep their keys
-// in one slot.
-func isCluster(rdb redis.UniversalClient) bool {
-	_, ok := rdb.(*redis.ClusterClient)
-	return ok
 }
