@@ -50,12 +50,23 @@ func TestOffloadedPublishRetriedByTheClient(t *testing.T) {
 
 	stream := keys.New("", "").PartitionStream(topic, 0)
 	assert.Equal(t, int64(1), xlen(t, direct, stream), "one entry for one offloaded message")
+	// Both groups are registered before either consumes: a group that joined after the other had
+	// acked (and the payload was deleted, no other group being registered) would find it
+	// gone, which is retention doing its job, not what this test is about.
+	subs := map[string]*Subscriber{}
 	for _, g := range []string{"g1", "g2"} {
-		sub := newTestSubscriber(t, fastSub(direct, g))
-		ch, err := sub.Subscribe(context.Background(), topic)
+		subs[g] = newTestSubscriber(t, fastSub(direct, g))
+		require.NoError(t, subs[g].SubscribeInitialize(topic))
+	}
+	var recs []*recorder
+	for _, g := range []string{"g1", "g2"} {
+		ch, err := subs[g].Subscribe(context.Background(), topic)
 		require.NoError(t, err)
 		rec := newRecorder()
 		consume(ch, rec)
+		recs = append(recs, rec)
+	}
+	for _, rec := range recs {
 		rec.waitUnique(t, 1, 10*time.Second)
 	}
 	require.Eventually(t, func() bool {
