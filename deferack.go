@@ -95,7 +95,7 @@ func (w *worker) settleDeferred(e position.Entry, m *message.Message, out outcom
 	if w.isStopping() {
 		return fmt.Errorf("deferred ack of %s on partition %d: the partition was handed over: %w", e.ID, w.d.keys.Index, ErrLeaseLost)
 	}
-	if done, _ := w.conclude(e, m, out); !done {
+	if done, _ := w.conclude(e, m, out, nil); !done {
 		w.pos.Forget([]stream.Acked{{ID: e.ID}})
 	}
 	return nil

@@ -211,12 +211,13 @@ func (w *worker) handle(e position.Entry) (retriedAs string) {
 		letter = letterOf(e.Values)
 	}
 	next := msg
+	var probe bool // the last delivery was an outage's probe
 	for count := e.Count; ; count++ {
 		out, deferred := w.deliver(next, e, count, letter)
 		if deferred {
 			return "" // the handler settles it later through its DeferredAck
 		}
-		if done, retriedAs := w.conclude(e, next, out); done {
+		if done, retriedAs := w.conclude(e, next, out, &probe); done {
 			return retriedAs
 		}
 		next = next.Copy() // a redelivery needs a fresh message: Ack and Nack are one-shot
@@ -241,10 +242,20 @@ func (w *worker) othersOffloaded(e position.Entry) bool {
 
 // conclude counts a delivery's outcome, decides what it means and carries the decision out;
 // done false means deliver the entry again; retriedAs is the original id of m when a retry
-// of it was written ("" otherwise).
-func (w *worker) conclude(e position.Entry, m *message.Message, out outcome) (done bool, retriedAs string) {
+// of it was written ("" otherwise). probe is whether the delivery was an outage's probe,
+// and is set for the next one (nil: a deferred ack, which cannot hold its message).
+func (w *worker) conclude(e position.Entry, m *message.Message, out outcome, probe *bool) (done bool, retriedAs string) {
 	w.count(out)
-	done, retried := w.settle.apply(e, m, decide(w.d.clock.Now(), w.d.rules, w.settle.cfg.retry, out, m))
+	dec := decide(w.d.clock.Now(), w.d.rules, w.settle.cfg.retry, out, m, w.outage.run())
+	switch {
+	case dec.verdict == waitOutage && probe == nil:
+		return false, "" // released: the pending scan delivers it again
+	case dec.verdict == waitOutage:
+		return w.waitOutage(dec.reason, probe), ""
+	case out != stopped && dec.snoozes == 0:
+		w.settledRun(out == nacked)
+	}
+	done, retried := w.settle.apply(e, m, dec)
 	if retried {
 		retriedAs = firstNonEmpty(m.Metadata.Get(OriginalIDMetadata), e.ID)
 	}
@@ -281,6 +292,7 @@ func (w *worker) deliver(m *message.Message, e position.Entry, count int64, lett
 	// Whatever "delayed until" the message carries is history; a new one after a Nack means
 	// middleware.DelayOnError just asked for a delay (see delayOnErrorBackoff).
 	delete(m.Metadata, delay.DelayedUntilKey)
+	clearOutcomeMarks(m.Metadata) // likewise an Outage or a Snooze of the last delivery
 	dc := &deliveryCtx{parent: w.msgCtx, d: w.delivery(m, e.ID, count, letter), w: w, entry: e}
 	if w.d.count.tracer != nil {
 		return w.tracedHandOut(dc, m)

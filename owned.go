@@ -62,8 +62,9 @@ func (sub *subscription) worker(p int) *worker {
 // startWorker starts delivering partition p, leased with token by a request sent at sent:
 // it builds the partition's dependencies once and every component from them.
 func (sub *subscription) startWorker(p int, token string, sent time.Time) {
-	w := &worker{stop: make(chan struct{}), runDone: make(chan struct{}), outlet: sub.outlet, gates: sub.gates,
-		sem: make(chan struct{}, sub.cfg.Delivery.MaxInFlightPerPartition)}
+	w := &worker{stop: make(chan struct{}), runDone: make(chan struct{}), outlet: sub.outlet,
+		outage: newPartOutage(sub.cfg.Retry.Outage), sem: make(chan struct{}, sub.cfg.Delivery.MaxInFlightPerPartition)}
+	w.gates = append(append(gates{}, sub.gates...), w.outage.gate)
 	w.d = sub.partDeps(w, p, token, sent)
 	w.msgCtx, w.cancelMsgs = context.WithCancel(sub.ctx)
 	sub.buildComponents(w)

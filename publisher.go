@@ -179,12 +179,13 @@ func (p *Publisher) appendArgs(topic string, n int, msgs []*message.Message) ([]
 
 // idempotence makes w's append idempotent: by producer and sequence number (numbered by
 // the flusher that sends it, or as when the same message was sent before and not seen
-// appended), or under Idempotency.ByUUID by its UUID.
+// appended), or by its UUID under Idempotency.ByUUID and for a message whose UUID was
+// derived from a consumed one (DeriveUUID).
 func (p *Publisher) idempotence(topic string, slot *partitionSlot, msg *message.Message, w *publish.Write) {
 	idem := p.config.Idempotency
 	switch {
 	case !idem.on():
-	case idem.ByUUID:
+	case idem.ByUUID, msg.Metadata.Get(codec.HeaderDerivedFrom) != "": // a derived UUID: its send from another run is found by UUID
 		w.Once = &publish.Once{Prefix: slot.idem, Index: slot.index, UUID: msg.UUID, Window: idem.Window}
 	default:
 		w.Seq = &publish.Sequenced{Prefix: slot.producers, Index: slot.index, Window: idem.Window}

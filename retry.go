@@ -133,20 +133,28 @@ func Drop(msg *message.Message) { msg.Metadata.Set(DropMetadata, "true") }
 
 // FailureMiddleware records a failing handler's error in the message (LastErrorMetadata), so
 // the retry and the dead letter carry the reason, and dead-letters at once the errors for
-// which terminal returns true (nil: none). Put it outside middleware.Retry, so it sees the
-// error that is left after the in-process retries.
+// which terminal returns true (nil: none). An error wrapping ErrOutage marks the failure as
+// a downstream outage (see Outage); a Snooze is no failure and is not recorded. Put it
+// outside middleware.Retry, so it sees the error that is left after the in-process retries.
 func FailureMiddleware(terminal func(error) bool) message.HandlerMiddleware {
 	return func(h message.HandlerFunc) message.HandlerFunc {
 		return func(msg *message.Message) ([]*message.Message, error) {
 			out, err := h(msg)
-			if err != nil {
-				msg.Metadata.Set(LastErrorMetadata, err.Error())
-				if terminal != nil && terminal(err) && msg.Metadata.Get(DeadLetterMetadata) == "" {
-					msg.Metadata.Set(DeadLetterMetadata, err.Error())
-				}
+			if err != nil && !errors.Is(err, ErrSnoozed) {
+				recordFailure(msg, err, terminal)
 			}
 			return out, err
 		}
+	}
+}
+
+func recordFailure(msg *message.Message, err error, terminal func(error) bool) {
+	msg.Metadata.Set(LastErrorMetadata, err.Error())
+	switch {
+	case errors.Is(err, ErrOutage):
+		msg.Metadata.Set(codec.HeaderOutage, err.Error())
+	case terminal != nil && terminal(err) && msg.Metadata.Get(DeadLetterMetadata) == "":
+		msg.Metadata.Set(DeadLetterMetadata, err.Error())
 	}
 }
 

@@ -22,6 +22,7 @@ const (
 	defaultMaxRetries    = 3
 	defaultMoverInterval = time.Second
 	defaultMoverBatch    = 100
+	defaultMaxSnoozes    = 100
 )
 
 // RetryConfig is what happens to a nacked message: it is handled again after a backoff, at
@@ -44,6 +45,13 @@ type RetryConfig struct {
 	MoverInterval time.Duration
 	// MoverBatch is the most due items one mover step appends. Default 100.
 	MoverBatch int
+	// MaxSnoozes is how many times one message may be snoozed (Snooze): a snooze beyond it
+	// is a failure, retried or dead-lettered as any other. Default 100; NoRetries (-2):
+	// every snooze is a failure.
+	MaxSnoozes int
+	// Outage is how a partition waits out a downstream outage (Outage, ErrOutage) instead
+	// of retrying and dead-lettering its backlog.
+	Outage OutageConfig
 }
 
 func (r *RetryConfig) setDefaults() {
@@ -56,6 +64,8 @@ func (r *RetryConfig) setDefaults() {
 	setDefault(&r.MaxRetries, defaultMaxRetries)
 	setDefault(&r.MoverInterval, defaultMoverInterval)
 	setDefault(&r.MoverBatch, defaultMoverBatch)
+	setDefault(&r.MaxSnoozes, defaultMaxSnoozes)
+	r.Outage.setDefaults()
 }
 
 func (r RetryConfig) validate() error {
@@ -72,6 +82,10 @@ func (r RetryConfig) validate() error {
 		}
 	}
 	errs = append(errs, durationPositive("Retry.MoverInterval", r.MoverInterval), positive("Retry.MoverBatch", r.MoverBatch))
+	if r.MaxSnoozes < 0 && r.MaxSnoozes != NoRetries {
+		errs = append(errs, fmt.Errorf("Retry.MaxSnoozes must be positive, 0 (default 100) or NoRetries (-2), got %d", r.MaxSnoozes))
+	}
+	errs = append(errs, r.Outage.validate())
 	return errors.Join(errs...)
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/ThreeDotsLabs/watermill/components/delay"
 	"github.com/ThreeDotsLabs/watermill/message"
 
+	"github.com/streamq-dev/streamq/internal/codec"
 	"github.com/streamq-dev/streamq/internal/deferred"
 )
 
@@ -21,6 +22,7 @@ const (
 	retryLater                  // park the retry in the group's retry set until due, ack the original
 	deadLetter                  // write it to the partition's DLQ, ack the original
 	redeliver                   // deliver it again after wait
+	waitOutage                  // hold it through a downstream outage: the partition waits, then probes with it
 	leavePending                // the partition stopped: the entry stays pending for the next owner
 )
 
@@ -33,12 +35,17 @@ type decision struct {
 	retries int           // retries so far (dead letter) or the number of this retry
 	wait    time.Duration // redeliver: after this long
 	due     time.Time     // retryLater: when the retry is appended
+	snoozes int           // a snooze (retryNow, retryLater): the message's snoozes, this one included
 }
 
+// failureRun is what decide knows of the partition's last deliveries: the failures in a row
+// before this one.
+type failureRun struct{ inARow int }
+
 // decide is the one place that turns a delivery's outcome into a verdict, from the
-// message, the rules of what the subscription reads and the retry policy; now is when the
-// nack came. It does no I/O.
-func decide(now time.Time, rules topicRules, pol RetryConfig, out outcome, m *message.Message) decision {
+// message, the rules of what the subscription reads, the retry policy and the partition's
+// run of failures; now is when the nack came. It does no I/O.
+func decide(now time.Time, rules topicRules, pol RetryConfig, out outcome, m *message.Message, run failureRun) decision {
 	drop := rules.letters && m.Metadata.Get(DropMetadata) != ""
 	switch {
 	case out == stopped:
@@ -58,6 +65,16 @@ func decide(now time.Time, rules topicRules, pol RetryConfig, out outcome, m *me
 	if asked := m.Metadata.Get(DeadLetterMetadata); asked != "" {
 		return decision{verdict: deadLetter, reason: asked, retries: retries}
 	}
+	if d, ok := snoozedFor(m); ok {
+		n := snoozeCount(m.Metadata)
+		if pol.MaxSnoozes != NoRetries && n < pol.MaxSnoozes {
+			return snooze(now, d, retries, n+1)
+		}
+		reason = fmt.Sprintf("snoozed more than %d times", max(pol.MaxSnoozes, 0))
+	}
+	if isOutage(m, pol.Outage, run) {
+		return decision{verdict: waitOutage, reason: firstNonEmpty(m.Metadata.Get(codec.HeaderOutage), reason)}
+	}
 	if limit := pol.capFor(m.Metadata); limit >= 0 && retries >= limit {
 		return decision{verdict: deadLetter, reason: fmt.Sprintf("retries exhausted (%d): %s", retries, reason), retries: retries}
 	}
@@ -69,6 +86,23 @@ func decide(now time.Time, rules topicRules, pol RetryConfig, out outcome, m *me
 		return decision{verdict: retryNow, reason: reason, retries: retries + 1}
 	}
 	return decision{verdict: retryLater, reason: reason, retries: retries + 1, due: now.Add(backoff)}
+}
+
+// snooze brings a message back after d with its retries unchanged.
+func snooze(now time.Time, d time.Duration, retries, snoozes int) decision {
+	if d <= deferred.DirectThreshold {
+		return decision{verdict: retryNow, retries: retries, snoozes: snoozes}
+	}
+	return decision{verdict: retryLater, retries: retries, snoozes: snoozes, due: now.Add(d)}
+}
+
+// isOutage reports whether a failure is a downstream outage: marked so by the handler, or
+// the After-th failure in a row of the partition (each failure while such an outage lasts).
+func isOutage(m *message.Message, cfg OutageConfig, run failureRun) bool {
+	if m.Metadata.Get(codec.HeaderOutage) != "" {
+		return true
+	}
+	return cfg.After > 0 && run.inARow+1 >= cfg.After
 }
 
 // failureReason is the handler's recorded error, or "nacked".

@@ -8,6 +8,7 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 
 	"github.com/streamq-dev/streamq/internal/clock"
+	"github.com/streamq-dev/streamq/internal/codec"
 )
 
 // TestDecide covers the one place that turns a delivery's outcome into a verdict: every
@@ -17,7 +18,9 @@ func TestDecide(t *testing.T) {
 	t.Parallel()
 	now := clock.NewFake(time.Unix(1_700_000_000, 0)).Now()
 	policy := ExponentialBackoff{Base: time.Second, Max: time.Minute}
-	rules := RetryConfig{Policy: policy, MaxRetries: 3}
+	rules := RetryConfig{Policy: policy, MaxRetries: 3, MaxSnoozes: 2}
+	detect := rules
+	detect.Outage.After = 3
 	topic, dlq := rulesFor(false), rulesFor(true)
 	tests := []struct {
 		name  string
@@ -25,6 +28,7 @@ func TestDecide(t *testing.T) {
 		pol   RetryConfig
 		out   outcome
 		md    message.Metadata
+		run   failureRun
 		want  decision
 	}{
 		{name: "ack", rules: topic, pol: rules, out: acked, want: decision{verdict: ackIt}},
@@ -76,6 +80,30 @@ func TestDecide(t *testing.T) {
 		{name: "drop mark on a topic is a plain ack", rules: topic, pol: rules, out: acked, md: md(DropMetadata, "true"), want: decision{verdict: ackIt}},
 		{name: "drop mark on a topic nack retries", rules: topic, pol: rules, out: nacked, md: md(DropMetadata, "true"),
 			want: decision{verdict: retryLater, reason: "nacked", retries: 1, due: now.Add(time.Second)}},
+		{name: "a snooze parks the message with its retries unchanged", rules: topic, pol: rules, out: nacked,
+			md:   md(codec.HeaderSnooze, "30s", RetryCountMetadata, "1"),
+			want: decision{verdict: retryLater, retries: 1, snoozes: 1, due: now.Add(30 * time.Second)}},
+		{name: "a short snooze is appended at once", rules: topic, pol: rules, out: nacked, md: md(codec.HeaderSnooze, "0s"),
+			want: decision{verdict: retryNow, snoozes: 1}},
+		{name: "a snooze beyond MaxSnoozes is a failure", rules: topic, pol: rules, out: nacked,
+			md:   md(codec.HeaderSnooze, "30s", codec.HeaderSnoozeCount, "2"),
+			want: decision{verdict: retryLater, reason: "snoozed more than 2 times", retries: 1, due: now.Add(time.Second)}},
+		{name: "a snooze on the last retry is no failure", rules: topic, pol: rules, out: nacked,
+			md:   md(codec.HeaderSnooze, "1m", RetryCountMetadata, "3"),
+			want: decision{verdict: retryLater, retries: 3, snoozes: 1, due: now.Add(time.Minute)}},
+		{name: "an outage holds the message, whatever its retries", rules: topic, pol: rules, out: nacked,
+			md:   md(codec.HeaderOutage, "payments down", RetryCountMetadata, "3"),
+			want: decision{verdict: waitOutage, reason: "payments down"}},
+		{name: "an outage on a DLQ redelivers as any nack", rules: dlq, pol: rules, out: nacked, md: md(codec.HeaderOutage, "down"),
+			want: decision{verdict: redeliver, wait: time.Second}},
+		{name: "DeadLetter beats an outage", rules: topic, pol: rules, out: nacked, md: md(codec.HeaderOutage, "down", DeadLetterMetadata, "bad"),
+			want: decision{verdict: deadLetter, reason: "bad"}},
+		{name: "failures in a row below After retry", rules: topic, pol: detect, out: nacked, md: md(LastErrorMetadata, "boom"), run: failureRun{inARow: 1},
+			want: decision{verdict: retryLater, reason: "boom", retries: 1, due: now.Add(time.Second)}},
+		{name: "the After-th failure in a row is an outage", rules: topic, pol: detect, out: nacked, md: md(LastErrorMetadata, "boom"), run: failureRun{inARow: 2},
+			want: decision{verdict: waitOutage, reason: "boom"}},
+		{name: "an ack after failures in a row is an ack", rules: topic, pol: detect, out: acked, run: failureRun{inARow: 9},
+			want: decision{verdict: ackIt}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -83,7 +111,7 @@ func TestDecide(t *testing.T) {
 			for k, v := range tt.md {
 				m.Metadata.Set(k, v)
 			}
-			if got := decide(now, tt.rules, tt.pol, tt.out, m); got != tt.want {
+			if got := decide(now, tt.rules, tt.pol, tt.out, m, tt.run); got != tt.want {
 				t.Fatalf("decide = %+v, want %+v", got, tt.want)
 			}
 		})

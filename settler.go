@@ -73,8 +73,15 @@ func (s *settler) carryOut(e position.Entry, m *message.Message, dec decision) (
 func (s *settler) retry(m *message.Message, e position.Entry, dec decision) (done, retried bool) {
 	next := m.Copy()
 	clearPublished([]*message.Message{next}) // the handler may have published m: not stored
-	next.Metadata.Set(RetryCountMetadata, strconv.Itoa(dec.retries))
-	next.Metadata.Set(LastErrorMetadata, dec.reason)
+	clearOutcomeMarks(next.Metadata)
+	if dec.snoozes > 0 { // a snooze: the retries and the last error stay as they were
+		next.Metadata.Set(codec.HeaderSnoozeCount, strconv.Itoa(dec.snoozes))
+	} else {
+		next.Metadata.Set(LastErrorMetadata, dec.reason)
+	}
+	if dec.retries > 0 {
+		next.Metadata.Set(RetryCountMetadata, strconv.Itoa(dec.retries))
+	}
 	next.Metadata.Set(RetryGroupMetadata, s.d.group())
 	if next.Metadata.Get(OriginalIDMetadata) == "" {
 		next.Metadata.Set(OriginalIDMetadata, e.ID)
@@ -91,7 +98,7 @@ func (s *settler) retry(m *message.Message, e position.Entry, dec decision) (don
 	} else {
 		held, err = s.schedule(ctx, next, e, dec, fields)
 	}
-	if err == nil {
+	if err == nil && dec.snoozes == 0 {
 		s.d.count.metrics.Retried(s.d.count.labels)
 	}
 	return s.settled(err, held, "retry", e), err == nil
@@ -130,6 +137,7 @@ func (s *settler) deadLetter(m *message.Message, e position.Entry, reason string
 		PublishedPartitionMetadata, PublishedStreamIDMetadata} { // the handler may have published m
 		delete(md, k) // marks for this delivery, not for the dead letter's
 	}
+	clearOutcomeMarks(md)
 	md[DeadLetterMetadata] = reason
 	fields, err := codec.Encode(m.UUID, md, m.Payload)
 	if err != nil {
@@ -261,6 +269,13 @@ func (s *settler) settled(err error, held bool, step string, e position.Entry) b
 // a retry decided during a drain still lands.
 func (s *settler) stepCtx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(s.base), s.cfg.stepTimeout)
+}
+
+// clearOutcomeMarks removes what a handler asked of one delivery (Outage, Snooze): a retry
+// or a dead letter of the message does not carry it.
+func clearOutcomeMarks(md message.Metadata) {
+	delete(md, codec.HeaderOutage)
+	delete(md, codec.HeaderSnooze)
 }
 
 // headersOf is the DLQ entry's headers field: the dead letter's metadata as JSON, its flags

@@ -1,8 +1,10 @@
 package streamq
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -295,6 +297,9 @@ type SubscriberStats struct {
 	// empty before the first Subscribe or SubscribeInitialize, and when memory is not watched
 	// or the servers refuse INFO memory.
 	Memory []ServerMemory
+	// Outages are the partitions of this Subscriber waiting out a downstream outage
+	// (RetryConfig.Outage), by topic and partition; empty when none is.
+	Outages []PartitionOutage
 }
 
 type counters struct {
@@ -313,7 +318,26 @@ func (s *Subscriber) Stats() SubscriberStats {
 		LeasesLost:     s.stats.leasesLost.Load(),
 		TrimmedUnacked: s.stats.trimmedUnacked.Load(),
 		Memory:         s.memoryStatus(),
+		Outages:        s.outages(),
 	}
+}
+
+// outages are the partitions waiting out an outage, in topic and partition order.
+func (s *Subscriber) outages() []PartitionOutage {
+	s.mu.Lock()
+	subs := make([]*subscription, 0, len(s.subs))
+	for sub := range s.subs {
+		subs = append(subs, sub)
+	}
+	s.mu.Unlock()
+	var out []PartitionOutage
+	for _, sub := range subs {
+		out = append(out, sub.outages()...)
+	}
+	slices.SortFunc(out, func(a, b PartitionOutage) int {
+		return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
+	})
+	return out
 }
 
 // memoryStatus is the memory watch's last reading of each server, nil when none.

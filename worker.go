@@ -52,7 +52,8 @@ type worker struct {
 	d      partDeps
 	cfg    deliveryConfig
 	outlet outlet
-	gates  gates // delivery waits while one is closed (Pause, a paused group)
+	gates  gates // delivery waits while one is closed (Pause, a paused group, an outage)
+	outage *partOutage
 	hooks  workerHooks
 	pos    *position.Position
 	feed   *feed

@@ -20,3 +20,17 @@ const (
 	HeaderPublishedPartition = "x-streamq-partition"
 	HeaderPublishedStreamID  = "x-streamq-stream-id"
 )
+
+// Metadata keys of one delivery's outcome, set by a handler and read when it is nacked:
+// never stored with a retry or a dead letter.
+const (
+	HeaderOutage = "x-outage"
+	HeaderSnooze = "x-snooze"
+)
+
+// HeaderSnoozeCount is how many times a message was snoozed (absent: never).
+const HeaderSnoozeCount = "x-snooze-count"
+
+// HeaderDerivedFrom is set on a message whose UUID was derived from the message its handler
+// consumed ("<consumed UUID>#<output index>"): Publishers drop it by UUID when sent again.
+const HeaderDerivedFrom = "x-derived-from"

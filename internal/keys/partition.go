@@ -62,6 +62,7 @@ type Partition struct {
 	DelayItems   string
 	PayloadIndex string
 	TrimLoss     string
+	Outage       string // the group's outage record on Read (package outage)
 
 	space Space
 }
@@ -81,6 +82,7 @@ func (s Space) Partition(t string, p int, g string, dlqView bool) Partition {
 	if dlqView {
 		k.Read, k.Lease, k.Commit = k.DLQ, s.DLQLease(t, p, g), s.DLQCommit(t, p)
 	}
+	k.Outage = s.Outage(t, p, g)
 	return k
 }
 
@@ -95,6 +97,11 @@ func (k Partition) Payload(ref string) string { return k.space.Payload(k.Topic, 
 func (s Space) IsLease(key string) bool {
 	return strings.HasPrefix(key, s.Control+":lease:") || strings.HasPrefix(key, s.Control+":dlqlease:")
 }
+
+// Outage is group g's record of a downstream outage on partition p of topic t (package
+// outage): written by the partition's lease holder while it waits the outage out, gone when
+// it resumes, expiring when the holder is gone.
+func (s Space) Outage(t string, p int, g string) string { return s.Control + ":outage:" + Tag(t, p) + ":" + g }
 
 // GroupPause marks group g on topic t as paused by an operator (admin.PauseGroup): its
 // value is the pause's start, in Unix ms. Every member of the group stops delivering while

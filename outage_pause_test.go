@@ -1,0 +1,166 @@
+package streamq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill"
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/outage"
+)
+
+// downstream is a service that is down until up is closed.
+type downstream struct{ up chan struct{} }
+
+var errUnavailable = errors.New("payments: 503 Service Unavailable")
+
+func (d downstream) call() error {
+	select {
+	case <-d.up:
+		return nil
+	default:
+		return errUnavailable
+	}
+}
+
+// outageLedger records a stage's successful deliveries: per partition the stream ids in
+// the order handled, per message how many times it succeeded.
+type outageLedger struct {
+	mu     sync.Mutex
+	ids    map[int][]string
+	ok     map[string]int
+	failed atomic.Int64
+}
+
+func newOutageLedger() *outageLedger {
+	return &outageLedger{ids: map[int][]string{}, ok: map[string]int{}}
+}
+
+func (l *outageLedger) success(msg *message.Message) {
+	p, _ := PartitionFromCtx(msg.Context())
+	id, _ := StreamIDFromCtx(msg.Context())
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.ids[p] = append(l.ids[p], id)
+	l.ok[msg.Metadata.Get("seq")]++
+}
+
+func (l *outageLedger) handled() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.ok)
+}
+
+// TestOutagePausesInsteadOfDeadLettering is #30's second acceptance: a 30 s downstream
+// outage over a 5,000-message backlog on 4 partitions. A handler that marks the failure
+// with Outage: no dead letter, every message handled successfully once after the recovery,
+// each partition in stream order, and the outage visible in Stats and in the record admin
+// reads while it lasts. The same outage, unmarked with the default retries, dead-letters
+// (the control).
+func TestOutagePausesInsteadOfDeadLettering(t *testing.T) {
+	skipShort(t, "a 30 s outage")
+	t.Parallel()
+	t.Run("marked", func(t *testing.T) {
+		t.Parallel()
+		client := redistestClient(t)
+		const n = 5000
+		publishNumbered(t, client, "outage", n)
+		cfg := outageSub(client)
+		sub := newTestSubscriber(t, cfg)
+		svc := downstream{up: make(chan struct{})}
+		ledger := newOutageLedger()
+		rtRouter(t, sub, "outage", func(msg *message.Message) error {
+			if err := svc.call(); err != nil {
+				ledger.failed.Add(1)
+				return Outage(msg, err)
+			}
+			ledger.success(msg)
+			return nil
+		})
+		require.Eventually(t, func() bool { return len(sub.Stats().Outages) == 4 }, 20*time.Second, 50*time.Millisecond,
+			"every partition waits out the outage")
+		o := sub.Stats().Outages[0]
+		assert.Equal(t, "outage", o.Topic)
+		assert.Contains(t, o.Reason, "503")
+		assert.True(t, o.NextProbe.After(o.Since))
+		recs, err := outage.Read(context.Background(), client, []string{keys.New("", "").Outage("outage", 0, "g")})
+		require.NoError(t, err)
+		require.NotNil(t, recs[0], "the record admin reads")
+		assert.Equal(t, sub.config.Membership.ConsumerName, recs[0].Member)
+		time.Sleep(30 * time.Second) // the outage
+		close(svc.up)
+		require.Eventually(t, func() bool { return ledger.handled() == n }, 2*time.Minute, 100*time.Millisecond)
+		require.Eventually(t, func() bool { return len(sub.Stats().Outages) == 0 }, 10*time.Second, 50*time.Millisecond)
+		st := sub.Stats()
+		assert.Zero(t, st.DeadLettered)
+		assert.Zero(t, dlqLen(t, client, "outage", 4), "no dead letter")
+		for seq, c := range ledger.ok {
+			require.Equal(t, 1, c, "message %s handled successfully %d times", seq, c)
+		}
+		for p, ids := range ledger.ids {
+			for i := 1; i < len(ids); i++ {
+				require.True(t, idLess(ids[i-1], ids[i]), "partition %d out of order at %d: %s then %s", p, i, ids[i-1], ids[i])
+			}
+		}
+		recs, err = outage.Read(context.Background(), client, []string{keys.New("", "").Outage("outage", 0, "g")})
+		require.NoError(t, err)
+		assert.Nil(t, recs[0], "the record is gone once the partition resumed")
+		t.Logf("%d failed deliveries during the outage (probes and in-flight), 0 dead letters", ledger.failed.Load())
+	})
+	t.Run("control", func(t *testing.T) {
+		t.Parallel()
+		client := redistestClient(t)
+		publishNumbered(t, client, "outage", 200)
+		sub := newTestSubscriber(t, outageSub(client))
+		svc := downstream{up: make(chan struct{})}
+		rtRouter(t, sub, "outage", func(*message.Message) error { return svc.call() })
+		require.Eventually(t, func() bool { return dlqLen(t, client, "outage", 4) > 0 }, 30*time.Second, 100*time.Millisecond,
+			"an unmarked outage burns the retries and dead-letters")
+		close(svc.up)
+	})
+}
+
+func redistestClient(t *testing.T) redis.UniversalClient {
+	_, client := startRedis(t)
+	return client
+}
+
+// outageSub has the default retries (1, 2, 4 s) and probes backing off 1 s to 4 s.
+func outageSub(client redis.UniversalClient) SubscriberConfig {
+	c := fastSub(client, "g")
+	c.Retry = RetryConfig{MoverInterval: 100 * time.Millisecond, Outage: OutageConfig{MaxBackoff: 4 * time.Second}}
+	return c
+}
+
+// publishNumbered publishes n messages to topic's 4 partitions, numbered by "seq".
+func publishNumbered(t *testing.T, client redis.UniversalClient, topic string, n int) {
+	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 4})
+	for from := 0; from < n; from += 100 {
+		var msgs []*message.Message
+		for i := from; i < min(from+100, n); i++ {
+			m := message.NewMessage(watermill.NewUUID(), []byte("x"))
+			m.Metadata.Set("seq", strconv.Itoa(i))
+			msgs = append(msgs, m)
+		}
+		require.NoError(t, pub.Publish(topic, msgs...))
+	}
+}
+
+// idLess orders two stream ids.
+func idLess(a, b string) bool {
+	var am, as, bm, bs uint64
+	_, _ = fmt.Sscanf(a, "%d-%d", &am, &as)
+	_, _ = fmt.Sscanf(b, "%d-%d", &bm, &bs)
+	return am < bm || am == bm && as < bs
+}

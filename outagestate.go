@@ -1,0 +1,110 @@
+package streamq
+
+import (
+	"sync"
+	"time"
+)
+
+// partOutage is one partition's failures in a row and, when they are an outage, the outage:
+// since when, how many probes failed, when the next one goes. It is a state machine without
+// I/O; the worker reports its changes (log, metrics, the record admin reads).
+//
+// While an outage lasts its gate is closed, so the delivery loop hands out nothing more.
+// The first message held for it is the probe: delivered again after each backoff. Other
+// messages that failed meanwhile (MaxInFlightPerPartition > 1, OrderByKey) wait for the
+// outage to end, then are delivered again at once. Any delivery that is not an outage
+// failure (an ack, or the message's own failure) ends the outage.
+type partOutage struct {
+	cfg  OutageConfig
+	gate *gate
+
+	mu      sync.Mutex
+	inARow  int // failures in a row, this one not counted
+	since   time.Time
+	probes  int
+	next    time.Time
+	reason  string
+	probing bool          // a held message is the probe
+	ended   chan struct{} // closed when the outage ends
+}
+
+func newPartOutage(cfg OutageConfig) *partOutage {
+	return &partOutage{cfg: cfg, gate: newGate()}
+}
+
+// run is what decide needs of the partition's failures.
+func (o *partOutage) run() failureRun {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return failureRun{inARow: o.inARow}
+}
+
+// heldTurn is what a message held for an outage does next: wait before its probe, or wait
+// for the outage to end (ended).
+type heldTurn struct {
+	probe bool
+	wait  time.Duration
+	ended <-chan struct{}
+	first bool // this failure started the outage
+}
+
+// hold counts a failure for an outage at now with reason; wasProbe is true when the failed
+// delivery was the probe.
+func (o *partOutage) hold(now time.Time, reason string, wasProbe bool) heldTurn {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.inARow++
+	var t heldTurn
+	if o.since.IsZero() {
+		o.since, o.probes, o.probing, o.ended = now, 0, false, make(chan struct{})
+		o.gate.set(true, now)
+		t.first = true
+	}
+	o.reason = reason
+	switch {
+	case wasProbe:
+		o.probes++
+	case o.probing:
+		return heldTurn{ended: o.ended, first: t.first}
+	default:
+		o.probing = true
+	}
+	t.probe, t.wait = true, o.cfg.wait(o.probes)
+	o.next = now.Add(t.wait)
+	return t
+}
+
+// settled counts a delivery that was no outage failure: an ack resets the run, any other
+// failure extends it; either ends an outage. It returns the outage that ended (zero Since:
+// none).
+func (o *partOutage) settled(failed bool) PartitionOutage {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if failed {
+		o.inARow++
+	} else {
+		o.inARow = 0
+	}
+	if o.since.IsZero() {
+		return PartitionOutage{}
+	}
+	was := o.snapshotLocked()
+	o.since, o.next, o.probes, o.probing, o.reason = time.Time{}, time.Time{}, 0, false, ""
+	close(o.ended)
+	o.gate.set(false, time.Time{})
+	return was
+}
+
+// snapshot is the outage now (zero Since: none).
+func (o *partOutage) snapshot() PartitionOutage {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.snapshotLocked()
+}
+
+func (o *partOutage) snapshotLocked() PartitionOutage {
+	if o.since.IsZero() {
+		return PartitionOutage{}
+	}
+	return PartitionOutage{Since: o.since, NextProbe: o.next, Probes: o.probes, Reason: o.reason}
+}
