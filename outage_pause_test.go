@@ -164,3 +164,69 @@ func idLess(a, b string) bool {
 	_, _ = fmt.Sscanf(b, "%d-%d", &bm, &bs)
 	return am < bm || am == bm && as < bs
 }
+
+// TestOutageDetectedByFailuresInARow: a handler that cannot tell an outage from a bad
+// message (unmarked errors) and Retry.Outage.After 3: the first two failures of a
+// partition are retried as usual, the third holds the partition; after the outage every
+// message is handled successfully once and none is dead-lettered.
+func TestOutageDetectedByFailuresInARow(t *testing.T) {
+	t.Parallel()
+	client := redistestClient(t)
+	const n = 300
+	publishNumbered(t, client, "in-a-row", n)
+	cfg := outageSub(client)
+	cfg.Retry.Outage.After = 3
+	sub := newTestSubscriber(t, cfg)
+	svc := downstream{up: make(chan struct{})}
+	ledger := newOutageLedger()
+	rtRouter(t, sub, "in-a-row", func(msg *message.Message) error {
+		if err := svc.call(); err != nil {
+			ledger.failed.Add(1)
+			return err
+		}
+		ledger.success(msg)
+		return nil
+	}, FailureMiddleware(nil))
+	require.Eventually(t, func() bool { return len(sub.Stats().Outages) == 4 }, 20*time.Second, 50*time.Millisecond)
+	assert.Contains(t, sub.Stats().Outages[0].Reason, "503", "the handler's error, recorded by FailureMiddleware")
+	time.Sleep(3 * time.Second) // the outage goes on: no retry, no dead letter
+	close(svc.up)
+	require.Eventually(t, func() bool { return ledger.handled() == n }, time.Minute, 50*time.Millisecond)
+	assert.Zero(t, sub.Stats().DeadLettered)
+	assert.Zero(t, dlqLen(t, client, "in-a-row", 4))
+	for seq, c := range ledger.ok {
+		require.Equal(t, 1, c, "message %s handled successfully %d times", seq, c)
+	}
+}
+
+// TestOutageWithMessagesInFlight: eight messages in flight per partition fail together;
+// one probes, the others wait for the outage to end and are delivered again then.
+func TestOutageWithMessagesInFlight(t *testing.T) {
+	t.Parallel()
+	client := redistestClient(t)
+	const n = 400
+	publishNumbered(t, client, "in-flight", n)
+	cfg := outageSub(client)
+	cfg.Delivery.MaxInFlightPerPartition = 8
+	sub := newTestSubscriber(t, cfg)
+	svc := downstream{up: make(chan struct{})}
+	ledger := newOutageLedger()
+	rtRouter(t, sub, "in-flight", func(msg *message.Message) error {
+		if err := svc.call(); err != nil {
+			ledger.failed.Add(1)
+			return Outage(msg, err)
+		}
+		ledger.success(msg)
+		return nil
+	})
+	require.Eventually(t, func() bool { return len(sub.Stats().Outages) == 4 }, 20*time.Second, 50*time.Millisecond)
+	time.Sleep(3 * time.Second)
+	failed := ledger.failed.Load()
+	assert.LessOrEqual(t, failed, int64(4*8+4*3), "at most the messages in flight, then one probe a partition per backoff")
+	close(svc.up)
+	require.Eventually(t, func() bool { return ledger.handled() == n }, time.Minute, 50*time.Millisecond)
+	assert.Zero(t, dlqLen(t, client, "in-flight", 4))
+	for seq, c := range ledger.ok {
+		require.Equal(t, 1, c, "message %s handled successfully %d times", seq, c)
+	}
+}
