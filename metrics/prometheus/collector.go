@@ -2,6 +2,7 @@ package prometheus
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	prom "github.com/prometheus/client_golang/prometheus"
@@ -13,6 +14,8 @@ var _ streamq.MetricsCollector = (*Collector)(nil)
 var _ streamq.PauseReporter = (*Collector)(nil)
 var _ streamq.DuplicateReporter = (*Collector)(nil)
 var _ streamq.MemoryReporter = (*Collector)(nil)
+
+var _ streamq.OutageReporter = (*Collector)(nil)
 
 // Collector exports streamq's metrics to Prometheus. Its methods are safe for concurrent
 // use and do not allocate once a label set has been seen. One Collector can serve any
@@ -99,6 +102,14 @@ func (c *Collector) InFlight(l streamq.Labels, n int) { c.subscription(l).inFlig
 // time, 0 for the zero time (resumed). l.Partition is ignored.
 func (c *Collector) Paused(l streamq.Labels, since time.Time) {
 	c.subscription(l).pausedSince.Set(unixSeconds(since))
+}
+
+// Outage implements streamq.OutageReporter: a partition's outage_since_seconds and
+// outage_probes_failed gauges, 0 when it resumed (o.Since zero).
+func (c *Collector) Outage(l streamq.Labels, o streamq.PartitionOutage) {
+	lv := []string{l.Topic, strconv.Itoa(l.Partition), l.Group, l.Consumer}
+	c.vecs.outageSince.WithLabelValues(lv...).Set(unixSeconds(o.Since))
+	c.vecs.outageProbes.WithLabelValues(lv...).Set(float64(o.Probes))
 }
 
 // unixSeconds is t as Unix time in seconds, 0 for the zero time.

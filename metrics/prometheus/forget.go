@@ -16,7 +16,8 @@ func (c *Collector) Forget(l streamq.Labels) {
 	for _, v := range []interface{ DeletePartialMatch(prom.Labels) int }{
 		c.vecs.consumed, c.vecs.acked, c.vecs.retried, c.vecs.deadLettered, c.vecs.payloadMissing,
 		c.vecs.trimmed, c.vecs.inFlight, c.vecs.eligiblePartitions, c.vecs.leasedPartitions,
-		c.vecs.maxLeasedPartitions, c.vecs.pausedSince, c.vecs.handle, c.vecs.backpressure,
+		c.vecs.maxLeasedPartitions, c.vecs.pausedSince, c.vecs.outageSince, c.vecs.outageProbes,
+		c.vecs.handle, c.vecs.backpressure,
 	} {
 		v.DeletePartialMatch(match)
 	}

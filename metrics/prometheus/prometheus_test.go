@@ -79,6 +79,11 @@ func record(c streamq.MetricsCollector) {
 		r.Paused(ordersSub, time.Time{}) // resumed
 		r.Paused(ordersSub, time.Unix(1_700_000_100, 0))
 	}
+	if r, ok := c.(streamq.OutageReporter); ok {
+		r.Outage(ordersP0, streamq.PartitionOutage{Since: time.Unix(1_700_000_300, 0), Probes: 2})
+		r.Outage(ordersP1, streamq.PartitionOutage{Since: time.Unix(1_700_000_400, 0)})
+		r.Outage(ordersP1, streamq.PartitionOutage{}) // resumed
+	}
 	if r, ok := c.(streamq.MemoryReporter); ok {
 		r.RedisMemory(streamq.ServerMemory{Addr: "10.0.0.1:6379", Used: 30 << 20, Max: 40 << 20})
 		r.RedisMemory(streamq.ServerMemory{Addr: "10.0.0.1:6379", Used: 39 << 20, Max: 40 << 20, High: true})
@@ -120,6 +125,10 @@ func TestCollectorExportsEveryMetric(t *testing.T) {
 		`streamq_leased_partitions` + sub:                                                               2,
 		`streamq_max_leased_partitions` + sub:                                                           0,
 		`streamq_paused_since_seconds` + sub:                                                            1_700_000_100,
+		`streamq_outage_since_seconds` + p0:                                                             1_700_000_300,
+		`streamq_outage_probes_failed` + p0:                                                             2,
+		`streamq_outage_since_seconds` + p1:                                                             0,
+		`streamq_outage_probes_failed` + p1:                                                             0,
 		`streamq_redis_used_memory_bytes{server="10.0.0.1:6379"}`:                                       39 << 20,
 		`streamq_redis_max_memory_bytes{server="10.0.0.1:6379"}`:                                        40 << 20,
 		`streamq_redis_memory_high{server="10.0.0.1:6379"}`:                                             1,
@@ -181,6 +190,8 @@ func TestCollectorSeriesPerFamily(t *testing.T) {
 		{"streamq_leased_partitions", []string{"consumer", "group", "topic"}, 1},
 		{"streamq_max_leased_partitions", []string{"consumer", "group", "topic"}, 1},
 		{"streamq_paused_since_seconds", []string{"consumer", "group", "topic"}, 1},
+		{"streamq_outage_since_seconds", []string{"consumer", "group", "partition", "topic"}, 2},
+		{"streamq_outage_probes_failed", []string{"consumer", "group", "partition", "topic"}, 2},
 		{"streamq_redis_used_memory_bytes", []string{"server"}, 2},
 		{"streamq_redis_max_memory_bytes", []string{"server"}, 2},
 		{"streamq_redis_memory_high", []string{"server"}, 2},

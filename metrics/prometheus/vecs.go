@@ -36,6 +36,8 @@ type vecs struct {
 	leasedPartitions    *prom.GaugeVec
 	maxLeasedPartitions *prom.GaugeVec
 	pausedSince         *prom.GaugeVec
+	outageSince         *prom.GaugeVec
+	outageProbes        *prom.GaugeVec
 
 	usedMemory, maxMemory, memoryHigh, fullSince *prom.GaugeVec
 
@@ -95,6 +97,10 @@ func newVecs(ns string, buckets []float64) vecs {
 		maxLeasedPartitions: gauge("max_leased_partitions", "Cap on the partitions this member leases (0: none)."),
 		pausedSince: gauge("paused_since_seconds",
 			"Unix time the subscription's delivery was paused (Subscriber.Pause or admin.PauseGroup); 0 while it is not paused."),
+		outageSince: gaugeOf(partitionLabels)("outage_since_seconds",
+			"Unix time a partition started waiting out a downstream outage (streamq.Outage, Retry.Outage); 0 while it is not."),
+		outageProbes: gaugeOf(partitionLabels)("outage_probes_failed",
+			"Probes that failed in a partition's current downstream outage; 0 while there is none."),
 
 		handle:       histogram("handle_seconds", "Time from handing a message over to its Ack or Nack.", partitionLabels),
 		backpressure: histogram("backpressure_wait_seconds", "Time a fetched message waited for an in-flight slot.", partitionLabels),
