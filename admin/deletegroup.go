@@ -107,7 +107,7 @@ func (a *Admin) groupKeys(topic, group string, n int) []string {
 		a.space.GroupPause(topic, group)}
 	for p := range n {
 		out = append(out, a.space.Lease(topic, p, group), a.space.Retry(topic, p, group), a.space.RetryItems(topic, p, group),
-			keys.RetryIndex(a.space.PartitionStream(topic, p), group))
+			keys.RetryIndex(a.space.PartitionStream(topic, p), group), a.space.Outage(topic, p, group))
 	}
 	return out
 }

@@ -50,6 +50,9 @@ type PartitionGroupStats struct {
 	// recorded); ExpiredSince, when not zero, since when retention no longer waits for the
 	// group there, no member having been live for the group expiry (GroupLiveness).
 	LastSeen, ExpiredSince time.Time
+	// Outage, when not nil, is the downstream outage the lease holder waits out there: it
+	// hands out nothing until a probe succeeds.
+	Outage *Outage
 }
 
 // GroupStats describes one consumer group of a topic.
@@ -70,6 +73,8 @@ type GroupStats struct {
 	Pause PauseState
 	// Expired: retention no longer waits for the group on some partition (GroupLiveness).
 	Expired bool
+	// Outages is how many partitions wait out a downstream outage (PartitionGroupStats.Outage).
+	Outages int
 	// Partitions holds the partitions on which the group exists, in partition order.
 	Partitions []PartitionGroupStats
 }
@@ -101,6 +106,9 @@ func (a *Admin) GroupStats(ctx context.Context, topic, group string) (GroupStats
 	}
 	gs := GroupStats{Topic: topic, Group: group, Members: view.Members}
 	if err := a.addLiveness(ctx, topic, group, meta.Count, found); err != nil {
+		return GroupStats{}, err
+	}
+	if err := a.addOutages(ctx, topic, group, found); err != nil {
 		return GroupStats{}, err
 	}
 	gs.add(found)
@@ -177,5 +185,8 @@ func (gs *GroupStats) add(parts []PartitionGroupStats) {
 		gs.TrimLost += p.TrimLost
 		gs.HoldsBack += p.HoldsBack
 		gs.Expired = gs.Expired || !p.ExpiredSince.IsZero()
+		if p.Outage != nil {
+			gs.Outages++
+		}
 	}
 }
