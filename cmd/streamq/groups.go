@@ -130,6 +130,7 @@ type statsView struct {
 	Paused       bool                 `json:"paused"`    // an operator paused the group (streamq pause)
 	Expired      bool                 `json:"expired"`   // retention no longer waits for it on some partition
 	PausedAt     string               `json:"pausedAt,omitempty"`
+	Outages      int                  `json:"outages"` // partitions waiting out a downstream outage
 	Partitions   []partitionStatsView `json:"partitions"`
 	// Memory is the Redis servers' memory and whether the topic's publishes are refused.
 	Memory memoryView `json:"memory"`
@@ -163,13 +164,15 @@ type partitionStatsView struct {
 	// retention no longer waits for the group there (no live member for the group expiry).
 	LastSeen     string `json:"lastSeen,omitempty"`
 	ExpiredSince string `json:"expiredSince,omitempty"`
+	// Outage is the downstream outage the lease holder waits out there, absent when none.
+	Outage *outageView `json:"outage,omitempty"`
 }
 
 func newStatsView(s admin.GroupStats) statsView {
 	v := statsView{
 		Topic: s.Topic, Group: s.Group, Members: nonNil(s.Members), Pending: s.Pending, Lag: s.Lag,
 		TimeLagMs: ms(s.TimeLag), PendingAgeMs: ms(s.PendingAge), TrimLost: s.TrimLost, HoldsBack: s.HoldsBack, Partitions: []partitionStatsView{},
-		Paused: s.Pause.Paused, Expired: s.Expired,
+		Paused: s.Pause.Paused, Expired: s.Expired, Outages: s.Outages,
 	}
 	if s.Pause.Paused {
 		v.PausedAt = rfc3339(s.Pause.Since)
@@ -181,7 +184,7 @@ func newStatsView(s admin.GroupStats) statsView {
 			LeaseOwner: p.LeaseOwner, LeaseTTLMs: ms(p.LeaseTTL), TimeLagMs: ms(p.TimeLag), OldestID: p.OldestID,
 			PendingAgeMs: ms(p.PendingAge), Skipped: p.Skipped,
 			CommitFrontier: p.CommitFrontier, TrimLost: p.TrimLost, HoldsBack: p.HoldsBack,
-			LastSeen: rfc3339(p.LastSeen), ExpiredSince: rfc3339(p.ExpiredSince),
+			LastSeen: rfc3339(p.LastSeen), ExpiredSince: rfc3339(p.ExpiredSince), Outage: newOutageView(p.Outage),
 		})
 	}
 	return v
@@ -202,7 +205,10 @@ the group acked them, a TRIM LOST column counts them. When the group's position 
 trim of a partition over the topic's max length, a HOLDS BACK column counts the entries
 over it that the group holds back (they go once it catches up or is deleted). Above the
 table: the Redis server's used and max memory (each master's on a Cluster), and "full:
-publishing refused since …" while Redis refuses publishes to the topic for memory.`,
+publishing refused since …" while Redis refuses publishes to the topic for memory, and a
+line for each partition waiting out a downstream outage ("partition 2 paused: downstream
+failing since …, next probe in …"): its handler marked its failures with streamq.Outage,
+so the partition hands out nothing until a probe succeeds.`,
 		Example: `  streamq stats orders payments
   streamq stats orders payments -o wide --utc`,
 		GroupID:           groupGroups,
@@ -222,14 +228,14 @@ publishing refused since …" while Redis refuses publishes to the topic for mem
 			if a.json {
 				return printJSON(a.stdout, v)
 			}
-			return printStats(a.stdout, s, v, a.wide, a.memoryLines(m))
+			return printStats(a.stdout, s, v, a.wide, a.memoryLines(m), a.outageLines(s, time.Now()))
 		}),
 	}
 	a.addJSONFlag(cmd)
 	return cmd
 }
 
-func printStats(w io.Writer, s admin.GroupStats, v statsView, wide bool, memory []memoryLine) error {
+func printStats(w io.Writer, s admin.GroupStats, v statsView, wide bool, memory []memoryLine, outages []string) error {
 	members := "none live"
 	if len(v.Members) > 0 {
 		members = strings.Join(v.Members, ", ")
@@ -240,6 +246,9 @@ func printStats(w io.Writer, s admin.GroupStats, v statsView, wide bool, memory 
 	}
 	if v.Expired {
 		fmt.Fprintf(w, "expired on partitions %s: no live member for the group expiry, retention no longer waits for it\n", expiredParts(s))
+	}
+	for _, l := range outages {
+		fmt.Fprintln(w, l)
 	}
 	for _, l := range memory {
 		fmt.Fprintf(w, "%s: %s\n", l.name, l.value)
