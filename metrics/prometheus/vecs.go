@@ -88,8 +88,7 @@ func newVecs(ns string, buckets []float64) vecs {
 		dlqDeleted:     counter("dlq_deleted_total", "Dead letters deleted by admin.", topicLabels),
 		dlqCleared:     counter("dlq_cleared_total", "Dead letters cleared by admin.", topicLabels),
 		trimmed:        counter("trimmed_total", "Entries removed by retention, by kind.", trimmedLabels),
-		groupExpired: counter("group_expired_total",
-			"Times retention left a consumer group out on a partition: no live member there for the group expiry.", expiredLabels),
+		groupExpired:   counter("group_expired_total", "Times retention left a consumer group out on a partition: no live member there for the group expiry.", expiredLabels),
 
 		inFlight:            gauge("in_flight", "Unacked messages of a subscription."),
 		eligiblePartitions:  gauge("eligible_partitions", "Partitions this member may lease."),
@@ -97,18 +96,22 @@ func newVecs(ns string, buckets []float64) vecs {
 		maxLeasedPartitions: gauge("max_leased_partitions", "Cap on the partitions this member leases (0: none)."),
 		pausedSince: gauge("paused_since_seconds",
 			"Unix time the subscription's delivery was paused (Subscriber.Pause or admin.PauseGroup); 0 while it is not paused."),
-		outageSince: gaugeOf(partitionLabels)("outage_since_seconds",
-			"Unix time a partition started waiting out a downstream outage (streamq.Outage, Retry.Outage); 0 while it is not."),
-		outageProbes: gaugeOf(partitionLabels)("outage_probes_failed",
-			"Probes that failed in a partition's current downstream outage; 0 while there is none."),
 
 		handle:       histogram("handle_seconds", "Time from handing a message over to its Ack or Nack.", partitionLabels),
 		backpressure: histogram("backpressure_wait_seconds", "Time a fetched message waited for an in-flight slot.", partitionLabels),
 		dlqReplay:    histogram("dlq_replay_seconds", "Time of one replay of a dead letter.", topicLabels),
 	}
+	v.outageSince, v.outageProbes = outageGauges(gaugeOf(partitionLabels))
 	v.usedMemory, v.maxMemory, v.memoryHigh, v.fullSince = serverGauges(gaugeOf(serverLabels))
 	v.all = all
 	return v
+}
+
+// outageGauges are the gauges of partitions waiting out a downstream outage, made by gauge.
+func outageGauges(gauge func(name, help string) *prom.GaugeVec) (since, probes *prom.GaugeVec) {
+	return gauge("outage_since_seconds",
+			"Unix time a partition started waiting out a downstream outage (streamq.Outage, Retry.Outage); 0 while it is not."),
+		gauge("outage_probes_failed", "Probes that failed in a partition's current downstream outage; 0 while there is none.")
 }
 
 // serverGauges are the memory gauges of the Redis servers, made by gauge.
