@@ -244,6 +244,7 @@ func (w *worker) othersOffloaded(e position.Entry) bool {
 // of it was written ("" otherwise).
 func (w *worker) conclude(e position.Entry, m *message.Message, out outcome) (done bool, retriedAs string) {
 	w.count(out)
+	w.d.hint.note(w.d.log, out, m)
 	done, retried := w.settle.apply(e, m, decide(w.d.clock.Now(), w.d.rules, w.settle.cfg.retry, out, m))
 	if retried {
 		retriedAs = firstNonEmpty(m.Metadata.Get(OriginalIDMetadata), e.ID)
