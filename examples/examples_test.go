@@ -64,7 +64,7 @@ func TestRetries(t *testing.T) {
 	t.Parallel()
 	out := runExample(t, "retries", "REDIS_URL="+redistest.Start(t).URL())
 	for _, want := range []string{"flaky: failing (retry 0)", "flaky: failing (retry 1)", "flaky: paid after 2 retries",
-		"broken: failing (retry 2)", "fine: paid after 0 retries", `"broken", reason "retries exhausted`} {
+		"broken: failing (retry 2)", "fine: paid after 0 retries", `"broken", reason "retries exhausted (2): card declined", group retries-payments`} {
 		assert.Contains(t, out, want)
 	}
 }
@@ -73,7 +73,7 @@ func TestDLQReplay(t *testing.T) {
 	t.Parallel()
 	out := runExample(t, "dlqreplay", "REDIS_URL="+redistest.Start(t).URL())
 	for _, want := range []string{"payments: order 17 has no currency: dead-lettered",
-		"fixers: dead letter from group payments", "payments: order 17 paid in EUR"} {
+		"fixers: dead letter from group dlqreplay-payments, partition", ": no currency\n", "payments: order 17 paid in EUR"} {
 		assert.Contains(t, out, want)
 	}
 }
