@@ -246,6 +246,7 @@ func (w *worker) othersOffloaded(e position.Entry) bool {
 // and is set for the next one (nil: a deferred ack, which cannot hold its message).
 func (w *worker) conclude(e position.Entry, m *message.Message, out outcome, probe *bool) (done bool, retriedAs string) {
 	w.count(out)
+	w.d.hint.note(w.d.log, out, m)
 	dec := decide(w.d.clock.Now(), w.d.rules, w.settle.cfg.retry, out, m, w.outage.run())
 	switch {
 	case dec.verdict == waitOutage && probe == nil:

@@ -13,6 +13,7 @@
 //		Client: client, ConsumerGroup: "payments", DefaultPartitionCount: 8,
 //	}, logger)
 //	router, err := message.NewRouter(message.RouterConfig{}, logger)
+//	router.AddMiddleware(streamq.FailureMiddleware(nil)) // a handler's error becomes its retry's and dead letter's reason
 //	router.AddConsumerHandler("payments", "orders", sub, func(msg *message.Message) error {
 //		partition, _ := streamq.PartitionFromCtx(msg.Context())
 //		log.Printf("order %s on partition %d", msg.Payload, partition)
@@ -26,7 +27,8 @@
 //	err = pub.Publish("orders", msg)
 //
 // ExampleNewSubscriber_router runs this on an embedded Redis; examples/quickstart in the
-// repository is the same as a program.
+// repository is the same as a program. Without [FailureMiddleware] a dead letter's reason is
+// only "nacked", and the Subscriber logs once how to get the handler's error into it.
 //
 // # Concepts
 //

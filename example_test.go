@@ -130,6 +130,7 @@ func ExampleReadConfig() {
 	if err != nil {
 		panic(err)
 	}
+	router.AddMiddleware(streamq.FailureMiddleware(nil)) // a handler's error becomes its retry's and dead letter's reason
 	router.AddConsumerHandler("orders", "orders", sub, func(*message.Message) error { return nil })
 	router.AddConsumerHandler("audit", "audit", sub, func(*message.Message) error { return nil })
 	go func() { _ = router.Run(context.Background()) }()
@@ -167,6 +168,7 @@ func ExampleNewSubscriber_router() {
 		panic(err)
 	}
 	handled := make(chan struct{}, 3)
+	router.AddMiddleware(streamq.FailureMiddleware(nil)) // a handler's error becomes its retry's and dead letter's reason
 	router.AddConsumerHandler("payments", "orders", sub, func(msg *message.Message) error {
 		fmt.Printf("handled %s\n", msg.Payload)
 		handled <- struct{}{}

@@ -92,6 +92,7 @@ func (sub *subscription) partDeps(w *worker, p int, token string, sent time.Time
 		ctx: ctx, stop: w.stop,
 		lost: func(err error) { sub.loseLease(w, err) },
 		heal: sub.rebal.requestHeal,
+		hint: sub.nackHint(),
 	}
 }
 

@@ -31,6 +31,7 @@ type partDeps struct {
 	stop   <-chan struct{} // closed when the partition stops delivering
 	lost   func(error)     // the lease is lost: stop the partition at once
 	heal   func()          // a group or stream is missing: ask the rebalancer to heal
+	hint   *nackHint       // the Subscriber's hint about nacks without a reason; nil on a DLQ view
 }
 
 func (d partDeps) group() string { return d.keys.Group }

@@ -32,6 +32,7 @@ type Subscriber struct {
 	clock  clock.Clock // the time of every timing rule; tests set a fake one
 	pause  *gate       // Pause and Resume
 	warned sync.Map    // topic -> struct{}: a differing stated partition count was logged
+	hint   nackHint    // a nack without a reason was logged
 
 	// The per-Subscriber caps, over every subscription: the MaxInFlight semaphore (nil: no
 	// cap) and MaxLeasedPartitions.

@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -49,22 +51,67 @@ func TestQuickstartEmbedded(t *testing.T) {
 	t.Parallel()
 	out := runExample(t, "quickstart", "REDIS_URL=")
 	assert.Contains(t, out, "using an embedded Redis (miniredis)")
-	assert.Contains(t, out, "handled 10 of 10 orders")
+	assert.Contains(t, out, "published 10 orders, handled 10 here")
 	assert.Equal(t, 10, strings.Count(out, "order {"), out)
 }
 
 func TestQuickstart(t *testing.T) {
 	t.Parallel()
 	out := runExample(t, "quickstart", "REDIS_URL="+redistest.Start(t).URL())
-	assert.Contains(t, out, "handled 10 of 10 orders")
+	assert.Contains(t, out, "published 10 orders, handled 10 here")
 	assert.Equal(t, 10, strings.Count(out, "order {"), out)
+}
+
+// handledLine is the quick start's line for one order it handled: the order's payload
+// (its number and the process that published it).
+var handledLine = regexp.MustCompile(`(?m)^order (\{"order":\d+,"from":(\d+)\}) of customer-\d on partition \d+$`)
+
+// summaryLine is the quick start's last line: how many orders it handled itself.
+var summaryLine = regexp.MustCompile(`(?m)^published 10 orders, handled (\d+) here; group quickstart-payments has handled every order of quickstart-orders$`)
+
+// TestQuickstartTwoCopies runs two copies of the quick start at once on one redis-server, as
+// README says: both exit 0, and together they handled the 20 orders they published, each
+// once, each copy's summary counting its own share.
+func TestQuickstartTwoCopies(t *testing.T) {
+	t.Parallel()
+	bin, url := build(t, "quickstart"), redistest.Start(t).URL()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var outs [2]bytes.Buffer
+	var cmds [2]*exec.Cmd
+	for i := range cmds {
+		cmds[i] = exec.CommandContext(ctx, bin)
+		cmds[i].Env = append(os.Environ(), "REDIS_URL="+url)
+		cmds[i].Stdout, cmds[i].Stderr = &outs[i], &outs[i]
+		require.NoError(t, cmds[i].Start())
+	}
+	seen, from := map[string]int{}, map[string]int{} // times each order was handled; orders handled by publisher
+	for i, cmd := range cmds {
+		require.NoError(t, cmd.Wait(), "copy %d: %s", i, &outs[i])
+		out := outs[i].String()
+		lines := handledLine.FindAllStringSubmatch(out, -1)
+		for _, l := range lines {
+			seen[l[1]]++
+			from[l[2]]++
+		}
+		summary := summaryLine.FindStringSubmatch(out)
+		require.NotNil(t, summary, "copy %d's summary: %s", i, out)
+		assert.Equal(t, strconv.Itoa(len(lines)), summary[1], "copy %d counts the orders it printed: %s", i, out)
+		t.Logf("copy %d handled %d orders", i, len(lines))
+	}
+	assert.Len(t, seen, 20, "orders handled by the two copies together")
+	assert.Equal(t, map[string]int{strconv.Itoa(cmds[0].Process.Pid): 10, strconv.Itoa(cmds[1].Process.Pid): 10}, from,
+		"orders handled, by the copy that published them")
+	for order, n := range seen {
+		assert.Equal(t, 1, n, "times %s was handled", order)
+	}
 }
 
 func TestRetries(t *testing.T) {
 	t.Parallel()
 	out := runExample(t, "retries", "REDIS_URL="+redistest.Start(t).URL())
 	for _, want := range []string{"flaky: failing (retry 0)", "flaky: failing (retry 1)", "flaky: paid after 2 retries",
-		"broken: failing (retry 2)", "fine: paid after 0 retries", `"broken", reason "retries exhausted`} {
+		"broken: failing (retry 2)", "fine: paid after 0 retries", `"broken", reason "retries exhausted (2): card declined", group retries-payments`} {
 		assert.Contains(t, out, want)
 	}
 }
@@ -73,7 +120,7 @@ func TestDLQReplay(t *testing.T) {
 	t.Parallel()
 	out := runExample(t, "dlqreplay", "REDIS_URL="+redistest.Start(t).URL())
 	for _, want := range []string{"payments: order 17 has no currency: dead-lettered",
-		"fixers: dead letter from group payments", "payments: order 17 paid in EUR"} {
+		"fixers: dead letter from group dlqreplay-payments, partition", ": no currency\n", "payments: order 17 paid in EUR"} {
 		assert.Contains(t, out, want)
 	}
 }

@@ -1,6 +1,9 @@
 // Command cluster publishes and consumes on a Redis Cluster: every partition of a topic has its
-// own hash slot, so the partitions spread over the masters. Set REDIS_CLUSTER_ADDRS to the
-// nodes' addresses, comma-separated.
+// own hash slot, so the partitions spread over the masters.
+//
+// It needs a Redis Cluster (the embedded Redis is no cluster): set REDIS_CLUSTER_ADDRS to the
+// nodes' addresses, comma-separated. It uses a topic of its own each run and the group
+// cluster-payments, so it runs beside the other examples.
 //
 //	REDIS_CLUSTER_ADDRS=127.0.0.1:7000,127.0.0.1:7001,127.0.0.1:7002 go run ./examples/cluster
 package main
@@ -36,13 +39,13 @@ func run() error {
 	defer cancel()
 	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(addrs, ",")})
 	defer func() { _ = client.Close() }()
-	topic := "orders-" + watermill.NewShortUUID()
+	topic := "cluster-orders-" + watermill.NewShortUUID() // a topic of its own each run
 	pub, err := streamq.NewPublisher(streamq.PublisherConfig{Client: client, DefaultPartitionCount: 12}, nil)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = pub.Close() }()
-	sub, err := streamq.NewSubscriber(streamq.SubscriberConfig{Client: client, ConsumerGroup: "payments", DefaultPartitionCount: 12}, nil)
+	sub, err := streamq.NewSubscriber(streamq.SubscriberConfig{Client: client, ConsumerGroup: "cluster-payments", DefaultPartitionCount: 12}, nil)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,9 @@
 // Command dashboard mounts streamq's web dashboard in an HTTP server of its own, under
 // /streamq/, read-only, next to the application's other handlers.
 //
+// It needs a Redis server (it shows what a real server holds): REDIS_URL, else
+// localhost:6379. It reads only; it publishes and consumes nothing.
+//
 //	go run ./examples/dashboard      # then open http://127.0.0.1:8080/streamq/
 //	ADDR=127.0.0.1:9000 REDIS_URL=redis://host:6379 go run ./examples/dashboard
 package main

@@ -2,6 +2,10 @@
 // handle yet; a second handler, on the topic's DLQ, reads the dead letter's record, fixes the
 // message and replays it to its original partition, where the first handler now takes it.
 //
+// It needs no Redis server: with REDIS_URL unset it runs on an embedded Redis (miniredis). It
+// uses a topic of its own each run and the groups dlqreplay-payments and dlqreplay-fixers, so
+// it runs beside the other examples.
+//
 //	go run ./examples/dlqreplay      # Redis at $REDIS_URL, else an embedded one (miniredis)
 package main
 
@@ -36,15 +40,15 @@ func run() error {
 	}
 	defer func() { _ = client.Close() }()
 	logger := watermill.NopLogger{}
-	topic := "orders-" + watermill.NewShortUUID() // a topic of its own each run
+	topic := "dlqreplay-orders-" + watermill.NewShortUUID() // a topic of its own each run
 	subscriber := func(group string) (*streamq.Subscriber, error) {
 		return streamq.NewSubscriber(streamq.SubscriberConfig{Client: client, ConsumerGroup: group, DefaultPartitionCount: 4}, logger)
 	}
-	payments, err := subscriber("payments")
+	payments, err := subscriber("dlqreplay-payments")
 	if err != nil {
 		return err
 	}
-	fixers, err := subscriber("fixers")
+	fixers, err := subscriber("dlqreplay-fixers")
 	if err != nil {
 		return err
 	}
@@ -53,6 +57,7 @@ func run() error {
 		return err
 	}
 	paid := make(chan struct{})
+	router.AddMiddleware(streamq.FailureMiddleware(nil)) // a handler's error becomes its retry's and dead letter's reason
 	router.AddConsumerHandler("payments", topic, payments, func(msg *message.Message) error {
 		if msg.Metadata.Get("currency") == "" {
 			fmt.Printf("payments: order %s has no currency: dead-lettered\n", msg.Payload)

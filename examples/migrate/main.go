@@ -1,5 +1,7 @@
 // Command migrate switches a live watermill-redisstream topic to streamq without stopping
-// its consumers, as docs/migration.md describes:
+// its consumers, as docs/migration.md describes. It needs no Redis server: with REDIS_URL
+// unset it runs on an embedded Redis (miniredis). Its topic and group (migrate-orders,
+// migrate-payments) are its own, so it runs beside the other examples.
 //
 //	go run ./examples/migrate                         # an embedded Redis (miniredis)
 //	REDIS_URL=redis://host:6379/0 go run ./examples/migrate
@@ -29,8 +31,8 @@ import (
 )
 
 const (
-	topic  = "orders"   // the same Watermill topic name on both sides: the keys do not collide
-	group  = "payments" // the same consumer group name on both sides
+	topic  = "migrate-orders"   // the same Watermill topic name on both sides: the keys do not collide
+	group  = "migrate-payments" // the same consumer group name on both sides
 	orders = 30
 )
 
@@ -114,6 +116,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	router.AddMiddleware(streamq.FailureMiddleware(nil)) // a handler's error becomes its retry's and dead letter's reason
 	oldHandler := router.AddConsumerHandler("payments-redisstream", topic, oldSub, handle("redisstream"))
 	router.AddConsumerHandler("payments-streamq", topic, newSub, handle("streamq"))
 	go func() { _ = router.Run(ctx) }()
@@ -158,7 +161,7 @@ func run() error {
 }
 
 // waitDrained polls an import dry run, which counts what the old group still holds (as
-// `streamq import orders --group payments --dry-run` does), until it holds nothing.
+// `streamq import migrate-orders --group migrate-payments --dry-run` does), until it holds nothing.
 func waitDrained(ctx context.Context, adm *admin.Admin) error {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()

@@ -1,6 +1,11 @@
 // Command retries shows streamq's retries and dead-letter queue through a Watermill Router:
 // one order fails twice and then succeeds (retried after a backoff), another always fails
-// and lands in the DLQ after its retries, where admin lists it.
+// and lands in the DLQ after its retries, where admin lists it with the handler's error as
+// its reason (FailureMiddleware records it).
+//
+// It needs a Redis server (parked retries run Lua with cmsgpack, which the embedded Redis
+// lacks): REDIS_URL, else localhost:6379. It uses a topic of its own each run and the group
+// retries-payments, so it runs beside the other examples.
 //
 //	go run ./examples/retries        # Redis at $REDIS_URL or localhost:6379
 package main
@@ -37,7 +42,7 @@ func run() error {
 	}
 	defer func() { _ = client.Close() }()
 	logger := watermill.NopLogger{}
-	topic := "orders-" + watermill.NewShortUUID() // a topic of its own each run
+	topic := "retries-orders-" + watermill.NewShortUUID() // a topic of its own each run
 
 	pub, err := streamq.NewPublisher(streamq.PublisherConfig{Client: client, DefaultPartitionCount: 4}, logger)
 	if err != nil {
@@ -45,7 +50,7 @@ func run() error {
 	}
 	defer func() { _ = pub.Close() }()
 	sub, err := streamq.NewSubscriber(streamq.SubscriberConfig{
-		Client: client, ConsumerGroup: "payments", DefaultPartitionCount: 4,
+		Client: client, ConsumerGroup: "retries-payments", DefaultPartitionCount: 4,
 		// Two retries, 200 ms then 400 ms after the failure, then the DLQ.
 		Retry: streamq.RetryConfig{MaxRetries: 2, Policy: streamq.ExponentialBackoff{Base: 200 * time.Millisecond, Max: time.Second}},
 	}, logger)
@@ -57,6 +62,7 @@ func run() error {
 		return err
 	}
 	settled := make(chan string, 4)
+	router.AddMiddleware(streamq.FailureMiddleware(nil)) // the handler's error becomes the retry's and the dead letter's reason
 	router.AddConsumerHandler("payments", topic, sub, func(msg *message.Message) error {
 		retries, _ := streamq.RetryCountFromCtx(msg.Context())
 		switch order := string(msg.Payload); {
