@@ -46,6 +46,8 @@ type problemView struct {
 	// Next is the next step to take; Command the CLI command of it ("" when none).
 	Next    string `json:"next"`
 	Command string `json:"command"`
+	// Group is the group a topic's problem is of ("" for the topic's own and on a group).
+	Group string `json:"group,omitempty"`
 }
 
 func rank(sev string) int {
@@ -189,7 +191,7 @@ func groupHealth(f groupFacts) healthView {
 	if f.DeadLetters > 0 {
 		v.add(probDeadLetters, sevWarning, "%s in the last %s", plural(int64(f.DeadLetters), "dead letter"), roundSpan(recentWindow)).
 			since("arriving since", f.FirstDead, f.Now, "").
-			then("read the reasons, fix the cause, then replay them (Dead letters page)", cli("dlq", "list", f.Topic, "--group", f.Name, "--failed-within", roundSpan(recentWindow)))
+			then("read the reasons, fix the cause, then replay them", cli("dlq", "list", f.Topic, "--group", f.Name, "--failed-within", roundSpan(recentWindow)))
 	}
 	return v
 }
@@ -236,13 +238,13 @@ func topicHealth(topic string, names []string, groups []healthView, unattributed
 	for i, g := range groups {
 		for _, p := range g.Problems {
 			q := v.add(p.Code, p.Severity, "group %s: %s", names[i], p.Text)
-			q.Since, q.Next, q.Command = p.Since, p.Next, p.Command
+			q.Since, q.Next, q.Command, q.Group = p.Since, p.Next, p.Command, names[i]
 		}
 	}
 	if unattributed.count > 0 {
 		v.add(probDeadLetters, sevWarning, "%s in the last %s", plural(int64(unattributed.count), "dead letter"), roundSpan(recentWindow)).
 			since("arriving since", unattributed.first, now, "").
-			then("read the reasons, fix the cause, then replay them (Dead letters page)", cli("dlq", "list", topic, "--failed-within", roundSpan(recentWindow)))
+			then("read the reasons, fix the cause, then replay them", cli("dlq", "list", topic, "--failed-within", roundSpan(recentWindow)))
 	}
 	return v
 }

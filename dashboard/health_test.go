@@ -67,9 +67,9 @@ func TestTopicHealth(t *testing.T) {
 	assert.Equal(t, sevCritical, v.State)
 	assert.Equal(t, []problemView{
 		{Code: probNoMember, Severity: sevCritical, Text: "group b: no live member; no member seen since 2026-12-01 19:48:00 UTC (12m ago)",
-			Since: jsonTime(seen), Next: "start one", Command: "streamq groups t"},
+			Since: jsonTime(seen), Next: "start one", Command: "streamq groups t", Group: "b"},
 		{Code: probDeadLetters, Severity: sevWarning, Text: "2 dead letters in the last 5m; arriving since 2026-12-01 19:58:30 UTC (1m30s ago)",
-			Since: jsonTime(now.Add(-90 * time.Second)), Next: "read the reasons, fix the cause, then replay them (Dead letters page)",
+			Since: jsonTime(now.Add(-90 * time.Second)), Next: "read the reasons, fix the cause, then replay them",
 			Command: "streamq dlq list t --failed-within 5m"},
 	}, v.Problems)
 	assert.Equal(t, sevOK, topicHealth("t", nil, nil, arrivals{}, now).State)
@@ -102,7 +102,7 @@ func TestProblemSinceAndNext(t *testing.T) {
 			Command: "streamq stats orders g"},
 		{Code: probDeadLetters, Severity: sevWarning, Since: jsonTime(now.Add(-3 * time.Minute)),
 			Text:    "2 dead letters in the last 5m; arriving since 2026-12-01 19:57:00 UTC (3m ago)",
-			Next:    "read the reasons, fix the cause, then replay them (Dead letters page)",
+			Next:    "read the reasons, fix the cause, then replay them",
 			Command: "streamq dlq list orders --group g --failed-within 5m"},
 	}
 	assert.Equal(t, want, v.Problems)
