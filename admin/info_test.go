@@ -13,6 +13,7 @@ import (
 
 	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/admin"
+	"github.com/streamq-dev/streamq/internal/keys"
 )
 
 // TestQueueInfoAndLag publishes 30 messages round-robin over 4 partitions (8, 8, 7, 7) and
@@ -167,6 +168,11 @@ func TestGroupStatsLiveSubscriber(t *testing.T) {
 	st, err := e.adm.GroupStats(e.ctx, topic, group)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"alpha"}, st.Members)
+	require.Len(t, st.Heartbeats, 1)
+	hb := st.Heartbeats[0]
+	assert.Equal(t, "alpha", hb.Name)
+	assert.True(t, hb.Live)
+	assert.True(t, hb.Expires.After(st.Time) && !hb.Expires.After(st.Time.Add(cfg.Membership.LeaseTTL)), "expires within a TTL: %s at %s", hb.Expires, st.Time)
 	require.Len(t, st.Partitions, n)
 	for _, ps := range st.Partitions {
 		assert.Equal(t, "alpha", ps.LeaseOwner, "partition %d", ps.Partition)
@@ -182,6 +188,7 @@ func TestGroupStatsLiveSubscriber(t *testing.T) {
 	st, err = e.adm.GroupStats(e.ctx, topic, group)
 	require.NoError(t, err)
 	assert.Empty(t, st.Members, "left the group")
+	assert.Empty(t, st.Heartbeats, "a member that leaves is dropped at once")
 	assert.Zero(t, st.Pending)
 	for p := range n {
 		ids := e.ids(topic, p)
@@ -189,6 +196,17 @@ func TestGroupStatsLiveSubscriber(t *testing.T) {
 		assert.Equal(t, frontier[p], st.Partitions[p].CommitFrontier)
 		assert.Empty(t, st.Partitions[p].LeaseOwner, "released")
 	}
+
+	// A member that stopped without leaving stays in the membership, its heartbeat expired.
+	gone := st.Time.Add(-time.Minute).Truncate(time.Millisecond)
+	require.NoError(t, e.client.ZAdd(e.ctx, keys.New("", "").Members(topic, group), redis.Z{Member: "crashed", Score: float64(gone.UnixMilli())}).Err())
+	st, err = e.adm.GroupStats(e.ctx, topic, group)
+	require.NoError(t, err)
+	assert.Empty(t, st.Members)
+	require.Len(t, st.Heartbeats, 1)
+	assert.Equal(t, "crashed", st.Heartbeats[0].Name)
+	assert.Equal(t, gone.UnixMilli(), st.Heartbeats[0].Expires.UnixMilli())
+	assert.False(t, st.Heartbeats[0].Live)
 }
 
 func opSub(e *opEnv, group string) streamq.SubscriberConfig {

@@ -60,6 +60,13 @@ type GroupStats struct {
 	Topic, Group string
 	// Members are the live members (heartbeat not expired), sorted.
 	Members []string
+	// Heartbeats are the members the group's membership holds, live or not, sorted by name:
+	// a member that stopped without leaving (a crash, a lost connection) stays, its
+	// heartbeat expired, until a heartbeat of another member or the membership key's expiry
+	// (10 heartbeat TTLs) drops it; one that left is gone at once.
+	Heartbeats []MemberHeartbeat
+	// Time is the Redis server's clock when the members were read.
+	Time    time.Time
 	Pending int64         // summed over partitions
 	Lag     int64         // summed over partitions
 	TimeLag time.Duration // the largest of the partitions'
@@ -104,7 +111,7 @@ func (a *Admin) GroupStats(ctx context.Context, topic, group string) (GroupStats
 	if len(found) == 0 {
 		return GroupStats{}, fmt.Errorf("%w: %q on topic %q", ErrGroupNotFound, group, topic)
 	}
-	gs := GroupStats{Topic: topic, Group: group, Members: view.Members}
+	gs := GroupStats{Topic: topic, Group: group, Members: view.Members, Heartbeats: heartbeatsOf(view), Time: view.Time}
 	if err := a.addLiveness(ctx, topic, group, meta.Count, found); err != nil {
 		return GroupStats{}, err
 	}
@@ -115,6 +122,24 @@ func (a *Admin) GroupStats(ctx context.Context, topic, group string) (GroupStats
 	p, err := a.reg.Paused(ctx, a.reg.PauseKey(topic, group, false))
 	gs.Pause = pauseState(p)
 	return gs, err
+}
+
+// MemberHeartbeat is one member of a group's membership.
+type MemberHeartbeat struct {
+	Name string
+	// Expires is when its latest heartbeat expires (in the past for a member that stopped
+	// without leaving), on the Redis server's clock; the heartbeat was sent one heartbeat TTL
+	// (the member's Membership.LeaseTTL) before it.
+	Expires time.Time
+	Live    bool // Expires is after GroupStats.Time
+}
+
+func heartbeatsOf(view inspect.Group) []MemberHeartbeat {
+	out := make([]MemberHeartbeat, 0, len(view.Heartbeats))
+	for _, h := range view.Heartbeats {
+		out = append(out, MemberHeartbeat{Name: h.Member, Expires: h.Expires, Live: h.Expires.After(view.Time)})
+	}
+	return out
 }
 
 // statsKeys are the keys GroupStats reads of group on topic's n partitions.

@@ -77,26 +77,39 @@ func (h *Handler) groupSummaries(r *http.Request, topic string, st topicState) (
 }
 
 // groupView is GET api/topics/{topic}/groups/{group}: admin.GroupStats with the members and
-// the partitions each holds.
+// the partitions each holds, and the group's health as the Topics page judges it.
 type groupView struct {
-	Topic      string               `json:"topic"`
-	Group      string               `json:"group"`
-	Members    []memberView         `json:"members"`
-	Pending    int64                `json:"pending"`
-	Lag        int64                `json:"lag"`
-	TimeLagMs  int64                `json:"timeLagMs"`
-	Unowned    []int                `json:"unowned"` // partitions whose lease nobody holds
-	Paused     bool                 `json:"paused"`  // an operator paused the group (admin.PauseGroup)
-	PausedAt   string               `json:"pausedAt,omitempty"`
-	Expired    bool                 `json:"expired"` // retention no longer waits for it on some partition
+	Topic     string       `json:"topic"`
+	Group     string       `json:"group"`
+	Health    healthView   `json:"health"` // the group's, as in api/topics' consumerGroups
+	Time      jsonTime     `json:"time"`   // the Redis server's clock when read
+	Members   []memberView `json:"members"`
+	Pending   int64        `json:"pending"`
+	Lag       int64        `json:"lag"`
+	TimeLagMs int64        `json:"timeLagMs"`
+	// PendingAgeMs is the age of the oldest pending entry.
+	PendingAgeMs int64    `json:"pendingAgeMs"`
+	Unowned      []int    `json:"unowned"` // partitions whose lease nobody holds
+	Paused       bool     `json:"paused"`  // an operator paused the group (admin.PauseGroup)
+	PausedAt     string   `json:"pausedAt,omitempty"`
+	Expired      bool     `json:"expired"` // retention no longer waits for it on some partition
+	ExpiredSince jsonTime `json:"expiredSince"`
+	// LastSeen is when a member last held a partition (admin.GroupLiveness); null when never
+	// recorded.
+	LastSeen   jsonTime             `json:"lastSeen"`
 	Partitions []groupPartitionView `json:"partitions"`
 }
 
-// memberView is a live member or a lease holder.
+// memberView is a member of the group's membership (live, or stopped without leaving) or a
+// lease holder.
 type memberView struct {
 	Name       string `json:"name"`
 	Live       bool   `json:"live"`       // its heartbeat has not expired
 	Partitions []int  `json:"partitions"` // partitions whose lease it holds
+	// HeartbeatExpires is when its latest heartbeat expires (in the past: it stopped without
+	// leaving), sent one heartbeat TTL before; null for a lease holder no longer in the
+	// membership.
+	HeartbeatExpires jsonTime `json:"heartbeatExpires"`
 }
 
 // groupPartitionView is admin.PartitionGroupStats.
@@ -119,14 +132,22 @@ type groupPartitionView struct {
 }
 
 func (h *Handler) group(r *http.Request) (any, error) {
-	st, err := h.adm.GroupStats(r.Context(), r.PathValue("topic"), r.PathValue("group"))
+	ctx, topic, group := r.Context(), r.PathValue("topic"), r.PathValue("group")
+	st, err := h.adm.GroupStats(ctx, topic, group)
 	if err != nil {
 		return nil, err
 	}
+	ts, err := h.readTopicState(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	seen := ts.seen[group]
 	v := groupView{
-		Topic: st.Topic, Group: st.Group, Pending: st.Pending, Lag: st.Lag, TimeLagMs: ms(st.TimeLag),
+		Topic: st.Topic, Group: st.Group, Health: ts.healthOf(group), Time: jsonTime(st.Time),
+		Pending: st.Pending, Lag: st.Lag, TimeLagMs: ms(st.TimeLag), PendingAgeMs: ms(st.PendingAge),
 		Members: membersOf(st), Unowned: []int{}, Partitions: make([]groupPartitionView, 0, len(st.Partitions)),
 		Paused: st.Pause.Paused, PausedAt: rfc3339(st.Pause.Since), Expired: st.Expired,
+		ExpiredSince: jsonTime(seen.ExpiredSince), LastSeen: jsonTime(seen.LastSeen),
 	}
 	for _, p := range st.Partitions {
 		if p.LeaseOwner == "" {
@@ -142,8 +163,9 @@ func (h *Handler) group(r *http.Request) (any, error) {
 	return v, nil
 }
 
-// membersOf lists the live members and the lease holders (a holder whose heartbeat expired
-// is not live), each with the partitions it holds, sorted by name.
+// membersOf lists the members of the membership, live or not, and the lease holders (a
+// holder whose heartbeat expired is not live), each with the partitions it holds and its
+// heartbeat's expiry, sorted by name.
 func membersOf(st admin.GroupStats) []memberView {
 	byName := map[string]*memberView{}
 	get := func(name string) *memberView {
@@ -153,6 +175,10 @@ func membersOf(st admin.GroupStats) []memberView {
 		m := &memberView{Name: name, Partitions: []int{}}
 		byName[name] = m
 		return m
+	}
+	for _, hb := range st.Heartbeats {
+		m := get(hb.Name)
+		m.Live, m.HeartbeatExpires = hb.Live, jsonTime(hb.Expires)
 	}
 	for _, name := range st.Members {
 		get(name).Live = true

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/streamq-dev/streamq/dashboard"
+	"github.com/streamq-dev/streamq/internal/retention"
 )
 
 // The API's JSON shapes, as a client reads them.
@@ -120,7 +121,7 @@ func TestTopicsAndTopic(t *testing.T) {
 	assert.Equal(t, "critical", o.Health.State)
 	require.NotEmpty(t, o.Health.Problems)
 	assert.Equal(t, "no-live-member", o.Health.Problems[0].Code)
-	assert.Equal(t, "group idle: no live member: 30 messages waiting and nobody consumes them", o.Health.Problems[0].Text)
+	assert.Equal(t, "group idle: no live member: 30 messages waiting and nobody consumes them; no member seen yet", o.Health.Problems[0].Text)
 	require.NotNil(t, o.WorstLag)
 	assert.Equal(t, "idle", o.WorstLag.Group)
 	assert.Equal(t, int64(30), o.WorstLag.Lag)
@@ -223,6 +224,96 @@ func TestGroupEndpoints(t *testing.T) {
 	}
 	s.getJSON("/api/topics/orders/groups/g/pending?minIdleMs=3600000", &pend)
 	assert.Empty(t, pend.Entries)
+}
+
+// groupPageJSON is what the group page reads of api/topics/{topic}/groups/{group} about
+// the group's health and its members' heartbeats.
+type groupPageJSON struct {
+	Health   healthJSON `json:"health"`
+	Time     time.Time  `json:"time"`
+	LastSeen *time.Time `json:"lastSeen"`
+	Members  []struct {
+		Name             string     `json:"name"`
+		Live             bool       `json:"live"`
+		Partitions       []int      `json:"partitions"`
+		HeartbeatExpires *time.Time `json:"heartbeatExpires"`
+	} `json:"members"`
+	PendingAgeMs int64 `json:"pendingAgeMs"`
+}
+
+type healthJSON struct {
+	State    string `json:"state"`
+	Problems []struct {
+		Code     string     `json:"code"`
+		Severity string     `json:"severity"`
+		Text     string     `json:"text"`
+		Since    *time.Time `json:"since"`
+		Next     string     `json:"next"`
+		Command  string     `json:"command"`
+	} `json:"problems"`
+}
+
+// TestGroupHealthHeadline: the group endpoint carries the group's health as the Topics page
+// judges it, each problem with since when and its next step, and every member of the
+// membership with its heartbeat: "idle" has a backlog, no live member, a member that
+// crashed 12 minutes ago and was last seen on a partition then; "g" has a live member.
+func TestGroupHealthHeadline(t *testing.T) {
+	e, _ := topicFixture(t)
+	now, err := e.client.Time(e.ctx).Result()
+	require.NoError(t, err)
+	crashed := now.Add(-12 * time.Minute).Truncate(time.Millisecond)
+	require.NoError(t, e.client.ZAdd(e.ctx, e.space.Members("orders", "idle"), redis.Z{Score: float64(crashed.UnixMilli()), Member: "worker-7"}).Err())
+	for p := range 4 {
+		_, err := retention.MarkSeen(e.ctx, e.client, e.streamKey("orders", p), "idle", crashed)
+		require.NoError(t, err)
+	}
+	s := e.serve(dashboard.Options{})
+
+	var idle groupPageJSON
+	s.getJSON("/api/topics/orders/groups/idle", &idle)
+	assert.Equal(t, "critical", idle.Health.State)
+	require.Len(t, idle.Health.Problems, 1)
+	p := idle.Health.Problems[0]
+	assert.Equal(t, "no-live-member", p.Code)
+	assert.Contains(t, p.Text, "no live member: 30 messages waiting and nobody consumes them; no member seen since "+crashed.UTC().Format("2006-01-02 15:04:05 UTC")+" (12m")
+	require.NotNil(t, p.Since)
+	assert.Equal(t, crashed.UnixMilli(), p.Since.UnixMilli())
+	assert.Equal(t, "start or restart a Subscriber of group idle; see it live", p.Next)
+	assert.Equal(t, "streamq groups orders", p.Command)
+	require.NotNil(t, idle.LastSeen)
+	assert.Equal(t, crashed.UnixMilli(), idle.LastSeen.UnixMilli())
+	assert.WithinDuration(t, now, idle.Time, 10*time.Second)
+	require.Len(t, idle.Members, 1)
+	m := idle.Members[0]
+	assert.Equal(t, "worker-7", m.Name)
+	assert.False(t, m.Live)
+	assert.Equal(t, []int{}, m.Partitions)
+	require.NotNil(t, m.HeartbeatExpires)
+	assert.Equal(t, crashed.UnixMilli(), m.HeartbeatExpires.UnixMilli())
+
+	var list struct {
+		Topics []struct {
+			ConsumerGroups []struct {
+				Name   string     `json:"name"`
+				Health healthJSON `json:"health"`
+			} `json:"consumerGroups"`
+		} `json:"topics"`
+	}
+	s.getJSON("/api/topics", &list)
+	require.Len(t, list.Topics, 1)
+	require.Len(t, list.Topics[0].ConsumerGroups, 2)
+	assert.Equal(t, "idle", list.Topics[0].ConsumerGroups[1].Name)
+	assert.Equal(t, list.Topics[0].ConsumerGroups[1].Health, idle.Health, "the Topics page's rules")
+
+	var g groupPageJSON
+	s.getJSON("/api/topics/orders/groups/g", &g)
+	assert.Equal(t, "ok", g.Health.State)
+	assert.Empty(t, g.Health.Problems)
+	require.Len(t, g.Members, 1)
+	assert.True(t, g.Members[0].Live)
+	require.NotNil(t, g.Members[0].HeartbeatExpires)
+	assert.True(t, g.Members[0].HeartbeatExpires.After(g.Time), "a live member's heartbeat expires later")
+	assert.Positive(t, g.PendingAgeMs, "8 entries pending")
 }
 
 func TestMessages(t *testing.T) {

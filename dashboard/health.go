@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/streamq-dev/streamq/admin"
@@ -32,11 +33,21 @@ type healthView struct {
 	Problems []problemView `json:"problems"`
 }
 
-// problemView is one problem.
+// problemView is one problem: what is wrong, since when (as far as the data tells), and
+// the next step.
 type problemView struct {
 	Code     string `json:"code"`
 	Severity string `json:"severity"`
-	Text     string `json:"text"`
+	Text     string `json:"text"` // says since when too, when Since is known
+	// Since is since when the problem exists, as the data tells it: when a member was last
+	// seen, the oldest waiting message, the first sample of a growing lag, the expiry, the
+	// first dead letter of the window, the first publish refused; null when unknown.
+	Since jsonTime `json:"since"`
+	// Next is the next step to take; Command the CLI command of it ("" when none).
+	Next    string `json:"next"`
+	Command string `json:"command"`
+	// Group is the group a topic's problem is of ("" for the topic's own and on a group).
+	Group string `json:"group,omitempty"`
 }
 
 func rank(sev string) int {
@@ -49,25 +60,88 @@ func rank(sev string) int {
 	return 0
 }
 
-func (v *healthView) add(code, sev, format string, args ...any) {
+// add adds a problem and returns it, for since and then.
+func (v *healthView) add(code, sev, format string, args ...any) *problemView {
 	v.Problems = append(v.Problems, problemView{Code: code, Severity: sev, Text: fmt.Sprintf(format, args...)})
 	if rank(sev) > rank(v.State) {
 		v.State = sev
 	}
+	return &v.Problems[len(v.Problems)-1]
+}
+
+// since records t as since when p exists and appends what to its text, with t and its age
+// at now ("; no member seen since 2026-12-01 19:55:15 UTC (12m ago)"); a zero t appends
+// unknown instead (nothing when unknown is "").
+func (p *problemView) since(what string, t, now time.Time, unknown string) *problemView {
+	switch {
+	case !t.IsZero():
+		p.Since = jsonTime(t)
+		p.Text += "; " + what + " " + at(t, now)
+	case unknown != "":
+		p.Text += "; " + unknown
+	}
+	return p
+}
+
+// then sets the next step and its CLI command.
+func (p *problemView) then(next, command string) {
+	p.Next, p.Command = next, command
+}
+
+// at is t in UTC to the second with its age at now: "2026-12-01 19:55:15 UTC (3m ago)".
+func at(t, now time.Time) string {
+	return t.UTC().Format("2006-01-02 15:04:05 UTC") + " (" + age(max(now.Sub(t), 0)) + " ago)"
+}
+
+// age renders a duration to the second under an hour ("12m34s"), to the minute under two
+// days ("2h5m"), else to the hour ("3d4h").
+func age(d time.Duration) string {
+	switch {
+	case d < time.Hour:
+		return roundSpan(d)
+	case d < 48*time.Hour:
+		d = d.Round(time.Minute)
+		return fmt.Sprintf("%dh%dm", int(d/time.Hour), int(d%time.Hour/time.Minute))
+	}
+	d = d.Round(time.Hour)
+	return fmt.Sprintf("%dd%dh", int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour))
+}
+
+// cli is a streamq command line, each argument quoted for a POSIX shell when it needs it.
+func cli(args ...string) string {
+	out := "streamq"
+	for _, a := range args {
+		out += " " + shellArg(a)
+	}
+	return out
+}
+
+func shellArg(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.,:/@=+") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'"
 }
 
 func okHealth() healthView { return healthView{State: sevOK, Problems: []problemView{}} }
 
 // groupFacts is what a group's health is judged from: now, and over the recent window.
 type groupFacts struct {
-	Name        string
-	Members     int   // live members now
-	Lag         int64 // now
-	Pending     int64 // now
-	DeadLetters int   // dead letters of the group that arrived within the recent window
-	Expired     bool  // no live member for the group expiry on some partition (admin.GroupLiveness)
-	trend       []admin.HistoryGroup
-	span        time.Duration // between the first and last sample of trend
+	Topic, Name string
+	Now         time.Time     // the Redis server's clock
+	Members     int           // live members now
+	Lag         int64         // now
+	Pending     int64         // now
+	TimeLag     time.Duration // the age of the oldest message still to deliver
+	DeadLetters int           // dead letters of the group that arrived within the recent window
+	FirstDead   time.Time     // when the first of them failed
+	Expired     bool          // no live member for the group expiry on some partition (admin.GroupLiveness)
+	// ExpiredSince and LastSeen are admin.GroupLiveness's: since when retention no longer
+	// waits for the group, when a member last held a partition (zero: never recorded).
+	ExpiredSince, LastSeen time.Time
+	trend                  []admin.HistoryGroup
+	first                  time.Time     // the time of trend's first sample
+	span                   time.Duration // between the first and last sample of trend
 }
 
 // factsOf completes f with the group's samples of rc.
@@ -82,7 +156,7 @@ func (f groupFacts) with(rc recent) groupFacts {
 			f.trend = append(f.trend, g)
 		}
 	}
-	f.span = last.Sub(first)
+	f.first, f.span = first, last.Sub(first)
 	return f
 }
 
@@ -92,22 +166,43 @@ func groupHealth(f groupFacts) healthView {
 	waiting := f.Lag + f.Pending
 	switch {
 	case f.Members == 0 && waiting > 0:
-		v.add(probNoMember, sevCritical, "no live member: %s waiting and nobody consumes them", plural(waiting, "message"))
+		v.add(probNoMember, sevCritical, "no live member: %s waiting and nobody consumes them", plural(waiting, "message")).
+			since("no member seen since", f.LastSeen, f.Now, "no member seen yet").
+			then("start or restart a Subscriber of group "+f.Name+"; see it live", cli("groups", f.Topic))
 	case f.Members == 0:
-		v.add(probNoMember, sevWarning, "no live member: new messages will wait")
+		v.add(probNoMember, sevWarning, "no live member: new messages will wait").
+			since("no member seen since", f.LastSeen, f.Now, "no member seen yet").
+			then("start a Subscriber of group "+f.Name+", or delete the group if nobody needs it", cli("groups", f.Topic))
 	case f.stalled():
-		v.add(probNotConsuming, sevCritical, "nothing consumed in the last %s while %s wait", roundSpan(f.span), plural(f.Lag, "message"))
+		v.add(probNotConsuming, sevCritical, "nothing consumed in the last %s while %s wait", roundSpan(f.span), plural(f.Lag, "message")).
+			since("the oldest waits since", oldest(f.Now, f.TimeLag), f.Now, "").
+			then("find the entries the members are stuck on (a handler that hangs or fails)", cli("pending", f.Topic, f.Name, "--sort", "deliveries"))
 	}
 	if first, last, ok := f.growth(); ok {
-		v.add(probLagGrowing, sevWarning, "lag grew from %d to %d in the last %s", first, last, roundSpan(f.span))
+		v.add(probLagGrowing, sevWarning, "lag grew from %d to %d in the last %s", first, last, roundSpan(f.span)).
+			since("growing since", f.first, f.Now, "").
+			then("members consume slower than messages arrive: add members (up to one per partition) or find the slow partitions", cli("lag", f.Topic, f.Name))
 	}
 	if f.Expired {
-		v.add(probExpired, sevWarning, "expired: no live member for the group expiry, retention no longer waits for it (what it loses is counted)")
+		v.add(probExpired, sevWarning, "expired: no live member for the group expiry, retention no longer waits for it (what it loses is counted)").
+			since("expired since", f.ExpiredSince, f.Now, "").
+			then("start a member to make retention wait again (the losses are per partition), or delete the group if nobody needs it", cli("stats", f.Topic, f.Name))
 	}
 	if f.DeadLetters > 0 {
-		v.add(probDeadLetters, sevWarning, "%s in the last %s", plural(int64(f.DeadLetters), "dead letter"), roundSpan(recentWindow))
+		v.add(probDeadLetters, sevWarning, "%s in the last %s", plural(int64(f.DeadLetters), "dead letter"), roundSpan(recentWindow)).
+			since("arriving since", f.FirstDead, f.Now, "").
+			then("read the reasons, fix the cause, then replay them", cli("dlq", "list", f.Topic, "--group", f.Name, "--failed-within", roundSpan(recentWindow)))
 	}
 	return v
+}
+
+// oldest is when the oldest message still to deliver was published: timeLag before now;
+// zero when none waits.
+func oldest(now time.Time, timeLag time.Duration) time.Time {
+	if timeLag <= 0 || now.IsZero() {
+		return time.Time{}
+	}
+	return now.Add(-timeLag)
 }
 
 // stalled: the group has a lag in every recent sample and delivered nothing across them.
@@ -137,16 +232,19 @@ func (f groupFacts) growth() (first, last int64, ok bool) {
 
 // topicHealth gathers the groups' problems (each named after its group) and the topic's own:
 // dead letters arriving that no group's health names (unattributed: of no group, or of a
-// group that is gone).
-func topicHealth(names []string, groups []healthView, unattributed int64) healthView {
+// group that is gone; the first of them at first).
+func topicHealth(topic string, names []string, groups []healthView, unattributed arrivals, now time.Time) healthView {
 	v := okHealth()
 	for i, g := range groups {
 		for _, p := range g.Problems {
-			v.add(p.Code, p.Severity, "group %s: %s", names[i], p.Text)
+			q := v.add(p.Code, p.Severity, "group %s: %s", names[i], p.Text)
+			q.Since, q.Next, q.Command, q.Group = p.Since, p.Next, p.Command, names[i]
 		}
 	}
-	if unattributed > 0 {
-		v.add(probDeadLetters, sevWarning, "%s in the last %s", plural(unattributed, "dead letter"), roundSpan(recentWindow))
+	if unattributed.count > 0 {
+		v.add(probDeadLetters, sevWarning, "%s in the last %s", plural(int64(unattributed.count), "dead letter"), roundSpan(recentWindow)).
+			since("arriving since", unattributed.first, now, "").
+			then("read the reasons, fix the cause, then replay them", cli("dlq", "list", topic, "--failed-within", roundSpan(recentWindow)))
 	}
 	return v
 }

@@ -59,13 +59,76 @@ func TestGroupHealth(t *testing.T) {
 // TestTopicHealth: the topic takes its groups' problems, named after them, and dead letters
 // no group accounts for.
 func TestTopicHealth(t *testing.T) {
+	now := time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC)
+	seen := now.Add(-12 * time.Minute)
 	bad := okHealth()
-	bad.add(probNoMember, sevCritical, "no live member")
-	v := topicHealth([]string{"a", "b"}, []healthView{okHealth(), bad}, 2)
+	bad.add(probNoMember, sevCritical, "no live member").since("no member seen since", seen, now, "").then("start one", "streamq groups t")
+	v := topicHealth("t", []string{"a", "b"}, []healthView{okHealth(), bad}, arrivals{count: 2, first: now.Add(-90 * time.Second)}, now)
 	assert.Equal(t, sevCritical, v.State)
 	assert.Equal(t, []problemView{
-		{Code: probNoMember, Severity: sevCritical, Text: "group b: no live member"},
-		{Code: probDeadLetters, Severity: sevWarning, Text: "2 dead letters in the last 5m"},
+		{Code: probNoMember, Severity: sevCritical, Text: "group b: no live member; no member seen since 2026-12-01 19:48:00 UTC (12m ago)",
+			Since: jsonTime(seen), Next: "start one", Command: "streamq groups t", Group: "b"},
+		{Code: probDeadLetters, Severity: sevWarning, Text: "2 dead letters in the last 5m; arriving since 2026-12-01 19:58:30 UTC (1m30s ago)",
+			Since: jsonTime(now.Add(-90 * time.Second)), Next: "read the reasons, fix the cause, then replay them",
+			Command: "streamq dlq list t --failed-within 5m"},
 	}, v.Problems)
-	assert.Equal(t, sevOK, topicHealth(nil, nil, 0).State)
+	assert.Equal(t, sevOK, topicHealth("t", nil, nil, arrivals{}, now).State)
+}
+
+// TestProblemSinceAndNext: every problem a group can have says since when, where the facts
+// tell it, and names its next step with the CLI command of it.
+func TestProblemSinceAndNext(t *testing.T) {
+	now := time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC)
+	rc := trendOf([]int64{100, 200, 400}, []int64{9, 9, 9})
+	for i := range rc {
+		rc[i].Time = now.Add(time.Duration(i-2) * 2 * time.Minute)
+	}
+	f := groupFacts{Topic: "orders", Name: "audit", Now: now, Lag: 400, TimeLag: 30 * time.Minute, DeadLetters: 2,
+		FirstDead: now.Add(-3 * time.Minute), Expired: true, ExpiredSince: now.Add(-time.Hour), LastSeen: now.Add(-2 * time.Hour)}
+	f.Name = "g" // trendOf's group
+	v := groupHealth(f.with(rc))
+	want := []problemView{
+		{Code: probNoMember, Severity: sevCritical, Since: jsonTime(now.Add(-2 * time.Hour)),
+			Text:    "no live member: 400 messages waiting and nobody consumes them; no member seen since 2026-12-01 18:00:00 UTC (2h0m ago)",
+			Next:    "start or restart a Subscriber of group g; see it live",
+			Command: "streamq groups orders"},
+		{Code: probLagGrowing, Severity: sevWarning, Since: jsonTime(now.Add(-4 * time.Minute)),
+			Text:    "lag grew from 100 to 400 in the last 4m; growing since 2026-12-01 19:56:00 UTC (4m ago)",
+			Next:    "members consume slower than messages arrive: add members (up to one per partition) or find the slow partitions",
+			Command: "streamq lag orders g"},
+		{Code: probExpired, Severity: sevWarning, Since: jsonTime(now.Add(-time.Hour)),
+			Text:    "expired: no live member for the group expiry, retention no longer waits for it (what it loses is counted); expired since 2026-12-01 19:00:00 UTC (1h0m ago)",
+			Next:    "start a member to make retention wait again (the losses are per partition), or delete the group if nobody needs it",
+			Command: "streamq stats orders g"},
+		{Code: probDeadLetters, Severity: sevWarning, Since: jsonTime(now.Add(-3 * time.Minute)),
+			Text:    "2 dead letters in the last 5m; arriving since 2026-12-01 19:57:00 UTC (3m ago)",
+			Next:    "read the reasons, fix the cause, then replay them",
+			Command: "streamq dlq list orders --group g --failed-within 5m"},
+	}
+	assert.Equal(t, want, v.Problems)
+
+	never := groupHealth(groupFacts{Topic: "orders", Name: "new", Now: now})
+	assert.Equal(t, "no live member: new messages will wait; no member seen yet", never.Problems[0].Text)
+	assert.True(t, time.Time(never.Problems[0].Since).IsZero())
+
+	f = groupFacts{Topic: "orders", Name: "g", Now: now, Members: 1, Lag: 7, TimeLag: 10 * time.Minute}
+	stalled := groupHealth(f.with(trendOf([]int64{7, 7, 7}, []int64{50, 50, 50})))
+	assert.Equal(t, "nothing consumed in the last 20s while 7 messages wait; the oldest waits since 2026-12-01 19:50:00 UTC (10m ago)", stalled.Problems[0].Text)
+	assert.Equal(t, "streamq pending orders g --sort deliveries", stalled.Problems[0].Command)
+}
+
+func TestAge(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		0: "0s", 42 * time.Second: "42s", 90 * time.Second: "1m30s", 12 * time.Minute: "12m",
+		2*time.Hour + 5*time.Minute + 20*time.Second: "2h5m", 76 * time.Hour: "3d4h",
+	} {
+		assert.Equal(t, want, age(d), "%s", d)
+	}
+}
+
+// TestCLIQuoting: names a shell would split or expand are quoted.
+func TestCLIQuoting(t *testing.T) {
+	assert.Equal(t, "streamq groups orders.eu-1", cli("groups", "orders.eu-1"))
+	assert.Equal(t, `streamq stats 'my topic' 'it'"'"'s'`, cli("stats", "my topic", "it's"))
+	assert.Equal(t, "streamq stats '$x' ''", cli("stats", "$x", ""))
 }

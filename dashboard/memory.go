@@ -93,16 +93,20 @@ func (h *Handler) topicMemory(ctx context.Context, topic string) (admin.TopicMem
 // memoryHealth adds the problems of m to v: a full Redis (critical), a server above the
 // high-water mark (warning). now is the Redis server's time.
 func memoryHealth(v *healthView, m admin.TopicMemory, now time.Time) {
+	const drain = "free memory: let the group furthest behind catch up (or reset its offset), trim, or raise maxmemory"
 	if !m.RefusedSince.IsZero() {
-		v.add(probRedisFull, sevCritical, "Redis full: publishing refused since %s (%s ago); consumers drain it, the group furthest behind holds the memory",
-			m.RefusedSince.UTC().Format("2006-01-02 15:04:05 UTC"), roundSpan(max(now.Sub(m.RefusedSince), 0)))
+		p := v.add(probRedisFull, sevCritical, "Redis full: publishing refused since %s; consumers drain it, the group furthest behind holds the memory", at(m.RefusedSince, now))
+		p.Since = jsonTime(m.RefusedSince)
+		p.then(drain, cli("info", m.Topic))
 	}
 	for _, s := range m.Servers {
 		switch {
 		case s.Full && m.RefusedSince.IsZero():
-			v.add(probRedisFull, sevCritical, "Redis %s at maxmemory, %s: publishes will be refused", s.Addr, s)
+			v.add(probRedisFull, sevCritical, "Redis %s at maxmemory, %s: publishes will be refused", s.Addr, s).
+				then(drain, cli("info", m.Topic))
 		case s.High && !s.Full:
-			v.add(probMemoryHigh, sevWarning, "Redis %s memory %s, above the %s high-water mark of maxmemory", s.Addr, s, percentText(m.HighWater))
+			v.add(probMemoryHigh, sevWarning, "Redis %s memory %s, above the %s high-water mark of maxmemory", s.Addr, s, percentText(m.HighWater)).
+				then("free memory before Redis refuses publishes: the group furthest behind holds it", cli("info", m.Topic))
 		}
 	}
 }

@@ -3,6 +3,7 @@ package dashboard
 import (
 	"context"
 	"sort"
+	"time"
 
 	"github.com/streamq-dev/streamq/admin"
 )
@@ -11,9 +12,9 @@ import (
 // once per request: the lag (admin.TopicLag), live members, dead letters, the recent history.
 type topicState struct {
 	lag      admin.TopicLag
-	live     map[string]int // live members per group
-	dlq      int64          // dead letters now
-	arrived  map[string]int // dead letters per group within recentWindow
+	live     map[string]int      // live members per group
+	dlq      int64               // dead letters now
+	arrived  map[string]arrivals // dead letters per group within recentWindow
 	seen     map[string]admin.GroupLiveness
 	recent   recent
 	memory   admin.TopicMemory // the Redis servers' memory, the topic's refused publishes
@@ -68,10 +69,25 @@ func (h *Handler) liveMembers(ctx context.Context, topic string) (map[string]int
 	return out, err
 }
 
+// arrivals are dead letters that arrived within recentWindow: how many, and when the first
+// of them failed.
+type arrivals struct {
+	count int
+	first time.Time
+}
+
+func (a arrivals) add(failed time.Time) arrivals {
+	if a.count == 0 || failed.Before(a.first) {
+		a.first = failed
+	}
+	a.count++
+	return a
+}
+
 // arrivals counts, per group, the dead letters of topic that arrived within recentWindow
 // (at most admin.MaxPageLimit of them are read).
-func (h *Handler) arrivals(ctx context.Context, topic string, st topicState) (map[string]int, error) {
-	out := map[string]int{}
+func (h *Handler) arrivals(ctx context.Context, topic string, st topicState) (map[string]arrivals, error) {
+	out := map[string]arrivals{}
 	if st.dlq == 0 {
 		return out, nil
 	}
@@ -82,7 +98,7 @@ func (h *Handler) arrivals(ctx context.Context, topic string, st topicState) (ma
 		return nil, err
 	}
 	for _, d := range page.Letters {
-		out[d.Group]++
+		out[d.Group] = out[d.Group].add(d.FailedAt)
 	}
 	return out, nil
 }
@@ -91,13 +107,11 @@ func (h *Handler) arrivals(ctx context.Context, topic string, st topicState) (ma
 func (st *topicState) judge() {
 	names := make([]string, 0, len(st.lag.Groups))
 	healths := make([]healthView, 0, len(st.lag.Groups))
-	attributed := 0
+	attributed := map[string]bool{}
 	for _, g := range st.lag.Groups {
-		f := groupFacts{Name: g.Group, Members: st.live[g.Group], Lag: g.Lag, Pending: g.Pending, DeadLetters: st.arrived[g.Group],
-			Expired: st.seen[g.Group].Expired}
-		gs := groupState{lag: g, facts: f.with(st.recent)}
+		gs := groupState{lag: g, facts: st.factsOf(g).with(st.recent)}
 		gs.health = groupHealth(gs.facts)
-		attributed += f.DeadLetters
+		attributed[g.Group] = true
 		st.groups = append(st.groups, gs)
 		names, healths = append(names, g.Group), append(healths, gs.health)
 		if g.Lag > 0 && (st.worstLag == nil || g.Lag > st.worstLag.Lag) {
@@ -105,12 +119,46 @@ func (st *topicState) judge() {
 		}
 	}
 	sort.Slice(st.groups, func(i, j int) bool { return st.groups[i].lag.Group < st.groups[j].lag.Group })
-	total := 0
-	for _, n := range st.arrived {
-		total += n
+	var unattributed arrivals
+	for g, a := range st.arrived {
+		if !attributed[g] {
+			unattributed = unattributed.merge(a)
+		}
 	}
-	st.health = topicHealth(names, healths, int64(total-attributed))
+	st.health = topicHealth(st.lag.Topic, names, healths, unattributed, st.lag.Time)
 	memoryHealth(&st.health, st.memory, st.lag.Time)
+}
+
+// factsOf is what st knows of group g now.
+func (st *topicState) factsOf(g admin.GroupLag) groupFacts {
+	seen, dead := st.seen[g.Group], st.arrived[g.Group]
+	return groupFacts{
+		Topic: st.lag.Topic, Name: g.Group, Now: st.lag.Time, Members: st.live[g.Group], Lag: g.Lag, Pending: g.Pending,
+		TimeLag: g.TimeLag, DeadLetters: dead.count, FirstDead: dead.first,
+		Expired: seen.Expired, ExpiredSince: seen.ExpiredSince, LastSeen: seen.LastSeen,
+	}
+}
+
+func (a arrivals) merge(b arrivals) arrivals {
+	if b.count == 0 {
+		return a
+	}
+	if a.count == 0 || b.first.Before(a.first) {
+		a.first = b.first
+	}
+	a.count += b.count
+	return a
+}
+
+// healthOf is group's health; ok when st does not know the group (it came or went between
+// two reads).
+func (st topicState) healthOf(group string) healthView {
+	for _, g := range st.groups {
+		if g.lag.Group == group {
+			return g.health
+		}
+	}
+	return okHealth()
 }
 
 // worstLagView is the group furthest behind on a topic.
@@ -153,8 +201,8 @@ func (st topicState) groupViews() []groupHealthView {
 // arrivedTotal is the dead letters that arrived within recentWindow.
 func (st topicState) arrivedTotal() int64 {
 	var n int64
-	for _, c := range st.arrived {
-		n += int64(c)
+	for _, a := range st.arrived {
+		n += int64(a.count)
 	}
 	return n
 }

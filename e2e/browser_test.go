@@ -18,6 +18,12 @@ const chromiumPath = "/usr/bin/chromium"
 // stepTimeout bounds one browser step.
 const stepTimeout = 30 * time.Second
 
+// The window the pages are tested (and the screenshots taken) at: a common laptop's.
+const (
+	windowWidth  = 1366
+	windowHeight = 768
+)
+
 // browser is one headless Chromium tab, used by one test (or subtest) at a time.
 type browser struct {
 	t       *testing.T
@@ -57,7 +63,7 @@ func startBrowser(t *testing.T) *browser {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 800),
+		chromedp.WindowSize(windowWidth, windowHeight),
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelTab := chromedp.NewContext(actx)
@@ -72,7 +78,7 @@ func startBrowser(t *testing.T) *browser {
 	})
 	// The first action starts the browser; its context must be the tab's own, not one with a
 	// timeout (the browser would end with it).
-	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800)))
+	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(windowWidth, windowHeight)))
 	watched = b.watchConsole()
 	return b
 }

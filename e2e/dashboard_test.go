@@ -295,13 +295,23 @@ func readOnly(t *testing.T, b *browser, e *env, url, dlqID string) {
 // repository root (STREAMQ_SCREENSHOT=docs/dashboard.png), not from e2e/ where the test runs.
 func screenshot(t *testing.T, b *browser, path string) {
 	t.Helper()
+	writeScreenshot(t, path, run(b, chromedp.CaptureScreenshot()))
+}
+
+// fullScreenshot writes a PNG of the whole page, the window's width, to path (as screenshot).
+func fullScreenshot(t *testing.T, b *browser, path string) {
+	t.Helper()
+	writeScreenshot(t, path, run(b, chromedp.FullScreenshot(100)))
+}
+
+func writeScreenshot(t *testing.T, path string, img []byte) {
+	t.Helper()
 	if !filepath.IsAbs(path) {
 		path = filepath.Join("..", path)
 	}
-	img := run(b, chromedp.CaptureScreenshot())
 	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
 	require.NoError(t, os.WriteFile(path, img, 0o644))
-	t.Logf("screenshot of the topic page written to %s", path)
+	t.Logf("screenshot written to %s", path)
 }
 
 // thousands formats n as the page does (en-US grouping).

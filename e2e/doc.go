@@ -8,6 +8,7 @@
 // The test skips when /usr/bin/chromium is missing, unless STREAMQ_REQUIRE_BROWSER=1 (then
 // it fails). STREAMQ_SCREENSHOT=path writes a PNG of the topic page with live traffic (a
 // relative path from the repository root): STREAMQ_SCREENSHOT=docs/dashboard.png make e2e;
-// STREAMQ_SCREENSHOTS=dir writes the Topics page and the topic page in an incident
-// (TestDashboardIncident) as dir/dashboard-incident.png and dashboard-incident-topic.png.
+// STREAMQ_SCREENSHOTS=dir writes the Topics page (the whole page), the topic page and the
+// group page in an incident (TestDashboardIncident) as dir/dashboard-incident.png,
+// dashboard-incident-topic.png and dashboard-incident-group.png. The window is 1366x768.
 package e2e

@@ -18,7 +18,9 @@ import (
 	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/admin"
 	"github.com/streamq-dev/streamq/dashboard"
+	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/redistest"
+	"github.com/streamq-dev/streamq/internal/retention"
 )
 
 // env is a redis-server with an Admin and a Publisher.
@@ -195,4 +197,22 @@ func (e *env) ids(topic string, p int) []string {
 		out[i] = en.ID
 	}
 	return out
+}
+
+// crashed leaves in Redis what a member of group on topic that crashed ago before now leaves
+// behind: its expired heartbeat in the group's membership, and the partitions' record of
+// when the group was last seen live there.
+func (e *env) crashed(topic, group, member string, ago time.Duration) {
+	e.t.Helper()
+	now, err := e.client.Time(e.ctx).Result()
+	require.NoError(e.t, err)
+	gone := now.Add(-ago)
+	space := keys.New("", "")
+	require.NoError(e.t, e.client.ZAdd(e.ctx, space.Members(topic, group), redis.Z{Member: member, Score: float64(gone.UnixMilli())}).Err())
+	q, err := e.adm.QueueInfo(e.ctx, topic)
+	require.NoError(e.t, err)
+	for _, p := range q.PerPartition {
+		_, err := retention.MarkSeen(e.ctx, e.client, p.Stream, group, gone)
+		require.NoError(e.t, err)
+	}
 }

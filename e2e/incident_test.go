@@ -28,10 +28,11 @@ const (
 )
 
 // TestDashboardIncident drives the dashboard through an incident: "orders" with a backlog of
-// 6,000 and group "audit" with no live member, group "billing" consuming; "payments" with
-// 60 dead letters arriving (3 of them replayed); "quiet" healthy. A first dashboard records
-// history and is closed before a second one serves the pages, so the charts show what
-// happened before anybody looked.
+// 6,000 and group "audit" with no live member (its member crashed 12 minutes ago), group
+// "billing" consuming; "ledger" with six groups whose members crashed, each with a backlog
+// and dead letters arriving (a dozen problems); "payments" with 60 dead letters arriving (3
+// of them replayed); "quiet" healthy. A first dashboard records history and is closed before
+// a second one serves the pages, so the charts show what happened before anybody looked.
 func TestDashboardIncident(t *testing.T) {
 	b := startBrowser(t)
 	e := newEnv(t)
@@ -42,6 +43,7 @@ func TestDashboardIncident(t *testing.T) {
 	url := e.serve(opts)
 
 	t.Run("topics page worst first", func(t *testing.T) { topicsInIncident(t, b.with(t), e.with(t), url) })
+	t.Run("group page leads with its health", func(t *testing.T) { groupPageInIncident(t, b.with(t), url) })
 	t.Run("history there on open, one colour per group", func(t *testing.T) { chartsOnOpen(t, b.with(t), url) })
 	t.Run("dead letters paged, filtered, searched", func(t *testing.T) { deadLetterBrowser(t, b.with(t), url) })
 	t.Run("message browser", func(t *testing.T) { messageBrowser(t, b.with(t), e.with(t), url) })
@@ -49,8 +51,9 @@ func TestDashboardIncident(t *testing.T) {
 	b.requireNoProblems()
 }
 
-// incident sets up the three topics.
+// incident sets up the four topics.
 func incident(t *testing.T, e *env) {
+	ledger(t, e) // first: billing's consumption of orders is in the history recorded after
 	require.NoError(t, e.adm.CreateTopic(e.ctx, "orders", 4))
 	q, err := e.adm.QueueInfo(e.ctx, "orders")
 	require.NoError(t, err)
@@ -67,6 +70,7 @@ func incident(t *testing.T, e *env) {
 		require.NoError(t, e.pub.Publish("orders", msgs...))
 	}
 	e.consume("orders", "billing", func(m *message.Message) { m.Ack() })
+	e.crashed("orders", "audit", "audit-worker-3", auditGone)
 
 	require.NoError(t, e.adm.CreateTopic(e.ctx, "payments", 2))
 	reasons := []string{"card declined", "gateway timeout", "fraud suspected"}
@@ -88,6 +92,38 @@ func incident(t *testing.T, e *env) {
 	require.NoError(t, e.pub.Publish("quiet", message.NewMessage(watermill.NewUUID(), []byte("hello"))))
 }
 
+// auditGone is how long before the test the member of "audit" crashed.
+const auditGone = 12 * time.Minute
+
+// ledgerGroups are the groups of "ledger": each has lost its member (one crashed a minute
+// before the next) and dead-letters 2 messages, two problems each.
+var ledgerGroups = []string{"posting", "reconcile", "export", "statements", "fx-rates", "archive"}
+
+// ledger sets up topic "ledger" (2 partitions, 200 messages) with ledgerGroups.
+func ledger(t *testing.T, e *env) {
+	require.NoError(t, e.adm.CreateTopic(e.ctx, "ledger", 2))
+	q, err := e.adm.QueueInfo(e.ctx, "ledger")
+	require.NoError(t, err)
+	for _, g := range ledgerGroups {
+		for _, p := range q.PerPartition {
+			require.NoError(t, e.client.XGroupCreateMkStream(e.ctx, p.Stream, g, "0-0").Err())
+		}
+	}
+	msgs := make([]*message.Message, 200)
+	for i := range msgs {
+		msgs[i] = message.NewMessage(watermill.NewUUID(), []byte(`{"entry":`+strconv.Itoa(i)+`}`))
+	}
+	require.NoError(t, e.pub.Publish("ledger", msgs...))
+	for i, g := range ledgerGroups {
+		e.crashed("ledger", g, g+"-worker-1", time.Duration(20+i)*time.Minute)
+		for j := range 2 {
+			_, err := e.adm.AddDeadLetter(e.ctx, admin.NewDeadLetter{Topic: "ledger", Partition: j, Group: g, Reason: "schema mismatch",
+				Payload: []byte(`{"entry":-1}`)})
+			require.NoError(t, err)
+		}
+	}
+}
+
 // recordHistoryBefore runs a dashboard nobody looks at until it recorded 6 samples of
 // "orders", then closes it.
 func recordHistoryBefore(t *testing.T, e *env) {
@@ -104,27 +140,104 @@ func recordHistoryBefore(t *testing.T, e *env) {
 // problem, and writes the screenshots.
 func topicsInIncident(t *testing.T, b *browser, e *env, url string) {
 	b.open(url + "/#/")
-	b.waitFor(`document.querySelectorAll('tr[data-topic]').length === 3`, "three topics")
+	b.waitFor(`document.querySelectorAll('tr[data-topic]').length === 4`, "four topics")
 	gl, err := e.adm.GroupLag(e.ctx, "orders", "audit")
 	require.NoError(t, err)
 	require.Equal(t, int64(backlog), gl.Lag)
-	b.waitFor(`document.querySelector('tr[data-topic="payments"] [data-code="dead-letters-arriving"]') !== null`, "dead letters arriving")
+	b.waitFor(`document.querySelector('tr[data-problems-of="payments"] [data-code="dead-letters-arriving"]') !== null`, "dead letters arriving")
 	order := eval[[]string](b, `[...document.querySelectorAll('tr[data-topic]')].map((tr) => tr.dataset.topic + ':' + tr.dataset.health)`)
-	assert.Equal(t, []string{"orders:critical", "payments:warning", "quiet:ok"}, order, "worst first")
+	assert.Equal(t, []string{"ledger:critical", "orders:critical", "payments:warning", "quiet:ok"}, order, "worst first: ledger's oldest waiting message is older")
 	row := `tr[data-topic="orders"]`
 	assert.Equal(t, thousands(backlog)+"audit", eval[string](b, `document.querySelector('`+row+` [data-field="worst-lag"]').textContent`))
 	assert.NotEqual(t, "—", eval[string](b, `document.querySelector('`+row+` [data-field="lag-age"]').textContent`), "the age of the oldest waiting message")
 	assert.Equal(t, "0 live members", eval[string](b, `document.querySelector('`+row+` [data-group="audit"] [data-field="members"]').textContent`))
 	assert.Equal(t, "1 live member", eval[string](b, `document.querySelector('`+row+` [data-group="billing"] [data-field="members"]').textContent`))
-	assert.Contains(t, eval[string](b, `document.querySelector('`+row+` [data-code="no-live-member"]').textContent`),
-		"group audit: no live member: "+strconv.Itoa(backlog)+" messages waiting")
+	assert.Contains(t, eval[string](b, `document.querySelector('tr[data-problems-of="orders"] [data-code="no-live-member"] [data-field="problem"]').textContent`),
+		"group audit: no live member: "+strconv.Itoa(backlog)+" messages waiting and nobody consumes them; no member seen since ")
+	dozen := readProblems(b, `tr[data-problems-of="ledger"]`)
+	assert.Len(t, dozen.Lines, 2*len(ledgerGroups), "a dozen problems")
+	dozen.check(t, "the Topics page")
 	dlq := eval[string](b, `document.querySelector('tr[data-topic="payments"] [data-field="dlq"]').textContent`)
 	assert.Equal(t, strconv.Itoa(deadCount)+"+"+strconv.Itoa(deadCount)+" in 5 min", dlq)
 	if dir := os.Getenv("STREAMQ_SCREENSHOTS"); dir != "" {
-		screenshot(t, b, filepath.Join(dir, "dashboard-incident.png"))
+		fullScreenshot(t, b, filepath.Join(dir, "dashboard-incident.png"))
 		b.open(url + "/#/topics/orders")
 		b.waitFor(`Number(document.querySelector('[data-chart="lag"] svg')?.dataset.points) >= 6`, "the chart")
 		screenshot(t, b, filepath.Join(dir, "dashboard-incident-topic.png"))
+	}
+}
+
+// groupPageInIncident opens the group page of "audit" (no live member, a backlog of
+// 6,000: critical): it leads with that health, not with "running"; every problem says since
+// when and its next step, in a block wider than 600 px at a 1366 px window; the crashed
+// member is listed with its expired heartbeat.
+func groupPageInIncident(t *testing.T, b *browser, url string) {
+	b.open(url + "/#/topics/orders/groups/audit")
+	b.waitFor(`document.querySelector('#group-health [data-field="health"]') !== null`, "the health block")
+	block := `#group-health [data-field="health"]`
+	assert.Equal(t, "critical", eval[string](b, `document.querySelector('`+block+`').dataset.state`))
+	headline := eval[string](b, `document.querySelector('`+block+` [data-field="headline"]').textContent`)
+	assert.Equal(t, "audit needs attention: 1 problem", headline)
+	assert.NotContains(t, strings.ToLower(headline), "running")
+	assert.True(t, eval[bool](b, `document.querySelector('`+block+`').getBoundingClientRect().bottom <= document.querySelector('.stats').getBoundingClientRect().top`),
+		"the health comes before the figures")
+	assert.Equal(t, "rgb(254, 242, 242)", eval[string](b, `getComputedStyle(document.querySelector('`+block+`')).backgroundColor`), "the block is red")
+	assert.Equal(t, "running", eval[string](b, `document.getElementById('stat-delivery').textContent`))
+	delivery := eval[string](b, `getComputedStyle(document.querySelector('[data-field="delivery"]')).backgroundColor`)
+	assert.NotEqual(t, "rgb(220, 252, 231)", delivery, "running is not green while the group is critical")
+	assert.Contains(t, eval[string](b, `document.querySelector('[data-field="pause-state"]').textContent`), "no member is live")
+
+	p := readProblems(b, block)
+	require.Len(t, p.Lines, 1)
+	p.check(t, "the group page")
+	assert.Contains(t, p.Lines[0].Text, "no member seen since ")
+	assert.Regexp(t, `\(1[23]m`, p.Lines[0].Text, "a member was last seen when it crashed")
+	assert.Equal(t, "$ streamq groups orders", p.Lines[0].Command)
+
+	member := `tr[data-member="audit-worker-3"]`
+	assert.Equal(t, "heartbeat expired", eval[string](b, `document.querySelector('`+member+` .pill').textContent`))
+	assert.Regexp(t, `^expired 1[23]m \d+s ago · \d{4}-\d\d-\d\d \d\d:\d\d:\d\d$`, eval[string](b, `document.querySelector('`+member+` [data-field="heartbeat"]').textContent`))
+	assert.Contains(t, eval[string](b, `document.querySelector('[data-field="last-seen"]').textContent`), "m ")
+	if dir := os.Getenv("STREAMQ_SCREENSHOTS"); dir != "" {
+		screenshot(t, b, filepath.Join(dir, "dashboard-incident-group.png"))
+	}
+}
+
+// problemLines is what a list of problems shows: each line's text, command and height, the
+// line height, the list's width.
+type problemLines struct {
+	Width      float64 `json:"width"`
+	LineHeight float64 `json:"lineHeight"`
+	Lines      []struct {
+		Text    string  `json:"text"`
+		Height  float64 `json:"height"`
+		Next    string  `json:"next"`
+		Command string  `json:"command"`
+	} `json:"lines"`
+}
+
+func readProblems(b *browser, within string) problemLines {
+	return eval[problemLines](b, `(() => {
+		const list = document.querySelector('`+within+` [data-field="problems"]');
+		const text = (el, css) => el.querySelector(css)?.textContent ?? '';
+		return {width: list.getBoundingClientRect().width,
+			lineHeight: parseFloat(getComputedStyle(list.querySelector('[data-field="problem"]')).lineHeight),
+			lines: [...list.querySelectorAll('li')].map((li) => ({text: text(li, '[data-field="problem"]'),
+				height: li.querySelector('[data-field="problem"]').getBoundingClientRect().height,
+				next: text(li, '[data-field="next"]'), command: text(li, '.cmd')}))};
+	})()`)
+}
+
+// check: the list is at least 600 px wide, and each problem is one line that says since
+// when, with a next step and its command.
+func (p problemLines) check(t *testing.T, where string) {
+	t.Helper()
+	assert.GreaterOrEqual(t, p.Width, 600.0, "%s: the problems' width", where)
+	for _, l := range p.Lines {
+		assert.Contains(t, l.Text, " since ", "%s: since when", where)
+		assert.Less(t, l.Height, 1.5*p.LineHeight, "%s: one line, not wrapped: %q", where, l.Text)
+		assert.True(t, strings.HasPrefix(l.Next, "Next"), "%s: a next step: %q", where, l.Next)
+		assert.True(t, strings.HasPrefix(l.Command, "$ streamq "), "%s: a command: %q", where, l.Command)
 	}
 }
 

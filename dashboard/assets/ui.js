@@ -1,6 +1,6 @@
 // Shared page components: header, stat cards, tables, dialogs, notices.
 
-import { h, fill } from './dom.js';
+import { h, fill, route } from './dom.js';
 import * as fmt from './format.js';
 
 // header is a page title with breadcrumbs: crumbs are [label, href] pairs.
@@ -19,11 +19,12 @@ export function card(title, ...extra) {
   return el;
 }
 
-// stats builds stat cards; set(key, value, href) updates one.
+// stats builds stat cards of items [key, label, size] (size 'small' for long values);
+// set(key, value, href) updates one.
 export function stats(items) {
   const values = {};
-  const el = h('div', { class: 'stats' }, items.map(([key, label]) => {
-    values[key] = h('div', { class: 'stat-value', id: 'stat-' + key, text: fmt.dash });
+  const el = h('div', { class: 'stats' }, items.map(([key, label, size]) => {
+    values[key] = h('div', { class: ['stat-value', size], id: 'stat-' + key, text: fmt.dash });
     return h('div', { class: 'stat' }, h('div', { class: 'stat-label', text: label }), values[key]);
   }));
   el.set = (key, value, href) => {
@@ -34,14 +35,20 @@ export function stats(items) {
 
 // table builds a table. headRows: one row of columns [{label, class, span, rows}], or an
 // array of such rows; rows: arrays of cells (strings, numbers, nodes, or {text|node, class,
-// title, attrs}); rowAttrs(i) gives each row's attributes.
+// title, attrs}), or {cells, attrs}, or {full: node, attrs}: one cell the table's width
+// (details under the row before); rowAttrs(i) gives each array row's attributes.
 export function table(headRows, rows, empty = 'Nothing here.', rowAttrs = () => ({})) {
   if (!Array.isArray(headRows[0])) headRows = [headRows];
   const thead = h('thead', null, headRows.map((cols) => h('tr', null, cols.map((c) =>
     h('th', { class: c.class, colspan: c.span ? String(c.span) : null, rowspan: c.rows ? String(c.rows) : null, text: c.label })))));
   const width = headRows[0].reduce((n, c) => n + (c.span || 1), 0);
+  const row = (r, i) => {
+    if (Array.isArray(r)) return h('tr', rowAttrs(i), r.map(cell));
+    if (r.full !== undefined) return h('tr', r.attrs, h('td', { class: 'full', colspan: String(width) }, r.full));
+    return h('tr', r.attrs, r.cells.map(cell));
+  };
   const body = rows.length
-    ? rows.map((cells, i) => h('tr', rowAttrs(i), cells.map(cell)))
+    ? rows.map(row)
     : [h('tr', null, h('td', { class: 'empty', colspan: String(width), text: empty }))];
   return h('div', { class: 'table-wrap' }, h('table', { class: 'table' }, thead, h('tbody', null, body)));
 }
@@ -138,9 +145,50 @@ export function healthPill(hv) {
   return h('span', { class: ['health', state], dataset: { state }, text: state === 'ok' ? 'ok' : state });
 }
 
-// problemList lists a health state's problems, worst first.
-export function problemList(hv) {
-  const probs = ((hv && hv.problems) || []).slice().sort((a, b) => (a.severity === b.severity ? 0 : a.severity === 'critical' ? -1 : 1));
+// problemList lists a health state's problems, worst first: each says what is wrong and since
+// when, and the next step with its CLI command (and, when link(p) gives one, the dashboard
+// page to go to).
+export function problemList(hv, link = () => null) {
+  const probs = ((hv && hv.problems) || []).slice().sort((a, b) => rank(b.severity) - rank(a.severity));
   if (!probs.length) return null;
-  return h('ul', { class: 'problems' }, probs.map((p) => h('li', { class: p.severity, dataset: { code: p.code }, text: p.text })));
+  return h('ul', { class: 'problems', dataset: { field: 'problems' } }, probs.map((p) => h('li', { class: p.severity, dataset: { code: p.code } },
+    h('div', { class: 'problem-text', dataset: { field: 'problem' }, text: p.text }),
+    p.next || p.command ? nextStep(p, link(p)) : null)));
+}
+
+function rank(sev) {
+  return sev === 'critical' ? 2 : sev === 'warning' ? 1 : 0;
+}
+
+// nextStep is a problem's next step: what to do, the command to run, the page to open.
+function nextStep(p, to) {
+  return h('div', { class: 'problem-next', dataset: { field: 'next' } },
+    h('span', { class: 'next-label', text: 'Next' }),
+    p.next ? h('span', { text: p.next }) : null,
+    p.command ? h('code', { class: 'cmd', title: 'run it', text: '$ ' + p.command }) : null,
+    to ? h('a', { href: to[1], class: 'next-link', text: to[0] + ' →' }) : null);
+}
+
+// problemCount is "1 problem", "3 problems", or "" when none.
+export function problemCount(hv) {
+  const n = ((hv && hv.problems) || []).length;
+  return n ? fmt.plural(n, 'problem', 'problems') : '';
+}
+
+// healthBlock leads a page with its health: the state, a headline, every problem full width.
+export function healthBlock(hv, headline, link) {
+  const state = (hv && hv.state) || 'ok';
+  return h('section', { class: ['health-block', state], dataset: { field: 'health', state } },
+    h('div', { class: 'health-head' }, healthPill(hv), h('span', { class: 'health-headline', dataset: { field: 'headline' }, text: headline })),
+    problemList(hv, link));
+}
+
+// problemLinks gives the page a problem of topic leads to: its dead letters, or its group's
+// page (none for the group whose page shows it, here).
+export function problemLinks(topic, here = '') {
+  return (p) => {
+    if (p.code === 'dead-letters-arriving') return ['Dead letters', route('topics', topic, 'dlq')];
+    if (p.group && p.group !== here) return ['Group ' + p.group, route('topics', topic, 'groups', p.group)];
+    return null;
+  };
 }

@@ -34,7 +34,19 @@ type GroupPartition struct {
 type Group struct {
 	// Members are the live members: heartbeat expiry after the server's TIME, sorted.
 	Members []string
-	Parts   []GroupPartition
+	// Heartbeats are every member the membership zset holds, live or not (a member that
+	// stopped without leaving stays until a heartbeat of another one, or the key's expiry,
+	// drops it), sorted by name.
+	Heartbeats []Heartbeat
+	// Time is the server's TIME when read.
+	Time  time.Time
+	Parts []GroupPartition
+}
+
+// Heartbeat is one member's entry in a membership zset.
+type Heartbeat struct {
+	Member  string
+	Expires time.Time // its heartbeat's expiry, on the server's clock
 }
 
 type groupRead struct {
@@ -71,6 +83,7 @@ func GroupView(ctx context.Context, rdb redis.UniversalClient, membersKey, group
 	if g.Members, err = liveMembers(members, now); err != nil {
 		return Group{}, fmt.Errorf("members of group %q: %w", group, err)
 	}
+	g.Heartbeats, g.Time = heartbeats(members), now.Val()
 	g.Parts = make([]GroupPartition, len(parts))
 	for p, r := range reads {
 		if g.Parts[p], err = r.partition(); err != nil {
@@ -94,6 +107,17 @@ func liveMembers(members *redis.ZSliceCmd, now *redis.TimeCmd) ([]string, error)
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// heartbeats returns every member of a membership zset read without error, sorted by name.
+func heartbeats(members *redis.ZSliceCmd) []Heartbeat {
+	out := []Heartbeat{}
+	for _, z := range members.Val() {
+		name, _ := z.Member.(string)
+		out = append(out, Heartbeat{Member: name, Expires: time.UnixMilli(int64(z.Score))})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Member < out[j].Member })
+	return out
 }
 
 func (r groupRead) partition() (GroupPartition, error) {

@@ -56,3 +56,14 @@ func TestFirstErr(t *testing.T) {
 		}
 	}
 }
+
+func TestHeartbeats(t *testing.T) {
+	got := heartbeats(redis.NewZSliceCmdResult([]redis.Z{{Member: "b", Score: 2_000}, {Member: "a", Score: 999}}, nil))
+	want := []Heartbeat{{Member: "a", Expires: time.UnixMilli(999)}, {Member: "b", Expires: time.UnixMilli(2_000)}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("heartbeats = %v, want %v", got, want)
+	}
+	if got := heartbeats(redis.NewZSliceCmdResult(nil, nil)); got == nil || len(got) != 0 {
+		t.Fatalf("heartbeats of none = %v, want empty", got)
+	}
+}

@@ -1,6 +1,7 @@
-// A consumer group: members and the partitions they hold, per-partition position and lag,
-// pending entries with idle time and deliveries, whether an operator paused it, and (when
-// writes are enabled) pause and resume, and reset offset.
+// A consumer group: first its health (the Topics page's rules: every problem with since when
+// and the next step), then members with their heartbeats and the partitions they hold,
+// per-partition position and lag, pending entries with idle time and deliveries, whether an
+// operator paused it, and (when writes are enabled) pause and resume, and reset offset.
 
 import { h, fill, route } from '../dom.js';
 import * as api from '../api.js';
@@ -8,6 +9,7 @@ import * as ui from '../ui.js';
 import * as fmt from '../format.js';
 
 export default function groupPage(topic, group) {
+  let health;
   let st;
   let members;
   let parts;
@@ -18,12 +20,14 @@ export default function groupPage(topic, group) {
     title: group + ' · ' + topic,
     mount(root, c) {
       ctx = c;
-      st = ui.stats([['delivery', 'Delivery'], ['members', 'Live members'], ['pending', 'Pending'], ['lag', 'Lag'], ['timelag', 'Time lag'], ['unowned', 'Unowned partitions'], ['retention', 'Retention']]);
+      health = h('div', { id: 'group-health' });
+      st = ui.stats([['members', 'Live members'], ['seen', 'Member last seen', 'small'], ['lag', 'Lag'], ['timelag', 'Oldest waiting'], ['pending', 'Pending'],
+        ['unowned', 'Unowned partitions'], ['delivery', 'Delivery'], ['retention', 'Retention']]);
       members = ui.card('Members');
       parts = ui.card('Partitions');
       pending = ui.card('Pending entries', h('span', { class: 'muted small', text: 'longest idle first' }));
       pause = pauseCard(topic, group, ctx);
-      root.append(ui.header(group, [['Topics', '#/'], [topic, route('topics', topic)]], 'Consumer group'), st, pause.el, members, parts, pending);
+      root.append(ui.header(group, [['Topics', '#/'], [topic, route('topics', topic)]], 'Consumer group of ' + topic), health, st, pause.el, members, parts, pending);
       root.append(ctx.canWrite ? resetCard(topic, group, ctx) : h('p', { class: 'muted small readonly-note', text: 'Read-only: offsets can be reset when the dashboard allows writes.' }));
     },
     async load(signal) {
@@ -32,9 +36,14 @@ export default function groupPage(topic, group) {
       return { info, pend };
     },
     update({ info, pend }) {
-      st.set('delivery', h('span', { class: ['pill', info.paused ? 'danger' : 'ok'], dataset: { field: 'delivery' }, text: info.paused ? 'paused' : 'running' }));
-      pause.update(info);
-      st.set('members', fmt.int(info.members.filter((m) => m.live).length));
+      const live = info.members.filter((m) => m.live).length;
+      fill(health, ui.healthBlock(info.health, headline(group, info.health, live), ui.problemLinks(topic, group)));
+      // Running is green only for a healthy group: a group nobody consumes is not "running".
+      const delivery = info.paused ? 'danger' : info.health.state === 'ok' ? 'ok' : 'muted';
+      st.set('delivery', h('span', { class: ['pill', delivery], dataset: { field: 'delivery' }, text: info.paused ? 'paused' : 'running' }));
+      pause.update(info, live);
+      st.set('members', h('span', { class: live ? '' : 'warn', text: fmt.int(live) }));
+      st.set('seen', lastSeen(info));
       st.set('pending', fmt.int(info.pending));
       st.set('lag', fmt.int(info.lag));
       st.set('timelag', fmt.duration(info.timeLagMs));
@@ -44,20 +53,51 @@ export default function groupPage(topic, group) {
         title: info.expired ? 'No live member for the group expiry: retention no longer waits for it (its offsets stay, what it loses is counted)' : 'Retention waits for this group',
         text: info.expired ? 'expired' : 'waits for it',
       }));
-      fill(members.body, memberTable(info.members));
+      fill(members.body, memberTable(info));
       fill(parts.body, partitionTable(info.partitions));
       fill(pending.body, pendingTable(pend.entries));
     },
   };
 }
 
-function memberTable(members) {
-  const rows = members.map((m) => [
+// headline says in a sentence how the group is.
+function headline(group, hv, live) {
+  if (hv.state === 'ok') return group + ' is healthy: ' + fmt.plural(live, 'live member', 'live members') + ', no problem';
+  return group + ' needs attention: ' + ui.problemCount(hv);
+}
+
+// lastSeen is when a member last held a partition, and how long ago (on the server's clock).
+function lastSeen(info) {
+  if (!info.lastSeen) return h('span', { class: 'muted', dataset: { field: 'last-seen' }, text: 'never recorded' });
+  return h('span', { class: 'stack', dataset: { field: 'last-seen' }, title: fmt.time(info.lastSeen) }, h('span', { text: ago(info.lastSeen, info.time) }),
+    h('span', { class: 'muted small', text: 'at ' + fmt.clock(new Date(info.lastSeen)) }));
+}
+
+// ago is how long before now (both RFC 3339) t was: "12m 3s ago".
+function ago(t, now) {
+  const ms = Date.parse(now) - Date.parse(t);
+  return ms > 0 ? fmt.duration(ms) + ' ago' : 'now';
+}
+
+// heartbeat says when a member's heartbeat expires, or expired (it stopped without leaving).
+function heartbeat(m, now) {
+  if (!m.heartbeatExpires) return h('span', { class: 'muted', title: 'holds a lease, no longer in the membership', text: fmt.dash });
+  const ms = Date.parse(m.heartbeatExpires) - Date.parse(now);
+  const at = fmt.time(m.heartbeatExpires);
+  if (ms > 0) return h('span', { title: 'expires ' + at, text: 'renewed, expires in ' + fmt.duration(ms) });
+  return h('span', { class: 'warn', title: 'expired ' + at, text: 'expired ' + fmt.duration(-ms) + ' ago · ' + at });
+}
+
+function memberTable(info) {
+  const rows = info.members.map((m) => [
     { node: ui.mono(m.name) },
     { node: h('span', { class: ['pill', m.live ? 'ok' : 'muted'], text: m.live ? 'live' : 'heartbeat expired' }) },
+    { node: heartbeat(m, info.time), attrs: { dataset: { field: 'heartbeat' } } },
     { node: m.partitions.length ? h('span', { class: 'chips' }, m.partitions.map((p) => h('span', { class: 'chip', text: String(p) }))) : h('span', { class: 'muted', text: 'none' }) },
   ]);
-  return ui.table([{ label: 'Member' }, { label: 'Status' }, { label: 'Owned partitions' }], rows, 'No live member: nobody consumes this group now.');
+  const seen = info.lastSeen ? ' A member last held a partition ' + ago(info.lastSeen, info.time) + ' (' + fmt.time(info.lastSeen) + ').' : '';
+  return ui.table([{ label: 'Member' }, { label: 'Status' }, { label: 'Heartbeat' }, { label: 'Owned partitions' }], rows,
+    'No member: nobody consumes this group now.' + seen, (i) => ({ dataset: { member: info.members[i].name } }));
 }
 
 function partitionTable(parts) {
@@ -203,15 +243,16 @@ function pauseCard(topic, group, ctx) {
   };
   return {
     el,
-    update(info) {
+    update(info, live) {
       paused = info.paused;
+      const running = live ? 'Running: members deliver as usual.' : 'Not paused, but no member is live: nothing is delivered.';
       const state = paused
         ? h('p', { dataset: { field: 'pause-state' } }, 'Paused by an operator since ', h('strong', { text: fmt.time(info.pausedAt) }), '.')
-        : h('p', { dataset: { field: 'pause-state' }, text: 'Running: members deliver as usual.' });
+        : h('p', { dataset: { field: 'pause-state' }, text: running });
       const button = ctx.canWrite
         ? ui.button(paused ? 'Resume group…' : 'Pause group…', act, paused ? '' : 'danger', { dataset: { action: paused ? 'resume-group' : 'pause-group' } })
         : h('p', { class: 'muted small', text: 'Read-only: the group can be paused when the dashboard allows writes.' });
-      fill(el.body, state, button);
+      fill(el.body, h('div', { class: 'card-pad' }, state, button));
     },
   };
 }

@@ -23,7 +23,7 @@ export default function topicPage(topic) {
     mount(root) {
       st = ui.stats([['partitions', 'Partitions'], ['length', 'Length'], ['groups', 'Consumer groups'],
         ['lag', 'Total lag'], ['over', 'Over max length'], ['dlq', 'Dead letters'], ['rate', 'Publish msg/s'],
-        ['memory', 'Redis memory']]);
+        ['memory', 'Redis memory', 'small']]);
       charts = ui.card('Last hour');
       retention = h('span', { class: 'muted', id: 'retention' });
       parts = ui.card('Partitions', retention);
@@ -49,7 +49,7 @@ export default function topicPage(topic) {
       st.set('rate', fmt.rate(info.publishRate));
       st.set('memory', ui.memoryText(info.memory));
       fill(charts.body, renderCharts(rates, info));
-      fill(health, healthBlock(info.health));
+      fill(health, healthBlock(topic, info.health));
       fill(retention, retentionText(info.retention));
       fill(parts.body, partitionTable(info));
       fill(groups.body, groupTable(topic, info.groups));
@@ -129,25 +129,33 @@ function owner(g) {
   return h('span', { class: 'mono owner', title: 'lease expires in ' + fmt.duration(g.leaseTtlMs), text: g.owner });
 }
 
+// groupTable lists the groups, each group's problems under its row, the table's width.
 function groupTable(topic, groups) {
-  const rows = groups.map((g) => [
-    { node: ui.healthPill(g.health), attrs: { dataset: { field: 'health' } } },
-    h('a', { href: route('topics', topic, 'groups', g.name), class: 'strong', text: g.name }),
-    { text: fmt.int(g.consumers), class: 'num' },
-    { text: fmt.int(g.pending), class: 'num' },
-    { text: fmt.int(g.lag) + (g.lagUnknown ? '+' : ''), class: 'num', attrs: { dataset: { field: 'lag' } } },
-    { text: fmt.duration(g.timeLagMs), class: 'num' },
-    { text: fmt.rate(g.consumeRate), class: 'num' },
-    { node: ui.problemList(g.health) },
-  ]);
+  const rows = groups.flatMap((g) => {
+    const list = ui.problemList(g.health, ui.problemLinks(topic, g.name));
+    return [{
+      cells: [
+        { node: h('div', { class: 'health-cell' }, ui.healthPill(g.health), h('span', { class: 'muted small', text: ui.problemCount(g.health) })), attrs: { dataset: { field: 'health' } } },
+        h('a', { href: route('topics', topic, 'groups', g.name), class: 'strong', text: g.name }),
+        { text: fmt.int(g.consumers), class: 'num' },
+        { text: fmt.int(g.pending), class: 'num' },
+        { text: fmt.int(g.lag) + (g.lagUnknown ? '+' : ''), class: 'num', attrs: { dataset: { field: 'lag' } } },
+        { text: fmt.duration(g.timeLagMs), class: 'num' },
+        { text: fmt.rate(g.consumeRate), class: 'num' },
+        { text: g.lastSeen ? fmt.time(g.lastSeen) : fmt.dash, class: 'nowrap', title: 'when a member last held a partition' },
+      ],
+      attrs: { dataset: { group: g.name, health: g.health.state } },
+    }, list ? { full: list, attrs: { class: 'detail', dataset: { problemsOf: g.name, health: g.health.state } } } : null].filter(Boolean);
+  });
   return ui.table([{ label: 'Health' }, { label: 'Group' }, { label: 'Live members', class: 'num' }, { label: 'Pending', class: 'num' },
-    { label: 'Lag', class: 'num' }, { label: 'Oldest waiting', class: 'num' }, { label: 'Consume msg/s', class: 'num' }, { label: 'Problems' }],
-  rows, 'No consumer group reads this topic yet.', (i) => ({ dataset: { group: groups[i].name, health: groups[i].health.state } }));
+    { label: 'Lag', class: 'num' }, { label: 'Oldest waiting', class: 'num' }, { label: 'Consume msg/s', class: 'num' }, { label: 'Member last seen' }],
+  rows, 'No consumer group reads this topic yet.');
 }
 
-function healthBlock(hv) {
+// healthBlock leads the page with the topic's problems, full width; nothing when healthy.
+function healthBlock(topic, hv) {
   if (!hv || hv.state === 'ok') return null;
-  return h('div', { class: ['alert', hv.state === 'warning' ? 'soft' : ''], dataset: { health: hv.state } }, ui.healthPill(hv), ' ', ui.problemList(hv));
+  return ui.healthBlock(hv, topic + ' needs attention: ' + ui.problemCount(hv), ui.problemLinks(topic));
 }
 
 function messageTable(entries) {

@@ -40,6 +40,14 @@ function deadLetters(t) {
   };
 }
 
+// problemsRow lists a topic's problems under its row, the table's whole width; null when it
+// has none.
+function problemsRow(t) {
+  const list = ui.problemList(t.health, ui.problemLinks(t.topic));
+  if (!list) return null;
+  return { full: list, attrs: { class: 'detail', dataset: { problemsOf: t.topic, health: t.health.state } } };
+}
+
 export default function topicsPage() {
   let list;
   let head;
@@ -57,23 +65,25 @@ export default function topicsPage() {
       const bad = data.topics.filter((t) => t.health.state !== 'ok').length;
       const memory = n ? ' · Redis memory ' + ui.memoryText(data.topics[0].memory) : '';
       fill(head, ui.header('Topics', [], fmt.plural(n, 'topic', 'topics') + ' registered' + (bad ? ' · ' + fmt.plural(bad, 'needs', 'need') + ' attention' : '') + memory));
-      const rows = data.topics.map((t) => [
-        { node: h('div', null, ui.healthPill(t.health), ui.problemList(t.health)), attrs: { dataset: { field: 'health' } } },
-        h('a', { href: route('topics', t.topic), class: 'strong', text: t.topic }),
-        worstLag(t),
-        lagAge(t),
-        { node: groupList(t), attrs: { dataset: { field: 'groups' } } },
-        deadLetters(t),
-        { text: fmt.rate(t.publishRate), class: 'num' },
-        { text: fmt.int(t.partitions), class: 'num', attrs: { dataset: { field: 'partitions' } } },
-        { text: fmt.int(t.length), class: 'num' },
-      ]);
+      const rows = data.topics.flatMap((t) => [{
+        cells: [
+          { node: h('div', { class: 'health-cell' }, ui.healthPill(t.health), h('span', { class: 'muted small', text: ui.problemCount(t.health) })), attrs: { dataset: { field: 'health' } } },
+          h('a', { href: route('topics', t.topic), class: 'strong', text: t.topic }),
+          worstLag(t),
+          lagAge(t),
+          { node: groupList(t), attrs: { dataset: { field: 'groups' } } },
+          deadLetters(t),
+          { text: fmt.rate(t.publishRate), class: 'num' },
+          { text: fmt.int(t.partitions), class: 'num', attrs: { dataset: { field: 'partitions' } } },
+          { text: fmt.int(t.length), class: 'num' },
+        ],
+        attrs: { dataset: { topic: t.topic, health: t.health.state } },
+      }, problemsRow(t)].filter(Boolean));
       fill(list.body, ui.table([
         { label: 'Health' }, { label: 'Topic' }, { label: 'Worst lag', class: 'num' }, { label: 'Oldest waiting', class: 'num' },
         { label: 'Groups' }, { label: 'Dead letters', class: 'num' }, { label: 'Publish msg/s', class: 'num' },
         { label: 'Partitions', class: 'num' }, { label: 'Length', class: 'num' },
-      ], rows, 'No topics yet: they appear with the first publish or subscribe.',
-      (i) => ({ dataset: { topic: data.topics[i].topic, health: data.topics[i].health.state } })));
+      ], rows, 'No topics yet: they appear with the first publish or subscribe.'));
     },
   };
 }
