@@ -161,3 +161,29 @@ func TestDashboard(t *testing.T) {
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	require.NoError(t, cmd.Wait(), "%s", &out)
 }
+
+// TestPipeline runs the two-stage pipeline whose first stage is killed between publishing
+// and acking: with DeriveUUIDs nothing reaches the second stage twice, on the embedded Redis
+// and on a redis-server; without it (-derive=false) duplicates do.
+func TestPipeline(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		env  string
+	}{{"embedded", "REDIS_URL="}, {"server", "REDIS_URL=" + redistest.Start(t).URL()}} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := runExample(t, "pipeline", tc.env)
+			assert.Contains(t, out, "stage 1 was killed after publishing the invoices of order 40 and before acking it")
+			assert.Contains(t, out, "100 orders, 200 invoices shipped (200 distinct), 0 duplicates")
+		})
+	}
+	t.Run("control", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, build(t, "pipeline"), "-derive=false")
+		cmd.Env = append(os.Environ(), "REDIS_URL=")
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		assert.Regexp(t, `100 orders, \d+ invoices shipped \(200 distinct\), [1-9]\d* duplicates`, string(out))
+	})
+}

@@ -14,16 +14,25 @@ import (
 // Connect opens REDIS_URL and checks that it answers. When REDIS_URL is unset it starts an
 // embedded miniredis, which lives as long as the program, and says so on stderr.
 func Connect(ctx context.Context) (*redis.Client, error) {
+	client, _, err := ConnectShared(ctx)
+	return client, err
+}
+
+// ConnectShared is Connect, and returns the URL of the Redis it opened, for child processes
+// to connect to: an embedded one listens on a loopback port as long as the program lives.
+func ConnectShared(ctx context.Context) (*redis.Client, string, error) {
 	url := os.Getenv("REDIS_URL")
 	if url == "" {
 		mr, err := miniredis.Run()
 		if err != nil {
-			return nil, fmt.Errorf("start an embedded Redis: %w", err)
+			return nil, "", fmt.Errorf("start an embedded Redis: %w", err)
 		}
+		mr.ClockTTL(true) // keys expire as time goes by, as in Redis (leases of a killed process)
 		url = "redis://" + mr.Addr()
 		fmt.Fprintf(os.Stderr, "REDIS_URL is unset: using an embedded Redis (miniredis) at %s\n", mr.Addr())
 	}
-	return dial(ctx, url)
+	client, err := dial(ctx, url)
+	return client, url, err
 }
 
 // ConnectServer opens REDIS_URL, or redis://localhost:6379 when it is unset, for the examples
