@@ -162,8 +162,10 @@ type ReplayOptions struct {
 	// the group that failed the message (the letter's Group), like a retry: the groups that
 	// handled it skip it. A letter without a group goes to every group either way.
 	AllGroups bool
-	// Again lets ReplayAll replay letters replayed before (ReplayedAt set). Default: skip
-	// them, so running ReplayAll twice replays each letter once.
+	// Again replays letters replayed before (ReplayedAt set). Default: leave them alone, so
+	// replaying twice replays once: ReplayDeadLetter replays nothing and returns an
+	// *AlreadyReplayedError (ErrAlreadyReplayed), ReplayAll skips them. The check and the
+	// replay are one atomic step: of racing replays of one letter without Again, one replays.
 	Again bool
 	// DryRun makes ReplayAll count, and pass to keep, the letters it would replay, and replay
 	// nothing.
@@ -173,7 +175,9 @@ type ReplayOptions struct {
 // ReplayDeadLetter appends dead letter id back to its original partition (with
 // x-force-partition-id, x-replayed-from, the retry count reset) and returns the new stream id.
 // By default only the group that failed the message delivers the replay (opts.AllGroups: every
-// group), and the letter stays in the DLQ marked as replayed (opts.Delete: removed).
+// group), and the letter stays in the DLQ marked as replayed (opts.Delete: removed). A letter
+// replayed before is not replayed again unless opts.Again: the error is then an
+// *AlreadyReplayedError (errors.Is ErrAlreadyReplayed) that says when and as which entry.
 func (a *Admin) ReplayDeadLetter(ctx context.Context, topic string, partition int, id string, opts ReplayOptions) (string, error) {
 	m, err := a.dlqMessage(ctx, topic, partition, id)
 	if err != nil {
@@ -183,7 +187,19 @@ func (a *Admin) ReplayDeadLetter(ctx context.Context, topic string, partition in
 }
 
 func (a *Admin) replay(ctx context.Context, topic string, partition int, m dlq.Entry, opts ReplayOptions) (string, error) {
-	defer func(start time.Time) { a.metrics.DLQReplay(topic, time.Since(start)) }(time.Now())
+	start := time.Now()
+	id, err := a.replayOnce(ctx, topic, partition, m, opts)
+	var replayed *dlq.ReplayedError
+	if errors.As(err, &replayed) {
+		return "", &AlreadyReplayedError{Topic: topic, Partition: partition, ID: m.ID,
+			ReplayedAt: replayed.Mark.At, ReplayedAs: replayed.Mark.As} // nothing replayed: not timed
+	}
+	a.metrics.DLQReplay(topic, time.Since(start))
+	return id, err
+}
+
+// replayOnce replays m, unless it was replayed before and not opts.Again.
+func (a *Admin) replayOnce(ctx context.Context, topic string, partition int, m dlq.Entry, opts ReplayOptions) (string, error) {
 	target := dlq.PartitionOf(m.Values)
 	if target != partition {
 		return "", fmt.Errorf("%w: dead letter %s in partition %d's DLQ names partition %d", ErrInvalidArgument, m.ID, partition, target)
@@ -194,7 +210,7 @@ func (a *Admin) replay(ctx context.Context, topic string, partition int, m dlq.E
 	}
 	id, err := dlq.Replay(ctx, a.rdb, dlq.ReplayArgs{
 		DLQStream: a.space.DLQ(topic, partition), Stream: a.space.PartitionStream(topic, partition),
-		ID: m.ID, Delete: opts.Delete, Entry: entry,
+		ID: m.ID, Delete: opts.Delete, Entry: entry, Once: !opts.Again,
 	})
 	if errors.Is(err, dlq.ErrNotFound) {
 		return "", fmt.Errorf("%w: %w", ErrEntryNotFound, err)
@@ -207,10 +223,10 @@ const DefaultReplayLimit = 1000
 
 // ReplayAll replays up to limit dead letters of topic (limit <= 0: DefaultReplayLimit),
 // oldest first per partition, for which keep returns true (nil: all), and returns how many
-// it replayed: a letter deleted between its read and its replay is skipped, uncounted, and
-// on an error the count is of the letters replayed before it. Letters replayed before are
-// skipped unless opts.Again; with opts.DryRun nothing is replayed and the count is of what
-// would be.
+// it replayed: a letter deleted or replayed between its read and its replay is skipped,
+// uncounted, and on an error the count is of the letters replayed before it. Letters
+// replayed before are skipped unless opts.Again; with opts.DryRun nothing is replayed and the
+// count is of what would be.
 func (a *Admin) ReplayAll(ctx context.Context, topic string, limit int, keep func(DeadLetter) bool, opts ReplayOptions) (int, error) {
 	n, err := a.partitions(ctx, topic)
 	if err != nil {
@@ -257,7 +273,7 @@ func (a *Admin) replayPartition(ctx context.Context, topic string, p, limit int,
 			}
 			_, err := a.replay(ctx, topic, p, m, opts)
 			switch {
-			case errors.Is(err, ErrEntryNotFound): // deleted meanwhile: nothing replayed
+			case errors.Is(err, ErrEntryNotFound), errors.Is(err, ErrAlreadyReplayed): // deleted or replayed meanwhile
 			case err != nil:
 				return done, err
 			default:

@@ -297,8 +297,11 @@ func TestDLQReplayToOriginalPartition(t *testing.T) {
 	assert.Equal(t, 0, retries)
 	require.NoError(t, sub.Close())
 
-	// With Delete the entry leaves the DLQ.
-	newID2, err := e.adm.ReplayDeadLetter(ctx, topic, 5, d.ID, admin.ReplayOptions{Delete: true})
+	// Replayed before: nothing happens without Again. With Delete the entry leaves the DLQ.
+	_, err = e.adm.ReplayDeadLetter(ctx, topic, 5, d.ID, admin.ReplayOptions{Delete: true})
+	require.ErrorIs(t, err, admin.ErrAlreadyReplayed)
+	assert.Len(t, e.streamEntries(topic, 5), 4)
+	newID2, err := e.adm.ReplayDeadLetter(ctx, topic, 5, d.ID, admin.ReplayOptions{Delete: true, Again: true})
 	require.NoError(t, err)
 	assert.NotEqual(t, newID, newID2)
 	assert.Equal(t, int64(0), e.size(topic))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 )
 
 var (
@@ -15,7 +16,32 @@ var (
 	// ErrLiveMembers reports a DeleteGroup or DeleteTopic refused because members of the
 	// group or topic are live; the error is a *LiveMembersError that names them.
 	ErrLiveMembers = errors.New("live members")
+	// ErrAlreadyReplayed reports a ReplayDeadLetter of a letter replayed before, without
+	// ReplayOptions.Again: nothing was replayed. The error is an *AlreadyReplayedError that
+	// says when and as which entry.
+	ErrAlreadyReplayed = errors.New("dead letter already replayed")
 )
+
+// AlreadyReplayedError is the error of a ReplayDeadLetter of a letter replayed before (it is
+// kept in the DLQ with a replay mark): nothing was replayed. errors.Is(err,
+// ErrAlreadyReplayed) holds. ReplayOptions.Again replays it again.
+type AlreadyReplayedError struct {
+	Topic     string
+	Partition int
+	ID        string // the dead letter's id
+	// ReplayedAt and ReplayedAs are the earlier replay: when, and the stream id of the entry
+	// it appended, as in DeadLetter.
+	ReplayedAt time.Time
+	ReplayedAs string
+}
+
+func (e *AlreadyReplayedError) Error() string {
+	return fmt.Sprintf("%s: %s of %q partition %d at %s as %s", ErrAlreadyReplayed, e.ID, e.Topic, e.Partition,
+		e.ReplayedAt.UTC().Format(time.RFC3339Nano), e.ReplayedAs)
+}
+
+// Unwrap returns ErrAlreadyReplayed.
+func (e *AlreadyReplayedError) Unwrap() error { return ErrAlreadyReplayed }
 
 // LiveMembersError is the error of a DeleteGroup or DeleteTopic refused because members are
 // live (their heartbeat has not expired); nothing was deleted. errors.Is(err,

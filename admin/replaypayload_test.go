@@ -130,7 +130,7 @@ func testReplayOffloadsLargePayloadAgain(t *testing.T, client redis.UniversalCli
 	// the threshold off: inline
 	inline, err := admin.New(client, admin.Options{Payloads: streamq.PayloadConfig{Threshold: -1}})
 	require.NoError(t, err)
-	id, err = inline.ReplayDeadLetter(ctx, topic, 0, letters[0].ID, admin.ReplayOptions{})
+	id, err = inline.ReplayDeadLetter(ctx, topic, 0, letters[0].ID, admin.ReplayOptions{Again: true}) // replayed above
 	require.NoError(t, err)
 	got, err := client.XRange(ctx, stream, id, id).Result()
 	require.NoError(t, err)

@@ -115,7 +115,7 @@ func TestHandlerReplayGoesToTheFailingGroup(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 	assert.Equal(t, 1, b.count("bad"), "group b, which acked the message, got the replay")
 
-	_, err = e.adm.ReplayDeadLetter(context.Background(), topic, 0, e.entries(topic)[0].ID, admin.ReplayOptions{AllGroups: true})
+	_, err = e.adm.ReplayDeadLetter(context.Background(), topic, 0, e.entries(topic)[0].ID, admin.ReplayOptions{AllGroups: true, Again: true}) // the handler replayed it
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return a.count("bad") == 3 && b.count("bad") == 2 }, 10*time.Second, 10*time.Millisecond)
 }

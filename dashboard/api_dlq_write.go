@@ -1,7 +1,9 @@
 package dashboard
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -26,6 +28,8 @@ type selectionRequest struct {
 	Delete  bool       `json:"delete"` // replay only: remove each dead letter once replayed
 	// AllGroups replays to every consumer group; by default only the group that failed it.
 	AllGroups bool `json:"allGroups"`
+	// Again replays dead letters replayed before too; by default they are left alone.
+	Again bool `json:"again"`
 }
 
 // entryResult is the outcome for one selected dead letter.
@@ -34,12 +38,18 @@ type entryResult struct {
 	ID        string `json:"id"`
 	NewID     string `json:"newId,omitempty"` // replay: the id appended to the partition
 	Error     string `json:"error,omitempty"`
+	// A replay without "again" of a letter replayed before does nothing: AlreadyReplayedAt and
+	// AlreadyReplayedAs tell that earlier replay, Notice says so in words.
+	AlreadyReplayedAt *jsonTime `json:"alreadyReplayedAt,omitempty"`
+	AlreadyReplayedAs string    `json:"alreadyReplayedAs,omitempty"`
+	Notice            string    `json:"notice,omitempty"`
 }
 
 // selectionView answers a replay or delete of selected dead letters.
 type selectionView struct {
 	Topic   string        `json:"topic"`
-	Done    int           `json:"done"` // replayed or deleted
+	Done    int           `json:"done"`    // replayed or deleted
+	Skipped int           `json:"skipped"` // replay: replayed before, left alone (no "again")
 	Results []entryResult `json:"results"`
 }
 
@@ -55,25 +65,42 @@ func readSelection(r *http.Request) (selectionRequest, error) {
 }
 
 // dlqReplay appends each selected dead letter back to its original partition. One that
-// fails (not found any more) is reported in its result; the others still run.
+// fails (not found any more) is reported in its result; the others still run. One replayed
+// before is left alone unless "again", its result says when and as which entry.
 func (h *Handler) dlqReplay(r *http.Request) (any, watermill.LogFields, error) {
 	topic := r.PathValue("topic")
 	req, err := readSelection(r)
-	fields := watermill.LogFields{"topic": topic, "entries": refsText(req.Entries), "delete": req.Delete}
+	fields := watermill.LogFields{"topic": topic, "entries": refsText(req.Entries), "delete": req.Delete, "again": req.Again}
 	if err != nil {
 		return nil, fields, err
 	}
 	v := selectionView{Topic: topic, Results: make([]entryResult, 0, len(req.Entries))}
 	for _, e := range req.Entries {
-		res := entryResult{Partition: e.Partition, ID: e.ID}
-		res.NewID, err = h.adm.ReplayDeadLetter(r.Context(), topic, e.Partition, e.ID, admin.ReplayOptions{Delete: req.Delete, AllGroups: req.AllGroups})
+		res, err := h.replayOne(r.Context(), topic, e, req)
 		if fatal(err) {
 			return nil, fields, err
 		}
 		v.add(res, err)
 	}
-	fields["done"] = v.Done
+	fields["done"], fields["skipped"] = v.Done, v.Skipped
 	return v, fields, nil
+}
+
+// replayOne replays one selected dead letter. One replayed before, without req.Again, is not
+// an error: its result tells the earlier replay.
+func (h *Handler) replayOne(ctx context.Context, topic string, e entryRef, req selectionRequest) (entryResult, error) {
+	res := entryResult{Partition: e.Partition, ID: e.ID}
+	var err error
+	res.NewID, err = h.adm.ReplayDeadLetter(ctx, topic, e.Partition, e.ID,
+		admin.ReplayOptions{Delete: req.Delete, AllGroups: req.AllGroups, Again: req.Again})
+	var already *admin.AlreadyReplayedError
+	if !errors.As(err, &already) {
+		return res, err
+	}
+	res.AlreadyReplayedAt, res.AlreadyReplayedAs = replayedAt(already.ReplayedAt), already.ReplayedAs
+	res.Notice = fmt.Sprintf(`already replayed at %s as %s: nothing replayed (send "again": true to replay it again)`,
+		already.ReplayedAt.UTC().Format("2006-01-02T15:04:05.000Z07:00"), already.ReplayedAs)
+	return res, nil
 }
 
 // dlqDelete deletes each selected dead letter.
@@ -106,9 +133,12 @@ func fatal(err error) bool {
 }
 
 func (v *selectionView) add(res entryResult, err error) {
-	if err != nil {
+	switch {
+	case err != nil:
 		res.Error = err.Error()
-	} else {
+	case res.AlreadyReplayedAt != nil:
+		v.Skipped++
+	default:
 		v.Done++
 	}
 	v.Results = append(v.Results, res)

@@ -51,6 +51,9 @@ func TestDashboardInBrowser(t *testing.T) {
 	t.Run("dead letter shown as text and replayed", func(t *testing.T) {
 		replayFromPage(t, b.with(t), e.with(t), rw, dlqID, arrivals)
 	})
+	t.Run("replayed before: replay again", func(t *testing.T) {
+		replayAgainFromPage(t, b.with(t), e.with(t), rw, dlqID, arrivals)
+	})
 	t.Run("read-only", func(t *testing.T) { readOnly(t, b.with(t), e.with(t), ro, dlqID) })
 	b.requireNoProblems()
 }
@@ -263,6 +266,31 @@ func replayFromPage(t *testing.T, b *browser, e *env, url, dlqID string, arrival
 	b.waitFor(`document.querySelector('`+row+` [data-field="replayed"]') !== null`, "the letter shown as replayed")
 }
 
+// replayAgainFromPage clicks Replay on the dead letter replayed before: nothing is replayed,
+// a dialog says when and as which entry it was, and its Replay again replays it.
+func replayAgainFromPage(t *testing.T, b *browser, e *env, url, dlqID string, arrivals <-chan arrival) {
+	b.open(url + "/#/topics/payments/dlq")
+	row := `tr[data-partition="2"][data-id="` + dlqID + `"]`
+	b.waitFor(`document.querySelector('`+row+` [data-field="replayed"]') !== null`, "the letter shown as replayed")
+	first := e.ids("payments", 2)[1]
+	b.click(row + ` [data-action="replay"]`)
+	b.waitFor(`document.querySelector('dialog[open]')?.textContent.includes('original partition')`, "the confirmation")
+	b.click(`dialog[open] [data-confirm]`)
+	b.waitFor(`document.querySelector('dialog[open] [data-field="already-replayed"]')?.textContent.includes('already replayed at ')`, "the notice")
+	assert.Contains(t, eval[string](b, `document.querySelector('dialog[open] [data-field="already-replayed"]').textContent`), " as "+first)
+	assert.Equal(t, "Replay again", eval[string](b, `document.querySelector('dialog[open] [data-confirm]').textContent`))
+	assert.Len(t, e.ids("payments", 2), 2, "nothing replayed before asked again")
+	b.click(`dialog[open] [data-confirm]`)
+	select {
+	case a := <-arrivals:
+		assert.Equal(t, dlqID, a.replayedFrom)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the replayed-again message never arrived")
+	}
+	b.waitFor(`[...document.querySelectorAll('.toast')].some((el) => el.textContent === 'Replayed 1 dead letter to partition 2')`, "the notice")
+	assert.Len(t, e.ids("payments", 2), 3, "the original and two replays")
+}
+
 // readOnly opens the read-only dashboard: no write control anywhere, and a write sent from
 // the page with its session's CSRF token is refused.
 func readOnly(t *testing.T, b *browser, e *env, url, dlqID string) {
@@ -284,7 +312,7 @@ func readOnly(t *testing.T, b *browser, e *env, url, dlqID string) {
 		return r.status;
 	})()`)
 	assert.Equal(t, 403, status)
-	assert.Len(t, e.ids("payments", 2), 2, "nothing was replayed")
+	assert.Len(t, e.ids("payments", 2), 3, "nothing was replayed")
 
 	b.open(url + "/#/topics/orders/groups/audit")
 	assert.Equal(t, 0, eval[int](b, `document.querySelectorAll('[data-action="reset-offset"], main input').length`))

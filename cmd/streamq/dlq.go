@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -334,12 +335,17 @@ type replayView struct {
 	Topic     string `json:"topic"`
 	Partition int    `json:"partition"`
 	ID        string `json:"id"`    // the dead letter's id
-	NewID     string `json:"newId"` // the id of the entry appended to the partition
+	NewID     string `json:"newId"` // the id of the entry appended to the partition ("": none)
 	Deleted   bool   `json:"deleted"`
+	// Replayed is false when the letter was replayed before and nothing was done (no
+	// --again): AlreadyReplayedAt and AlreadyReplayedAs tell that earlier replay.
+	Replayed          bool      `json:"replayed"`
+	AlreadyReplayedAt *jsonTime `json:"alreadyReplayedAt,omitempty"`
+	AlreadyReplayedAs string    `json:"alreadyReplayedAs,omitempty"`
 }
 
 func dlqReplayCmd(a *app) *cobra.Command {
-	var del, allGroups bool
+	var del, allGroups, again bool
 	cmd := &cobra.Command{
 		Use:     "replay TOPIC PARTITION ID",
 		Example: "  streamq dlq replay orders 3 1718000000000-0\n  streamq dlq replay orders 3 1718000000000-0 --delete --all-groups",
@@ -347,7 +353,11 @@ func dlqReplayCmd(a *app) *cobra.Command {
 		Long: `Appends the dead letter back to its original partition (retry count reset). Only the
 consumer group that failed it gets it again, like a retry (the groups that handled the
 message skip it), unless --all-groups is given. The dead letter stays in the DLQ, marked as
-replayed, unless --delete is given.`,
+replayed, unless --delete is given.
+
+A dead letter replayed before (kept, marked) is not replayed again: the command says when
+and as which entry it was, and exits 0 having done nothing; --again replays it again. Two
+replays of one letter at once replay it once.`,
 		Args:              argsExactly("TOPIC", "PARTITION", "ID"),
 		ValidArgsFunction: a.completeArgs(argTopic),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
@@ -360,12 +370,16 @@ replayed, unless --delete is given.`,
 			if err != nil {
 				return err
 			}
-			newID, err := adm.ReplayDeadLetter(ctx, args[0], p, args[2], admin.ReplayOptions{Delete: del, AllGroups: allGroups})
+			newID, err := adm.ReplayDeadLetter(ctx, args[0], p, args[2], admin.ReplayOptions{Delete: del, AllGroups: allGroups, Again: again})
+			var already *admin.AlreadyReplayedError
+			if errors.As(err, &already) {
+				return a.printAlreadyReplayed(already)
+			}
 			if err != nil {
 				return err
 			}
 			if a.json {
-				return printJSON(a.stdout, replayView{Topic: args[0], Partition: p, ID: args[2], NewID: newID, Deleted: del})
+				return printJSON(a.stdout, replayView{Topic: args[0], Partition: p, ID: args[2], NewID: newID, Deleted: del, Replayed: true})
 			}
 			kept := "kept in the DLQ"
 			if del {
@@ -377,8 +391,20 @@ replayed, unless --delete is given.`,
 	}
 	cmd.Flags().BoolVar(&del, "delete", false, "delete the dead letter once replayed")
 	cmd.Flags().BoolVar(&allGroups, "all-groups", false, "deliver the replay to every consumer group, not only the one that failed it")
+	cmd.Flags().BoolVar(&again, "again", false, "replay it even if it was replayed before")
 	a.addJSONFlag(cmd)
 	return cmd
+}
+
+// printAlreadyReplayed says that dlq replay did nothing: the letter was replayed before.
+func (a *app) printAlreadyReplayed(e *admin.AlreadyReplayedError) error {
+	if a.json {
+		return printJSON(a.stdout, replayView{Topic: e.Topic, Partition: e.Partition, ID: e.ID,
+			AlreadyReplayedAt: replayedAt(e.ReplayedAt), AlreadyReplayedAs: e.ReplayedAs})
+	}
+	fmt.Fprintf(a.stdout, "dead letter %s of %q partition %d was already replayed at %s as %s: nothing replayed (--again replays it again)\n",
+		e.ID, e.Topic, e.Partition, a.timeText(e.ReplayedAt), e.ReplayedAs)
+	return nil
 }
 
 // replayAllView is "dlq replay-all --json".

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -69,4 +70,38 @@ func TestCLIDLQFilters(t *testing.T) {
 	assert.Contains(t, e.ok("dlq", "list", failing, "--group", "nobody"), `has no dead letters (only those of group "nobody")`)
 	r := e.run("dlq", "list", failing, "--failed-within", "-1h")
 	assert.Equal(t, 2, r.code, "%s", r.stderr)
+}
+
+// TestCLIReplayOnce: "dlq replay" of a dead letter replayed before replays nothing, says when
+// and as which entry it was replayed, and exits 0; --again replays it again.
+func TestCLIReplayOnce(t *testing.T) {
+	e := newCLIEnv(t)
+	e.seed()
+	var letters []deadLetterView
+	e.jsonOf(&letters, "dlq", "list", failing)
+	require.NotEmpty(t, letters)
+	d := letters[0]
+	part := strconv.Itoa(d.Partition)
+	stream := "stream:topic:{" + failing + ":p:" + part + "}"
+	length := func() int64 { return e.client.XLen(context.Background(), stream).Val() }
+
+	var first replayView
+	e.jsonOf(&first, "dlq", "replay", failing, part, d.ID)
+	assert.True(t, first.Replayed)
+	require.NotEmpty(t, first.NewID)
+	before := length()
+
+	out := e.ok("dlq", "replay", failing, part, d.ID)
+	assert.Regexp(t, `^dead letter `+d.ID+` of "`+failing+`" partition `+part+` was already replayed at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \S+ as `+
+		first.NewID+`: nothing replayed \(--again replays it again\)\n$`, out)
+	var again replayView
+	e.jsonOf(&again, "dlq", "replay", failing, part, d.ID, "--delete")
+	assert.False(t, again.Replayed)
+	assert.Empty(t, again.NewID)
+	assert.Equal(t, first.NewID, again.AlreadyReplayedAs)
+	require.NotNil(t, again.AlreadyReplayedAt)
+	assert.Equal(t, before, length(), "nothing appended")
+
+	assert.Contains(t, e.ok("dlq", "replay", failing, part, d.ID, "--again"), "replayed dead letter "+d.ID)
+	assert.Equal(t, before+1, length())
 }

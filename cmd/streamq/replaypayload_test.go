@@ -39,7 +39,7 @@ func TestCLIReplayOffloadsLargePayload(t *testing.T) {
 	offloaded := replayedAs(e.ok("dlq", "replay", topic, "0", added))
 	assert.NotEmpty(t, offloaded["x-payload-hash-ref"], "stored in its own key")
 	assert.Equal(t, "", offloaded["payload"])
-	inline := replayedAs(e.ok("dlq", "--payload-threshold", "-1", "replay", topic, "0", added))
+	inline := replayedAs(e.ok("dlq", "--payload-threshold", "-1", "replay", topic, "0", added, "--again"))
 	assert.NotContains(t, inline, "x-payload-hash-ref")
 	assert.Equal(t, big, inline["payload"])
 

@@ -33,6 +33,7 @@ const (
 type uiFlags struct {
 	addr         string
 	allowWrites  bool
+	insecure     bool // --insecure-allow-writes
 	token        string
 	basicAuth    string
 	allowedHosts []string
@@ -49,7 +50,14 @@ groups with pending entries, and dead letters with payload previews. The pages p
 API under /api/ (see docs/dashboard.md, JSON API).
 
 It is read-only unless --allow-writes is given: then dead letters can be replayed and
-deleted and group offsets reset, each confirmed on the page and logged on stderr.
+deleted, group offsets reset and groups paused or resumed, each confirmed on the page and
+logged on stderr.
+
+Beyond loopback (--addr :8080, 0.0.0.0:8080, a LAN address) without --token or --basic-auth,
+anyone who can reach the port can read topic and group names, lag, pending entries, message
+and dead letter payloads and reasons: a warning says so. --allow-writes there refuses to
+start (exit code 2) until credentials are given; --insecure-allow-writes starts it anyway,
+with a warning, for a network you trust entirely.
 
 Credentials: --token (or $` + envUIToken + `) requires "Authorization: Bearer TOKEN" on the
 API (the page asks for it once); --basic-auth user:password (or $` + envUIBasicAuth + `)
@@ -61,21 +69,12 @@ keeps other web sites out through DNS rebinding; add names with --allowed-host.`
   STREAMQ_UI_BASIC_AUTH=ops:secret streamq ui --addr :8080 --allowed-host streamq.internal`,
 		GroupID: groupOther,
 		Args:    argsExactly(),
-		RunE: a.runE(func(cmd *cobra.Command, _ []string) error {
-			opts, err := f.options()
-			if err != nil {
-				return err
-			}
-			ctx := cmd.Context()
-			if _, err := a.admin(ctx); err != nil {
-				return err
-			}
-			return a.serveUI(ctx, f.addr, opts)
-		}),
+		RunE:    a.runE(func(cmd *cobra.Command, _ []string) error { return a.runUI(cmd.Context(), f) }),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.addr, "addr", "127.0.0.1:8080", "address to listen on (host:port; port 0 picks a free one)")
-	fl.BoolVar(&f.allowWrites, "allow-writes", false, "enable replay, delete and reset offset (default read-only)")
+	fl.BoolVar(&f.allowWrites, "allow-writes", false, "enable replay, delete, reset offset and pause (default read-only; beyond loopback needs --token or --basic-auth)")
+	fl.BoolVar(&f.insecure, "insecure-allow-writes", false, "with --allow-writes, serve writes beyond loopback without authentication anyway")
 	fl.StringVar(&f.token, "token", "", "require this bearer token on the API (default $"+envUIToken+")")
 	fl.StringVar(&f.basicAuth, "basic-auth", "", "require HTTP basic auth, user:password (default $"+envUIBasicAuth+")")
 	fl.StringSliceVar(&f.allowedHosts, "allowed-host", nil, "also answer requests for this Host (name or name:port; repeatable)")
@@ -83,10 +82,30 @@ keeps other web sites out through DNS rebinding; add names with --allowed-host.`
 	return cmd
 }
 
+// runUI listens, connects to Redis and serves the dashboard until ctx is cancelled.
+func (a *app) runUI(ctx context.Context, f uiFlags) error {
+	opts, err := f.options()
+	if err != nil {
+		return err
+	}
+	ln, err := listenUI(f.addr, opts, f.insecure)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = ln.Close() }() // once served, Shutdown has closed it already
+	if _, err := a.admin(ctx); err != nil {
+		return err
+	}
+	return a.serveUI(ctx, ln, opts)
+}
+
 // options turns the flags (and environment) into dashboard options.
 func (f uiFlags) options() (dashboard.Options, error) {
 	token, basic := orEnv(f.token, envUIToken), orEnv(f.basicAuth, envUIBasicAuth)
 	opts := dashboard.Options{AllowWrites: f.allowWrites, Token: token, AllowedHosts: f.allowedHosts}
+	if f.insecure && !f.allowWrites {
+		return opts, usageErrorf("--insecure-allow-writes only applies with --allow-writes")
+	}
 	if token != "" && basic != "" {
 		return opts, usageErrorf("--token and --basic-auth are exclusive (check $%s and $%s)", envUIToken, envUIBasicAuth)
 	}
@@ -107,13 +126,22 @@ func orEnv(v, env string) string {
 	return os.Getenv(env)
 }
 
-// serveUI serves the dashboard on addr until ctx is cancelled, then shuts down gracefully.
-func (a *app) serveUI(ctx context.Context, addr string, opts dashboard.Options) error {
+// listenUI listens on addr, and refuses writes there without credentials beyond loopback
+// unless insecure.
+func listenUI(addr string, opts dashboard.Options, insecure bool) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", addr, err)
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
-	defer func() { _ = ln.Close() }() // once served, Shutdown has closed it already
+	if err := checkExposure(ln.Addr(), opts, insecure); err != nil {
+		_ = ln.Close()
+		return nil, err
+	}
+	return ln, nil
+}
+
+// serveUI serves the dashboard on ln until ctx is cancelled, then shuts down gracefully.
+func (a *app) serveUI(ctx context.Context, ln net.Listener, opts dashboard.Options) error {
 	opts.AllowedHosts = append(opts.AllowedHosts, loopbackHosts(ln.Addr())...)
 	opts.Keyspace.StreamPrefix, opts.Keyspace.ControlPrefix = a.streamPrefix, a.controlPrefix
 	opts.Payloads = streamq.PayloadConfig{Threshold: a.payloadThreshold, TTL: a.payloadRetention}
@@ -162,9 +190,7 @@ func (a *app) announceUI(addr net.Addr, opts dashboard.Options) {
 		auth = "basic auth"
 	}
 	fmt.Fprintf(a.stderr, "streamq dashboard on http://%s/ (%s, %s, Redis %s); Ctrl-C to stop\n", addr, mode, auth, a.conn.display)
-	if tcp, ok := addr.(*net.TCPAddr); ok && !tcp.IP.IsLoopback() && opts.Token == "" && opts.BasicAuthUser == "" {
-		fmt.Fprintln(a.stderr, "warning: listening beyond loopback without --token or --basic-auth: anyone who can reach it can read the data")
-	}
+	a.warnExposure(addr, opts)
 }
 
 // loopbackHosts are the Host headers a dashboard on a loopback address answers: the address

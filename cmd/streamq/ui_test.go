@@ -196,6 +196,9 @@ func TestUIBadFlags(t *testing.T) {
 		{"token and basic auth", []string{"--token", "t", "--basic-auth", "a:b"}, nil, exitUsage, "exclusive"},
 		{"token from env and basic auth", []string{"--basic-auth", "a:b"}, []string{"STREAMQ_UI_TOKEN=t"}, exitUsage, "exclusive"},
 		{"address in use", []string{"--addr", ln.Addr().String()}, nil, exitError, "listen on"},
+		{"writes beyond loopback without credentials", []string{"--addr", "0.0.0.0:0", "--allow-writes"}, nil, exitUsage,
+			"without authentication: anyone who can reach it could replay, delete and clear dead letters"},
+		{"insecure without writes", []string{"--insecure-allow-writes"}, nil, exitUsage, "only applies with --allow-writes"},
 		{"argument", []string{"extra"}, nil, exitUsage, "unexpected argument"},
 	}
 	for _, tt := range tests {
@@ -207,6 +210,39 @@ func TestUIBadFlags(t *testing.T) {
 			r := runCmd(t, cmd)
 			assert.Equal(t, tt.code, r.code, "%s", r.stderr)
 			assert.Contains(t, r.stderr, tt.want)
+		})
+	}
+}
+
+// TestUIBeyondLoopback: beyond loopback without credentials the read-only dashboard warns what
+// anyone can read, writes start only with --insecure-allow-writes and warn what anyone can
+// do; with credentials there is no warning.
+func TestUIBeyondLoopback(t *testing.T) {
+	e := newCLIEnv(t)
+	const read = "warning: listening beyond loopback without --token or --basic-auth: anyone who can reach it can read " +
+		"topic and consumer group names, consumer names, lag and pending entries, message payloads and metadata (message browser), " +
+		"dead letter payloads, metadata and reasons, and the Redis servers' addresses and memory"
+	write := regexp.MustCompile(`WARNING: --insecure-allow-writes: anyone who can reach http://\S+/ can replay, ` +
+		`delete and clear dead letters, reset group offsets and pause or resume groups, with no authentication`)
+	tests := []struct {
+		name        string
+		args, env   []string
+		mode        string
+		read, write bool
+	}{
+		{"read-only", nil, nil, "read-only, no authentication", true, false},
+		{"insecure writes", []string{"--allow-writes", "--insecure-allow-writes"}, nil, "writes enabled, no authentication", true, true},
+		{"writes with a token", []string{"--allow-writes"}, []string{"STREAMQ_UI_TOKEN=tok"}, "writes enabled, bearer token", false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := e.startUI(tt.env, append([]string{"--addr", "0.0.0.0:0"}, tt.args...)...)
+			code, stderr := p.interrupt(t)
+			out := strings.Join(stderr, "\n")
+			assert.Equal(t, 0, code, "%s", out)
+			assert.Contains(t, out, tt.mode)
+			assert.Equal(t, tt.read, strings.Contains(out, read), "the read warning:\n%s", out)
+			assert.Equal(t, tt.write, write.MatchString(out), "the write warning:\n%s", out)
 		})
 	}
 }

@@ -105,10 +105,32 @@ type ReplayArgs struct {
 	Fence             *fence.Fence // set when a group consuming the DLQ replays: ack it fenced
 	Group             string       // that group
 	Entry             Replayed     // the entry to append (see Rebuild)
+	// Once replays only a letter not replayed before: one with a replay mark is left alone,
+	// and Replay returns a *ReplayedError. Checked in the replay's script: two replays with
+	// Once append one entry.
+	Once bool
 }
 
 // ErrNotFound reports a DLQ entry id that does not exist.
 var ErrNotFound = errors.New("dead letter not found")
+
+// ErrReplayed reports a replay with ReplayArgs.Once of a letter replayed before; the error
+// is a *ReplayedError.
+var ErrReplayed = errors.New("dead letter replayed before")
+
+// ReplayedError is the error of a replay with ReplayArgs.Once of a letter replayed before:
+// nothing was written. Mark is the earlier replay.
+type ReplayedError struct {
+	ID   string // the DLQ entry id
+	Mark Mark
+}
+
+func (e *ReplayedError) Error() string {
+	return fmt.Sprintf("%s: %s at %s as %s", ErrReplayed, e.ID, e.Mark.At.UTC().Format(time.RFC3339Nano), e.Mark.As)
+}
+
+// Unwrap returns ErrReplayed.
+func (e *ReplayedError) Unwrap() error { return ErrReplayed }
 
 // Replay appends a.Entry to a.Stream, storing its payload apart when a.Entry.Stored is set, and
 // acks or deletes the DLQ entry, in one script. A replay to one group (a.Entry.RetryGroup) is
@@ -131,7 +153,11 @@ func Replay(ctx context.Context, rdb redis.Scripter, a ReplayArgs) (string, erro
 	if g := a.Entry.RetryGroup; g != "" {
 		retryIndex, retryCount = keys.RetryIndex(a.Stream, g), keys.RetryCount(a.Stream)
 	}
-	args := append([]any{a.ID, del, token, a.Group, ref, body, ttl, a.Entry.RetryGroup}, a.Entry.Fields...)
+	once := "0"
+	if a.Once {
+		once = "1"
+	}
+	args := append([]any{a.ID, del, token, a.Group, ref, body, ttl, a.Entry.RetryGroup, once}, a.Entry.Fields...)
 	op := "replay " + a.ID + " of " + a.DLQStream
 	res, err := replayScript.Run(ctx, rdb,
 		[]string{a.DLQStream, a.Stream, fenceKey, keys.ReplayMarks(a.DLQStream), pkey, index, retryIndex, retryCount}, args...).Result()
@@ -139,9 +165,23 @@ func Replay(ctx context.Context, rdb redis.Scripter, a ReplayArgs) (string, erro
 	if err != nil {
 		return "", err
 	}
-	if res == int64(0) {
-		return "", fmt.Errorf("%s: %w", op, ErrNotFound)
+	return replayResult(op, a.ID, res)
+}
+
+// replayResult reads the reply of replay.lua: the new id, 0 (not found) or {mark} (replayed
+// before).
+func replayResult(op, id string, res any) (string, error) {
+	switch r := res.(type) {
+	case int64:
+		return "", fmt.Errorf("%s: %w", op, ErrNotFound) // 0: -1 is fence.Check's
+	case []any:
+		var mark Mark
+		if len(r) == 1 {
+			s, _ := r[0].(string)
+			mark, _ = parseMark(s)
+		}
+		return "", fmt.Errorf("%s: %w", op, &ReplayedError{ID: id, Mark: mark})
 	}
-	id, _ := res.(string)
-	return id, nil
+	newID, _ := res.(string)
+	return newID, nil
 }

@@ -78,16 +78,23 @@ func Marks(ctx context.Context, rdb redis.UniversalClient, dlqStream string, ids
 		return nil, fmt.Errorf("read replay marks of %s: %w", dlqStream, err)
 	}
 	out := map[string]Mark{}
-	for i, v := range vals {
-		s, _ := v.(string)
-		at, as, ok := strings.Cut(s, "|")
-		if !ok {
-			continue
+	for i, id := range ids[:min(len(ids), len(vals))] {
+		s, _ := vals[i].(string)
+		if mk, ok := parseMark(s); ok {
+			out[id] = mk
 		}
-		ms, _ := strconv.ParseInt(at, 10, 64)
-		out[ids[i]] = Mark{At: time.UnixMilli(ms), As: as}
 	}
 	return out, nil
+}
+
+// parseMark reads a replay mark, "ms|new stream id"; false when s is not one.
+func parseMark(s string) (Mark, bool) {
+	at, as, ok := strings.Cut(s, "|")
+	if !ok {
+		return Mark{}, false
+	}
+	ms, _ := strconv.ParseInt(at, 10, 64)
+	return Mark{At: time.UnixMilli(ms), As: as}, true
 }
 
 // ForgetMarks removes the replay marks of ids (none: every mark) of dlqStream, for dead

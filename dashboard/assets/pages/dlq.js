@@ -69,6 +69,7 @@ export default function dlqPage(topic) {
   let pager;
   const base = api.path('topics', topic, 'dlq');
 
+  // run posts body to path, shows the outcome, and returns the answer (undefined on failure).
   async function run(what, path, body, describe) {
     try {
       const res = await api.post(path, body);
@@ -76,8 +77,10 @@ export default function dlqPage(topic) {
       ui.toast(describe(res) + (failed.length ? ' (' + failed.length + ' failed: ' + failed[0].error + ')' : ''), failed.length ? 'error' : 'ok');
       for (const r of res.results || []) if (!r.error) selected.delete(key(r));
       ctx.refresh();
+      return res;
     } catch (err) {
       ui.toast(what + ' failed: ' + err.message, 'error');
+      return undefined;
     }
   }
 
@@ -89,10 +92,30 @@ export default function dlqPage(topic) {
         h('p', { class: 'muted', text: del ? 'They are removed from the dead-letter queue once replayed.' : 'They stay in the dead-letter queue.' })],
       confirmLabel: 'Replay',
     });
-    if (ok) {
-      await run('Replay', base + '/replay', { entries: refs, delete: del },
-        (res) => 'Replayed ' + fmt.plural(res.done, 'dead letter', 'dead letters') + (refs.length === 1 && res.done ? ' to partition ' + refs[0].partition : ''));
-    }
+    if (ok) await sendReplay(refs, del, false);
+  }
+
+  // sendReplay replays refs; those replayed before (left alone unless again) are offered
+  // to replay again.
+  async function sendReplay(refs, del, again) {
+    const res = await run('Replay', base + '/replay', { entries: refs, delete: del, again },
+      (r) => 'Replayed ' + fmt.plural(r.done, 'dead letter', 'dead letters') + (refs.length === 1 && r.done ? ' to partition ' + refs[0].partition : '') +
+        (r.skipped ? '; ' + fmt.plural(r.skipped, 'was', 'were') + ' already replayed' : ''));
+    const skipped = ((res && res.results) || []).filter((r) => r.alreadyReplayedAt);
+    if (skipped.length) await offerAgain(skipped, del);
+  }
+
+  // offerAgain says which dead letters were replayed before, when and as which entry, and
+  // replays them again when asked.
+  async function offerAgain(skipped, del) {
+    const ok = await ui.confirm({
+      title: fmt.plural(skipped.length, 'dead letter was', 'dead letters were') + ' already replayed',
+      body: [h('ul', { class: 'problems' }, skipped.map((r) => h('li', { dataset: { field: 'already-replayed' },
+        text: 'Partition ' + r.partition + ', ' + r.id + ': already replayed at ' + fmt.time(r.alreadyReplayedAt) + ' as ' + r.alreadyReplayedAs }))),
+      h('p', { class: 'muted', text: 'Nothing was done. Replay again appends ' + (skipped.length === 1 ? 'it' : 'them') + ' to the partition once more.' })],
+      confirmLabel: 'Replay again',
+    });
+    if (ok) await sendReplay(skipped.map((r) => ({ partition: r.partition, id: r.id })), del, true);
   }
 
   async function remove(refs) {

@@ -18,11 +18,13 @@
 -- ARGV[5] payload ref ("" when inline), ARGV[6] payload bytes, ARGV[7] payload TTL ms (0: none)
 -- ARGV[8] the group the replay is for (x-retry-group, indexed and counted as a retry for lag,
 --         see internal/lag), '' for a replay to every group
--- ARGV[9..] field, value pairs of the replayed entry (carrying x-payload-hash-ref when offloaded)
+-- ARGV[9] "1" to replay only a letter without a replay mark (one replayed before is left alone)
+-- ARGV[10..] field, value pairs of the replayed entry (carrying x-payload-hash-ref when offloaded)
 -- A kept dead letter is marked as replayed (when, and as which entry); the marks expire a
 -- week after the latest replay from this DLQ. A deleted one loses its mark.
 -- returns the new entry id ("" when unknown); 0 when the DLQ entry does not exist; -1 when the
--- lease is lost
+-- lease is lost; {mark} ("ms|id" of the earlier replay) when ARGV[9] is "1" and the letter was
+-- replayed before: nothing is written
 if ARGV[4] ~= '' and redis.call('GET', KEYS[3]) ~= ARGV[3] then
   return -1
 end
@@ -35,6 +37,12 @@ end
 if #redis.call('XRANGE', KEYS[1], ARGV[1], ARGV[1]) == 0 then
   return 0
 end
+if ARGV[9] == '1' then
+  local mark = redis.call('HGET', KEYS[4], ARGV[1])
+  if mark then
+    return {mark}
+  end
+end
 if ref ~= '' then
   if tonumber(ARGV[7]) > 0 then
     redis.call('SET', KEYS[5], ARGV[6], 'PX', ARGV[7])
@@ -42,7 +50,7 @@ if ref ~= '' then
     redis.call('SET', KEYS[5], ARGV[6])
   end
 end
-local id = redis.call('XADD', KEYS[2], '*', unpack(ARGV, 9))
+local id = redis.call('XADD', KEYS[2], '*', unpack(ARGV, 10))
 if ARGV[8] ~= '' then
   local function pad(x)
     local ms, seq = string.match(x, '^(%d+)-(%d+)$')
