@@ -12,6 +12,7 @@ import (
 // (streamq.Outage, RetryConfig.Outage): it hands out no message until a probe (its held
 // message, delivered again) succeeds.
 type Outage struct {
+	Partition int
 	// Member is the lease holder that waits.
 	Member string
 	// Since is when the outage's first failure came; NextProbe when the held message is
@@ -49,8 +50,40 @@ func (a *Admin) addOutages(ctx context.Context, topic, group string, parts []Par
 	}
 	for i, r := range recs {
 		if r != nil {
-			parts[i].Outage = &Outage{Member: r.Member, Since: r.Since, NextProbe: r.NextProbe, Probes: r.Probes, Reason: r.Reason}
+			parts[i].Outage = outageOf(parts[i].Partition, r)
 		}
 	}
 	return nil
+}
+
+// Outages are the partitions of topic waiting out a downstream outage, by group, for each of
+// groups (the groups of admin.TopicLag), in partition order; one pipeline over every group
+// and partition.
+func (a *Admin) Outages(ctx context.Context, topic string, groups []string) (map[string][]Outage, error) {
+	n, err := a.partitions(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]string, 0, n*len(groups))
+	for _, g := range groups {
+		for p := range n {
+			keys = append(keys, a.space.Outage(topic, p, g))
+		}
+	}
+	recs, err := outage.Read(ctx, a.rdb, keys)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]Outage{}
+	for i, r := range recs {
+		if r != nil {
+			g := groups[i/n]
+			out[g] = append(out[g], *outageOf(i%n, r))
+		}
+	}
+	return out, nil
+}
+
+func outageOf(p int, r *outage.Record) *Outage {
+	return &Outage{Partition: p, Member: r.Member, Since: r.Since, NextProbe: r.NextProbe, Probes: r.Probes, Reason: r.Reason}
 }

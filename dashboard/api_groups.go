@@ -129,6 +129,25 @@ type groupPartitionView struct {
 	// retention no longer waits for the group there.
 	LastSeen     string `json:"lastSeen,omitempty"`
 	ExpiredSince string `json:"expiredSince,omitempty"`
+	// Outage is the downstream outage its lease holder waits out (admin.Outage), absent
+	// when none: the partition hands out nothing until a probe succeeds.
+	Outage *outageView `json:"outage,omitempty"`
+}
+
+// outageView is admin.Outage.
+type outageView struct {
+	Member    string   `json:"member"`
+	Since     jsonTime `json:"since"`
+	NextProbe jsonTime `json:"nextProbe"`
+	Probes    int      `json:"probesFailed"`
+	Reason    string   `json:"reason"`
+}
+
+func outageViewOf(o *admin.Outage) *outageView {
+	if o == nil {
+		return nil
+	}
+	return &outageView{Member: o.Member, Since: jsonTime(o.Since), NextProbe: jsonTime(o.NextProbe), Probes: o.Probes, Reason: o.Reason}
 }
 
 func (h *Handler) group(r *http.Request) (any, error) {
@@ -158,6 +177,7 @@ func (h *Handler) group(r *http.Request) (any, error) {
 			LastDeliveredID: p.LastDeliveredID, EntriesRead: p.EntriesRead, RedisConsumers: p.Consumers,
 			LeaseOwner: p.LeaseOwner, LeaseTTLMs: ms(p.LeaseTTL), TimeLagMs: ms(p.TimeLag),
 			CommitFrontier: p.CommitFrontier, LastSeen: rfc3339(p.LastSeen), ExpiredSince: rfc3339(p.ExpiredSince),
+			Outage: outageViewOf(p.Outage),
 		})
 	}
 	return v, nil

@@ -22,6 +22,7 @@ const (
 	probNotConsuming = "not-consuming"         // nothing was delivered while lag > 0
 	probDeadLetters  = "dead-letters-arriving" // dead letters arrived in the recent window
 	probExpired      = "expired"               // retention no longer waits for the group (group expiry)
+	probOutage       = "downstream-outage"     // partitions wait out a downstream outage (streamq.Outage)
 )
 
 // minTrend is how many samples a trend needs (growing lag, nothing consumed).
@@ -139,7 +140,9 @@ type groupFacts struct {
 	// ExpiredSince and LastSeen are admin.GroupLiveness's: since when retention no longer
 	// waits for the group, when a member last held a partition (zero: never recorded).
 	ExpiredSince, LastSeen time.Time
-	trend                  []admin.HistoryGroup
+	// Outages are the partitions waiting out a downstream outage (admin.Outages).
+	Outages []admin.Outage
+	trend   []admin.HistoryGroup
 	first                  time.Time     // the time of trend's first sample
 	span                   time.Duration // between the first and last sample of trend
 }
@@ -173,6 +176,8 @@ func groupHealth(f groupFacts) healthView {
 		v.add(probNoMember, sevWarning, "no live member: new messages will wait").
 			since("no member seen since", f.LastSeen, f.Now, "no member seen yet").
 			then("start a Subscriber of group "+f.Name+", or delete the group if nobody needs it", cli("groups", f.Topic))
+	case len(f.Outages) > 0:
+		outageProblem(&v, f) // it says why nothing is consumed
 	case f.stalled():
 		v.add(probNotConsuming, sevCritical, "nothing consumed in the last %s while %s wait", roundSpan(f.span), plural(f.Lag, "message")).
 			since("the oldest waits since", oldest(f.Now, f.TimeLag), f.Now, "").
@@ -194,6 +199,29 @@ func groupHealth(f groupFacts) healthView {
 			then("read the reasons, fix the cause, then replay them", cli("dlq", "list", f.Topic, "--group", f.Name, "--failed-within", roundSpan(recentWindow)))
 	}
 	return v
+}
+
+// outageProblem names the partitions waiting out a downstream outage: since the first
+// outage's start, the soonest next probe, the first outage's reason.
+func outageProblem(v *healthView, f groupFacts) {
+	first, soonest, parts := f.Outages[0], f.Outages[0].NextProbe, make([]string, len(f.Outages))
+	for i, o := range f.Outages {
+		parts[i] = fmt.Sprint(o.Partition)
+		if o.Since.Before(first.Since) {
+			first = o
+		}
+		if o.NextProbe.Before(soonest) {
+			soonest = o.NextProbe
+		}
+	}
+	probe := "probing now"
+	if next := soonest.Sub(f.Now); next > 0 {
+		probe = "next probe in " + roundSpan(next)
+	}
+	v.add(probOutage, sevWarning, "paused: downstream failing on %s %s, %s (%s)",
+		map[bool]string{true: "partition", false: "partitions"}[len(parts) == 1], strings.Join(parts, ", "), probe, first.Reason).
+		since("since", first.Since, f.Now, "").
+		then("fix the service the handler calls (the reason names it): each partition resumes by itself, in order, at its first probe that succeeds", cli("stats", f.Topic, f.Name))
 }
 
 // oldest is when the oldest message still to deliver was published: timeLag before now;

@@ -16,6 +16,7 @@ type topicState struct {
 	dlq      int64               // dead letters now
 	arrived  map[string]arrivals // dead letters per group within recentWindow
 	seen     map[string]admin.GroupLiveness
+	outages  map[string][]admin.Outage // partitions waiting out a downstream outage, per group
 	recent   recent
 	memory   admin.TopicMemory // the Redis servers' memory, the topic's refused publishes
 	groups   []groupState      // sorted by name
@@ -43,6 +44,9 @@ func (h *Handler) readTopicState(ctx context.Context, topic string) (topicState,
 	if st.seen, err = h.adm.GroupLiveness(ctx, topic); err != nil {
 		return st, err
 	}
+	if st.outages, err = h.adm.Outages(ctx, topic, groupNames(st.lag)); err != nil {
+		return st, err
+	}
 	if st.dlq, err = h.adm.DLQSize(ctx, topic); err != nil {
 		return st, err
 	}
@@ -57,6 +61,15 @@ func (h *Handler) readTopicState(ctx context.Context, topic string) (topicState,
 	}
 	st.judge()
 	return st, nil
+}
+
+// groupNames are the names of lag's groups.
+func groupNames(lag admin.TopicLag) []string {
+	out := make([]string, len(lag.Groups))
+	for i, g := range lag.Groups {
+		out[i] = g.Group
+	}
+	return out
 }
 
 // liveMembers counts the live members of every group of topic.
@@ -136,6 +149,7 @@ func (st *topicState) factsOf(g admin.GroupLag) groupFacts {
 		Topic: st.lag.Topic, Name: g.Group, Now: st.lag.Time, Members: st.live[g.Group], Lag: g.Lag, Pending: g.Pending,
 		TimeLag: g.TimeLag, DeadLetters: dead.count, FirstDead: dead.first,
 		Expired: seen.Expired, ExpiredSince: seen.ExpiredSince, LastSeen: seen.LastSeen,
+		Outages: st.outages[g.Group],
 	}
 }
 

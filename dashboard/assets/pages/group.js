@@ -54,7 +54,7 @@ export default function groupPage(topic, group) {
         text: info.expired ? 'expired' : 'waits for it',
       }));
       fill(members.body, memberTable(info));
-      fill(parts.body, partitionTable(info.partitions));
+      fill(parts.body, partitionTable(info.partitions, info.time));
       fill(pending.body, pendingTable(pend.entries));
     },
   };
@@ -100,9 +100,20 @@ function memberTable(info) {
     'No member: nobody consumes this group now.' + seen, (i) => ({ dataset: { member: info.members[i].name } }));
 }
 
-function partitionTable(parts) {
+// delivery says whether a partition hands out messages, or waits out a downstream outage.
+function delivery(p, now) {
+  const o = p.outage;
+  if (!o) return h('span', { class: 'muted', text: 'running' });
+  const next = Date.parse(o.nextProbe) - Date.parse(now);
+  const probe = next > 0 ? 'next probe in ' + fmt.duration(next) : 'probing now';
+  return h('span', { class: 'warn', title: o.reason + ' (' + o.probesFailed + ' probes failed, held by ' + o.member + ')',
+    text: 'paused: downstream failing since ' + fmt.time(o.since) + ' (' + ago(o.since, now) + '), ' + probe });
+}
+
+function partitionTable(parts, now) {
   const rows = parts.map((p) => [
     { text: String(p.partition), class: 'strong' },
+    { node: delivery(p, now), attrs: { dataset: { field: 'delivery' } } },
     { node: p.leaseOwner ? ui.mono(p.leaseOwner) : h('span', { class: 'muted', text: 'free' }) },
     { text: fmt.duration(p.leaseTtlMs), class: 'num' },
     { text: fmt.int(p.pending), class: 'num' },
@@ -111,7 +122,7 @@ function partitionTable(parts) {
     { node: ui.mono(p.lastDeliveredId) },
     { node: ui.mono(p.commitFrontier) },
   ]);
-  return ui.table([{ label: 'Partition' }, { label: 'Lease owner' }, { label: 'Lease TTL', class: 'num' }, { label: 'Pending', class: 'num' },
+  return ui.table([{ label: 'Partition' }, { label: 'Delivery' }, { label: 'Lease owner' }, { label: 'Lease TTL', class: 'num' }, { label: 'Pending', class: 'num' },
     { label: 'Lag', class: 'num' }, { label: 'Time lag', class: 'num' }, { label: 'Last delivered' }, { label: 'Commit frontier' }], rows, 'No partitions.',
   (i) => ({ dataset: { partition: parts[i].partition } }));
 }
