@@ -216,7 +216,7 @@ func outageProblem(v *healthView, f groupFacts) {
 	}
 	probe := "probing now"
 	if next := soonest.Sub(f.Now); next > 0 {
-		probe = "next probe in " + roundSpan(next)
+		probe = "next probe in " + roundSpan(max(next, time.Second)) // under a second reads 1s, not 0s
 	}
 	v.add(probOutage, sevWarning, "paused: downstream failing on %s %s, %s (%s)",
 		map[bool]string{true: "partition", false: "partitions"}[len(parts) == 1], strings.Join(parts, ", "), probe, first.Reason).

@@ -39,8 +39,10 @@ export default function groupPage(topic, group) {
       const live = info.members.filter((m) => m.live).length;
       fill(health, ui.healthBlock(info.health, headline(group, info.health, live), ui.problemLinks(topic, group)));
       // Running is green only for a healthy group: a group nobody consumes is not "running".
-      const delivery = info.paused ? 'danger' : info.health.state === 'ok' ? 'ok' : 'muted';
-      st.set('delivery', h('span', { class: ['pill', delivery], dataset: { field: 'delivery' }, text: info.paused ? 'paused' : 'running' }));
+      const outages = info.partitions.filter((p) => p.outage).length;
+      const delivery = info.paused ? 'danger' : outages ? 'warn' : info.health.state === 'ok' ? 'ok' : 'muted';
+      const deliveryText = info.paused ? 'paused' : outages ? outages + ' paused' : 'running';
+      st.set('delivery', h('span', { class: ['pill', delivery], dataset: { field: 'delivery' }, text: deliveryText }));
       pause.update(info, live);
       st.set('members', h('span', { class: live ? '' : 'warn', text: fmt.int(live) }));
       st.set('seen', lastSeen(info));
@@ -113,7 +115,7 @@ function delivery(p, now) {
 function partitionTable(parts, now) {
   const rows = parts.map((p) => [
     { text: String(p.partition), class: 'strong' },
-    { node: delivery(p, now), attrs: { dataset: { field: 'delivery' } } },
+    { node: delivery(p, now), attrs: { dataset: { field: 'partition-delivery' } } },
     { node: p.leaseOwner ? ui.mono(p.leaseOwner) : h('span', { class: 'muted', text: 'free' }) },
     { text: fmt.duration(p.leaseTtlMs), class: 'num' },
     { text: fmt.int(p.pending), class: 'num' },
@@ -256,7 +258,13 @@ function pauseCard(topic, group, ctx) {
     el,
     update(info, live) {
       paused = info.paused;
-      const running = live ? 'Running: members deliver as usual.' : 'Not paused, but no member is live: nothing is delivered.';
+      const outages = info.partitions.filter((p) => p.outage).map((p) => p.partition);
+      let running = live ? 'Running: members deliver as usual.' : 'Not paused, but no member is live: nothing is delivered.';
+      if (live && outages.length) {
+        running = 'Waiting out a downstream outage on partition' + (outages.length > 1 ? 's ' : ' ') + outages.join(', ') +
+          ': they hand out nothing until a probe succeeds, then resume by themselves' +
+          (outages.length < info.partitions.length ? ' (the others deliver as usual).' : '.');
+      }
       const state = paused
         ? h('p', { dataset: { field: 'pause-state' } }, 'Paused by an operator since ', h('strong', { text: fmt.time(info.pausedAt) }), '.')
         : h('p', { dataset: { field: 'pause-state' }, text: running });
