@@ -88,7 +88,7 @@ export default function dlqPage(topic) {
     const del = removeAfter.checked;
     const ok = await ui.confirm({
       title: 'Replay ' + fmt.plural(refs.length, 'dead letter', 'dead letters') + '?',
-      body: [h('p', { text: 'Each is appended back to its original partition of ' + topic + ', with its retry count reset; every consumer group gets it again.' }),
+      body: [h('p', { text: 'Each is appended back to its original partition of ' + topic + ', with its retry count reset; the consumer group that failed it gets it again (the other groups skip it).' }),
         h('p', { class: 'muted', text: del ? 'They are removed from the dead-letter queue once replayed.' : 'They stay in the dead-letter queue.' })],
       confirmLabel: 'Replay',
     });
