@@ -65,3 +65,22 @@ func TestPauseGroup(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, e.client.Exists(e.ctx, e.space.GroupPause(topic, "others")).Val(), "DeleteTopic left the pause")
 }
+
+// TestGroupPauses reads the pauses of several groups at once: the paused ones only, with
+// their start.
+func TestGroupPauses(t *testing.T) {
+	e := newOpEnv(t)
+	const topic = "pauses"
+	e.create(topic, 1)
+	for _, g := range []string{"a", "b", "c"} {
+		e.createGroup(topic, 0, g, "0")
+	}
+	p, err := e.adm.PauseGroup(e.ctx, topic, "b")
+	require.NoError(t, err)
+	got, err := e.adm.GroupPauses(e.ctx, topic, []string{"a", "b", "c"})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]admin.PauseState{"b": p}, got)
+	none, err := e.adm.GroupPauses(e.ctx, topic, nil)
+	require.NoError(t, err)
+	assert.Empty(t, none)
+}

@@ -23,6 +23,7 @@ const (
 	probDeadLetters  = "dead-letters-arriving" // dead letters arrived in the recent window
 	probExpired      = "expired"               // retention no longer waits for the group (group expiry)
 	probOutage       = "downstream-outage"     // partitions wait out a downstream outage (streamq.Outage)
+	probPaused       = "paused"                // an operator paused the group (admin.PauseGroup)
 )
 
 // minTrend is how many samples a trend needs (growing lag, nothing consumed).
@@ -142,6 +143,9 @@ type groupFacts struct {
 	ExpiredSince, LastSeen time.Time
 	// Outages are the partitions waiting out a downstream outage (admin.Outages).
 	Outages []admin.Outage
+	// Paused: an operator paused the group (admin.PauseGroup), since PausedSince.
+	Paused      bool
+	PausedSince time.Time
 	trend   []admin.HistoryGroup
 	first                  time.Time     // the time of trend's first sample
 	span                   time.Duration // between the first and last sample of trend
@@ -176,6 +180,7 @@ func groupHealth(f groupFacts) healthView {
 		v.add(probNoMember, sevWarning, "no live member: new messages will wait").
 			since("no member seen since", f.LastSeen, f.Now, "no member seen yet").
 			then("start a Subscriber of group "+f.Name+", or delete the group if nobody needs it", cli("groups", f.Topic))
+	case f.Paused: // named below: it says why nothing is consumed
 	case len(f.Outages) > 0:
 		outageProblem(&v, f) // it says why nothing is consumed
 	case f.stalled():
@@ -183,7 +188,12 @@ func groupHealth(f groupFacts) healthView {
 			since("the oldest waits since", oldest(f.Now, f.TimeLag), f.Now, "").
 			then("find the entries the members are stuck on (a handler that hangs or fails)", cli("pending", f.Topic, f.Name, "--sort", "deliveries"))
 	}
-	if first, last, ok := f.growth(); ok {
+	if f.Paused {
+		v.add(probPaused, sevWarning, "paused by an operator: %s wait", plural(waiting, "message")).
+			since("since", f.PausedSince, f.Now, "").
+			then("resume the group when it may deliver again (every member goes on where it stopped)", cli("resume", f.Topic, f.Name))
+	}
+	if first, last, ok := f.growth(); ok && !f.Paused { // a paused group's lag grows: the pause says why
 		v.add(probLagGrowing, sevWarning, "lag grew from %d to %d in the last %s", first, last, roundSpan(f.span)).
 			since("growing since", f.first, f.Now, "").
 			then("members consume slower than messages arrive: add members (up to one per partition) or find the slow partitions", cli("lag", f.Topic, f.Name))

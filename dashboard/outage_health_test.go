@@ -37,3 +37,32 @@ func TestOutageHealth(t *testing.T) {
 	f.Outages = nil
 	assert.Equal(t, probNotConsuming, groupHealth(f).Problems[0].Code, "without the outage: nothing consumed")
 }
+
+// TestPausedHealth: a group an operator paused is one "paused" warning, since the pause, with
+// the command that resumes it, in place of "nothing consumed" and of its growing lag (the
+// pause explains both).
+func TestPausedHealth(t *testing.T) {
+	now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	f := groupFacts{Topic: "orders", Name: "payments", Now: now, Members: 2, Lag: 500, Paused: true, PausedSince: now.Add(-5 * time.Minute)}
+	f.trend = []admin.HistoryGroup{{Lag: 100, EntriesRead: 10}, {Lag: 300, EntriesRead: 10}, {Lag: 500, EntriesRead: 10}}
+	f.span = time.Minute
+	v := groupHealth(f)
+	require.Len(t, v.Problems, 1)
+	p := v.Problems[0]
+	assert.Equal(t, probPaused, p.Code)
+	assert.Equal(t, sevWarning, v.State)
+	assert.Equal(t, "paused by an operator: 500 messages wait; since 2026-12-03 11:55:00 UTC (5m ago)", p.Text)
+	assert.Equal(t, "streamq resume orders payments", p.Command)
+
+	f.Members = 0
+	both := groupHealth(f)
+	require.Len(t, both.Problems, 2, "no member, and paused")
+	assert.Equal(t, []string{probNoMember, probPaused}, []string{both.Problems[0].Code, both.Problems[1].Code})
+
+	f.Members, f.Paused = 2, false
+	codes := []string{}
+	for _, p := range groupHealth(f).Problems {
+		codes = append(codes, p.Code)
+	}
+	assert.Equal(t, []string{probNotConsuming, probLagGrowing}, codes, "resumed and still stuck")
+}

@@ -17,6 +17,7 @@ type topicState struct {
 	arrived  map[string]arrivals // dead letters per group within recentWindow
 	seen     map[string]admin.GroupLiveness
 	outages  map[string][]admin.Outage // partitions waiting out a downstream outage, per group
+	pauses   map[string]admin.PauseState // groups an operator paused
 	recent   recent
 	memory   admin.TopicMemory // the Redis servers' memory, the topic's refused publishes
 	groups   []groupState      // sorted by name
@@ -45,6 +46,9 @@ func (h *Handler) readTopicState(ctx context.Context, topic string) (topicState,
 		return st, err
 	}
 	if st.outages, err = h.adm.Outages(ctx, topic, groupNames(st.lag)); err != nil {
+		return st, err
+	}
+	if st.pauses, err = h.adm.GroupPauses(ctx, topic, groupNames(st.lag)); err != nil {
 		return st, err
 	}
 	if st.dlq, err = h.adm.DLQSize(ctx, topic); err != nil {
@@ -149,7 +153,7 @@ func (st *topicState) factsOf(g admin.GroupLag) groupFacts {
 		Topic: st.lag.Topic, Name: g.Group, Now: st.lag.Time, Members: st.live[g.Group], Lag: g.Lag, Pending: g.Pending,
 		TimeLag: g.TimeLag, DeadLetters: dead.count, FirstDead: dead.first,
 		Expired: seen.Expired, ExpiredSince: seen.ExpiredSince, LastSeen: seen.LastSeen,
-		Outages: st.outages[g.Group],
+		Outages: st.outages[g.Group], PausedSince: st.pauses[g.Group].Since, Paused: st.pauses[g.Group].Paused,
 	}
 }
 

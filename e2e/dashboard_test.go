@@ -215,6 +215,8 @@ func pauseGroup(t *testing.T, b *browser, e *env, url string) {
 	require.Eventually(t, paused, 10*time.Second, 20*time.Millisecond, "the group was not paused")
 	b.waitFor(`document.getElementById('stat-delivery').textContent === 'paused'`, "the page to show the pause")
 	b.waitFor(`document.querySelector('[data-field="pause-state"]').textContent.includes('Paused by an operator since')`, "since when")
+	b.waitFor(`document.getElementById('group-health').textContent.includes('paused by an operator')`, "the health naming the pause")
+	assert.Contains(t, eval[string](b, `document.getElementById('group-health').textContent`), "streamq resume orders audit")
 
 	b.click(`[data-action="resume-group"]`)
 	b.waitFor(`document.querySelector('dialog[open]')?.textContent.includes('goes on where it stopped')`, "the resume confirmation")

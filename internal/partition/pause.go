@@ -51,9 +51,35 @@ func (r *Registry) Paused(ctx context.Context, key string) (Pause, error) {
 	if err != nil {
 		return Pause{}, fmt.Errorf("read pause %s: %w", key, err)
 	}
+	return pauseOf(v), nil
+}
+
+// PausedAll is Paused for each of keys, in one pipeline.
+func (r *Registry) PausedAll(ctx context.Context, keys []string) ([]Pause, error) {
+	cmds := make([]*redis.StringCmd, len(keys))
+	_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, k := range keys {
+			cmds[i] = p.Get(ctx, k)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("read pauses: %w", err)
+	}
+	out := make([]Pause, len(keys))
+	for i, c := range cmds {
+		if v, err := c.Result(); err == nil {
+			out[i] = pauseOf(v)
+		}
+	}
+	return out, nil
+}
+
+// pauseOf is the pause a key's value records: its start in Unix ms.
+func pauseOf(v string) Pause {
 	p := Pause{Paused: true}
 	if ms, err := strconv.ParseInt(v, 10, 64); err == nil {
 		p.Since = time.UnixMilli(ms)
 	}
-	return p, nil
+	return p
 }
