@@ -124,7 +124,7 @@ fuzz:
 		$(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) $${t%%:*}; \
 	done
 
-## lint: golangci-lint GOLANGCI_LINT_VERSION with the linters and exclusions of .golangci.yml;
+## lint: gofmt -l (nothing may be left unformatted), then golangci-lint GOLANGCI_LINT_VERSION with the linters and exclusions of .golangci.yml;
 ## go install puts that version into LINT_BIN (GOPATH's bin) when it is missing or another
 GOLANGCI_LINT_VERSION ?= 2.15.0
 LINT_BIN      ?= $(firstword $(subst :, ,$(shell $(GO) env GOPATH)))/bin
@@ -135,6 +135,7 @@ lint:
 		rm -f "$(GOLANGCI_LINT)"; \
 		GOBIN="$(LINT_BIN)" $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v$(GOLANGCI_LINT_VERSION); \
 	fi
+	@unformatted="$$(gofmt -l .)"; if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	$(GOLANGCI_LINT) run $(PKGS)
 	cd outbox && $(GOLANGCI_LINT) run -c ../.golangci.yml ./...
 	cd otel && $(GOLANGCI_LINT) run -c ../.golangci.yml ./...

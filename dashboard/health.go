@@ -146,9 +146,9 @@ type groupFacts struct {
 	// Paused: an operator paused the group (admin.PauseGroup), since PausedSince.
 	Paused      bool
 	PausedSince time.Time
-	trend   []admin.HistoryGroup
-	first                  time.Time     // the time of trend's first sample
-	span                   time.Duration // between the first and last sample of trend
+	trend       []admin.HistoryGroup
+	first       time.Time     // the time of trend's first sample
+	span        time.Duration // between the first and last sample of trend
 }
 
 // factsOf completes f with the group's samples of rc.

@@ -16,7 +16,7 @@ type topicState struct {
 	dlq      int64               // dead letters now
 	arrived  map[string]arrivals // dead letters per group within recentWindow
 	seen     map[string]admin.GroupLiveness
-	outages  map[string][]admin.Outage // partitions waiting out a downstream outage, per group
+	outages  map[string][]admin.Outage   // partitions waiting out a downstream outage, per group
 	pauses   map[string]admin.PauseState // groups an operator paused
 	recent   recent
 	memory   admin.TopicMemory // the Redis servers' memory, the topic's refused publishes

@@ -101,7 +101,9 @@ func (s Space) IsLease(key string) bool {
 // Outage is group g's record of a downstream outage on partition p of topic t (package
 // outage): written by the partition's lease holder while it waits the outage out, gone when
 // it resumes, expiring when the holder is gone.
-func (s Space) Outage(t string, p int, g string) string { return s.Control + ":outage:" + Tag(t, p) + ":" + g }
+func (s Space) Outage(t string, p int, g string) string {
+	return s.Control + ":outage:" + Tag(t, p) + ":" + g
+}
 
 // GroupPause marks group g on topic t as paused by an operator (admin.PauseGroup): its
 // value is the pause's start, in Unix ms. Every member of the group stops delivering while
