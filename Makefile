@@ -114,10 +114,10 @@ bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
 ## fuzz: fuzz every decoder of stored data for FUZZTIME each (stream entries, retry items,
-## DLQ entries, member capabilities, topic meta)
+## DLQ entries, member capabilities, topic meta, outage records)
 FUZZTIME ?= 30s
 FUZZ_TARGETS = .:FuzzUnmarshal ./internal/deferred:FuzzDecodeItem ./internal/dlq:FuzzRebuild ./internal/dlq:FuzzDecode \
-	./internal/lease:FuzzParseMemberAndAssign ./internal/partition:FuzzParseCount
+	./internal/lease:FuzzParseMemberAndAssign ./internal/partition:FuzzParseCount ./internal/outage:FuzzDecode
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		echo "fuzz $${t#*:} ($${t%%:*}) for $(FUZZTIME)"; \

@@ -28,22 +28,14 @@ var ErrOutage = errors.New("downstream outage")
 // in order. Waiting for an outage counts no retry against the message's cap. Under
 // middleware.Retry, exclude it with ShouldRetry: !errors.Is(err, streamq.ErrOutage).
 func Outage(msg *message.Message, err error) error {
-	reason := ErrOutage.Error()
-	if err != nil {
-		reason = err.Error()
+	if err == nil {
+		err = ErrOutage
 	}
-	msg.Metadata.Set(codec.HeaderOutage, reason)
-	if err == nil || errors.Is(err, ErrOutage) {
-		return firstErr(err, ErrOutage)
+	msg.Metadata.Set(codec.HeaderOutage, err.Error())
+	if errors.Is(err, ErrOutage) {
+		return err
 	}
 	return fmt.Errorf("%w: %w", ErrOutage, err)
-}
-
-func firstErr(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
 }
 
 const (

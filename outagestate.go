@@ -2,6 +2,7 @@ package streamq
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -14,12 +15,18 @@ import (
 // messages that failed meanwhile (MaxInFlightPerPartition > 1, OrderByKey) wait for the
 // outage to end, then are delivered again at once. Any delivery that is not an outage
 // failure (an ack, or the message's own failure) ends the outage.
+//
+// Every delivery reads and counts the run; that path takes no lock unless an outage lasts.
 type partOutage struct {
-	cfg  OutageConfig
-	gate *gate
+	cfg       OutageConfig
+	topic     string // what Stats and the metrics name
+	partition int
+	gate      *gate
+
+	inARow atomic.Int64 // failures in a row, this one not counted
+	active atomic.Bool  // an outage lasts: since is set
 
 	mu      sync.Mutex
-	inARow  int // failures in a row, this one not counted
 	since   time.Time
 	probes  int
 	next    time.Time
@@ -28,16 +35,12 @@ type partOutage struct {
 	ended   chan struct{} // closed when the outage ends
 }
 
-func newPartOutage(cfg OutageConfig) *partOutage {
-	return &partOutage{cfg: cfg, gate: newGate()}
+func newPartOutage(cfg OutageConfig, topic string, partition int) *partOutage {
+	return &partOutage{cfg: cfg, topic: topic, partition: partition, gate: newGate()}
 }
 
 // run is what decide needs of the partition's failures.
-func (o *partOutage) run() failureRun {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return failureRun{inARow: o.inARow}
-}
+func (o *partOutage) run() failureRun { return failureRun{inARow: int(o.inARow.Load())} }
 
 // heldTurn is what a message held for an outage does next: wait before its probe, or wait
 // for the outage to end (ended).
@@ -51,12 +54,13 @@ type heldTurn struct {
 // hold counts a failure for an outage at now with reason; wasProbe is true when the failed
 // delivery was the probe.
 func (o *partOutage) hold(now time.Time, reason string, wasProbe bool) heldTurn {
+	o.inARow.Add(1)
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.inARow++
 	var t heldTurn
 	if o.since.IsZero() {
 		o.since, o.probes, o.probing, o.ended = now, 0, false, make(chan struct{})
+		o.active.Store(true)
 		o.gate.set(true, now)
 		t.first = true
 	}
@@ -78,18 +82,23 @@ func (o *partOutage) hold(now time.Time, reason string, wasProbe bool) heldTurn 
 // failure extends it; either ends an outage. It returns the outage that ended (zero Since:
 // none).
 func (o *partOutage) settled(failed bool) PartitionOutage {
+	switch {
+	case failed:
+		o.inARow.Add(1)
+	case o.inARow.Load() != 0:
+		o.inARow.Store(0)
+	}
+	if !o.active.Load() {
+		return PartitionOutage{}
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if failed {
-		o.inARow++
-	} else {
-		o.inARow = 0
-	}
-	if o.since.IsZero() {
+	if o.since.IsZero() { // another delivery ended it meanwhile
 		return PartitionOutage{}
 	}
 	was := o.snapshotLocked()
 	o.since, o.next, o.probes, o.probing, o.reason = time.Time{}, time.Time{}, 0, false, ""
+	o.active.Store(false)
 	close(o.ended)
 	o.gate.set(false, time.Time{})
 	return was
@@ -106,5 +115,5 @@ func (o *partOutage) snapshotLocked() PartitionOutage {
 	if o.since.IsZero() {
 		return PartitionOutage{}
 	}
-	return PartitionOutage{Since: o.since, NextProbe: o.next, Probes: o.probes, Reason: o.reason}
+	return PartitionOutage{Topic: o.topic, Partition: o.partition, Since: o.since, NextProbe: o.next, Probes: o.probes, Reason: o.reason}
 }

@@ -13,7 +13,7 @@ import (
 // delivery ends it and opens the gate.
 func TestPartOutage(t *testing.T) {
 	t.Parallel()
-	o := newPartOutage(OutageConfig{Backoff: time.Second, MaxBackoff: 5 * time.Second})
+	o := newPartOutage(OutageConfig{Backoff: time.Second, MaxBackoff: 5 * time.Second}, "orders", 3)
 	now := time.Unix(1_700_000_000, 0)
 	assert.Zero(t, o.snapshot().Since)
 

@@ -49,7 +49,7 @@ func (w *worker) settledRun(failed bool) {
 	lasted := w.d.clock.Now().Sub(was.Since)
 	w.d.log.Info("Downstream recovered: partition resumed", watermill.LogFields{
 		"outage": lasted.Round(time.Millisecond).String(), "probes": was.Probes})
-	w.reportOutage(PartitionOutage{})
+	w.reportOutage(PartitionOutage{Topic: was.Topic, Partition: was.Partition}) // zero Since: resumed
 	ctx, cancel := w.settle.stepCtx()
 	defer cancel()
 	if err := outage.Clear(ctx, w.d.rdb, w.d.keys.Outage); err != nil {
@@ -81,7 +81,6 @@ const outageRecordSlack = 10 * time.Second
 
 func (w *worker) reportOutage(o PartitionOutage) {
 	if r, ok := w.d.count.metrics.(OutageReporter); ok {
-		o.Topic, o.Partition = w.d.keys.Topic, w.d.keys.Index
 		r.Outage(w.d.count.labels, o)
 	}
 }
@@ -91,9 +90,8 @@ func (sub *subscription) outages() []PartitionOutage {
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
 	var out []PartitionOutage
-	for p, w := range sub.workers {
+	for _, w := range sub.workers {
 		if o := w.outage.snapshot(); !o.Since.IsZero() {
-			o.Topic, o.Partition = sub.topic, p
 			out = append(out, o)
 		}
 	}

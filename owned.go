@@ -63,7 +63,7 @@ func (sub *subscription) worker(p int) *worker {
 // it builds the partition's dependencies once and every component from them.
 func (sub *subscription) startWorker(p int, token string, sent time.Time) {
 	w := &worker{stop: make(chan struct{}), runDone: make(chan struct{}), outlet: sub.outlet,
-		outage: newPartOutage(sub.cfg.Retry.Outage), sem: make(chan struct{}, sub.cfg.Delivery.MaxInFlightPerPartition)}
+		outage: newPartOutage(sub.cfg.Retry.Outage, sub.topic, p), sem: make(chan struct{}, sub.cfg.Delivery.MaxInFlightPerPartition)}
 	w.gates = append(append(gates{}, sub.gates...), w.outage.gate)
 	w.d = sub.partDeps(w, p, token, sent)
 	w.msgCtx, w.cancelMsgs = context.WithCancel(sub.ctx)

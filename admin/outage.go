@@ -38,36 +38,20 @@ func (o Outage) At(now time.Time) string {
 		o.Since.Local().Format(time.TimeOnly), now.Sub(o.Since).Round(time.Second), probe, o.Probes, o.Reason)
 }
 
-// addOutages reads the outage record of group on each of parts.
-func (a *Admin) addOutages(ctx context.Context, topic, group string, parts []PartitionGroupStats) error {
-	keys := make([]string, len(parts))
-	for i, p := range parts {
-		keys[i] = a.space.Outage(topic, p.Partition, group)
+// Outages are the partitions waiting out a downstream outage, by group, of every group of
+// lag (as TopicLag read it) on the partitions where it exists, in partition order; one
+// pipeline.
+func (a *Admin) Outages(ctx context.Context, lag TopicLag) (map[string][]Outage, error) {
+	var keys []string
+	type at struct {
+		group     string
+		partition int
 	}
-	recs, err := outage.Read(ctx, a.rdb, keys)
-	if err != nil {
-		return err
-	}
-	for i, r := range recs {
-		if r != nil {
-			parts[i].Outage = outageOf(parts[i].Partition, r)
-		}
-	}
-	return nil
-}
-
-// Outages are the partitions of topic waiting out a downstream outage, by group, for each of
-// groups (the groups of admin.TopicLag), in partition order; one pipeline over every group
-// and partition.
-func (a *Admin) Outages(ctx context.Context, topic string, groups []string) (map[string][]Outage, error) {
-	n, err := a.partitions(ctx, topic)
-	if err != nil {
-		return nil, err
-	}
-	keys := make([]string, 0, n*len(groups))
-	for _, g := range groups {
-		for p := range n {
-			keys = append(keys, a.space.Outage(topic, p, g))
+	var where []at
+	for _, g := range lag.Groups {
+		for _, p := range g.Partitions {
+			keys = append(keys, a.space.Outage(lag.Topic, p.Partition, g.Group))
+			where = append(where, at{g.Group, p.Partition})
 		}
 	}
 	recs, err := outage.Read(ctx, a.rdb, keys)
@@ -76,14 +60,17 @@ func (a *Admin) Outages(ctx context.Context, topic string, groups []string) (map
 	}
 	out := map[string][]Outage{}
 	for i, r := range recs {
-		if r != nil {
-			g := groups[i/n]
-			out[g] = append(out[g], *outageOf(i%n, r))
+		if o := outageOf(where[i].partition, r); o != nil {
+			out[where[i].group] = append(out[where[i].group], *o)
 		}
 	}
 	return out, nil
 }
 
+// outageOf is the Outage of partition p that r records; nil when r is.
 func outageOf(p int, r *outage.Record) *Outage {
+	if r == nil {
+		return nil
+	}
 	return &Outage{Partition: p, Member: r.Member, Since: r.Since, NextProbe: r.NextProbe, Probes: r.Probes, Reason: r.Reason}
 }

@@ -76,8 +76,8 @@ func (a *Admin) pauseKey(ctx context.Context, topic, group string) (string, erro
 
 func pauseState(p partition.Pause) PauseState { return PauseState{Paused: p.Paused, Since: p.Since} }
 
-// GroupPauses reads whether an operator paused each of groups on topic, in one pipeline: the
-// paused ones only, by group (the dashboard's health reads every group of a topic at once).
+// GroupPauses reads whether an operator paused each of groups on topic, in one round trip:
+// the paused ones only, by group (the dashboard's health reads every group of a topic at once).
 func (a *Admin) GroupPauses(ctx context.Context, topic string, groups []string) (map[string]PauseState, error) {
 	keys := make([]string, len(groups))
 	for i, g := range groups {

@@ -115,9 +115,6 @@ func (a *Admin) GroupStats(ctx context.Context, topic, group string) (GroupStats
 	if err := a.addLiveness(ctx, topic, group, meta.Count, found); err != nil {
 		return GroupStats{}, err
 	}
-	if err := a.addOutages(ctx, topic, group, found); err != nil {
-		return GroupStats{}, err
-	}
 	gs.add(found)
 	p, err := a.reg.Paused(ctx, a.reg.PauseKey(topic, group, false))
 	gs.Pause = pauseState(p)
@@ -149,6 +146,7 @@ func (a *Admin) statsKeys(topic, group string, n int) []inspect.GroupKeys {
 		out[p] = inspect.GroupKeys{
 			Stream: a.space.PartitionStream(topic, p), Lease: a.space.Lease(topic, p, group),
 			Commit: a.space.Commit(topic, p), TrimLoss: a.space.TrimLoss(topic, p),
+			Outage: a.space.Outage(topic, p, group),
 		}
 	}
 	return out
@@ -189,7 +187,7 @@ func partitionGroupStats(part inspect.GroupPartition, g stream.GroupInfo, l Part
 		LastDeliveredID: l.LastDeliveredID, EntriesRead: g.EntriesRead, Consumers: int(g.Consumers),
 		LeaseOwner: ownerName(part.LeaseToken), LeaseTTL: part.LeaseTTL,
 		TimeLag: l.TimeLag, OldestID: l.OldestID, PendingAge: l.PendingAge,
-		CommitFrontier: part.Commit, TrimLost: part.TrimLost,
+		CommitFrontier: part.Commit, TrimLost: part.TrimLost, Outage: outageOf(l.Partition, part.Outage),
 	}
 }
 

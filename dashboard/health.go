@@ -228,8 +228,11 @@ func outageProblem(v *healthView, f groupFacts) {
 	if next := soonest.Sub(f.Now); next > 0 {
 		probe = "next probe in " + roundSpan(max(next, time.Second)) // under a second reads 1s, not 0s
 	}
-	v.add(probOutage, sevWarning, "paused: downstream failing on %s %s, %s (%s)",
-		map[bool]string{true: "partition", false: "partitions"}[len(parts) == 1], strings.Join(parts, ", "), probe, first.Reason).
+	which := "partitions "
+	if len(parts) == 1 {
+		which = "partition "
+	}
+	v.add(probOutage, sevWarning, "paused: downstream failing on %s%s, %s (%s)", which, strings.Join(parts, ", "), probe, first.Reason).
 		since("since", first.Since, f.Now, "").
 		then("fix the service the handler calls (the reason names it): each partition resumes by itself, in order, at its first probe that succeeds", cli("stats", f.Topic, f.Name))
 }

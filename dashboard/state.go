@@ -45,7 +45,7 @@ func (h *Handler) readTopicState(ctx context.Context, topic string) (topicState,
 	if st.seen, err = h.adm.GroupLiveness(ctx, topic); err != nil {
 		return st, err
 	}
-	if st.outages, err = h.adm.Outages(ctx, topic, groupNames(st.lag)); err != nil {
+	if st.outages, err = h.adm.Outages(ctx, st.lag); err != nil {
 		return st, err
 	}
 	if st.pauses, err = h.adm.GroupPauses(ctx, topic, groupNames(st.lag)); err != nil {

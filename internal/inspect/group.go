@@ -10,12 +10,13 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/streamq-dev/streamq/internal/outage"
 	"github.com/streamq-dev/streamq/internal/stream"
 )
 
 // GroupKeys are the keys of one partition a group view reads.
 type GroupKeys struct {
-	Stream, Lease, Commit, TrimLoss string
+	Stream, Lease, Commit, TrimLoss, Outage string
 }
 
 // GroupPartition is what a group view read of one partition.
@@ -28,6 +29,8 @@ type GroupPartition struct {
 	LeaseTTL   time.Duration
 	Commit     string // the group's commit frontier, "" when none
 	TrimLost   int64  // the group's hard-trim losses (its retention.LossField), 0 when none
+	// Outage is the group's downstream outage record there (package outage), nil when none.
+	Outage *outage.Record
 }
 
 // Group is one group over a topic's partitions.
@@ -56,12 +59,13 @@ type groupRead struct {
 	ttl    *redis.DurationCmd
 	commit *redis.StringCmd
 	lost   *redis.StringCmd
+	outage *redis.StringCmd
 }
 
 // GroupView reads, in one pipeline, the server's TIME, group's membership zset (membersKey)
 // and, on every partition of parts, XINFO GROUPS and XINFO STREAM, the group's lease (GET and
-// PTTL), its commit frontier and its lossField of the trim-loss hash. A missing stream, lease,
-// frontier or loss count is not an error.
+// PTTL), its commit frontier, its lossField of the trim-loss hash and its outage record. A
+// missing stream, lease, frontier, loss count or outage record is not an error.
 func GroupView(ctx context.Context, rdb redis.UniversalClient, membersKey, group, lossField string, parts []GroupKeys) (Group, error) {
 	reads := make([]groupRead, len(parts))
 	var members *redis.ZSliceCmd
@@ -74,6 +78,7 @@ func GroupView(ctx context.Context, rdb redis.UniversalClient, membersKey, group
 				groups: stream.QueueGroups(ctx, pipe, k.Stream), info: stream.QueueInfo(ctx, pipe, k.Stream),
 				owner: pipe.Get(ctx, k.Lease), ttl: pipe.PTTL(ctx, k.Lease),
 				commit: pipe.HGet(ctx, k.Commit, group), lost: pipe.HGet(ctx, k.TrimLoss, lossField),
+				outage: pipe.Get(ctx, k.Outage),
 			}
 		}
 		return nil
@@ -126,7 +131,7 @@ func (r groupRead) partition() (GroupPartition, error) {
 	if err := firstErr(gerr, ierr); err != nil {
 		return GroupPartition{}, err
 	}
-	for _, c := range []redis.Cmder{r.owner, r.ttl, r.commit, r.lost} {
+	for _, c := range []redis.Cmder{r.owner, r.ttl, r.commit, r.lost, r.outage} {
 		if err := c.Err(); err != nil && !errors.Is(err, redis.Nil) {
 			return GroupPartition{}, err
 		}
@@ -134,6 +139,6 @@ func (r groupRead) partition() (GroupPartition, error) {
 	lost, _ := strconv.ParseInt(r.lost.Val(), 10, 64) // "" when none
 	return GroupPartition{
 		Groups: groups, Info: info, LeaseToken: r.owner.Val(), LeaseTTL: max(r.ttl.Val(), 0),
-		Commit: r.commit.Val(), TrimLost: lost,
+		Commit: r.commit.Val(), TrimLost: lost, Outage: outage.Decode(r.outage),
 	}, nil
 }

@@ -58,10 +58,17 @@ func Read(ctx context.Context, rdb redis.UniversalClient, keys []string) ([]*Rec
 	}
 	out := make([]*Record, len(keys))
 	for i, c := range cmds {
-		var rec Record
-		if b, err := c.Bytes(); err == nil && json.Unmarshal(b, &rec) == nil {
-			out[i] = &rec
-		}
+		out[i] = Decode(c)
 	}
 	return out, nil
+}
+
+// Decode is the record a GET of its key read (queued in a pipeline); nil when there is none
+// or it does not decode.
+func Decode(get *redis.StringCmd) *Record {
+	var rec Record
+	if b, err := get.Bytes(); err == nil && json.Unmarshal(b, &rec) == nil {
+		return &rec
+	}
+	return nil
 }

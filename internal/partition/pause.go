@@ -54,22 +54,19 @@ func (r *Registry) Paused(ctx context.Context, key string) (Pause, error) {
 	return pauseOf(v), nil
 }
 
-// PausedAll is Paused for each of keys, in one pipeline.
+// PausedAll is Paused for each of keys: one MGET, so keys of one topic (they share its tag).
 func (r *Registry) PausedAll(ctx context.Context, keys []string) ([]Pause, error) {
-	cmds := make([]*redis.StringCmd, len(keys))
-	_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, k := range keys {
-			cmds[i] = p.Get(ctx, k)
-		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, redis.Nil) {
+	out := make([]Pause, len(keys))
+	if len(keys) == 0 {
+		return out, nil
+	}
+	vals, err := r.rdb.MGet(ctx, keys...).Result()
+	if err != nil {
 		return nil, fmt.Errorf("read pauses: %w", err)
 	}
-	out := make([]Pause, len(keys))
-	for i, c := range cmds {
-		if v, err := c.Result(); err == nil {
-			out[i] = pauseOf(v)
+	for i, v := range vals {
+		if s, ok := v.(string); ok {
+			out[i] = pauseOf(s)
 		}
 	}
 	return out, nil
