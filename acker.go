@@ -9,6 +9,7 @@ import (
 	"github.com/ThreeDotsLabs/watermill"
 
 	"github.com/streamq-dev/streamq/internal/fence"
+	"github.com/streamq-dev/streamq/internal/run"
 	"github.com/streamq-dev/streamq/internal/server"
 	"github.com/streamq-dev/streamq/internal/stream"
 )
@@ -23,8 +24,8 @@ type acker struct {
 	gate     *sync.Mutex                 // shared with the claimer: a claim and a flush never interleave
 	forget   func([]stream.Acked)        // the read position releases what was acked
 	frontier func([]stream.Acked) string // the frontier an ack batch may record (position.Frontier)
-	run      *runner
-	retry    *backoff // grows while flushes fail, so a Redis outage is no hot loop
+	run      *run.Runner
+	retry    *run.Backoff // grows while flushes fail, so a Redis outage is no hot loop
 
 	mu    sync.Mutex
 	ids   []stream.Acked
@@ -39,16 +40,16 @@ func newAcker(d partDeps, cfg AckConfig, gate *sync.Mutex, pos ackedPosition) *a
 		cfg.DeletePolicy = AckDeleteNone
 	}
 	return &acker{
-		d: d, cfg: cfg, gate: gate, forget: pos.Forget, frontier: pos.Frontier, run: newRunner(),
-		retry: newBackoff(0, 2*time.Second),
+		d: d, cfg: cfg, gate: gate, forget: pos.Forget, frontier: pos.Frontier, run: run.NewRunner(),
+		retry: run.NewBackoff(0, 2*time.Second),
 		kick:  make(chan struct{}, 1), full: make(chan struct{}, 1),
 	}
 }
 
-func (a *acker) start() { a.run.start(a.loop) }
+func (a *acker) start() { a.run.Start(a.loop) }
 
 // stop ends the loop; a final flush is up to the caller.
-func (a *acker) stop() { a.run.stop() }
+func (a *acker) stop() { a.run.Stop() }
 
 // ackedPosition is what the acker tells the read position: what it acked, and what frontier
 // that allows.
@@ -86,10 +87,10 @@ func (a *acker) queue(id, ref string, held bool) {
 	n := len(a.ids)
 	a.mu.Unlock()
 	if n == 1 {
-		signal(a.kick)
+		run.Signal(a.kick)
 	}
 	if n >= a.cfg.BatchSize {
-		signal(a.full)
+		run.Signal(a.full)
 	}
 }
 
@@ -123,16 +124,16 @@ func (a *acker) loop() {
 	for {
 		select {
 		case <-a.kick:
-		case <-a.run.quit:
+		case <-a.run.Quit():
 			return
 		}
 		if !a.waitBatch() {
 			return
 		}
 		if a.flush(a.d.ctx) {
-			a.retry.reset()
+			a.retry.Reset()
 		} else {
-			a.retry.next()
+			a.retry.Next()
 		}
 	}
 }
@@ -140,7 +141,7 @@ func (a *acker) loop() {
 // waitBatch waits for the flush interval (or the retry backoff) or a full batch; false
 // means stop.
 func (a *acker) waitBatch() bool {
-	wait := a.retry.peek()
+	wait := a.retry.Peek()
 	if wait == 0 {
 		wait = a.cfg.FlushInterval
 	}
@@ -149,7 +150,7 @@ func (a *acker) waitBatch() bool {
 	select {
 	case <-t.C():
 	case <-a.full:
-	case <-a.run.quit:
+	case <-a.run.Quit():
 		return false
 	}
 	return true
@@ -188,7 +189,7 @@ func (a *acker) flush(ctx context.Context) bool {
 		a.putBack(ids)
 		if ctx.Err() == nil {
 			a.d.log.Error("Could not flush acks, will retry", err, watermill.LogFields{"count": len(ids)})
-			signal(a.kick)
+			run.Signal(a.kick)
 		}
 		return false
 	}

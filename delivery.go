@@ -112,7 +112,7 @@ func (w *worker) dispatch(e position.Entry) bool {
 // takeTurn waits until delivery is not paused and takes the in-flight slots of one handler;
 // false means the worker stopped first.
 func (w *worker) takeTurn() bool {
-	if w.gates.paused() && !w.gates.waitOpen(w.stop) {
+	if w.gates.Paused() && !w.gates.WaitOpen(w.stop) {
 		return false
 	}
 	if !w.takeSlots() {

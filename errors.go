@@ -7,6 +7,7 @@ import (
 
 	"github.com/streamq-dev/streamq/internal/codec"
 	"github.com/streamq-dev/streamq/internal/fence"
+	"github.com/streamq-dev/streamq/internal/health"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/server"
 )
@@ -116,3 +117,19 @@ func (e *PartitionError) Error() string {
 
 // Unwrap returns the underlying error.
 func (e *PartitionError) Unwrap() error { return e.Err }
+
+// apiError is an error of the engine as Publish, Subscribe and SubscribeInitialize return it:
+// one caused by a closed client, or by credentials a server refused, wraps ErrInvalidConfig
+// as well (the caller closed the client before the Publisher or Subscriber that uses it, or
+// configured it wrongly).
+func apiError(err error) error {
+	switch {
+	case err == nil || errors.Is(err, ErrInvalidConfig):
+		return err
+	case errors.Is(err, health.ErrAuth):
+		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	case server.IsClosed(err):
+		return fmt.Errorf("%w: the Redis client is closed (close it after the Publishers and Subscribers that use it): %w", ErrInvalidConfig, err)
+	}
+	return err
+}

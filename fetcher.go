@@ -11,6 +11,7 @@ import (
 	"github.com/streamq-dev/streamq/internal/clock"
 	"github.com/streamq-dev/streamq/internal/lease"
 	"github.com/streamq-dev/streamq/internal/position"
+	"github.com/streamq-dev/streamq/internal/run"
 	"github.com/streamq-dev/streamq/internal/server"
 	"github.com/streamq-dev/streamq/internal/stream"
 )
@@ -45,8 +46,8 @@ type fetchDeps struct {
 	block  time.Duration
 	clock  clock.Clock
 	log    watermill.LoggerAdapter
-	heal   func() // a group or stream is missing: ask the rebalancer to heal
-	gates  gates  // no reads while one is closed (Pause, a paused group)
+	heal   func()    // a group or stream is missing: ask the rebalancer to heal
+	gates  run.Gates // no reads while one is closed (Pause, a paused group)
 }
 
 // fetcher reads new entries for a set of owned partitions with one blocking XREADGROUP over
@@ -59,7 +60,7 @@ type fetchDeps struct {
 // partition gets its own fetcher.
 type fetcher struct {
 	d      fetchDeps
-	run    *runner
+	run    *run.Runner
 	ctx    context.Context // cancelled on stop
 	cancel context.CancelFunc
 	wake   chan struct{} // cap 1
@@ -71,16 +72,16 @@ type fetcher struct {
 
 // newFetcher returns a fetcher whose reads end when ctx is done or it stops.
 func newFetcher(ctx context.Context, d fetchDeps) *fetcher {
-	f := &fetcher{d: d, run: newRunner(), wake: make(chan struct{}, 1), feeds: map[string]*feed{}}
+	f := &fetcher{d: d, run: run.NewRunner(), wake: make(chan struct{}, 1), feeds: map[string]*feed{}}
 	f.ctx, f.cancel = context.WithCancel(ctx)
 	return f
 }
 
-func (f *fetcher) start() { f.run.start(f.loop) }
+func (f *fetcher) start() { f.run.Start(f.loop) }
 
 func (f *fetcher) stop() {
 	f.cancel()
-	f.run.stop()
+	f.run.Stop()
 }
 
 func (f *fetcher) add(fd *feed) {
@@ -101,7 +102,7 @@ func (f *fetcher) remove(fd *feed) {
 	f.readMu.Unlock() //nolint:staticcheck // waiting for the read in progress is the point
 }
 
-func (f *fetcher) poke() { signal(f.wake) }
+func (f *fetcher) poke() { run.Signal(f.wake) }
 
 // round is one read round's request: the streams that want entries, the last id each
 // received and its claim generation.
@@ -143,9 +144,9 @@ const busyPoll = 2 * time.Millisecond
 // would hold back that partition's next batch, so it polls the idle partitions without
 // blocking and then waits for a partition to ask or BlockTime to pass.
 func (f *fetcher) loop() {
-	retry := newBackoff(50*time.Millisecond, 2*time.Second)
+	retry := run.NewBackoff(50*time.Millisecond, 2*time.Second)
 	for {
-		if f.d.gates.paused() && !f.d.gates.waitOpen(f.run.quit) {
+		if f.d.gates.Paused() && !f.d.gates.WaitOpen(f.run.Quit()) {
 			return
 		}
 		r := f.ready()
@@ -157,13 +158,13 @@ func (f *fetcher) loop() {
 		}
 		got, err := f.read(r)
 		if err != nil {
-			f.failed(err, retry.peek())
-			if !f.idle(retry.next()) {
+			f.failed(err, retry.Peek())
+			if !f.idle(retry.Next()) {
 				return
 			}
 			continue
 		}
-		retry.reset()
+		retry.Reset()
 		if r.busy && !got && !f.idle(min(f.d.block, busyPoll)) {
 			return
 		}
@@ -195,7 +196,7 @@ func (f *fetcher) idle(d time.Duration) bool {
 		return true
 	case <-timeout:
 		return true
-	case <-f.run.quit:
+	case <-f.run.Quit():
 		return false
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ThreeDotsLabs/watermill"
 
+	"github.com/streamq-dev/streamq/internal/run"
 	"github.com/streamq-dev/streamq/internal/stream"
 )
 
@@ -17,7 +18,7 @@ var errForcedDelete = errors.New("deleted by force under running members")
 // Redis answers NOGROUP, or the metadata is gone.
 func (r *rebalancer) requestHeal() {
 	r.healDue.Store(true)
-	signal(r.healReq)
+	run.Signal(r.healReq)
 }
 
 // heal recreates what disappeared under the running subscription (XGROUP DESTROY, FLUSHALL,

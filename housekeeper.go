@@ -6,6 +6,7 @@ import (
 	"github.com/ThreeDotsLabs/watermill"
 
 	"github.com/streamq-dev/streamq/internal/retention"
+	"github.com/streamq-dev/streamq/internal/run"
 	"github.com/streamq-dev/streamq/internal/stream"
 )
 
@@ -24,7 +25,7 @@ type housekeeper struct {
 	length   func() lengthRetention // what the topic's publishers recorded
 	live     func() []string        // the group's live members at the last heartbeat
 	pressure func() bool            // Redis memory is at or above the high-water mark
-	run      *runner
+	run      *run.Runner
 	cursor   int64 // where the orphan sweep goes on
 }
 
@@ -33,12 +34,12 @@ type housekeeper struct {
 const pressureTrimInterval = time.Second
 
 func newHousekeeper(d partDeps, cfg RetentionConfig, leaseTTL time.Duration, length func() lengthRetention, live func() []string, pressure func() bool) *housekeeper {
-	return &housekeeper{d: d, cfg: cfg, leaseTTL: leaseTTL, length: length, live: live, pressure: pressure, run: newRunner()}
+	return &housekeeper{d: d, cfg: cfg, leaseTTL: leaseTTL, length: length, live: live, pressure: pressure, run: run.NewRunner()}
 }
 
-func (h *housekeeper) start() { h.run.start(h.loop) }
+func (h *housekeeper) start() { h.run.Start(h.loop) }
 
-func (h *housekeeper) stop() { h.run.stop() }
+func (h *housekeeper) stop() { h.run.Stop() }
 
 func (h *housekeeper) loop() {
 	next := h.d.clock.Now()
@@ -53,7 +54,7 @@ func (h *housekeeper) loop() {
 		if h.pressure() { // trim what every group acked as it is acked, until there is room
 			wait = min(wait, pressureTrimInterval)
 		}
-		if !h.run.sleep(h.d.clock, wait) {
+		if !h.run.Sleep(h.d.clock, wait) {
 			return
 		}
 	}

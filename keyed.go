@@ -30,7 +30,7 @@ func (w *worker) handleKeyed(e position.Entry, k string) {
 		if !ok || w.isStopping() {
 			return // a message still waiting stays pending for the next owner
 		}
-		if w.gates.paused() && !w.gates.waitOpen(w.stop) {
+		if w.gates.Paused() && !w.gates.WaitOpen(w.stop) {
 			return
 		}
 		e = next

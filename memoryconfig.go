@@ -52,3 +52,16 @@ func (m MemoryWatch) watched() bool { return m.Interval > 0 }
 
 // mark is the high-water fraction, 0 when there is none.
 func (m MemoryWatch) mark() float64 { return max(m.HighWater, 0) }
+
+// ServerMemory is what a Publisher or Subscriber last read of one Redis server's memory.
+type ServerMemory struct {
+	// Addr is the server ("host:port"), one per master on a Cluster.
+	Addr string
+	// Used and Max are INFO memory's used_memory and maxmemory, in bytes (Max 0: no limit).
+	Used, Max int64
+	// High reports used memory at or above the high-water mark (MemoryWatch.HighWater).
+	High bool
+	// FullSince is when the server was first seen at maxmemory, refusing publishes; zero when
+	// it is not full.
+	FullSince time.Time
+}

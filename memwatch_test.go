@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/streamq-dev/streamq/internal/clock"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/redistest"
 	"github.com/streamq-dev/streamq/internal/server"
@@ -53,62 +52,6 @@ func setMaxMemory(t *testing.T, client *redis.Client, percentOfUsed int64) {
 		limit = m.Used * percentOfUsed / 100
 	}
 	require.NoError(t, client.ConfigSet(ctx, "maxmemory", strconv.FormatInt(limit, 10)).Err())
-}
-
-// The watch logs each change of level once, whatever the number of readings that see it:
-// passing the high-water mark, a full Redis, room again above the mark, falling back. Each
-// reading goes to the MemoryReporter and to status.
-func TestMemoryWatchLogsEachCrossingOnce(t *testing.T) {
-	t.Parallel()
-	_, client := startRedis(t)
-	t.Cleanup(func() { _ = client.ConfigSet(context.Background(), "maxmemory", "0").Err() })
-	logs, metrics := newCaptureLogger(), &memoryRecorder{}
-	w := newMemoryWatch(client, MemoryWatch{HighWater: 0.8, Interval: time.Hour}, logs, clock.Real(), metrics)
-	addr := client.Options().Addr
-	poll := func(n int) {
-		t.Helper()
-		for range n {
-			require.True(t, w.check())
-		}
-	}
-	count := func(level, part string) int { return len(logs.matching(level, part)) }
-
-	poll(3) // no maxmemory: nothing to pass
-	assert.Zero(t, count("error", "high-water mark")+count("info", "fell back"))
-	assert.False(t, w.pressure())
-
-	steps := []struct {
-		name                           string
-		percentOfUsed                  int64 // maxmemory as a share of used memory; 0: none
-		high, full                     bool
-		passed, isFull, room, fellBack int
-	}{
-		{"above the mark (used at 90 %)", 111, true, false, 1, 0, 0, 0},
-		{"full (used at twice maxmemory)", 50, true, true, 1, 1, 0, 0},
-		{"room again, above the mark", 111, true, false, 1, 1, 1, 0},
-		{"fell back (used at 10 %)", 1000, false, false, 1, 1, 1, 1},
-		{"no maxmemory again", 0, false, false, 1, 1, 1, 1},
-	}
-	for _, s := range steps {
-		setMaxMemory(t, client, s.percentOfUsed)
-		poll(4)
-		assert.Equal(t, s.passed, count("error", "passed the high-water mark"), s.name)
-		assert.Equal(t, s.isFull, count("error", "Redis is full"), s.name)
-		assert.Equal(t, s.room, count("info", "has room again"), s.name)
-		assert.Equal(t, s.fellBack, count("info", "fell back below the high-water mark"), s.name)
-		status := w.status()
-		require.Len(t, status, 1, s.name)
-		assert.Equal(t, addr, status[0].Addr)
-		assert.Equal(t, s.high, status[0].High, s.name)
-		assert.Equal(t, s.full, !status[0].FullSince.IsZero(), s.name)
-		assert.Equal(t, s.high, w.pressure(), s.name)
-		reads := metrics.all()
-		assert.Equal(t, status[0], reads[len(reads)-1], "%s: the metrics get the last reading", s.name)
-	}
-	passed := logs.matching("error", "passed the high-water mark")[0].fields
-	assert.Equal(t, addr, passed["server"])
-	assert.Equal(t, 80, passed["high_water_percent"])
-	assert.Len(t, metrics.all(), 3+4*len(steps), "one report per reading")
 }
 
 // A Publisher's and a Subscriber's watch, running on their own timers, log the crossing of

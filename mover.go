@@ -10,6 +10,7 @@ import (
 	"github.com/streamq-dev/streamq/internal/deferred"
 	"github.com/streamq-dev/streamq/internal/fence"
 	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/run"
 	"github.com/streamq-dev/streamq/internal/server"
 	"github.com/streamq-dev/streamq/internal/stream"
 )
@@ -23,7 +24,7 @@ type mover struct {
 	cfg        RetryConfig // MoverInterval and MoverBatch
 	space      keys.Space  // hand-backs go to other partitions of the topic
 	partitions func() int  // the topic's partition count as last read
-	run        *runner
+	run        *run.Runner
 	wake       chan struct{} // cap 1
 
 	mu   sync.Mutex
@@ -31,12 +32,12 @@ type mover struct {
 }
 
 func newMover(d partDeps, cfg RetryConfig, space keys.Space, partitions func() int) *mover {
-	return &mover{d: d, cfg: cfg, space: space, partitions: partitions, run: newRunner(), wake: make(chan struct{}, 1)}
+	return &mover{d: d, cfg: cfg, space: space, partitions: partitions, run: run.NewRunner(), wake: make(chan struct{}, 1)}
 }
 
-func (m *mover) start() { m.run.start(m.loop) }
+func (m *mover) start() { m.run.Start(m.loop) }
 
-func (m *mover) stop() { m.run.stop() }
+func (m *mover) stop() { m.run.Stop() }
 
 // wakeAt asks the mover to look at its sets by t.
 func (m *mover) wakeAt(t time.Time) {
@@ -45,7 +46,7 @@ func (m *mover) wakeAt(t time.Time) {
 		m.next = t
 	}
 	m.mu.Unlock()
-	signal(m.wake)
+	run.Signal(m.wake)
 }
 
 func (m *mover) loop() {
@@ -54,7 +55,7 @@ func (m *mover) loop() {
 		select {
 		case <-t.C():
 		case <-m.wake:
-		case <-m.run.quit:
+		case <-m.run.Quit():
 			t.Stop()
 			return
 		}

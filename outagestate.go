@@ -4,6 +4,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/streamq-dev/streamq/internal/run"
 )
 
 // partOutage is one partition's failures in a row and, when they are an outage, the outage:
@@ -21,7 +23,7 @@ type partOutage struct {
 	cfg       OutageConfig
 	topic     string // what Stats and the metrics name
 	partition int
-	gate      *gate
+	gate      *run.Gate
 
 	inARow atomic.Int64 // failures in a row, this one not counted
 	active atomic.Bool  // an outage lasts: since is set
@@ -36,7 +38,7 @@ type partOutage struct {
 }
 
 func newPartOutage(cfg OutageConfig, topic string, partition int) *partOutage {
-	return &partOutage{cfg: cfg, topic: topic, partition: partition, gate: newGate()}
+	return &partOutage{cfg: cfg, topic: topic, partition: partition, gate: run.NewGate()}
 }
 
 // run is what decide needs of the partition's failures.
@@ -61,7 +63,7 @@ func (o *partOutage) hold(now time.Time, reason string, wasProbe bool) heldTurn 
 	if o.since.IsZero() {
 		o.since, o.probes, o.probing, o.ended = now, 0, false, make(chan struct{})
 		o.active.Store(true)
-		o.gate.set(true, now)
+		o.gate.Set(true, now)
 		t.first = true
 	}
 	o.reason = reason
@@ -100,7 +102,7 @@ func (o *partOutage) settled(failed bool) PartitionOutage {
 	o.since, o.next, o.probes, o.probing, o.reason = time.Time{}, time.Time{}, 0, false, ""
 	o.active.Store(false)
 	close(o.ended)
-	o.gate.set(false, time.Time{})
+	o.gate.Set(false, time.Time{})
 	return was
 }
 

@@ -21,7 +21,7 @@ func TestPartOutage(t *testing.T) {
 	assert.True(t, first.first)
 	assert.True(t, first.probe)
 	assert.Equal(t, time.Second, first.wait)
-	paused, _ := o.gate.state()
+	paused, _ := o.gate.State()
 	assert.True(t, paused, "the partition hands out nothing more")
 
 	other := o.hold(now.Add(time.Millisecond), "down too", false)
@@ -46,7 +46,7 @@ func TestPartOutage(t *testing.T) {
 	default:
 		t.Fatal("the waiting message is released")
 	}
-	paused, _ = o.gate.state()
+	paused, _ = o.gate.State()
 	assert.False(t, paused)
 	assert.Zero(t, o.snapshot().Since)
 	assert.Zero(t, o.run().inARow)

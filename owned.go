@@ -11,6 +11,7 @@ import (
 	"github.com/streamq-dev/streamq/internal/keyorder"
 	"github.com/streamq-dev/streamq/internal/lease"
 	"github.com/streamq-dev/streamq/internal/position"
+	"github.com/streamq-dev/streamq/internal/run"
 	"github.com/streamq-dev/streamq/internal/server"
 )
 
@@ -64,7 +65,7 @@ func (sub *subscription) worker(p int) *worker {
 func (sub *subscription) startWorker(p int, token string, sent time.Time) {
 	w := &worker{stop: make(chan struct{}), runDone: make(chan struct{}), outlet: sub.outlet,
 		outage: newPartOutage(sub.cfg.Retry.Outage, sub.topic, p), sem: make(chan struct{}, sub.cfg.Delivery.MaxInFlightPerPartition)}
-	w.gates = append(append(gates{}, sub.gates...), w.outage.gate)
+	w.gates = append(append(run.Gates{}, sub.gates...), w.outage.gate)
 	w.d = sub.partDeps(w, p, token, sent)
 	w.msgCtx, w.cancelMsgs = context.WithCancel(sub.ctx)
 	sub.buildComponents(w)

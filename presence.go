@@ -11,6 +11,7 @@ import (
 
 	"github.com/streamq-dev/streamq/internal/clock"
 	"github.com/streamq-dev/streamq/internal/lease"
+	"github.com/streamq-dev/streamq/internal/run"
 	"github.com/streamq-dev/streamq/internal/server"
 )
 
@@ -32,31 +33,31 @@ type presenceDeps struct {
 // subscription the way a crash would, and the keeper with it.
 type presenceKeeper struct {
 	d      presenceDeps
-	run    *runner
+	run    *run.Runner
 	ctx    context.Context // cancelled on stop
 	cancel context.CancelFunc
 	lapsed atomic.Bool // the term ran out while refreshes failed: logged once until one succeeds
 }
 
 func newPresenceKeeper(parent context.Context, d presenceDeps) *presenceKeeper {
-	p := &presenceKeeper{d: d, run: newRunner()}
+	p := &presenceKeeper{d: d, run: run.NewRunner()}
 	p.ctx, p.cancel = context.WithCancel(context.WithoutCancel(parent))
 	return p
 }
 
-func (p *presenceKeeper) start() { p.run.start(p.loop) }
+func (p *presenceKeeper) start() { p.run.Start(p.loop) }
 
 // stop ends the loop and waits for a refresh under way: none is sent after stop returns.
 func (p *presenceKeeper) stop() {
 	p.cancel()
-	p.run.stop()
+	p.run.Stop()
 }
 
 // loop refreshes one period after the previous refresh was sent, until stop or until the
 // name is found taken over.
 func (p *presenceKeeper) loop() {
 	wait := p.d.period
-	for p.run.sleep(p.d.clock, wait) {
+	for p.run.Sleep(p.d.clock, wait) {
 		sent := p.d.clock.Now()
 		if !p.refresh(p.ctx, sent) {
 			return

@@ -16,6 +16,7 @@ import (
 	"github.com/streamq-dev/streamq/internal/clock"
 	"github.com/streamq-dev/streamq/internal/codec"
 	"github.com/streamq-dev/streamq/internal/deferred"
+	"github.com/streamq-dev/streamq/internal/health"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/partition"
 	"github.com/streamq-dev/streamq/internal/payload"
@@ -38,9 +39,9 @@ type Publisher struct {
 	topics *partition.Cache
 	names  *streamNames
 	batch  *batcher
-	trims  *trimmer     // nil when MaxLen is off
-	server *serverCheck // shared by every user of the client
-	memory *memoryWatch // nil when Memory.Interval is -1
+	trims  *trimmer      // nil when MaxLen is off
+	server *health.Check // shared by every user of the client
+	memory *health.Watch // nil when Memory.Interval is -1
 	full   fullErrors
 	// refusals writes a topic's refusal record when Redis refuses a publish for memory.
 	refusals *partition.Registry
@@ -76,12 +77,10 @@ func NewPublisher(config PublisherConfig, logger watermill.LoggerAdapter) (*Publ
 		topics:   partition.NewCache(reg, config.DefaultPartitionCount, config.Partitioning.RefreshInterval, nil),
 		names:    &streamNames{space: space},
 		batch:    newBatcher(config.Client, config.Pipeline, config.Replication),
-		server:   serverCheckOf(config.Client),
+		server:   health.CheckOf(config.Client),
 		resends:  newResendBook(config.Idempotency.Window, clock.Real()),
 	}
-	if config.Memory.watched() {
-		p.memory = newMemoryWatch(config.Client, config.Memory, logger, clock.Real(), config.Metrics)
-	}
+	p.memory = newMemoryWatch(config.Client, config.Memory, logger, config.Metrics)
 	length := lengthRetention{maxLen: config.Trim.MaxLen, exact: config.Trim.Exact, policy: config.Trim.Policy}
 	p.topics.Settings = length.settings()
 	p.topics.OnRegister = p.registered
@@ -109,7 +108,7 @@ func (p *Publisher) Publish(topic string, msgs ...*message.Message) error {
 	if p.config.Tracer != nil {
 		return p.tracedPublish(topic, msgs)
 	}
-	return closedClient(p.publish(topic, msgs))
+	return apiError(p.publish(topic, msgs))
 }
 
 func (p *Publisher) publish(topic string, msgs []*message.Message) error {
@@ -127,11 +126,11 @@ func (p *Publisher) publish(topic string, msgs []*message.Message) error {
 	}
 	ctx, cancel := mergeContexts(msgs)
 	defer cancel()
-	if err := p.server.ensure(ctx, p.config.Client, p.logger); err != nil {
+	if err := p.server.Ensure(ctx, p.config.Client, p.logger); err != nil {
 		return fmt.Errorf("publish to %q: %w", topic, err)
 	}
 	if p.memory != nil {
-		p.memory.start() // once: the first Publish starts the watch
+		p.memory.Start() // once: the first Publish starts the watch
 	}
 	n, err := p.topics.Partitions(ctx, topic)
 	if err != nil {
@@ -454,7 +453,7 @@ func (p *Publisher) Close() error {
 		p.trims.close()
 	}
 	if p.memory != nil {
-		p.memory.stop()
+		p.memory.Stop()
 	}
 	return nil
 }

@@ -36,7 +36,7 @@ func (f *fullErrors) of(ctx context.Context, p *Publisher, topic string, part in
 		return err
 	}
 	if p.memory != nil {
-		p.memory.refused()
+		p.memory.Refused()
 	}
 	f.note(ctx, p, topic)
 	mem := f.read(ctx, p, p.space.PartitionStream(topic, part))

@@ -13,6 +13,7 @@ import (
 	"github.com/streamq-dev/streamq/internal/clock"
 	"github.com/streamq-dev/streamq/internal/lease"
 	"github.com/streamq-dev/streamq/internal/partition"
+	"github.com/streamq-dev/streamq/internal/run"
 	"github.com/streamq-dev/streamq/internal/server"
 )
 
@@ -46,7 +47,7 @@ type rebalanceDeps struct {
 	stopAll      func()      // stop the subscription (forced delete, closed client)
 	crashAll     func()      // stop it as a crash would (a static member whose name was taken over)
 	presence     *lease.Term // a static member's presence (see static.go); nil for others
-	pause        *gate       // closed while an operator pauses the group (admin.PauseGroup)
+	pause        *run.Gate   // closed while an operator pauses the group (admin.PauseGroup)
 	paused       func()      // report a change of the pause to the metrics
 }
 
@@ -55,7 +56,7 @@ type rebalanceDeps struct {
 // what disappeared in Redis (see heal.go).
 type rebalancer struct {
 	d       rebalanceDeps
-	run     *runner
+	run     *run.Runner
 	ctx     context.Context // cancelled on stop
 	cancel  context.CancelFunc
 	healReq chan struct{} // cap 1: wakes the loop for a heal
@@ -70,16 +71,16 @@ type rebalancer struct {
 }
 
 func newRebalancer(parent context.Context, d rebalanceDeps) *rebalancer {
-	r := &rebalancer{d: d, run: newRunner(), healReq: make(chan struct{}, 1)}
+	r := &rebalancer{d: d, run: run.NewRunner(), healReq: make(chan struct{}, 1)}
 	r.ctx, r.cancel = context.WithCancel(context.WithoutCancel(parent))
 	return r
 }
 
-func (r *rebalancer) start() { r.run.start(r.loop) }
+func (r *rebalancer) start() { r.run.Start(r.loop) }
 
 func (r *rebalancer) stop() {
 	r.cancel()
-	r.run.stop()
+	r.run.Stop()
 }
 
 func (r *rebalancer) loop() {
@@ -110,7 +111,7 @@ func (r *rebalancer) waitOrHeal() bool {
 	select {
 	case <-t.C():
 	case <-r.healReq:
-	case <-r.run.quit:
+	case <-r.run.Quit():
 		return false
 	}
 	return true
@@ -301,7 +302,7 @@ func (r *rebalancer) refreshPause(ctx context.Context) error {
 	if p.Paused && p.Since.IsZero() {
 		p.Since = r.d.clock.Now()
 	}
-	if !r.d.pause.set(p.Paused, p.Since) {
+	if !r.d.pause.Set(p.Paused, p.Since) {
 		return nil
 	}
 	if p.Paused {

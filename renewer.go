@@ -10,6 +10,7 @@ import (
 	"github.com/streamq-dev/streamq/internal/clock"
 	"github.com/streamq-dev/streamq/internal/fence"
 	"github.com/streamq-dev/streamq/internal/lease"
+	"github.com/streamq-dev/streamq/internal/run"
 	"github.com/streamq-dev/streamq/internal/server"
 )
 
@@ -40,27 +41,27 @@ type renewer struct {
 	held     func() []heldLease
 	interval time.Duration
 	clock    clock.Clock
-	run      *runner
+	run      *run.Runner
 	ctx      context.Context // cancelled on stop
 	cancel   context.CancelFunc
 }
 
 func newRenewer(parent context.Context, rdb redis.UniversalClient, leases *lease.Leases, held func() []heldLease,
 	interval time.Duration, c clock.Clock) *renewer {
-	r := &renewer{rdb: rdb, leases: leases, held: held, interval: interval, clock: c, run: newRunner()}
+	r := &renewer{rdb: rdb, leases: leases, held: held, interval: interval, clock: c, run: run.NewRunner()}
 	r.ctx, r.cancel = context.WithCancel(context.WithoutCancel(parent))
 	return r
 }
 
-func (r *renewer) start() { r.run.start(r.loop) }
+func (r *renewer) start() { r.run.Start(r.loop) }
 
 func (r *renewer) stop() {
 	r.cancel()
-	r.run.stop()
+	r.run.Stop()
 }
 
 func (r *renewer) loop() {
-	for r.run.sleep(r.clock, r.interval) {
+	for r.run.Sleep(r.clock, r.interval) {
 		r.renewAll(r.ctx)
 	}
 }

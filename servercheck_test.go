@@ -192,20 +192,6 @@ func TestServerCheckSkippedForUserWithoutInfo(t *testing.T) {
 	assert.Empty(t, logs.Captured()[watermill.ErrorLogLevel])
 }
 
-// A server that cannot be reached does not fail the check (the call's own commands report
-// it); it is asked again later, not at every call.
-func TestServerCheckPostponedWhenUnreachable(t *testing.T) {
-	client := unusedClient(t) // 127.0.0.1:1: connection refused
-	c := &serverCheck{}
-	logs := watermill.NewCaptureLogger()
-	require.NoError(t, c.ensure(context.Background(), client, logs))
-	assert.False(t, c.done.Load())
-	assert.True(t, c.retryAt.After(time.Now()), "asked again after serverRecheckInterval")
-	assert.Len(t, capturedDebug(logs, "postponed"), 1)
-	require.NoError(t, c.ensure(context.Background(), client, logs))
-	assert.Len(t, capturedDebug(logs, "postponed"), 1, "not asked again before retryAt")
-}
-
 // The one minimum version, in the root package and in internal/server.
 func TestMinRedisVersionMatchesServerCheck(t *testing.T) {
 	assert.Equal(t, MinRedisVersion, server.MinVersion.String())

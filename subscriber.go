@@ -13,8 +13,10 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 
 	"github.com/streamq-dev/streamq/internal/clock"
+	"github.com/streamq-dev/streamq/internal/health"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/partition"
+	"github.com/streamq-dev/streamq/internal/run"
 	"github.com/streamq-dev/streamq/internal/stream"
 )
 
@@ -26,11 +28,11 @@ type Subscriber struct {
 	logger watermill.LoggerAdapter
 	space  keys.Space
 	reg    *partition.Registry
-	server *serverCheck // shared by every user of the client
-	memory *memoryWatch // nil when Memory.Interval is -1
+	server *health.Check // shared by every user of the client
+	memory *health.Watch // nil when Memory.Interval is -1
 	stats  counters
 	clock  clock.Clock // the time of every timing rule; tests set a fake one
-	pause  *gate       // Pause and Resume
+	pause  *run.Gate   // Pause and Resume
 	warned sync.Map    // topic -> struct{}: a differing stated partition count was logged
 	hint   nackHint    // a nack without a reason was logged
 
@@ -67,19 +69,16 @@ func NewSubscriber(config SubscriberConfig, logger watermill.LoggerAdapter) (*Su
 	if config.Delivery.MaxInFlight > 0 {
 		inFlight = make(chan struct{}, config.Delivery.MaxInFlight)
 	}
-	var memory *memoryWatch
-	if config.Memory.watched() {
-		memory = newMemoryWatch(config.Client, config.Memory, logger, clock.Real(), config.Metrics)
-	}
+	memory := newMemoryWatch(config.Client, config.Memory, logger, config.Metrics)
 	return &Subscriber{
 		memory:  memory,
 		config:  config,
 		logger:  logger.With(watermill.LogFields{"consumer_group": config.ConsumerGroup}),
 		space:   space,
 		reg:     partition.NewRegistry(config.Client, space),
-		server:  serverCheckOf(config.Client),
+		server:  health.CheckOf(config.Client),
 		clock:   clock.Real(),
-		pause:   newGate(),
+		pause:   run.NewGate(),
 		closing: make(chan struct{}),
 		subs:    map[*subscription]struct{}{},
 
@@ -106,7 +105,7 @@ func (s *Subscriber) Subscribe(ctx context.Context, topic string) (<-chan *messa
 	}
 	if err := s.initialize(ctx, v); err != nil {
 		s.wg.Done()
-		return nil, closedClient(err)
+		return nil, apiError(err)
 	}
 	sub := s.newTrackedSubscription(ctx, v)
 	if err := sub.claimName(ctx); err != nil { // a static member's name (StaticMemberGrace)
@@ -134,18 +133,18 @@ func (s *Subscriber) SubscribeInitialize(topic string) error {
 	if err != nil {
 		return err
 	}
-	return closedClient(s.initialize(context.Background(), v))
+	return apiError(s.initialize(context.Background(), v))
 }
 
 // initialize declares the group on a base topic, creates the topic when this Subscriber
 // states a partition count and the topic is missing, and creates the group on every partition
 // of the topic if it exists. A missing topic with no stated count is left to its creator.
 func (s *Subscriber) initialize(ctx context.Context, v view) error {
-	if err := s.server.ensure(ctx, s.config.Client, s.logger); err != nil {
+	if err := s.server.Ensure(ctx, s.config.Client, s.logger); err != nil {
 		return fmt.Errorf("subscribe to %q: %w", v.name, err)
 	}
 	if s.memory != nil {
-		s.memory.start() // once: the first Subscribe or SubscribeInitialize starts the watch
+		s.memory.Start() // once: the first Subscribe or SubscribeInitialize starts the watch
 	}
 	// A new subscription is a new intent to consume, after a forced delete as before it.
 	if err := s.reg.ClearTombstones(ctx, v.topic, s.config.ConsumerGroup); err != nil {
@@ -256,14 +255,14 @@ func (s *Subscriber) Close() error {
 	s.mu.Unlock()
 	s.wg.Wait()
 	if s.memory != nil {
-		s.memory.stop()
+		s.memory.Stop()
 	}
 	return nil
 }
 
 // memoryPressure reports whether Redis memory is at or above the high-water mark (false when
 // it is not watched).
-func (s *Subscriber) memoryPressure() bool { return s.memory != nil && s.memory.pressure() }
+func (s *Subscriber) memoryPressure() bool { return s.memory != nil && s.memory.Pressure() }
 
 // LeaveOnClose makes the Close of a static member (StaticMemberGrace) hand its partitions
 // over at once and free its name, as the Close of a member that is not static does, instead
@@ -318,7 +317,7 @@ func (s *Subscriber) Stats() SubscriberStats {
 		PayloadMissing: s.stats.payloadMissing.Load(),
 		LeasesLost:     s.stats.leasesLost.Load(),
 		TrimmedUnacked: s.stats.trimmedUnacked.Load(),
-		Memory:         s.memoryStatus(),
+		Memory:         serverMemories(s.memory),
 		Outages:        s.outages(),
 	}
 }
@@ -339,12 +338,4 @@ func (s *Subscriber) outages() []PartitionOutage {
 		return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
 	})
 	return out
-}
-
-// memoryStatus is the memory watch's last reading of each server, nil when none.
-func (s *Subscriber) memoryStatus() []ServerMemory {
-	if s.memory == nil {
-		return nil
-	}
-	return s.memory.status()
 }

@@ -9,7 +9,7 @@ import "time"
 // Subscriber does nothing. To pause a whole group across processes, see admin.PauseGroup.
 func (s *Subscriber) Pause() {
 	now := s.clock.Now()
-	if s.pause.set(true, now) {
+	if s.pause.Set(true, now) {
 		s.logger.Info("Delivery paused", nil)
 		s.reportPause()
 	}
@@ -18,7 +18,7 @@ func (s *Subscriber) Pause() {
 // Resume ends a Pause: each partition goes on where it stopped, in order. Resuming a
 // Subscriber that is not paused does nothing; a group an operator paused stays paused.
 func (s *Subscriber) Resume() {
-	if s.pause.set(false, time.Time{}) {
+	if s.pause.Set(false, time.Time{}) {
 		s.logger.Info("Delivery resumed", nil)
 		s.reportPause()
 	}
@@ -27,7 +27,7 @@ func (s *Subscriber) Resume() {
 // Paused reports whether Pause is in effect (not whether an operator paused a group: see
 // admin.GroupStats).
 func (s *Subscriber) Paused() bool {
-	paused, _ := s.pause.state()
+	paused, _ := s.pause.State()
 	return paused
 }
 

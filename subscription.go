@@ -10,6 +10,7 @@ import (
 
 	"github.com/streamq-dev/streamq/internal/clock"
 	"github.com/streamq-dev/streamq/internal/lease"
+	"github.com/streamq-dev/streamq/internal/run"
 )
 
 // subscription is one Subscribe call: one member of the group on one topic, and the place
@@ -39,7 +40,7 @@ type subscription struct {
 	renew  *renewer
 	static *staticMember // nil unless StaticMemberGrace is set
 	outlet outlet
-	gates  gates                 // delivery waits while one is closed: the Subscriber's Pause, the group's
+	gates  run.Gates             // delivery waits while one is closed: the Subscriber's Pause, the group's
 	out    chan *message.Message // the channel Subscribe returns; outlet.out sends on it
 
 	read ReadConfig // Read, with the topic's Topics entry applied
@@ -77,7 +78,7 @@ func newSubscription(ctx context.Context, s *Subscriber, v view, member string) 
 	}
 	sub.static = newStaticMember(sub, id)
 	sub.out = out
-	sub.gates = gates{s.pause, newGate()}
+	sub.gates = run.Gates{s.pause, run.NewGate()}
 	sub.readCtx, sub.cancelRead = context.WithCancel(context.WithoutCancel(ctx))
 	sub.outlet = outlet{out: out, inFlight: s.inFlight, inFlightN: new(atomic.Int64), labels: sub.labels(), ctx: ctx}
 	sub.rebal = newRebalancer(ctx, sub.rebalanceDeps())
@@ -224,4 +225,12 @@ func (sub *subscription) heldLeases() []heldLease {
 			lost: func(err error) { sub.loseLease(w, err) }})
 	}
 	return out
+}
+
+// reportPause tells the metrics (a PauseReporter) whether the subscription's delivery is
+// paused, and since when.
+func (sub *subscription) reportPause() {
+	if r, ok := sub.cfg.Metrics.(PauseReporter); ok {
+		r.Paused(sub.labels(), sub.gates.Since())
+	}
 }

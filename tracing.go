@@ -22,7 +22,7 @@ func (p *Publisher) tracedPublish(topic string, msgs []*message.Message) error {
 			ends[i] = p.config.Tracer.StartPublish(topic, m)
 		}
 	}
-	err := closedClient(p.publish(topic, msgs))
+	err := apiError(p.publish(topic, msgs))
 	for i, end := range ends {
 		if end != nil {
 			end(publishErrOf(msgs[i], err))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/streamq-dev/streamq/internal/keyorder"
 	"github.com/streamq-dev/streamq/internal/position"
+	"github.com/streamq-dev/streamq/internal/run"
 )
 
 // deliveryConfig is the groups a partition's delivery loop follows.
@@ -52,7 +53,7 @@ type worker struct {
 	d      partDeps
 	cfg    deliveryConfig
 	outlet outlet
-	gates  gates // delivery waits while one is closed (Pause, a paused group, an outage)
+	gates  run.Gates // delivery waits while one is closed (Pause, a paused group, an outage)
 	outage *partOutage
 	hooks  workerHooks
 	pos    *position.Position

@@ -1,4 +1,7 @@
-package streamq
+// Package health checks the Redis servers behind a client (version, maxmemory-policy,
+// maxmemory: once per client) and watches their memory (the high-water mark, a full Redis):
+// shared by the Publishers and Subscribers of a client.
+package health
 
 import (
 	"context"
@@ -20,19 +23,22 @@ import (
 // a Cluster master that is down must not cost every Publish a dial.
 const serverRecheckInterval = 30 * time.Second
 
+// ErrAuth wraps a server's refusal of the client's credentials: a configuration error.
+var ErrAuth = errors.New("redis refused the client's credentials")
+
 // evictionRisk is what a maxmemory-policy other than noeviction puts at risk.
 const evictionRisk = "evicted partition leases let two members own a partition at once; evicted retry " +
 	"and delay items lose those messages; evicted offloaded payloads leave entries without a payload " +
 	"(dead-lettered); an evicted stream loses its messages and its consumer groups. The volatile-* " +
 	"policies evict keys with a TTL, and leases, ack sets and payloads have one"
 
-// serverCheck checks the Redis servers behind one client, once for every Publisher and
+// Check checks the Redis servers behind one client, once for every Publisher and
 // Subscriber of that client: a server older than MinRedisVersion is an ErrUnsupportedServer,
 // a maxmemory-policy other than noeviction is logged once per server. A server that refuses
 // INFO (an ACL user without it, a proxy, an emulation) is not checked, which is logged at
 // debug level; one that cannot be reached is asked again at a later use, no sooner than
 // serverRecheckInterval, and does not fail the call (the call's own commands report it).
-type serverCheck struct {
+type Check struct {
 	done atomic.Bool // every server was checked: nothing more to do
 
 	mu      sync.Mutex
@@ -40,17 +46,17 @@ type serverCheck struct {
 	seen    map[string]bool // servers whose findings were logged
 }
 
-// serverCheckOf returns the check shared by every user of rdb (one per Publisher or
-// Subscriber for a client that is not one of go-redis's types). It also readies rdb for a
-// server that cannot read the scripts' shebang lines (script.Compat).
-func serverCheckOf(rdb redis.UniversalClient) *serverCheck {
+// CheckOf returns the check shared by every user of rdb (one per Publisher or Subscriber for
+// a client that is not one of go-redis's types). It also readies rdb for a server that cannot
+// read the scripts' shebang lines (script.Compat).
+func CheckOf(rdb redis.UniversalClient) *Check {
 	script.Compat(rdb)
-	return server.PerClient(rdb, "server-check", func() *serverCheck { return &serverCheck{} })
+	return server.PerClient(rdb, "server-check", func() *Check { return &Check{} })
 }
 
-// ensure checks the servers of rdb unless that was done. It returns an error wrapping
-// ErrUnsupportedServer, or the client's error when it is closed.
-func (c *serverCheck) ensure(ctx context.Context, rdb redis.UniversalClient, logger watermill.LoggerAdapter) error {
+// Ensure checks the servers of rdb unless that was done. It returns an error wrapping
+// server.ErrUnsupported, one wrapping ErrAuth, or the client's error when it is closed.
+func (c *Check) Ensure(ctx context.Context, rdb redis.UniversalClient, logger watermill.LoggerAdapter) error {
 	if c.done.Load() {
 		return nil
 	}
@@ -73,7 +79,7 @@ func (c *serverCheck) ensure(ctx context.Context, rdb redis.UniversalClient, log
 
 // judge logs what each server told (once per server) and returns the servers that are too
 // old, a closed client's error, and whether some server must be asked again.
-func (c *serverCheck) judge(nodes []server.Node, logger watermill.LoggerAdapter) (again bool, err error) {
+func (c *Check) judge(nodes []server.Node, logger watermill.LoggerAdapter) (again bool, err error) {
 	var old []error
 	for _, n := range nodes {
 		switch {
@@ -82,7 +88,7 @@ func (c *serverCheck) judge(nodes []server.Node, logger watermill.LoggerAdapter)
 		case server.IsClosed(n.Err):
 			return false, fmt.Errorf("check the Redis server: %w", n.Err)
 		case server.AuthProblem(n.Addr, n.Err) != nil:
-			return false, fmt.Errorf("%w: %w", ErrInvalidConfig, server.AuthProblem(n.Addr, n.Err))
+			return false, fmt.Errorf("%w: %w", ErrAuth, server.AuthProblem(n.Addr, n.Err))
 		case server.Refused(n.Err):
 			c.logOnce(n.Addr, func() {
 				logger.Debug("Redis server check skipped: the server refused INFO", watermill.LogFields{
@@ -100,7 +106,7 @@ func (c *serverCheck) judge(nodes []server.Node, logger watermill.LoggerAdapter)
 }
 
 // judgeFacts returns the server's ErrUnsupportedServer, or logs its findings once.
-func (c *serverCheck) judgeFacts(n server.Node, logger watermill.LoggerAdapter) error {
+func (c *Check) judgeFacts(n server.Node, logger watermill.LoggerAdapter) error {
 	f := server.Judge(n.Addr, n.Facts)
 	if f.Unsupported != nil {
 		return f.Unsupported
@@ -128,7 +134,7 @@ func (c *serverCheck) judgeFacts(n server.Node, logger watermill.LoggerAdapter) 
 }
 
 // logOnce runs log the first time it is called for addr.
-func (c *serverCheck) logOnce(addr string, log func()) {
+func (c *Check) logOnce(addr string, log func()) {
 	if c.seen[addr] {
 		return
 	}
@@ -137,13 +143,4 @@ func (c *serverCheck) logOnce(addr string, log func()) {
 	}
 	c.seen[addr] = true
 	log()
-}
-
-// closedClient wraps an error caused by a closed client in ErrInvalidConfig as well: the
-// caller closed the client before the Publisher or Subscriber that uses it.
-func closedClient(err error) error {
-	if err == nil || !server.IsClosed(err) || errors.Is(err, ErrInvalidConfig) {
-		return err
-	}
-	return fmt.Errorf("%w: the Redis client is closed (close it after the Publishers and Subscribers that use it): %w", ErrInvalidConfig, err)
 }

@@ -1,4 +1,4 @@
-package streamq
+package health
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamq-dev/streamq/internal/clock"
+	"github.com/streamq-dev/streamq/internal/run"
 	"github.com/streamq-dev/streamq/internal/server"
 )
 
@@ -43,69 +44,78 @@ func levelOf(m server.Memory, mark float64) memoryLevel {
 	return memoryOK
 }
 
-// ServerMemory is what a Publisher or Subscriber last read of one Redis server's memory.
-type ServerMemory struct {
+// Reading is what a Watch last read of one Redis server's memory.
+type Reading struct {
 	// Addr is the server ("host:port"), one per master on a Cluster.
 	Addr string
 	// Used and Max are INFO memory's used_memory and maxmemory, in bytes (Max 0: no limit).
 	Used, Max int64
-	// High reports used memory at or above the high-water mark (MemoryWatch.HighWater).
+	// High reports used memory at or above the high-water mark.
 	High bool
-	// FullSince is when the server was first seen at maxmemory, refusing publishes; zero when
-	// it is not full.
+	// FullSince is when the server was first seen at maxmemory; zero when it is not full.
 	FullSince time.Time
 }
 
-// memoryWatch reads the memory of the Redis servers behind a client every interval and logs
+// WatchConfig is how a Watch reads: a high-water fraction of maxmemory (above 0, at most 1;
+// <= 0: no mark) and the interval between readings (positive).
+type WatchConfig struct {
+	HighWater float64
+	Interval  time.Duration
+}
+
+// mark is the high-water fraction, 0 when there is none.
+func (c WatchConfig) mark() float64 { return max(c.HighWater, 0) }
+
+// Watch reads the memory of the Redis servers behind a client every interval and logs
 // once when one passes the high-water mark of its maxmemory, once when it is full, and once
 // when it falls back below the mark. pressure tells the housekeepers to trim what every group
 // acked; a Publisher refused for memory reports it at once (refused). A server that refuses
 // INFO memory is not asked again.
-type memoryWatch struct {
+type Watch struct {
 	rdb    redis.UniversalClient
-	cfg    MemoryWatch
+	cfg    WatchConfig
 	log    watermill.LoggerAdapter
 	clock  clock.Clock
-	run    *runner
-	report MemoryReporter // nil: the metrics show no memory
+	run    *run.Runner
+	report func(Reading) // nil: nobody is told of each reading
 
 	mu      sync.Mutex
-	servers map[string]ServerMemory
+	servers map[string]Reading
 	levels  map[string]memoryLevel
 	refusal time.Time // a Publisher was refused for memory since the last read found room
 	blind   bool      // INFO memory refused: nothing to watch
 }
 
-// newMemoryWatch returns the watch of rdb's servers; metrics that implement MemoryReporter get
-// every reading.
-func newMemoryWatch(rdb redis.UniversalClient, cfg MemoryWatch, log watermill.LoggerAdapter, c clock.Clock, metrics MetricsCollector) *memoryWatch {
-	report, _ := metrics.(MemoryReporter)
-	return &memoryWatch{rdb: rdb, cfg: cfg, log: log, clock: c, report: report,
-		run: newRunner(), servers: map[string]ServerMemory{}, levels: map[string]memoryLevel{}}
+// NewWatch returns the watch of rdb's servers; report (nil: none) gets every reading.
+func NewWatch(rdb redis.UniversalClient, cfg WatchConfig, log watermill.LoggerAdapter, c clock.Clock, report func(Reading)) *Watch {
+	return &Watch{rdb: rdb, cfg: cfg, log: log, clock: c, report: report,
+		run: run.NewRunner(), servers: map[string]Reading{}, levels: map[string]memoryLevel{}}
 }
 
-func (w *memoryWatch) start() { w.run.start(w.loop) }
+// Start starts reading, once: later calls do nothing.
+func (w *Watch) Start() { w.run.Start(w.loop) }
 
-func (w *memoryWatch) stop() { w.run.stop() }
+// Stop stops reading and waits for a reading under way.
+func (w *Watch) Stop() { w.run.Stop() }
 
-func (w *memoryWatch) loop() {
+func (w *Watch) loop() {
 	for {
 		if !w.check() {
 			return // the servers do not tell their memory
 		}
-		if !w.run.sleep(w.clock, w.cfg.Interval) {
+		if !w.run.Sleep(w.clock, w.cfg.Interval) {
 			return
 		}
 	}
 }
 
 // check reads every server once and logs what changed; false when INFO memory is refused.
-func (w *memoryWatch) check() bool {
+func (w *Watch) check() bool {
 	ctx, cancel := context.WithTimeout(context.Background(), memoryReadTimeout)
 	defer cancel()
 	go func() {
 		select {
-		case <-w.run.quit:
+		case <-w.run.Quit():
 			cancel()
 		case <-ctx.Done():
 		}
@@ -126,10 +136,10 @@ func (w *memoryWatch) check() bool {
 }
 
 // observe records one reading, reports it to the metrics and logs a change of level.
-func (w *memoryWatch) observe(m server.Memory) {
+func (w *Watch) observe(m server.Memory) {
 	s, was, seen := w.record(m)
 	if w.report != nil {
-		w.report.RedisMemory(s)
+		w.report(s)
 	}
 	if level := levelOf(m, w.cfg.mark()); level != was && (seen || level != memoryOK) {
 		w.logLevel(m, was, level)
@@ -138,13 +148,13 @@ func (w *memoryWatch) observe(m server.Memory) {
 
 // record stores one reading; it returns it and the server's level before it (seen: there
 // was one).
-func (w *memoryWatch) record(m server.Memory) (s ServerMemory, was memoryLevel, seen bool) {
+func (w *Watch) record(m server.Memory) (s Reading, was memoryLevel, seen bool) {
 	level := levelOf(m, w.cfg.mark())
 	w.mu.Lock()
 	was, seen = w.levels[m.Addr]
 	w.levels[m.Addr] = level
 	prev := w.servers[m.Addr]
-	s = ServerMemory{Addr: m.Addr, Used: m.Used, Max: m.Max, High: level >= memoryHigh}
+	s = Reading{Addr: m.Addr, Used: m.Used, Max: m.Max, High: level >= memoryHigh}
 	if level == memoryFull {
 		s.FullSince = prev.FullSince
 		if s.FullSince.IsZero() {
@@ -158,7 +168,7 @@ func (w *memoryWatch) record(m server.Memory) (s ServerMemory, was memoryLevel, 
 	return s, was, seen
 }
 
-func (w *memoryWatch) logLevel(m server.Memory, was, level memoryLevel) {
+func (w *Watch) logLevel(m server.Memory, was, level memoryLevel) {
 	fields := watermill.LogFields{"server": m.Addr, "used_memory": m.Used, "maxmemory": m.Max,
 		"percent": percentOf(m.Used, m.Max), "high_water_percent": int(w.cfg.mark() * 100)}
 	switch level {
@@ -185,9 +195,9 @@ func percentOf(used, limit int64) int {
 	return int(used * 100 / limit)
 }
 
-// refused records that Redis refused a publish for memory: the servers are under pressure
+// Refused records that Redis refused a publish for memory: the servers are under pressure
 // before the next reading tells.
-func (w *memoryWatch) refused() {
+func (w *Watch) Refused() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.refusal.IsZero() {
@@ -195,9 +205,9 @@ func (w *memoryWatch) refused() {
 	}
 }
 
-// pressure reports whether some server is at or above the high-water mark, or refused a
+// Pressure reports whether some server is at or above the high-water mark, or refused a
 // publish since the last reading.
-func (w *memoryWatch) pressure() bool {
+func (w *Watch) Pressure() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if !w.refusal.IsZero() {
@@ -211,14 +221,14 @@ func (w *memoryWatch) pressure() bool {
 	return false
 }
 
-// status returns the last reading of each server, by address.
-func (w *memoryWatch) status() []ServerMemory {
+// Status returns the last reading of each server, by address.
+func (w *Watch) Status() []Reading {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	out := make([]ServerMemory, 0, len(w.servers))
+	out := make([]Reading, 0, len(w.servers))
 	for _, s := range w.servers {
 		out = append(out, s)
 	}
-	slices.SortFunc(out, func(a, b ServerMemory) int { return strings.Compare(a.Addr, b.Addr) })
+	slices.SortFunc(out, func(a, b Reading) int { return strings.Compare(a.Addr, b.Addr) })
 	return out
 }
