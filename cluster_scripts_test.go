@@ -20,7 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/streamq-dev/streamq/internal/deferred"
+	"github.com/streamq-dev/streamq/internal/retry"
 	"github.com/streamq-dev/streamq/internal/dlq"
 	"github.com/streamq-dev/streamq/internal/fence"
 	"github.com/streamq-dev/streamq/internal/history"
@@ -193,9 +193,9 @@ func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int
 	require.NoError(t, err)
 
 	held := fence.Fence{Key: leaseKey, Token: token}
-	fields, err := deferred.Flatten(entries[len(entries)-1].Values)
+	fields, err := retry.Flatten(entries[len(entries)-1].Values)
 	require.NoError(t, err)
-	retryID, _, err := deferred.Requeue(ctx, client, held, str, group, entries[len(entries)-1].ID, fields)
+	retryID, _, err := retry.Requeue(ctx, client, held, str, group, entries[len(entries)-1].ID, fields)
 	require.NoError(t, err, "requeue.lua")
 	before, err := client.XRevRangeN(ctx, str, "("+retryID, "-", 1).Result()
 	require.NoError(t, err)
@@ -207,16 +207,16 @@ func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int
 	require.NoError(t, err, "oldest.lua: the next entry is another group's retry")
 	assert.Equal(t, lag.Group{Name: behindGroup, LastDelivered: before[0].ID, Lag: 1, Exact: true, Skipped: 1, Oldest: own},
 		behind.Partitions[p].Groups[0])
-	item, err := deferred.NewItem(topic, p, 1, 5, entries[0].ID, group, entries[len(entries)-1].Values)
+	item, err := retry.NewItem(retry.Origin{Topic: topic, Partition: p, RetryCount: 1, MaxRetries: 5, OriginalID: entries[0].ID, Group: group}, entries[len(entries)-1].Values)
 	require.NoError(t, err)
-	set := deferred.Set{ZSet: space.Retry(topic, p, group), Items: space.RetryItems(topic, p, group), Stream: str, Partition: p, Group: group}
-	_, err = deferred.Schedule(ctx, client, held, str, set.ZSet, set.Items, group, entries[len(entries)-1].ID,
+	set := retry.Set{ZSet: space.Retry(topic, p, group), Items: space.RetryItems(topic, p, group), Stream: str, Partition: p, Group: group}
+	_, err = retry.Schedule(ctx, client, held, str, set.ZSet, set.Items, group, entries[len(entries)-1].ID,
 		"item-"+watermill.NewShortUUID(), time.Now().Add(-time.Second), item)
 	require.NoError(t, err, "schedule.lua")
-	moved, err := deferred.Move(ctx, client, held, set, 10)
+	moved, err := retry.Move(ctx, client, held, set, 10)
 	require.NoError(t, err, "move.lua")
 	assert.Equal(t, 1, moved.Moved)
-	require.NoError(t, deferred.Forget(ctx, client, set, "nothing"))
+	require.NoError(t, retry.Forget(ctx, client, set, "nothing"))
 
 	var bigEntry stream.Entry
 	var others []stream.Entry

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/vmihailenco/msgpack/v5"
 
-	"github.com/streamq-dev/streamq/internal/deferred"
+	"github.com/streamq-dev/streamq/internal/retry"
 	"github.com/streamq-dev/streamq/internal/keys"
 )
 
@@ -41,11 +41,11 @@ func testMoverSkipsBadItemsAndKeepsRunning(t *testing.T, client redis.UniversalC
 		}
 		values, err := DefaultMarshaler{}.Marshal(topic, msg)
 		require.NoError(t, err)
-		flat, err := deferred.Flatten(values)
+		flat, err := retry.Flatten(values)
 		require.NoError(t, err)
 		return flat
 	}
-	item := func(it deferred.Item) string {
+	item := func(it retry.Item) string {
 		blob, err := it.Encode()
 		require.NoError(t, err)
 		return blob
@@ -65,7 +65,7 @@ func testMoverSkipsBadItemsAndKeepsRunning(t *testing.T, client redis.UniversalC
 	}
 	good := func(p string) func(string) (string, bool) {
 		return func(uuid string) (string, bool) {
-			return item(deferred.Item{Topic: topic, PartitionID: p, RetryCount: "1", MaxRetries: "3", Group: group, Fields: fields(uuid, nil)}), true
+			return item(retry.Item{Topic: topic, PartitionID: p, RetryCount: "1", MaxRetries: "3", Group: group, Fields: fields(uuid, nil)}), true
 		}
 	}
 	rows := []row{
@@ -83,14 +83,14 @@ func testMoverSkipsBadItemsAndKeepsRunning(t *testing.T, client redis.UniversalC
 			return raw(map[string]any{"topic": topic, "partitionId": 0, "fields": fields(uuid, nil)}), true
 		}},
 		{name: "retryCount NaN still moved", set: 0, want: 0, blob: func(uuid string) (string, bool) {
-			return item(deferred.Item{Topic: topic, PartitionID: "0", RetryCount: "NaN", MaxRetries: "NaN",
+			return item(retry.Item{Topic: topic, PartitionID: "0", RetryCount: "NaN", MaxRetries: "NaN",
 				Fields: fields(uuid, map[string]string{RetryCountMetadata: "NaN"})}), true
 		}, check: func(t *testing.T, d rtDelivery) { assert.Zero(t, d.retries, "a bad x-retry-count reads as 0") }},
 		{name: "retryCount not a string still moved", set: 0, want: 0, blob: func(uuid string) (string, bool) {
 			return raw(map[string]any{"topic": topic, "partitionId": "0", "retryCount": 2.5, "maxRetries": true, "fields": fields(uuid, nil)}), true
 		}},
 		{name: "empty topic dropped", set: 0, want: dropped, blob: func(uuid string) (string, bool) {
-			return item(deferred.Item{Topic: "", PartitionID: "0", RetryCount: "1", Fields: fields(uuid, nil)}), true
+			return item(retry.Item{Topic: "", PartitionID: "0", RetryCount: "1", Fields: fields(uuid, nil)}), true
 		}},
 		{name: "missing topic dropped", set: 1, want: dropped, blob: func(uuid string) (string, bool) {
 			return raw(map[string]any{"partitionId": "1", "fields": fields(uuid, nil)}), true
@@ -99,13 +99,13 @@ func testMoverSkipsBadItemsAndKeepsRunning(t *testing.T, client redis.UniversalC
 			return raw(map[string]any{"topic": 7, "partitionId": "0", "fields": fields(uuid, nil)}), true
 		}},
 		{name: "no fields dropped", set: 0, want: dropped, blob: func(string) (string, bool) {
-			return item(deferred.Item{Topic: topic, PartitionID: "0"}), true
+			return item(retry.Item{Topic: topic, PartitionID: "0"}), true
 		}},
 		{name: "fields not a list dropped", set: 0, want: dropped, blob: func(uuid string) (string, bool) {
 			return raw(map[string]any{"topic": topic, "partitionId": "0", "fields": map[string]string{UUIDField: uuid}}), true
 		}},
 		{name: "odd number of fields dropped", set: 0, want: dropped, blob: func(uuid string) (string, bool) {
-			return item(deferred.Item{Topic: topic, PartitionID: "0", Fields: fields(uuid, nil)[1:]}), true
+			return item(retry.Item{Topic: topic, PartitionID: "0", Fields: fields(uuid, nil)[1:]}), true
 		}},
 		{name: "garbage blob dropped", set: 0, want: dropped, blob: func(string) (string, bool) { return "\xc1 not msgpack", true }},
 		{name: "text blob dropped", set: 1, want: dropped, blob: func(string) (string, bool) { return "not msgpack", true }},
@@ -168,7 +168,7 @@ func testMoverSkipsBadItemsAndKeepsRunning(t *testing.T, client redis.UniversalC
 	}
 	for _, l := range later {
 		rtPark(t, client, l.zset, l.items, l.uuid, time.Now().UnixMilli(), func(uuid string) (string, bool) {
-			return item(deferred.Item{Topic: topic, PartitionID: strconv.Itoa(l.p), Fields: fields(uuid, nil)}), true
+			return item(retry.Item{Topic: topic, PartitionID: strconv.Itoa(l.p), Fields: fields(uuid, nil)}), true
 		})
 	}
 	require.Eventually(t, func() bool {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/ThreeDotsLabs/watermill"
 
-	"github.com/streamq-dev/streamq/internal/deferred"
+	"github.com/streamq-dev/streamq/internal/retry"
 	"github.com/streamq-dev/streamq/internal/fence"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/run"
@@ -63,9 +63,9 @@ func (m *mover) loop() {
 	}
 }
 
-func (m *mover) sets() []deferred.Set {
+func (m *mover) sets() []retry.Set {
 	k := m.d.keys
-	return []deferred.Set{
+	return []retry.Set{
 		{ZSet: k.Retry, Items: k.RetryItems, Stream: k.Stream, Partition: k.Index, Group: k.Group},
 		{ZSet: k.Delay, Items: k.DelayItems, Stream: k.Stream, Partition: k.Index},
 	}
@@ -102,8 +102,8 @@ func nextMove(start, end time.Time, maxWait time.Duration, asked time.Time, dues
 
 // moveSet runs one move step on set and returns when to look again (zero: at maxWait);
 // false means the lease is lost or the step failed.
-func (m *mover) moveSet(set deferred.Set, now time.Time) (time.Time, bool) {
-	res, err := deferred.Move(m.d.ctx, m.d.rdb, m.d.fence, set, m.cfg.MoverBatch)
+func (m *mover) moveSet(set retry.Set, now time.Time) (time.Time, bool) {
+	res, err := retry.Move(m.d.ctx, m.d.rdb, m.d.fence, set, m.cfg.MoverBatch)
 	switch {
 	case errors.Is(err, fence.ErrLeaseLost):
 		m.d.lost(err)
@@ -128,7 +128,7 @@ func (m *mover) moveSet(set deferred.Set, now time.Time) (time.Time, bool) {
 
 // handBack appends items that belong to another partition (a bad partition id reads as 0)
 // with a plain XADD, then removes them from the set: at-least-once.
-func (m *mover) handBack(set deferred.Set, items []deferred.Handed) {
+func (m *mover) handBack(set retry.Set, items []retry.Handed) {
 	for _, h := range items {
 		p := h.Partition
 		if p >= m.partitions() {
@@ -139,7 +139,7 @@ func (m *mover) handBack(set deferred.Set, items []deferred.Handed) {
 			m.d.log.Error("Could not move retry item to its partition", err, watermill.LogFields{"item": h.ID})
 			continue
 		}
-		if err := deferred.Forget(m.d.ctx, m.d.rdb, set, h.ID); err != nil {
+		if err := retry.Forget(m.d.ctx, m.d.rdb, set, h.ID); err != nil {
 			m.d.log.Error("Could not remove moved retry item", err, watermill.LogFields{"item": h.ID})
 		}
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/streamq-dev/streamq/internal/clock"
 	"github.com/streamq-dev/streamq/internal/codec"
-	"github.com/streamq-dev/streamq/internal/deferred"
+	"github.com/streamq-dev/streamq/internal/retry"
 	"github.com/streamq-dev/streamq/internal/health"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/partition"
@@ -222,12 +222,12 @@ func (p *Publisher) parkArgs(topic string, part int, due time.Time, msg *message
 	if err != nil {
 		return nil, fmt.Errorf("marshal message %s: %w", msg.UUID, err)
 	}
-	item, err := deferred.NewItem(topic, part, 0, -1, "", "", values)
+	item, err := retry.NewItem(retry.Origin{Topic: topic, Partition: part, MaxRetries: -1}, values)
 	if err != nil {
 		return nil, fmt.Errorf("delay message %s: %w", msg.UUID, err)
 	}
 	return &publish.Park{ZSet: p.space.Delay(topic, part), Items: p.space.DelayItems(topic, part),
-		ID: deferred.NewItemID(), Due: due, Item: item}, nil
+		ID: retry.NewItemID(), Due: due, Item: item}, nil
 }
 
 // delayedUntil reads Watermill's delay metadata (components/delay): the message is parked
@@ -247,7 +247,7 @@ func delayedUntil(msg *message.Message) (time.Time, bool) {
 			}
 		}
 	}
-	return due, !due.IsZero() && time.Until(due) > deferred.DirectThreshold
+	return due, !due.IsZero() && time.Until(due) > retry.DirectThreshold
 }
 
 // route picks the partition: x-force-partition-id when set, else the partitioner, given the
@@ -421,7 +421,7 @@ func (p *Publisher) loadScripts(ctx context.Context, writes []publish.Write, for
 		park = park || w.Park != nil
 		once = once || ((w.Once != nil || w.Seq != nil) && w.Park == nil)
 	}
-	if err := loadOnce(park, force, &p.parkLoaded, func() error { return deferred.LoadScripts(ctx, p.config.Client) }); err != nil {
+	if err := loadOnce(park, force, &p.parkLoaded, func() error { return retry.LoadScripts(ctx, p.config.Client) }); err != nil {
 		return err
 	}
 	return loadOnce(once, force, &p.appendLoaded, func() error { return publish.LoadScripts(ctx, p.config.Client) })

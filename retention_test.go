@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/streamq-dev/streamq/internal/deferred"
+	"github.com/streamq-dev/streamq/internal/retry"
 	"github.com/streamq-dev/streamq/internal/keys"
 )
 
@@ -521,7 +521,7 @@ func testLengthRetentionAppliesToEveryAppend(t *testing.T, client redis.Universa
 			for i := 0; i < 20; i++ {
 				fields, err := DefaultMarshaler{}.Marshal(topic, seqMessages(i, 1, nil)[0])
 				require.NoError(t, err)
-				item, err := deferred.NewItem(topic, 1, 0, -1, "", "", fields)
+				item, err := retry.NewItem(retry.Origin{Topic: topic, Partition: 1, MaxRetries: -1}, fields)
 				require.NoError(t, err)
 				blob, err := item.Encode()
 				require.NoError(t, err)

@@ -9,7 +9,7 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 
 	"github.com/streamq-dev/streamq/internal/codec"
-	"github.com/streamq-dev/streamq/internal/deferred"
+	"github.com/streamq-dev/streamq/internal/retry"
 )
 
 // Metadata streamq writes on retried and dead-lettered messages, and reads from handlers.
@@ -74,7 +74,7 @@ func (e ExponentialBackoff) MaxAttempts() int { return e.Attempts }
 
 // NextBackoff implements RetryPolicy.
 func (e ExponentialBackoff) NextBackoff(attempt int) time.Duration {
-	return deferred.Exponential(e.Base, e.Max, attempt, e.Jitter)
+	return retry.Exponential(e.Base, e.Max, attempt, e.Jitter)
 }
 
 // ErrDeadLettered wraps the error returned by DeadLetter, so a handler can return it and the

@@ -8,7 +8,7 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 
 	"github.com/streamq-dev/streamq/internal/codec"
-	"github.com/streamq-dev/streamq/internal/deferred"
+	"github.com/streamq-dev/streamq/internal/retry"
 )
 
 // verdict is what becomes of one delivered entry.
@@ -82,7 +82,7 @@ func decide(now time.Time, rules topicRules, pol RetryConfig, out outcome, m *me
 	if backoff < 0 {
 		backoff = pol.Policy.NextBackoff(retries + 1)
 	}
-	if backoff <= deferred.DirectThreshold {
+	if backoff <= retry.DirectThreshold {
 		return decision{verdict: retryNow, reason: reason, retries: retries + 1}
 	}
 	return decision{verdict: retryLater, reason: reason, retries: retries + 1, due: now.Add(backoff)}
@@ -90,7 +90,7 @@ func decide(now time.Time, rules topicRules, pol RetryConfig, out outcome, m *me
 
 // snooze brings a message back after d with its retries unchanged.
 func snooze(now time.Time, d time.Duration, retries, snoozes int) decision {
-	if d <= deferred.DirectThreshold {
+	if d <= retry.DirectThreshold {
 		return decision{verdict: retryNow, retries: retries, snoozes: snoozes}
 	}
 	return decision{verdict: retryLater, retries: retries, snoozes: snoozes, due: now.Add(d)}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/streamq-dev/streamq/internal/clock"
 	"github.com/streamq-dev/streamq/internal/codec"
-	"github.com/streamq-dev/streamq/internal/deferred"
+	"github.com/streamq-dev/streamq/internal/retry"
 	"github.com/streamq-dev/streamq/internal/dlq"
 	"github.com/streamq-dev/streamq/internal/fence"
 	"github.com/streamq-dev/streamq/internal/payload"
@@ -105,22 +105,22 @@ func (s *settler) retry(m *message.Message, e position.Entry, dec decision) (don
 }
 
 func (s *settler) requeue(ctx context.Context, e position.Entry, fields map[string]any) (bool, error) {
-	flat, err := deferred.Flatten(fields)
+	flat, err := retry.Flatten(fields)
 	if err != nil {
 		return false, err
 	}
-	_, held, err := deferred.Requeue(ctx, s.d.rdb, s.d.fence, s.d.keys.Read, s.d.group(), e.ID, flat)
+	_, held, err := retry.Requeue(ctx, s.d.rdb, s.d.fence, s.d.keys.Read, s.d.group(), e.ID, flat)
 	return held, err
 }
 
 func (s *settler) schedule(ctx context.Context, next *message.Message, e position.Entry, dec decision, fields map[string]any) (bool, error) {
 	k := s.d.keys
-	item, err := deferred.NewItem(k.Topic, k.Index, dec.retries, s.cfg.retry.capFor(next.Metadata),
-		next.Metadata.Get(OriginalIDMetadata), k.Group, fields)
+	item, err := retry.NewItem(retry.Origin{Topic: k.Topic, Partition: k.Index, RetryCount: dec.retries,
+		MaxRetries: s.cfg.retry.capFor(next.Metadata), OriginalID: next.Metadata.Get(OriginalIDMetadata), Group: k.Group}, fields)
 	if err != nil {
 		return false, err
 	}
-	held, err := deferred.Schedule(ctx, s.d.rdb, s.d.fence, k.Read, k.Retry, k.RetryItems, k.Group, e.ID, deferred.NewItemID(), dec.due, item)
+	held, err := retry.Schedule(ctx, s.d.rdb, s.d.fence, k.Read, k.Retry, k.RetryItems, k.Group, e.ID, retry.NewItemID(), dec.due, item)
 	if err == nil && s.wake != nil {
 		s.wake(dec.due)
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/streamq-dev/streamq/internal/deferred"
+	"github.com/streamq-dev/streamq/internal/retry"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/redistest"
 	"github.com/streamq-dev/streamq/internal/script"
@@ -17,7 +17,7 @@ import (
 // park is a delayed message's parking in partition p's delay set, due at due.
 func park(t *testing.T, p part, id string, due time.Time) Write {
 	t.Helper()
-	item, err := deferred.NewItem("t", p.p, 0, -1, "", "", map[string]any{"uuid": id, "payload": "later"})
+	item, err := retry.NewItem(retry.Origin{Topic: "t", Partition: p.p, MaxRetries: -1}, map[string]any{"uuid": id, "payload": "later"})
 	require.NoError(t, err)
 	return Write{Partition: p.p, Park: &Park{ZSet: space.Delay("t", p.p), Items: space.DelayItems("t", p.p),
 		ID: id, Due: due, Item: item}}
@@ -60,7 +60,7 @@ func TestFlushMixedWrites(t *testing.T) {
 	t.Parallel()
 	client := start(t)
 	ctx := context.Background()
-	require.NoError(t, deferred.LoadScripts(ctx, client))
+	require.NoError(t, retry.LoadScripts(ctx, client))
 	p := partOf(0)
 	due := time.Now().Add(time.Hour).Truncate(time.Millisecond)
 	parkOnce := park(t, p, "item-2", due)

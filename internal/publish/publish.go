@@ -10,7 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/streamq-dev/streamq/internal/deferred"
+	"github.com/streamq-dev/streamq/internal/retry"
 	"github.com/streamq-dev/streamq/internal/payload"
 	"github.com/streamq-dev/streamq/internal/script"
 	"github.com/streamq-dev/streamq/internal/server"
@@ -54,7 +54,7 @@ func LoadScripts(ctx context.Context, rdb redis.Scripter) error {
 type Park struct {
 	ZSet, Items, ID string
 	Due             time.Time
-	Item            deferred.Item
+	Item            retry.Item
 }
 
 // Call is one caller's writes in a flush and, once Flush returned, one Result per write.
@@ -173,7 +173,7 @@ func Flush(ctx context.Context, rdb redis.UniversalClient, calls []*Call, wait R
 func (w Write) queue(ctx context.Context, pipe redis.Pipeliner) redis.Cmder {
 	switch {
 	case w.Park != nil:
-		cmd, _ := deferred.ParkCmd(ctx, pipe, w.Park.ZSet, w.Park.Items, w.Park.ID, w.Park.Due, w.Park.Item)
+		cmd, _ := retry.ParkCmd(ctx, pipe, w.Park.ZSet, w.Park.Items, w.Park.ID, w.Park.Due, w.Park.Item)
 		return cmd
 	case w.Offload != nil:
 		return payload.Cmd(ctx, pipe, *w.Offload)

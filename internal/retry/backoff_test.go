@@ -1,4 +1,4 @@
-package deferred
+package retry
 
 import (
 	"math"
@@ -43,7 +43,7 @@ func TestRetryItemEncodeDecodeRoundTrip(t *testing.T) {
 		"n":                       int64(7),
 		"empty":                   nil,
 	}
-	item, err := NewItem("orders", 3, 2, 5, "1700000000000-0", "payments", fields)
+	item, err := NewItem(Origin{Topic: "orders", Partition: 3, RetryCount: 2, MaxRetries: 5, OriginalID: "1700000000000-0", Group: "payments"}, fields)
 	require.NoError(t, err)
 	assert.Equal(t, "orders", item.Topic)
 	assert.Equal(t, "3", item.PartitionID)
@@ -80,7 +80,7 @@ func TestRetryItemDecodeRejectsGarbage(t *testing.T) {
 }
 
 func TestRetryNewItemRejectsUnsupportedValue(t *testing.T) {
-	_, err := NewItem("t", 0, 1, 1, "", "g", map[string]any{"f": 1.5})
+	_, err := NewItem(Origin{Topic: "t", RetryCount: 1, MaxRetries: 1, Group: "g"}, map[string]any{"f": 1.5})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `"f"`)
 }

@@ -3,7 +3,7 @@
 // publish-time delays (parked in the partition's delay set), the items they wait as, the
 // backoff arithmetic, and the mover step that appends due items back to their partition.
 // The Lua steps that requeue or park a nacked entry ack the original in the same script.
-package deferred
+package retry
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package deferred
+package retry
 
 import (
 	"context"
@@ -155,7 +155,7 @@ func TestScheduleParksTheRetryAndAcksTheOriginal(t *testing.T) {
 	str, zset, items := partition0.Stream, partition0.Retry, partition0.RetryItems
 	ids := delivered(t, client, str, "g", 2)
 	due := time.UnixMilli(time.Now().Add(time.Hour).UnixMilli())
-	item, err := NewItem("t", 0, 1, 5, ids[0], "g", map[string]any{"payload": "p"})
+	item, err := NewItem(Origin{Topic: "t", RetryCount: 1, MaxRetries: 5, OriginalID: ids[0], Group: "g"}, map[string]any{"payload": "p"})
 	require.NoError(t, err)
 
 	held, err := Schedule(ctx, client, f, str, zset, items, "g", ids[0], "item-1", due, item)

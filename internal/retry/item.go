@@ -1,4 +1,4 @@
-package deferred
+package retry
 
 import (
 	"fmt"
@@ -19,15 +19,25 @@ type Item struct {
 	Fields            []string `msgpack:"fields"` // field, value, field, value ...
 }
 
-// NewItem builds an item for partition p from stream fields.
-func NewItem(topic string, p, retryCount, maxRetries int, originalID, group string, fields map[string]any) (Item, error) {
+// Origin is what an item records of the message it parks: its topic and partition, the
+// number of this retry and the retry cap (0 and -1 for a publish-time delay), the id of the
+// message's first entry and the group it is retried for ("" for a delay).
+type Origin struct {
+	Topic                  string
+	Partition              int
+	RetryCount, MaxRetries int
+	OriginalID, Group      string
+}
+
+// NewItem builds the item of o from stream fields.
+func NewItem(o Origin, fields map[string]any) (Item, error) {
 	flat, err := Flatten(fields)
 	if err != nil {
 		return Item{}, err
 	}
 	return Item{
-		Topic: topic, PartitionID: strconv.Itoa(p), RetryCount: strconv.Itoa(retryCount),
-		MaxRetries: strconv.Itoa(maxRetries), OriginalMessageID: originalID, Group: group, Fields: flat,
+		Topic: o.Topic, PartitionID: strconv.Itoa(o.Partition), RetryCount: strconv.Itoa(o.RetryCount),
+		MaxRetries: strconv.Itoa(o.MaxRetries), OriginalMessageID: o.OriginalID, Group: o.Group, Fields: flat,
 	}, nil
 }
 

@@ -1,4 +1,4 @@
-package deferred
+package retry
 
 import (
 	"crypto/rand"
