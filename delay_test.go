@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/vmihailenco/msgpack/v5"
 
-	"github.com/streamq-dev/streamq/internal/retry"
 	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/retry"
 )
 
 // TestMoverSkipsBadItemsAndKeepsRunning writes retry items by hand, as another tool or an

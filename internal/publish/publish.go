@@ -10,8 +10,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/streamq-dev/streamq/internal/retry"
 	"github.com/streamq-dev/streamq/internal/payload"
+	"github.com/streamq-dev/streamq/internal/retry"
 	"github.com/streamq-dev/streamq/internal/script"
 	"github.com/streamq-dev/streamq/internal/server"
 )
