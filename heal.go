@@ -6,6 +6,7 @@ import (
 
 	"github.com/ThreeDotsLabs/watermill"
 
+	"github.com/streamq-dev/streamq/internal/retention"
 	"github.com/streamq-dev/streamq/internal/run"
 	"github.com/streamq-dev/streamq/internal/stream"
 )
@@ -71,7 +72,7 @@ func (r *rebalancer) healMeta(ctx context.Context) error {
 	}
 	var settings []string
 	if known.MaxLen != 0 {
-		settings = recordedRetention(known).settings()
+		settings = retention.Recorded(known).Settings()
 	}
 	if _, err := r.d.reg.RegisterTopic(ctx, r.d.view.topic, n, settings); err != nil {
 		return err

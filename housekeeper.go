@@ -21,10 +21,10 @@ import (
 type housekeeper struct {
 	d        partDeps
 	cfg      RetentionConfig
-	leaseTTL time.Duration          // a consumer idle for less may be a member that just joined
-	length   func() lengthRetention // what the topic's publishers recorded
-	live     func() []string        // the group's live members at the last heartbeat
-	pressure func() bool            // Redis memory is at or above the high-water mark
+	leaseTTL time.Duration           // a consumer idle for less may be a member that just joined
+	length   func() retention.Length // what the topic's publishers recorded
+	live     func() []string         // the group's live members at the last heartbeat
+	pressure func() bool             // Redis memory is at or above the high-water mark
 	run      *run.Runner
 	cursor   int64 // where the orphan sweep goes on
 }
@@ -33,7 +33,7 @@ type housekeeper struct {
 // pressure (at or above the high-water mark): a drained backlog frees its memory within it.
 const pressureTrimInterval = time.Second
 
-func newHousekeeper(d partDeps, cfg RetentionConfig, leaseTTL time.Duration, length func() lengthRetention, live func() []string, pressure func() bool) *housekeeper {
+func newHousekeeper(d partDeps, cfg RetentionConfig, leaseTTL time.Duration, length func() retention.Length, live func() []string, pressure func() bool) *housekeeper {
 	return &housekeeper{d: d, cfg: cfg, leaseTTL: leaseTTL, length: length, live: live, pressure: pressure, run: run.NewRunner()}
 }
 
@@ -66,8 +66,8 @@ func (h *housekeeper) step() {
 	if h.pressure() {
 		h.trim("pressure", retention.Rule{Acked: true}, now)
 	}
-	if length := h.length(); length.maxLen > 0 {
-		h.trim("length", length.rule(), now)
+	if length := h.length(); length.MaxLen > 0 {
+		h.trim("length", length.Rule(), now)
 	}
 	if h.cfg.MaxAge > 0 {
 		h.trim("age", retention.Rule{Before: now.Add(-h.cfg.MaxAge), Exact: true, Hard: h.cfg.Policy == TrimHard}, now)
@@ -96,7 +96,7 @@ func (h *housekeeper) markSeen(now time.Time) {
 func (h *housekeeper) trim(kind string, rule retention.Rule, now time.Time) {
 	rule.GroupExpiry, rule.Now = groupExpiryOf(h.cfg.GroupExpiry), now
 	res, err := retention.Trim(h.d.ctx, h.d.rdb, h.d.keys.Stream, h.d.keys.TrimLoss, rule)
-	reportTrim(h.d.log, h.d.count.metrics, h.d.count.labels, kind, res, err, h.d.ctx.Err() == nil)
+	retention.Report(h.d.log, trimReporter{h.d.count.metrics, h.d.count.labels}, nil, kind, res, err, h.d.ctx.Err() == nil)
 }
 
 // reportLosses counts and logs the entries of this group that a hard retention cap (this

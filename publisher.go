@@ -20,6 +20,7 @@ import (
 	"github.com/streamq-dev/streamq/internal/partition"
 	"github.com/streamq-dev/streamq/internal/payload"
 	"github.com/streamq-dev/streamq/internal/publish"
+	"github.com/streamq-dev/streamq/internal/retention"
 	"github.com/streamq-dev/streamq/internal/retry"
 	"github.com/streamq-dev/streamq/internal/script"
 	"github.com/streamq-dev/streamq/internal/server"
@@ -81,11 +82,11 @@ func NewPublisher(config PublisherConfig, logger watermill.LoggerAdapter) (*Publ
 		resends:  newResendBook(config.Idempotency.Window, clock.Real()),
 	}
 	p.memory = newMemoryWatch(config.Client, config.Memory, logger, config.Metrics)
-	length := lengthRetention{maxLen: config.Trim.MaxLen, exact: config.Trim.Exact, policy: config.Trim.Policy}
-	p.topics.Settings = length.settings()
+	length := retention.Length{MaxLen: config.Trim.MaxLen, Exact: config.Trim.Exact, Hard: config.Trim.Policy == TrimHard}
+	p.topics.Settings = length.Settings()
 	p.topics.OnRegister = p.registered
 	if config.Trim.MaxLen > 0 {
-		rule := length.rule()
+		rule := length.Rule()
 		rule.GroupExpiry = groupExpiryOf(config.Trim.GroupExpiry)
 		p.trims = newTrimmer(config.Client, space, rule, logger, config.Metrics)
 	}
@@ -372,9 +373,9 @@ func (p *Publisher) produced(topic string, n int, writes []publish.Write, result
 // before the first append, and logs a stated partition count the topic does not have.
 func (p *Publisher) registered(ctx context.Context, topic string, t partition.Topic) error {
 	if stated := p.config.DefaultPartitionCount; stated > 0 && stated != t.Count {
-		logPartitionCountDiffers(p.logger, topic, stated, t.Count)
+		partition.LogCountDiffers(p.logger, topic, stated, t.Count)
 	}
-	return createDeclaredGroups(ctx, p.config.Client, p.space, topic, t)
+	return partition.CreateDeclaredGroups(ctx, p.config.Client, p.space, topic, t)
 }
 
 // retryNoScript sends again, once, the script writes a server refused with NOSCRIPT (a

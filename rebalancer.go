@@ -13,6 +13,7 @@ import (
 	"github.com/streamq-dev/streamq/internal/clock"
 	"github.com/streamq-dev/streamq/internal/lease"
 	"github.com/streamq-dev/streamq/internal/partition"
+	"github.com/streamq-dev/streamq/internal/retention"
 	"github.com/streamq-dev/streamq/internal/run"
 	"github.com/streamq-dev/streamq/internal/server"
 )
@@ -202,10 +203,10 @@ func (r *rebalancer) partitions() int {
 }
 
 // lengthRetention is the length retention the topic's publishers recorded.
-func (r *rebalancer) lengthRetention() lengthRetention {
+func (r *rebalancer) lengthRetention() retention.Length {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return recordedRetention(r.meta)
+	return retention.Recorded(r.meta)
 }
 
 // owners reads the lease owner (member name) of every partition; "" when free or held by a

@@ -181,10 +181,10 @@ func (s *Subscriber) topicCount(ctx context.Context, v view) (int, error) {
 	}
 	if t.Count != stated {
 		if _, logged := s.warned.LoadOrStore(v.topic, struct{}{}); !logged {
-			logPartitionCountDiffers(s.logger, v.topic, stated, t.Count)
+			partition.LogCountDiffers(s.logger, v.topic, stated, t.Count)
 		}
 	}
-	return t.Count, createDeclaredGroups(ctx, s.config.Client, s.space, v.topic, t)
+	return t.Count, partition.CreateDeclaredGroups(ctx, s.config.Client, s.space, v.topic, t)
 }
 
 func (s *Subscriber) createGroups(ctx context.Context, v view, from, to int) error {

@@ -89,33 +89,12 @@ func (t *trimmer) trim(k trimTarget) {
 	rule := t.rule
 	rule.Now = time.Now()
 	res, err := retention.Trim(ctx, t.rdb, stream, loss, rule)
-	reportTrim(t.logger, t.metrics, Labels{Topic: k.topic, Partition: k.partition}, "length", res, err, ctx.Err() == nil)
+	l := Labels{Topic: k.topic, Partition: k.partition}
+	retention.Report(t.logger, trimReporter{t.metrics, l}, watermill.LogFields{"topic": l.Topic, "partition": l.Partition}, "length", res, err, ctx.Err() == nil)
 }
 
 // close stops the trimmer; a trim that is running is cancelled.
 func (t *trimmer) close() {
 	t.cancel()
 	<-t.done
-}
-
-// reportTrim counts and logs one retention trim: "kind" for every entry removed and
-// "kind-unacked" for those some group had not acked (only a hard cap removes such entries).
-func reportTrim(logger watermill.LoggerAdapter, m MetricsCollector, l Labels, kind string, res retention.Trimmed, err error, live bool) {
-	fields := watermill.LogFields{"topic": l.Topic, "partition": l.Partition, "rule": kind}
-	if err != nil {
-		if live {
-			logger.Error("Retention trim failed", err, fields)
-		}
-		return
-	}
-	if res.Removed > 0 {
-		m.Trimmed(l, kind, res.Removed)
-		logger.Debug("Retention", fields.Add(watermill.LogFields{"removed": res.Removed}))
-	}
-	reportExpired(logger, m, l, res.Expired)
-	if res.Unacked > 0 {
-		m.Trimmed(l, kind+"-unacked", res.Unacked)
-		logger.Error("Retention removed entries a consumer group had not acked (a hard cap, or an expired group)", nil,
-			fields.Add(watermill.LogFields{"removed": res.Removed, "unacked": res.Unacked}))
-	}
 }

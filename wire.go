@@ -42,3 +42,18 @@ func serverMemories(w *health.Watch) []ServerMemory {
 	}
 	return out
 }
+
+// trimReporter counts one partition's trims in the metrics (labels l) and its group expiries
+// in a GroupExpiryReporter.
+type trimReporter struct {
+	m MetricsCollector
+	l Labels
+}
+
+func (r trimReporter) Trimmed(kind string, n int64) { r.m.Trimmed(r.l, kind, n) }
+
+func (r trimReporter) GroupExpired(group string) {
+	if g, ok := r.m.(GroupExpiryReporter); ok {
+		g.GroupExpired(Labels{Topic: r.l.Topic, Partition: r.l.Partition, Group: group})
+	}
+}
