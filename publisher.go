@@ -218,7 +218,7 @@ func (p *Publisher) offloadArgs(topic string, part int, msg *message.Message) (*
 	return o, nil
 }
 
-func (p *Publisher) parkArgs(topic string, part int, due time.Time, msg *message.Message) (*publish.Park, error) {
+func (p *Publisher) parkArgs(topic string, part int, due time.Time, msg *message.Message) (*retry.Park, error) {
 	values, err := p.config.Marshaler.Marshal(topic, msg)
 	if err != nil {
 		return nil, fmt.Errorf("marshal message %s: %w", msg.UUID, err)
@@ -227,7 +227,7 @@ func (p *Publisher) parkArgs(topic string, part int, due time.Time, msg *message
 	if err != nil {
 		return nil, fmt.Errorf("delay message %s: %w", msg.UUID, err)
 	}
-	return &publish.Park{ZSet: p.space.Delay(topic, part), Items: p.space.DelayItems(topic, part),
+	return &retry.Park{ZSet: p.space.Delay(topic, part), Items: p.space.DelayItems(topic, part),
 		ID: retry.NewItemID(), Due: due, Item: item}, nil
 }
 

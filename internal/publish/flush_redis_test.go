@@ -19,7 +19,7 @@ func park(t *testing.T, p part, id string, due time.Time) Write {
 	t.Helper()
 	item, err := retry.NewItem(retry.Origin{Topic: "t", Partition: p.p, MaxRetries: -1}, map[string]any{"uuid": id, "payload": "later"})
 	require.NoError(t, err)
-	return Write{Partition: p.p, Park: &Park{ZSet: space.Delay("t", p.p), Items: space.DelayItems("t", p.p),
+	return Write{Partition: p.p, Park: &retry.Park{ZSet: space.Delay("t", p.p), Items: space.DelayItems("t", p.p),
 		ID: id, Due: due, Item: item}}
 }
 

@@ -27,7 +27,7 @@ var (
 type Write struct {
 	Partition int   // the message's partition, for the caller: not sent
 	XAdd      []any // the whole XADD command, its name included
-	Park      *Park
+	Park      *retry.Park
 	Offload   *payload.Offload
 	Seq       *Sequenced
 	Once      *Once
@@ -48,13 +48,6 @@ func LoadScripts(ctx context.Context, rdb redis.Scripter) error {
 		return err
 	}
 	return appendScript.Load(ctx, rdb).Err()
-}
-
-// Park parks a delayed message's Item in the delay set ZSet (items in Items) until Due.
-type Park struct {
-	ZSet, Items, ID string
-	Due             time.Time
-	Item            retry.Item
 }
 
 // Call is one caller's writes in a flush and, once Flush returned, one Result per write.
@@ -173,7 +166,7 @@ func Flush(ctx context.Context, rdb redis.UniversalClient, calls []*Call, wait R
 func (w Write) queue(ctx context.Context, pipe redis.Pipeliner) redis.Cmder {
 	switch {
 	case w.Park != nil:
-		cmd, _ := retry.ParkCmd(ctx, pipe, w.Park.ZSet, w.Park.Items, w.Park.ID, w.Park.Due, w.Park.Item)
+		cmd, _ := w.Park.Cmd(ctx, pipe)
 		return cmd
 	case w.Offload != nil:
 		return payload.Cmd(ctx, pipe, *w.Offload)

@@ -67,15 +67,6 @@ func Schedule(ctx context.Context, rdb redis.Scripter, f fence.Fence, stream, zs
 	return res == int64(1), err
 }
 
-// ParkCmd queues, on pipe, parking item in a delay set until due.
-func ParkCmd(ctx context.Context, pipe redis.Pipeliner, zset, items, itemID string, due time.Time, item Item) (*redis.Cmd, error) {
-	blob, err := item.Encode()
-	if err != nil {
-		return nil, err
-	}
-	return parkScript.EvalSha(ctx, pipe, []string{zset, items}, itemID, due.UnixMilli(), blob), nil
-}
-
 // LoadScripts loads the scripts used inside pipelines (EVALSHA needs them cached).
 func LoadScripts(ctx context.Context, rdb redis.Scripter) error {
 	if err := parkScript.Load(ctx, rdb).Err(); err != nil {

@@ -193,10 +193,10 @@ func TestScheduleWithoutTheLeaseParksNothing(t *testing.T) {
 	assert.Equal(t, int64(1), pendingCount(t, client, str, "g"), "the original is still pending")
 }
 
-// TestParkCmdParksADelayedMessage: park.lua, queued on a pipeline once LoadScripts cached it
+// TestParkParksADelayedMessage: park.lua, queued on a pipeline once LoadScripts cached it
 // (EVALSHA; a server that does not have it answers NOSCRIPT), parks a delayed message in the
 // partition's delay set at its due time; parking the same item again moves its due time.
-func TestParkCmdParksADelayedMessage(t *testing.T) {
+func TestParkParksADelayedMessage(t *testing.T) {
 	client := redistest.Start(t).Client(t)
 	ctx := context.Background()
 	zset, items := partition0.Delay, partition0.DelayItems
@@ -204,7 +204,7 @@ func TestParkCmdParksADelayedMessage(t *testing.T) {
 	due := time.UnixMilli(time.Now().Add(time.Minute).UnixMilli())
 	park := func(at time.Time) (*redis.Cmd, error) {
 		pipe := client.Pipeline()
-		cmd, err := ParkCmd(ctx, pipe, zset, items, "item-1", at, item)
+		cmd, err := Park{ZSet: zset, Items: items, ID: "item-1", Due: at, Item: item}.Cmd(ctx, pipe)
 		require.NoError(t, err)
 		_, err = pipe.Exec(ctx)
 		return cmd, err
