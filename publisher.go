@@ -48,6 +48,8 @@ type Publisher struct {
 	refusals *partition.Registry
 	// resends keeps the numbers of messages not seen appended, for their next Publish.
 	resends *resendBook
+	// offloader builds the appends of payloads over Payloads.Threshold.
+	offloader payload.Offloader
 
 	// Scripts used by SHA inside pipelines are loaded once; NOSCRIPT reloads them.
 	parkLoaded, appendLoaded atomic.Bool
@@ -71,15 +73,16 @@ func NewPublisher(config PublisherConfig, logger watermill.LoggerAdapter) (*Publ
 	space := keys.New(config.Keyspace.StreamPrefix, config.Keyspace.ControlPrefix)
 	reg := partition.NewRegistry(config.Client, space)
 	p := &Publisher{
-		refusals: reg,
-		config:   config,
-		logger:   logger,
-		space:    space,
-		topics:   partition.NewCache(reg, config.DefaultPartitionCount, config.Partitioning.RefreshInterval, nil),
-		names:    &streamNames{space: space},
-		batch:    newBatcher(config.Client, config.Pipeline, config.Replication),
-		server:   health.CheckOf(config.Client),
-		resends:  newResendBook(config.Idempotency.Window, clock.Real()),
+		refusals:  reg,
+		config:    config,
+		logger:    logger,
+		space:     space,
+		topics:    partition.NewCache(reg, config.DefaultPartitionCount, config.Partitioning.RefreshInterval, nil),
+		names:     &streamNames{space: space},
+		batch:     newBatcher(config.Client, config.Pipeline, config.Replication),
+		server:    health.CheckOf(config.Client),
+		resends:   newResendBook(config.Idempotency.Window, clock.Real()),
+		offloader: payload.Offloader{Space: space, Threshold: config.Payloads.Threshold, TTL: config.Payloads.TTL},
 	}
 	p.memory = newMemoryWatch(config.Client, config.Memory, logger, config.Metrics)
 	length := retention.Length{MaxLen: config.Trim.MaxLen, Exact: config.Trim.Exact, Hard: config.Trim.Policy == TrimHard}
@@ -194,7 +197,7 @@ func (p *Publisher) idempotence(topic string, slot *partitionSlot, msg *message.
 }
 
 func (p *Publisher) offloads(msg *message.Message) bool {
-	return payload.Offloads(p.config.Payloads.Threshold, len(msg.Payload))
+	return p.offloader.Offloads(len(msg.Payload))
 }
 
 // offloadArgs stores the payload under its own key and the entry without it, pointing there.
@@ -205,17 +208,7 @@ func (p *Publisher) offloadArgs(topic string, part int, msg *message.Message) (*
 	if err != nil {
 		return nil, fmt.Errorf("marshal message %s: %w", msg.UUID, err)
 	}
-	ref := watermill.NewUUID()
-	fields := payload.RefFields(ref, len(msg.Payload))
-	for k, v := range values {
-		fields = append(fields, k, v)
-	}
-	o := &payload.Offload{
-		Stored: payload.Stored{Key: p.space.Payload(topic, part, ref), Index: p.space.PayloadIndex(topic, part),
-			Ref: ref, Payload: msg.Payload, TTL: p.config.Payloads.TTL},
-		Stream: p.space.PartitionStream(topic, part), Fields: fields,
-	}
-	return o, nil
+	return p.offloader.Offload(topic, part, msg.Payload, values), nil
 }
 
 func (p *Publisher) parkArgs(topic string, part int, due time.Time, msg *message.Message) (*retry.Park, error) {
