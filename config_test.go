@@ -5,13 +5,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/ThreeDotsLabs/watermill"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/streamq-dev/streamq/internal/keys"
-	"github.com/streamq-dev/streamq/internal/partition"
 )
 
 // unusedClient is a client that is never connected: constructors must not touch Redis.
@@ -295,149 +294,12 @@ func TestPublisherConfigDefaults(t *testing.T) {
 	assert.Equal(t, defaultPartitionRefreshInterval, got.Partitioning.RefreshInterval)
 	assert.Equal(t, defaultIdempotencyWindow, got.Idempotency.Window, "idempotent appends by default")
 	assert.Equal(t, defaultGroupExpiry, got.Trim.GroupExpiry)
-	assert.Equal(t, keys.Space{Stream: keys.DefaultStreamPrefix, Control: keys.DefaultControlPrefix}, pub.space)
+	assert.Equal(t, keys.Space{Stream: keys.DefaultStreamPrefix, Control: keys.DefaultControlPrefix},
+		publishConfig(got, watermill.NopLogger{}).Space, "the engine's keys")
 
 	uncapped, err := NewPublisher(PublisherConfig{Client: client, Trim: TrimConfig{MaxLen: -1}}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = uncapped.Close() })
 	assert.Equal(t, int64(-1), uncapped.config.Trim.MaxLen, "-1 disables the cap")
-	assert.Nil(t, uncapped.trims, "no length retention, no trimmer")
-	args, err := pub.xaddCommand("t", "s", message.NewMessage("u", nil))
-	require.NoError(t, err)
-	assert.Equal(t, []any{"xadd", "s", "*"}, args[:3], "the append never trims: retention runs in the background")
-}
-
-func routeMsg(md message.Metadata) *message.Message {
-	msg := message.NewMessage("uuid", []byte("payload"))
-	for k, v := range md {
-		msg.Metadata.Set(k, v)
-	}
-	return msg
-}
-
-func TestRouteForcedPartition(t *testing.T) {
-	t.Parallel()
-	pub := newTestPublisher(t, PublisherConfig{Client: unusedClient(t)})
-	tests := []struct {
-		name  string
-		input string // x-force-partition-id
-		want  int
-	}{
-		{name: "3 of 8", input: "3", want: 3},
-		{name: "first", input: "0", want: 0},
-		{name: "last", input: "7", want: 7},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := pub.route("orders", 8, routeMsg(message.Metadata{
-				ForcePartitionMetadata: tt.input,
-				PartitionKeyMetadata:   "ignored-when-forced",
-			}))
-			require.NoError(t, err)
-			assert.Equal(t, tt.want, got)
-		})
-	}
-}
-
-func TestRouteForcedPartitionOutOfRange(t *testing.T) {
-	t.Parallel()
-	pub := newTestPublisher(t, PublisherConfig{Client: unusedClient(t)})
-	tests := []struct {
-		name  string
-		input string
-		want  error
-	}{
-		{name: "equal to partition count", input: "8", want: ErrPartitionOutOfRange},
-		{name: "negative", input: "-1", want: ErrPartitionOutOfRange},
-		{name: "not a number", input: "abc", want: ErrPartitionOutOfRange},
-		{name: "float", input: "3.0", want: ErrPartitionOutOfRange},
-		{name: "leading space", input: " 3", want: ErrPartitionOutOfRange},
-		{name: "overflows int", input: "99999999999999999999999", want: ErrPartitionOutOfRange},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := pub.route("orders", 8, routeMsg(message.Metadata{ForcePartitionMetadata: tt.input}))
-			require.ErrorIs(t, err, tt.want)
-			var pe *PartitionError
-			require.ErrorAs(t, err, &pe)
-			assert.Equal(t, "orders", pe.Topic)
-		})
-	}
-}
-
-func TestRoutePartitionerOutOfRange(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name  string
-		input int // what the partitioner returns for 8 partitions
-		want  error
-	}{
-		{name: "partition count", input: 8, want: ErrPartitionOutOfRange},
-		{name: "far above", input: 1000, want: ErrPartitionOutOfRange},
-		{name: "negative", input: -1, want: ErrPartitionOutOfRange},
-		{name: "in range", input: 7, want: nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			pub := newTestPublisher(t, PublisherConfig{
-				Client:       unusedClient(t),
-				Partitioning: PartitioningConfig{Partitioner: PartitionerFunc(func(string, int) int { return tt.input })},
-			})
-			got, err := pub.route("orders", 8, routeMsg(nil))
-			if tt.want == nil {
-				require.NoError(t, err)
-				assert.Equal(t, tt.input, got)
-				return
-			}
-			require.ErrorIs(t, err, tt.want)
-			var pe *PartitionError
-			require.ErrorAs(t, err, &pe)
-			assert.Equal(t, tt.input, pe.Partition)
-			assert.Equal(t, "orders", pe.Topic)
-		})
-	}
-}
-
-func TestRoutePartitionKey(t *testing.T) {
-	t.Parallel()
-	pub := newTestPublisher(t, PublisherConfig{Client: unusedClient(t)})
-	tests := []struct {
-		name  string
-		input string // partition_key
-		n     int
-	}{
-		{name: "customer key over 8", input: "customer-42", n: 8},
-		{name: "unicode key over 12", input: "клиент-7", n: 12},
-		{name: "one partition", input: "k", n: 1},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			want := partition.KafkaPartition([]byte(tt.input), tt.n)
-			for range 20 {
-				got, err := pub.route("orders", tt.n, routeMsg(message.Metadata{PartitionKeyMetadata: tt.input}))
-				require.NoError(t, err)
-				assert.Equal(t, want, got)
-			}
-		})
-	}
-
-	t.Run("different keys spread", func(t *testing.T) {
-		seen := map[int]bool{}
-		for i := range 100 {
-			got, err := pub.route("orders", 8, routeMsg(message.Metadata{PartitionKeyMetadata: "key-" + string(rune('a'+i%26)) + string(rune('a'+i/26))}))
-			require.NoError(t, err)
-			seen[got] = true
-		}
-		assert.Len(t, seen, 8)
-	})
-
-	t.Run("custom PartitionKey", func(t *testing.T) {
-		custom := newTestPublisher(t, PublisherConfig{
-			Client:       unusedClient(t),
-			Partitioning: PartitioningConfig{PartitionKey: func(_ string, msg *message.Message) string { return string(msg.Payload) }},
-		})
-		got, err := custom.route("orders", 8, routeMsg(message.Metadata{PartitionKeyMetadata: "not-this"}))
-		require.NoError(t, err)
-		assert.Equal(t, partition.KafkaPartition([]byte("payload"), 8), got)
-	})
+	assert.Equal(t, int64(-1), publishConfig(uncapped.config, watermill.NopLogger{}).Trim.MaxLen, "and the engine's length retention")
 }

@@ -6,7 +6,6 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 
 	"github.com/streamq-dev/streamq/internal/codec"
-	"github.com/streamq-dev/streamq/internal/publish"
 )
 
 // Metadata keys Publish sets on each message it wrote, for its caller: where the message went
@@ -45,7 +44,8 @@ func PublishedStreamID(msg *message.Message) (string, bool) {
 	return id, id != ""
 }
 
-// clearPublished removes a previous Publish's results from msgs, before they are marshaled.
+// clearPublished removes a previous Publish's results from msgs, before they are marshaled
+// (Publish), or before a delivered message is retried (the handler may have published it).
 func clearPublished(msgs []*message.Message) {
 	for _, m := range msgs {
 		if m == nil || m.Metadata == nil {
@@ -53,23 +53,5 @@ func clearPublished(msgs []*message.Message) {
 		}
 		delete(m.Metadata, PublishedPartitionMetadata)
 		delete(m.Metadata, PublishedStreamIDMetadata)
-	}
-}
-
-// recordPublished sets the results on each message Redis took: its partition, and the id of
-// its entry (none for a delayed message, or an offload whose reply named no entry).
-func recordPublished(msgs []*message.Message, writes []publish.Write, results []publish.Result) {
-	for i, r := range results {
-		if r.Err() != nil {
-			continue
-		}
-		m := msgs[i]
-		if m.Metadata == nil {
-			m.Metadata = message.Metadata{}
-		}
-		m.Metadata.Set(PublishedPartitionMetadata, strconv.Itoa(writes[i].Partition))
-		if id := r.StreamID(); id != "" {
-			m.Metadata.Set(PublishedStreamIDMetadata, id)
-		}
 	}
 }

@@ -1,6 +1,11 @@
-// Package publish sends a Publisher's writes: each flush is one pipeline (one round trip)
-// of appends, offloaded appends and delay-set parkings, ending with one WAIT when replicas
-// must confirm them.
+// Package publish is the publish engine of a Publisher (Engine): it routes each message and
+// builds its write (an append, an offloaded append, or a parking in the delay set), coalesces
+// concurrent Publish calls into pipelines (batcher.go), makes the appends idempotent by
+// producer and sequence number or by UUID and remembers the numbers of the messages it did
+// not see appended (resends.go), sends again what a NOSCRIPT refused (noscript.go), turns a
+// refusal at maxmemory into the API's error (full.go) and trims the partitions it appends to
+// in the background (trimmer.go). Each flush is one pipeline (one round trip), ending with
+// one WAIT when replicas must confirm it (Flush, this file).
 package publish
 
 import (

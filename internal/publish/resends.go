@@ -1,4 +1,4 @@
-package streamq
+package publish
 
 import (
 	"container/list"
@@ -10,7 +10,6 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 
 	"github.com/streamq-dev/streamq/internal/clock"
-	"github.com/streamq-dev/streamq/internal/publish"
 )
 
 // maxResends caps the messages a resendBook remembers: beyond it the oldest are forgotten,
@@ -51,7 +50,7 @@ func newResendBook(window time.Duration, clk clock.Clock) *resendBook {
 
 // number gives w the producer and number its message had, when it was sent to the same
 // partition before and not seen appended.
-func (b *resendBook) number(topic, uuid string, w *publish.Write) {
+func (b *resendBook) number(topic, uuid string, w *Write) {
 	if b.size.Load() == 0 {
 		return
 	}
@@ -119,7 +118,7 @@ func (b *resendBook) unpend(topic string, msgs []*message.Message) {
 }
 
 // remember records a numbered write whose append was not seen.
-func (b *resendBook) remember(topic, uuid string, w publish.Write) {
+func (b *resendBook) remember(topic, uuid string, w Write) {
 	unnumbered := w.Seq == nil || w.Seq.Seq == 0
 	if unnumbered && b.size.Load() == 0 {
 		return // a plain write of a Publish that failed: nothing to keep or settle
@@ -136,6 +135,24 @@ func (b *resendBook) remember(topic, uuid string, w publish.Write) {
 	now := b.clock.Now()
 	b.put(&resendEntry{key: key, partition: w.Partition, producer: w.Seq.Producer, seq: w.Seq.Seq, at: now})
 	b.expire(now)
+}
+
+// rememberAll keeps the numbers of every sequenced write of a Publish that failed, or whose
+// caller stopped waiting: the caller sends them again, and each keeps its number, so the
+// append drops those that were appended (on a cluster some nodes may have appended theirs).
+func (b *resendBook) rememberAll(topic string, msgs []*message.Message, writes []Write) {
+	for i, w := range writes {
+		b.remember(topic, msgs[i].UUID, w)
+	}
+}
+
+// forgetAll forgets the numbers of a Publish that succeeded.
+func (b *resendBook) forgetAll(topic string, msgs []*message.Message, writes []Write) {
+	for i, w := range writes {
+		if w.Seq != nil {
+			b.forget(topic, msgs[i].UUID)
+		}
+	}
 }
 
 // forget drops a message seen appended (or dropped as a duplicate).

@@ -1,4 +1,4 @@
-package streamq
+package publish
 
 import (
 	"sync"
@@ -8,19 +8,19 @@ import (
 )
 
 // streamNames caches the partition stream keys of each topic, so that publishing builds no
-// key strings per message, with a count of what this Publisher appended to each (which
+// key strings per message, with a count of what this engine appended to each (which
 // triggers its length retention). A topic's list grows when its partition count does.
 type streamNames struct {
 	space keys.Space
 	m     sync.Map // topic -> []*partitionSlot
 }
 
-// partitionSlot is one partition as the Publisher sees it.
+// partitionSlot is one partition as the engine sees it.
 type partitionSlot struct {
 	stream           string
 	index, producers string       // its payload index and the prefix of its producer keys
 	idem             string       // the prefix of its idempotency buckets (Idempotency.ByUUID)
-	appended         atomic.Int64 // entries this Publisher appended or parked
+	appended         atomic.Int64 // entries this engine appended (parked ones are not counted)
 }
 
 // get returns partition p of topic, which has n partitions (p < n).

@@ -1,4 +1,4 @@
-package streamq
+package publish
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/ThreeDotsLabs/watermill"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/streamq-dev/streamq/internal/clock"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/retention"
 )
@@ -15,18 +16,19 @@ import (
 // trimTimeout bounds one background trim.
 const trimTimeout = 10 * time.Second
 
-// trimmer applies a Publisher's length retention in the background, so that the publish path
+// trimmer applies the engine's length retention in the background, so that the publish path
 // sends nothing but the appends: every so many appends to a partition (a hundredth of
 // MaxLen, at most 1000) it runs one trim of that partition, which removes only entries every
 // registered group has been delivered and acked (or, under TrimHard, counts what it removes
 // before a group acked it). At most one trim per partition is queued or running.
 type trimmer struct {
-	rdb     redis.UniversalClient
-	space   keys.Space
-	rule    retention.Rule
-	every   int64
-	logger  watermill.LoggerAdapter
-	metrics MetricsCollector
+	rdb      redis.UniversalClient
+	space    keys.Space
+	rule     retention.Rule
+	every    int64
+	logger   watermill.LoggerAdapter
+	counters Counters
+	clock    clock.Clock
 
 	queue   chan trimTarget
 	pending sync.Map // trimTarget -> struct{}: queued, not started
@@ -43,10 +45,13 @@ type trimTarget struct {
 // trimEvery is how many appends to a partition trigger one trim of it.
 func trimEvery(maxLen int64) int64 { return min(max(maxLen/100, 1), 1000) }
 
-func newTrimmer(rdb redis.UniversalClient, space keys.Space, rule retention.Rule, logger watermill.LoggerAdapter, metrics MetricsCollector) *trimmer {
+// newTrimmer starts the trims of rule on the partitions cfg's engine appends to; close
+// stops them.
+func newTrimmer(cfg Config, rule retention.Rule) *trimmer {
 	ctx, cancel := context.WithCancel(context.Background())
-	t := &trimmer{rdb: rdb, space: space, rule: rule, every: trimEvery(rule.MaxLen), logger: logger,
-		metrics: metrics, queue: make(chan trimTarget, 1024), ctx: ctx, cancel: cancel, done: make(chan struct{})}
+	t := &trimmer{rdb: cfg.Client, space: cfg.Space, rule: rule, every: trimEvery(rule.MaxLen), logger: cfg.Logger,
+		counters: cfg.Counters, clock: cfg.Clock, queue: make(chan trimTarget, 1024), ctx: ctx, cancel: cancel,
+		done: make(chan struct{})}
 	go t.loop()
 	return t
 }
@@ -87,10 +92,10 @@ func (t *trimmer) trim(k trimTarget) {
 	defer cancel()
 	stream, loss := t.space.PartitionStream(k.topic, k.partition), t.space.TrimLoss(k.topic, k.partition)
 	rule := t.rule
-	rule.Now = time.Now()
+	rule.Now = t.clock.Now()
 	res, err := retention.Trim(ctx, t.rdb, stream, loss, rule)
-	l := Labels{Topic: k.topic, Partition: k.partition}
-	retention.Report(t.logger, trimReporter{t.metrics, l}, watermill.LogFields{"topic": l.Topic, "partition": l.Partition}, "length", res, err, ctx.Err() == nil)
+	r := partitionCounters{t.counters, k.topic, k.partition}
+	retention.Report(t.logger, r, watermill.LogFields{"topic": k.topic, "partition": k.partition}, "length", res, err, ctx.Err() == nil)
 }
 
 // close stops the trimmer; a trim that is running is cancelled.

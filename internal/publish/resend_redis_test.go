@@ -1,4 +1,4 @@
-package streamq
+package publish
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/streamq-dev/streamq/internal/chaos"
-	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/codec"
 	"github.com/streamq-dev/streamq/internal/redistest"
 )
 
@@ -29,50 +29,54 @@ func seqTestMessages(n int, label string) []*message.Message {
 	return msgs
 }
 
-// startLossyRedis starts a redis-server reached through a lossyNet by a client that never
+// startLossyRedis starts a redis-server reached through a chaos proxy by a client that never
 // sends a command again itself (MaxRetries -1): a lost reply is an error of Publish. direct
 // reaches the server without the proxy, to read what it holds.
-func startLossyRedis(t *testing.T, tune func(*redis.Options)) (n *lossyNet, client, direct *redis.Client) {
+func startLossyRedis(t *testing.T, tune func(*redis.Options)) (proxy *chaos.Proxy, client, direct *redis.Client) {
 	t.Helper()
 	srv := redistest.Start(t)
-	n = newLossyNet(t)
-	opts := &redis.Options{Addr: srv.Addr(), Dialer: n.dial, DisableIdentity: true, MaxRetries: -1}
+	proxy, err := chaos.Listen(srv.Addr())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = proxy.Close() })
+	opts := &redis.Options{Addr: proxy.Addr(), DisableIdentity: true, MaxRetries: -1}
 	if tune != nil {
 		tune(opts)
 	}
 	client = redis.NewClient(opts)
 	t.Cleanup(func() { _ = client.Close() })
-	return n, client, srv.Client(t)
+	return proxy, client, srv.Client(t)
 }
 
-// seqProxies are the proxies of n made so far (one per server the client dialled).
-func seqProxies(t *testing.T, n *lossyNet) []*chaos.Proxy {
+// seqPublisher is an engine on client under idem and pipeline, creating topics of partitions,
+// that reports its dropped duplicates to dups; it has published one warm-up message to
+// topic, so the server check, the topic's registration and the scripts' load are done and a
+// Publish sends only its pipeline.
+func seqPublisher(t *testing.T, client redis.UniversalClient, topic string, partitions int, idem Idempotency,
+	pipeline Pipeline) (*Engine, *testCounters) {
 	t.Helper()
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	require.NotEmpty(t, n.order, "the client dialled its server")
-	return append([]*chaos.Proxy(nil), n.order...)
-}
-
-// seqPublisher is a Publisher on client under idem that sends nothing in the background
-// (no memory watch) and reports its dropped duplicates to dups; it has published one
-// warm-up message to topic, so the server check, the topic's registration and the scripts'
-// load are done and a Publish sends only its pipeline.
-func seqPublisher(t *testing.T, client redis.UniversalClient, topic string, partitions int, idem IdempotencyConfig,
-	pipeline PipelineConfig) (*Publisher, *dupCounter) {
-	t.Helper()
-	dups := &dupCounter{dropped: map[int]int{}}
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: partitions, Idempotency: idem,
-		Pipeline: pipeline, Memory: MemoryWatch{Interval: -1}, Metrics: dups})
-	require.NoError(t, pub.Publish(topic, message.NewMessage(watermill.NewUUID(), []byte("warm-up"))))
+	pub, dups := newTestEngine(t, client, func(c *Config) {
+		c.DefaultPartitionCount, c.Idempotency = partitions, idem
+		if pipeline.Flushers > 0 {
+			c.Pipeline.Flushers = pipeline.Flushers
+		}
+	})
+	require.NoError(t, publishAll(pub, topic, message.NewMessage(watermill.NewUUID(), []byte("warm-up"))))
 	return pub, dups
 }
 
+var (
+	byProducer = Idempotency{Window: window}               // the API's default
+	byUUID     = Idempotency{Window: window, ByUUID: true} // IdempotencyConfig.ByUUID
+	notIdem    = Idempotency{}                             // IdempotencyConfig.Window -1: plain XADD
+)
+
 // seqDups is the number of duplicates dups counted over partitions.
-func seqDups(dups *dupCounter, partitions int) int {
+func seqDups(dups *testCounters, partitions int) int {
+	dups.mu.Lock()
+	defer dups.mu.Unlock()
 	total := 0
 	for p := range partitions {
-		total += dups.count(p)
+		total += dups.dups[p]
 	}
 	return total
 }
@@ -94,7 +98,7 @@ func assertEntriesPerUUID(t *testing.T, stored map[string][]storedEntry, msgs []
 
 // TestDefaultIdempotencyCoversResendsOfFailedPublishesOnly documents the limit of the default
 // idempotent publish: a Publish that succeeded forgets its messages' numbers, so the same
-// messages published again to the same Publisher, both times successfully, are appended
+// messages published again to the same engine, both times successfully, are appended
 // again (a new event that reuses a UUID is not a resend). Idempotency.ByUUID drops any
 // publish again of a UUID within the window, for what must be deduplicated by UUID (a relay,
 // a restarted producer).
@@ -103,20 +107,20 @@ func TestDefaultIdempotencyCoversResendsOfFailedPublishesOnly(t *testing.T) {
 	const topic, partitions = "twice", 4
 	for _, tc := range []struct {
 		name string
-		idem IdempotencyConfig
+		idem Idempotency
 		want int
 	}{
-		{"by producer and sequence (default): appended twice", IdempotencyConfig{}, 2},
-		{"by UUID: appended once", IdempotencyConfig{ByUUID: true}, 1},
+		{"by producer and sequence (default): appended twice", byProducer, 2},
+		{"by UUID: appended once", byUUID, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			_, client := startRedis(t)
-			pub, dups := seqPublisher(t, client, topic, partitions, tc.idem, PipelineConfig{})
+			client := redistest.Start(t).Client(t)
+			pub, dups := seqPublisher(t, client, topic, partitions, tc.idem, Pipeline{})
 			msgs := seqTestMessages(6, "twice")
-			require.NoError(t, pub.Publish(topic, msgs...))
+			require.NoError(t, publishAll(pub, topic, msgs...))
 			assert.Zero(t, pub.resends.size.Load(), "a Publish that succeeded remembers no number")
-			require.NoError(t, pub.Publish(topic, msgs...), "the same messages again")
+			require.NoError(t, publishAll(pub, topic, msgs...), "the same messages again")
 			assertEntriesPerUUID(t, storedByUUID(t, client, topic, partitions), msgs, tc.want, true, tc.name)
 			assert.Equal(t, len(msgs)*(2-tc.want), seqDups(dups, partitions), "duplicates dropped")
 		})
@@ -125,39 +129,39 @@ func TestDefaultIdempotencyCoversResendsOfFailedPublishesOnly(t *testing.T) {
 
 // TestSeqPublishAgainAfterLostReplyAppendsOnce: Redis ran a Publish's pipeline but its reply
 // was lost (and go-redis does not send it again: MaxRetries -1), so Publish fails; the caller
-// publishes the same messages again to the same Publisher, after another Publish advanced the
+// publishes the same messages again to the same engine, after another Publish advanced the
 // producers' numbers. Under the default idempotency each message is in its partition exactly
 // once, the second Publish returns nil and the resends are counted as duplicates. The
-// control: with Idempotency.Window -1 the messages whose reply was lost are appended twice.
+// control: with idempotency off the messages whose reply was lost are appended twice.
 func TestSeqPublishAgainAfterLostReplyAppendsOnce(t *testing.T) {
 	t.Parallel()
 	const topic, partitions = "lost", 4
 	for _, tc := range []struct {
 		name string
-		idem IdempotencyConfig
+		idem Idempotency
 		want int // entries per message
 	}{
-		{"default", IdempotencyConfig{}, 1},
-		{"off", IdempotencyConfig{Window: -1}, 2},
+		{"default", byProducer, 1},
+		{"off", notIdem, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			n, client, direct := startLossyRedis(t, nil)
-			pub, dups := seqPublisher(t, client, topic, partitions, tc.idem, PipelineConfig{})
+			proxy, client, direct := startLossyRedis(t, nil)
+			pub, dups := seqPublisher(t, client, topic, partitions, tc.idem, Pipeline{})
 			msgs := seqTestMessages(8, "lost")
 
-			seqProxies(t, n)[0].LoseReplies(1)
-			require.Error(t, pub.Publish(topic, msgs...), "the pipeline's reply was lost")
+			proxy.LoseReplies(1)
+			require.Error(t, publishAll(pub, topic, msgs...), "the pipeline's reply was lost")
 			assertEntriesPerUUID(t, storedByUUID(t, direct, topic, partitions), msgs, 1, true,
 				"Redis ran the appends before their reply was lost")
 
 			between := seqTestMessages(5, "between")
-			require.NoError(t, pub.Publish(topic, between...), "other messages meanwhile")
-			require.NoError(t, pub.Publish(topic, msgs...), "the caller publishes the same messages again")
+			require.NoError(t, publishAll(pub, topic, between...), "other messages meanwhile")
+			require.NoError(t, publishAll(pub, topic, msgs...), "the caller publishes the same messages again")
 
 			stored := storedByUUID(t, direct, topic, partitions)
-			idempotent := tc.idem.Window != -1 // off: a message without a key goes to a random partition
-			assertEntriesPerUUID(t, stored, msgs, tc.want, idempotent, "the messages sent again")
+			idempotent := tc.idem.on()
+			assertEntriesPerUUID(t, stored, msgs, tc.want, true, "the messages sent again")
 			assertEntriesPerUUID(t, stored, between, 1, true, "the messages between")
 			if idempotent {
 				assert.Equal(t, len(msgs), seqDups(dups, partitions), "each resend dropped as a duplicate")
@@ -176,20 +180,19 @@ func TestSeqPublishAgainAfterLostReplyAppendsOnce(t *testing.T) {
 func TestSeqPublishAgainOfWritesThatNeverArrivedAppendsThem(t *testing.T) {
 	t.Parallel()
 	const topic, partitions = "cut", 2
-	n, client, direct := startLossyRedis(t, func(o *redis.Options) { o.ReadTimeout = 500 * time.Millisecond })
-	pub, dups := seqPublisher(t, client, topic, partitions, IdempotencyConfig{}, PipelineConfig{Flushers: 1})
+	proxy, client, direct := startLossyRedis(t, func(o *redis.Options) { o.ReadTimeout = 500 * time.Millisecond })
+	pub, dups := seqPublisher(t, client, topic, partitions, byProducer, Pipeline{Flushers: 1})
 	msgs := seqTestMessages(6, "cut")
 
-	proxy := seqProxies(t, n)[0]
 	proxy.Cut()
-	require.Error(t, pub.Publish(topic, msgs...), "the read timed out")
+	require.Error(t, publishAll(pub, topic, msgs...), "the read timed out")
 	proxy.Restore() // drops what the cut held: the pipeline never reaches Redis
 	assertEntriesPerUUID(t, storedByUUID(t, direct, topic, partitions), msgs, 0, false, "nothing arrived")
 	assert.EqualValues(t, len(msgs), pub.resends.size.Load(), "the failed Publish remembers its numbers")
 
 	between := seqTestMessages(6, "between")
-	require.NoError(t, pub.Publish(topic, between...), "the producer's next numbers")
-	require.NoError(t, pub.Publish(topic, msgs...), "the same messages again, with their first numbers")
+	require.NoError(t, publishAll(pub, topic, between...), "the producer's next numbers")
+	require.NoError(t, publishAll(pub, topic, msgs...), "the same messages again, with their first numbers")
 
 	stored := storedByUUID(t, direct, topic, partitions)
 	assertEntriesPerUUID(t, stored, msgs, 1, true, "appended by the resend")
@@ -197,24 +200,22 @@ func TestSeqPublishAgainOfWritesThatNeverArrivedAppendsThem(t *testing.T) {
 	assert.Zero(t, seqDups(dups, partitions), "nothing was a duplicate")
 }
 
-// publishGivingUp publishes msgs through n's first proxy, slowed to a round trip of at least
+// publishGivingUp publishes msgs through proxy, slowed to a round trip of at least
 // 300ms, with a context that ends after 50ms: Publish returns the context's error while the
 // pipeline is on its way. The messages get a context that never ends back, for the resend;
-// the proxy is returned, still slow.
-func publishGivingUp(t *testing.T, n *lossyNet, pub *Publisher, topic string, msgs []*message.Message) *chaos.Proxy {
+// the proxy stays slow.
+func publishGivingUp(t *testing.T, proxy *chaos.Proxy, pub *Engine, topic string, msgs []*message.Message) {
 	t.Helper()
-	proxy := seqProxies(t, n)[0]
 	proxy.SetLatency(150 * time.Millisecond)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	for _, m := range msgs {
 		m.SetContext(ctx)
 	}
-	require.ErrorIs(t, pub.Publish(topic, msgs...), context.DeadlineExceeded)
+	require.ErrorIs(t, publishAll(pub, topic, msgs...), context.DeadlineExceeded)
 	for _, m := range msgs {
 		m.SetContext(context.Background())
 	}
-	return proxy
 }
 
 // TestSeqPublishAgainAfterCallerGaveUpAppendsOnce: a caller whose context ended while the
@@ -224,18 +225,18 @@ func publishGivingUp(t *testing.T, n *lossyNet, pub *Publisher, topic string, ms
 func TestSeqPublishAgainAfterCallerGaveUpAppendsOnce(t *testing.T) {
 	t.Parallel()
 	const topic, partitions = "gaveup", 4
-	n, client, direct := startLossyRedis(t, nil)
-	pub, dups := seqPublisher(t, client, topic, partitions, IdempotencyConfig{}, PipelineConfig{})
+	proxy, client, direct := startLossyRedis(t, nil)
+	pub, dups := seqPublisher(t, client, topic, partitions, byProducer, Pipeline{})
 	msgs := seqTestMessages(4, "gaveup")
 
-	proxy := publishGivingUp(t, n, pub, topic, msgs)
+	publishGivingUp(t, proxy, pub, topic, msgs)
 	require.Eventually(t, func() bool {
 		return pub.resends.size.Load() == int64(len(msgs)) && pub.resends.pending(topic, msgs) == nil
 	}, 5*time.Second, 10*time.Millisecond, "the flusher remembers the numbers once its pipeline is through")
 	proxy.SetLatency(0)
 	assertEntriesPerUUID(t, storedByUUID(t, direct, topic, partitions), msgs, 1, true, "the first send was appended")
 
-	require.NoError(t, pub.Publish(topic, msgs...), "the same messages again")
+	require.NoError(t, publishAll(pub, topic, msgs...), "the same messages again")
 	assertEntriesPerUUID(t, storedByUUID(t, direct, topic, partitions), msgs, 1, true, "after the resend")
 	assert.Equal(t, len(msgs), seqDups(dups, partitions), "each resend dropped as a duplicate")
 	assert.Zero(t, pub.resends.size.Load())
@@ -248,14 +249,14 @@ func TestSeqPublishAgainAfterCallerGaveUpAppendsOnce(t *testing.T) {
 func TestSeqPublishAgainAtOnceAfterCallerGaveUpAppendsOnce(t *testing.T) {
 	t.Parallel()
 	const topic, partitions = "retry", 4
-	n, client, direct := startLossyRedis(t, nil)
-	pub, _ := seqPublisher(t, client, topic, partitions, IdempotencyConfig{}, PipelineConfig{})
+	proxy, client, direct := startLossyRedis(t, nil)
+	pub, _ := seqPublisher(t, client, topic, partitions, byProducer, Pipeline{})
 	msgs := seqTestMessages(4, "retry")
 
-	publishGivingUp(t, n, pub, topic, msgs)
+	publishGivingUp(t, proxy, pub, topic, msgs)
 	// The first pipeline left before the resend and both take the same way: when the
 	// resend's reply is back, Redis ran both.
-	require.NoError(t, pub.Publish(topic, msgs...), "the same messages again, at once")
+	require.NoError(t, publishAll(pub, topic, msgs...), "the same messages again, at once")
 	assertEntriesPerUUID(t, storedByUUID(t, direct, topic, partitions), msgs, 1, true, "after the resend")
 }
 
@@ -265,19 +266,19 @@ func TestSeqPublishAgainAtOnceAfterCallerGaveUpAppendsOnce(t *testing.T) {
 func TestSeqProducerKeysExpire(t *testing.T) {
 	t.Parallel()
 	const topic, partitions, window = "expiring", 2, 300 * time.Millisecond
-	_, client := startRedis(t)
+	client := redistest.Start(t).Client(t)
 	ctx := context.Background()
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: partitions,
-		Idempotency: IdempotencyConfig{Window: window}, Memory: MemoryWatch{Interval: -1}})
+	pub, _ := newTestEngine(t, client, func(c *Config) {
+		c.DefaultPartitionCount, c.Idempotency = partitions, Idempotency{Window: window}
+	})
 	var msgs []*message.Message
 	for i := range 6 {
 		m := message.NewMessage(watermill.NewUUID(), []byte("x"))
-		m.Metadata.Set(ForcePartitionMetadata, fmt.Sprint(i%partitions))
+		m.Metadata.Set(codec.HeaderForcePartition, fmt.Sprint(i%partitions))
 		msgs = append(msgs, m)
 	}
-	require.NoError(t, pub.Publish(topic, msgs...), "one Publish: one flusher, one producer")
+	require.NoError(t, publishAll(pub, topic, msgs...), "one Publish: one flusher, one producer")
 
-	space := keys.New("", "")
 	producerID := regexp.MustCompile(`^[0-9A-Za-z]+-[0-9]+$`)
 	var all []string
 	for p := range partitions {

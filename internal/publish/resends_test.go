@@ -1,4 +1,4 @@
-package streamq
+package publish
 
 import (
 	"strconv"
@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/streamq-dev/streamq/internal/clock"
-	"github.com/streamq-dev/streamq/internal/publish"
 )
 
 const testResendWindow = time.Minute
@@ -21,14 +20,14 @@ func newTestResendBook() (*resendBook, *clock.Fake) {
 }
 
 // sentWrite is a sequenced write to partition part that a flusher numbered seq as producer.
-func sentWrite(part int, producer string, seq uint64) publish.Write {
-	return publish.Write{Partition: part, Seq: &publish.Sequenced{Producer: producer, Seq: seq}}
+func sentWrite(part int, producer string, seq uint64) Write {
+	return Write{Partition: part, Seq: &Sequenced{Producer: producer, Seq: seq}}
 }
 
 // numbered is the producer and number the book gives a new sequenced write of uuid on topic
 // to partition part ("" and 0: none, the flusher numbers it).
 func numbered(b *resendBook, topic, uuid string, part int) (string, uint64) {
-	w := publish.Write{Partition: part, Seq: &publish.Sequenced{}}
+	w := Write{Partition: part, Seq: &Sequenced{}}
 	b.number(topic, uuid, &w)
 	return w.Seq.Producer, w.Seq.Seq
 }
@@ -77,13 +76,13 @@ func TestResendBookGivesARememberedMessageItsNumberAgain(t *testing.T) {
 	assertNumbered(t, b, "orders", "u1", 2, "abc-0", 7, "still within the window")
 	assertNumbered(t, b, "orders", "u1", 2, "abc-0", 7, "number does not consume the entry")
 
-	w := publish.Write{Partition: 2, Seq: &publish.Sequenced{Prefix: "k"}}
+	w := Write{Partition: 2, Seq: &Sequenced{Prefix: "k"}}
 	b.number("orders", "u1", &w)
-	fresh := publish.Write{Partition: 2, Seq: &publish.Sequenced{Prefix: "k"}}
-	seq := &publish.Sequencer{Producer: "xyz-0"}
-	seq.Number([]*publish.Call{{Writes: []publish.Write{w, fresh}}})
-	assert.Equal(t, publish.Sequenced{Prefix: "k", Producer: "abc-0", Seq: 7}, *w.Seq, "the resend keeps its number")
-	assert.Equal(t, publish.Sequenced{Prefix: "k", Producer: "xyz-0", Seq: 1}, *fresh.Seq, "a new message gets the flusher's")
+	fresh := Write{Partition: 2, Seq: &Sequenced{Prefix: "k"}}
+	seq := &Sequencer{Producer: "xyz-0"}
+	seq.Number([]*Call{{Writes: []Write{w, fresh}}})
+	assert.Equal(t, Sequenced{Prefix: "k", Producer: "abc-0", Seq: 7}, *w.Seq, "the resend keeps its number")
+	assert.Equal(t, Sequenced{Prefix: "k", Producer: "xyz-0", Seq: 1}, *fresh.Seq, "a new message gets the flusher's")
 }
 
 // TestResendBookMatchesOnlyTheSameTopicUUIDAndPartition: a remembered number is given only
@@ -182,9 +181,9 @@ func TestResendBookForgetDropsTheMessage(t *testing.T) {
 func TestResendBookIgnoresUnnumberedWrites(t *testing.T) {
 	t.Parallel()
 	b, _ := newTestResendBook()
-	b.remember("orders", "plain", publish.Write{Partition: 0, XAdd: []any{"XADD"}})
-	b.remember("orders", "once", publish.Write{Partition: 0, Once: &publish.Once{UUID: "once"}})
-	b.remember("orders", "unsent", publish.Write{Partition: 0, Seq: &publish.Sequenced{Producer: "abc-0"}})
+	b.remember("orders", "plain", Write{Partition: 0, XAdd: []any{"XADD"}})
+	b.remember("orders", "once", Write{Partition: 0, Once: &Once{UUID: "once"}})
+	b.remember("orders", "unsent", Write{Partition: 0, Seq: &Sequenced{Producer: "abc-0"}})
 	assert.Zero(t, b.size.Load())
 	b.mu.Lock()
 	assert.Empty(t, b.entries)
@@ -193,7 +192,7 @@ func TestResendBookIgnoresUnnumberedWrites(t *testing.T) {
 	assertUnnumbered(t, b, "orders", "unsent", 0)
 
 	b.remember("orders", "u1", sentWrite(0, "abc-0", 4))
-	b.remember("orders", "u1", publish.Write{Partition: 0, Seq: &publish.Sequenced{}})
+	b.remember("orders", "u1", Write{Partition: 0, Seq: &Sequenced{}})
 	assertNumbered(t, b, "orders", "u1", 0, "abc-0", 4, "an unnumbered write does not replace a remembered one")
 }
 

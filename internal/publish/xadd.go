@@ -1,4 +1,4 @@
-package streamq
+package publish
 
 import (
 	"github.com/ThreeDotsLabs/watermill/message"
@@ -7,15 +7,15 @@ import (
 )
 
 // xaddCommand is the XADD of msg to stream as one argument list, command name included:
-// go-redis's XAdd would copy the fields into a second list. DefaultMarshaler's fields are
-// appended in place; a custom Marshaler's map is walked once.
-func (p *Publisher) xaddCommand(topic, stream string, msg *message.Message) ([]any, error) {
+// go-redis's XAdd would copy the fields into a second list. The default entry format's
+// fields (Config.Marshal nil) are appended in place; a Marshal func's map is walked once.
+func (e *Engine) xaddCommand(topic, stream string, msg *message.Message) ([]any, error) {
 	args := make([]any, 0, 3+6)
 	args = append(args, "xadd", stream, "*")
-	if _, ok := p.config.Marshaler.(DefaultMarshaler); ok {
+	if e.cfg.Marshal == nil {
 		return codec.AppendArgs(args, msg.UUID, msg.Metadata, msg.Payload)
 	}
-	values, err := p.config.Marshaler.Marshal(topic, msg)
+	values, err := e.cfg.Marshal(topic, msg)
 	if err != nil {
 		return nil, err
 	}

@@ -1,8 +1,7 @@
-package streamq
+package publish
 
 import (
 	"context"
-	"fmt"
 	"runtime"
 	"strconv"
 	"sync"
@@ -10,8 +9,6 @@ import (
 
 	"github.com/ThreeDotsLabs/watermill"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/streamq-dev/streamq/internal/publish"
 )
 
 // batcher coalesces concurrent Publish calls into pipelines. Flushers take whatever is
@@ -19,17 +16,19 @@ import (
 // trip, so an idle publisher adds no latency and a busy one sends many messages per trip.
 // Each caller gets the results of its own writes. Under MinReplicas every pipeline ends with
 // one WAIT, whose verdict every caller of the pipeline gets. Each flusher is a producer of
-// its own: it numbers the sequenced appends it sends (publish.Sequencer), one pipeline after
-// the other.
+// its own: it numbers the sequenced appends it sends (Sequencer), one pipeline after the
+// other.
 type batcher struct {
 	producer string // the flushers' producer ids are producer-0, producer-1, ...
 	rdb      redis.UniversalClient
-	cfg      PipelineConfig
-	wait     ReplicationConfig // the WAIT that ends each pipeline; none when MinReplicas is 0
-	queue    chan *request
-	ctx      context.Context
-	cancel   context.CancelFunc
-	wg       sync.WaitGroup
+	cfg      Pipeline
+	wait     Replicas // the WAIT that ends each pipeline; none when N is 0
+	// notReplicated is the error of a pipeline whose WAIT fell short (Errors.NotReplicated).
+	notReplicated func(want Replicas, acked int, err error) error
+	queue         chan *request
+	ctx           context.Context
+	cancel        context.CancelFunc
+	wg            sync.WaitGroup
 }
 
 // request is one Publish call's writes and, once done is signalled, what their pipeline did.
@@ -37,7 +36,7 @@ type batcher struct {
 // stops waiting gives it up, and the flusher then settles it once the pipeline was sent (the
 // writes are numbered by then); whichever of the two comes first decides.
 type request struct {
-	call       publish.Call
+	call       Call
 	replicated error
 	done       chan struct{} // buffered: the flusher signals once and never blocks
 	state      atomic.Int32  // pending, finished or given up
@@ -56,28 +55,29 @@ const (
 )
 
 // flushed is what a pipeline did for one Publish call: its writes' results, and the verdict
-// of the pipeline's WAIT (nil when MinReplicas is off or was met; else ErrNotReplicated).
+// of the pipeline's WAIT (nil when Replicas is off or was met; else Errors.NotReplicated's).
 type flushed struct {
-	results    []publish.Result
+	results    []Result
 	replicated error
 }
 
 var requests = sync.Pool{New: func() any { return &request{done: make(chan struct{}, 1)} }}
 
-func newBatcher(rdb redis.UniversalClient, cfg PipelineConfig, wait ReplicationConfig) *batcher {
+// newBatcher starts the flushers of cfg.Pipeline; close stops them.
+func newBatcher(cfg Config) *batcher {
 	ctx, cancel := context.WithCancel(context.Background())
-	b := &batcher{producer: watermill.NewShortUUID(), rdb: rdb, cfg: cfg, wait: wait,
-		queue: make(chan *request, cfg.QueueSize), ctx: ctx, cancel: cancel}
-	b.wg.Add(cfg.Flushers)
-	for i := range cfg.Flushers {
-		go b.loop(&publish.Sequencer{Producer: b.producer + "-" + strconv.Itoa(i)})
+	b := &batcher{producer: watermill.NewShortUUID(), rdb: cfg.Client, cfg: cfg.Pipeline, wait: cfg.Replicas,
+		notReplicated: cfg.Errors.NotReplicated, queue: make(chan *request, cfg.Pipeline.QueueSize), ctx: ctx, cancel: cancel}
+	b.wg.Add(cfg.Pipeline.Flushers)
+	for i := range cfg.Pipeline.Flushers {
+		go b.loop(&Sequencer{Producer: b.producer + "-" + strconv.Itoa(i)})
 	}
 	return b
 }
 
 // submit queues writes and waits for their round trip, or for ctx. When ctx ends first the
 // writes may still be sent: g.settle is called once they were.
-func (b *batcher) submit(ctx context.Context, writes []publish.Write, g giveUp) (flushed, error) {
+func (b *batcher) submit(ctx context.Context, writes []Write, g giveUp) (flushed, error) {
 	req := requests.Get().(*request)
 	req.call.Writes, req.giveUp = writes, g
 	req.state.Store(pending)
@@ -110,7 +110,7 @@ func (b *batcher) submit(ctx context.Context, writes []publish.Write, g giveUp) 
 // release returns the request to the pool and what its pipeline did to the caller.
 func (r *request) release() flushed {
 	f := flushed{results: r.call.Results, replicated: r.replicated}
-	r.call, r.replicated, r.giveUp = publish.Call{}, nil, giveUp{}
+	r.call, r.replicated, r.giveUp = Call{}, nil, giveUp{}
 	requests.Put(r)
 	return f
 }
@@ -122,9 +122,9 @@ func (b *batcher) close() {
 	b.cancel()
 }
 
-func (b *batcher) loop(seq *publish.Sequencer) {
+func (b *batcher) loop(seq *Sequencer) {
 	defer b.wg.Done()
-	var calls []*publish.Call // the flusher's own, reused for every pipeline
+	var calls []*Call // the flusher's own, reused for every pipeline
 	for req := range b.queue {
 		b.linger()
 		calls = b.flush(b.gather(req), calls, seq)
@@ -161,15 +161,15 @@ func (b *batcher) gather(first *request) []*request {
 
 // flush numbers the writes of reqs, sends them in one pipeline and signals each request;
 // calls is scratch space, returned for the next flush.
-func (b *batcher) flush(reqs []*request, calls []*publish.Call, seq *publish.Sequencer) []*publish.Call {
+func (b *batcher) flush(reqs []*request, calls []*Call, seq *Sequencer) []*Call {
 	calls = calls[:0]
 	for _, r := range reqs {
 		calls = append(calls, &r.call)
 	}
 	seq.Number(calls)
-	acked, err := publish.Flush(b.ctx, b.rdb, calls, publish.Replicas{N: b.wait.MinReplicas, Timeout: b.wait.Timeout})
+	acked, err := Flush(b.ctx, b.rdb, calls, b.wait)
 	clear(calls) // the requests go back to their callers and the pool
-	replicated := b.wait.verdict(acked, err)
+	replicated := b.verdict(acked, err)
 	for _, r := range reqs {
 		r.replicated = replicated
 		if !r.state.CompareAndSwap(pending, finished) {
@@ -181,17 +181,11 @@ func (b *batcher) flush(reqs []*request, calls []*publish.Call, seq *publish.Seq
 	return calls
 }
 
-// verdict is nil when MinReplicas is off or the pipeline's WAIT, which answered acked or
-// err, counted enough replicas.
-func (r ReplicationConfig) verdict(acked int, err error) error {
-	if r.MinReplicas == 0 {
+// verdict is nil when Replicas is off or the pipeline's WAIT, which answered acked or err,
+// counted enough replicas; else the pipeline's Errors.NotReplicated.
+func (b *batcher) verdict(acked int, err error) error {
+	if b.wait.N == 0 || (err == nil && acked >= b.wait.N) {
 		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("%w: WAIT %d %d: %w", ErrNotReplicated, r.MinReplicas, r.Timeout.Milliseconds(), err)
-	}
-	if acked < r.MinReplicas {
-		return &ReplicationError{Wanted: r.MinReplicas, Acked: acked, Timeout: r.Timeout}
-	}
-	return nil
+	return b.notReplicated(b.wait, acked, err)
 }

@@ -1,0 +1,282 @@
+package publish
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill"
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/streamq-dev/streamq/internal/clock"
+	"github.com/streamq-dev/streamq/internal/health"
+	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/partition"
+	"github.com/streamq-dev/streamq/internal/payload"
+	"github.com/streamq-dev/streamq/internal/retention"
+	"github.com/streamq-dev/streamq/internal/server"
+)
+
+// Config is what one Publisher's engine runs with: plain values, already defaulted and
+// validated (the API's wire.go fills it from a PublisherConfig). Every field is required but
+// Marshal and Memory.
+type Config struct {
+	Client redis.UniversalClient
+	Space  keys.Space
+
+	// DefaultPartitionCount is the partition count of the topics the engine creates by its
+	// first publish; 0: not stated (a new topic gets one partition).
+	DefaultPartitionCount int
+	// RefreshInterval is how often a known topic's partition count is read again.
+	RefreshInterval time.Duration
+	// Route picks the partition of msg among topic's n.
+	Route func(topic string, n int, msg *message.Message) (int, error)
+	// Marshal turns a message into an entry's fields. Nil: the default entry format
+	// (internal/codec), whose fields are appended to the XADD in place.
+	Marshal func(topic string, msg *message.Message) (map[string]any, error)
+
+	// OffloadThreshold: a payload larger than this many bytes goes to a key of its own
+	// (<= 0: never), kept at most OffloadTTL (0: until its entry is acked or gone).
+	OffloadThreshold int
+	OffloadTTL       time.Duration
+
+	Idempotency Idempotency
+	Pipeline    Pipeline
+	Replicas    Replicas // the WAIT that ends each pipeline; N 0: none
+	Trim        Trim
+
+	Counters Counters
+	Errors   Errors
+	// Check checks the servers behind Client on the first Publish.
+	Check *health.Check
+	// Memory is the memory watch the first Publish starts, told of every refusal at
+	// maxmemory, and stopped by Close; nil: memory is not watched.
+	Memory *health.Watch
+	Logger watermill.LoggerAdapter
+	Clock  clock.Clock
+}
+
+// Idempotency is how each message is appended at most once: by producer and sequence number
+// (numbered by the flusher that sends it), or by its UUID.
+type Idempotency struct {
+	// Window is how long a message sent again is recognized; 0: off (plain XADD).
+	Window time.Duration
+	// ByUUID finds a message sent again by its UUID, whoever sent it.
+	ByUUID bool
+}
+
+// on reports whether appends are idempotent.
+func (i Idempotency) on() bool { return i.Window > 0 }
+
+// Pipeline is how concurrent Publish calls share pipelines: at most MaxSize writes a
+// pipeline, Flushers pipelines in flight, QueueSize calls waiting.
+type Pipeline struct {
+	MaxSize, Flushers, QueueSize int
+}
+
+// Trim is the length retention of the topics the engine publishes to: it records it in a
+// topic's metadata when it registers the topic, and trims in the background.
+type Trim struct {
+	// MaxLen is about how many entries each partition keeps; -1: no length retention.
+	MaxLen int64
+	// Exact trims to exactly MaxLen; else whole macro nodes only.
+	Exact bool
+	// Hard removes entries a group has not acked too (counted); else a trim stops at them.
+	Hard bool
+	// GroupExpiry: a group with no live member on a partition for this long no longer
+	// holds its trims back; 0: off.
+	GroupExpiry time.Duration
+}
+
+// Errors build the API's errors, so that callers test what Publish returns with errors.Is
+// and errors.As against the API's own types.
+type Errors struct {
+	// Full is the error of a write Redis refused at maxmemory (err: its OOM reply).
+	Full func(where FullInfo, err error) error
+	// NotReplicated is the error of a pipeline whose WAIT counted acked of want.N replicas
+	// within want.Timeout, or failed with err.
+	NotReplicated func(want Replicas, acked int, err error) error
+}
+
+// FullInfo is where Redis refused a write at maxmemory: the partition, the master that holds
+// it ("host:port"; "" when unknown) and its used_memory and maxmemory in bytes (both 0 when
+// they could not be read).
+type FullInfo struct {
+	Topic                 string
+	Partition             int
+	Server                string
+	UsedMemory, MaxMemory int64
+}
+
+// Engine publishes one Publisher's messages: it routes, builds and sends their writes in
+// coalesced pipelines, numbers them for idempotency and remembers the numbers of those it did
+// not see appended, sends again what a NOSCRIPT refused, turns a refusal at maxmemory into
+// Errors.Full, and trims the partitions it appends to in the background.
+type Engine struct {
+	cfg     Config
+	topics  *partition.Cache
+	names   *streamNames
+	offload payload.Offloader
+	batch   *batcher
+	resends *resendBook
+	scripts scripts
+	full    *fullErrors
+	trims   *trimmer // nil when Trim.MaxLen is -1
+}
+
+// New starts the engine of cfg: its flushers, and its trimmer under length retention. It
+// sends nothing to Redis before the first Publish.
+func New(cfg Config) *Engine {
+	reg := partition.NewRegistry(cfg.Client, cfg.Space)
+	e := &Engine{
+		cfg:     cfg,
+		topics:  partition.NewCache(reg, cfg.DefaultPartitionCount, cfg.RefreshInterval, cfg.Clock.Now),
+		names:   &streamNames{space: cfg.Space},
+		offload: payload.Offloader{Space: cfg.Space, Threshold: cfg.OffloadThreshold, TTL: cfg.OffloadTTL},
+		batch:   newBatcher(cfg),
+		resends: newResendBook(cfg.Idempotency.Window, cfg.Clock),
+		full: &fullErrors{rdb: cfg.Client, space: cfg.Space, memory: cfg.Memory, refusals: reg, build: cfg.Errors.Full,
+			logger: cfg.Logger, clock: cfg.Clock},
+	}
+	length := retention.Length{MaxLen: cfg.Trim.MaxLen, Exact: cfg.Trim.Exact, Hard: cfg.Trim.Hard}
+	e.topics.Settings = length.Settings()
+	e.topics.OnRegister = e.registered
+	if cfg.Trim.MaxLen > 0 {
+		rule := length.Rule()
+		rule.GroupExpiry = cfg.Trim.GroupExpiry
+		e.trims = newTrimmer(cfg, rule)
+	}
+	return e
+}
+
+// Publish appends msgs to topic in one round trip, each to the partition Route picks, and
+// records on each message Redis took where it went (the caller removes a previous Publish's
+// results first). The first Publish checks the servers and starts the memory watch; the first
+// publish to a topic registers it. It stops waiting when ctx is done (the messages may then
+// still be written). It must not run once Close was called.
+func (e *Engine) Publish(ctx context.Context, topic string, msgs []*message.Message) error {
+	if err := e.cfg.Check.Ensure(ctx, e.cfg.Client, e.cfg.Logger); err != nil {
+		return fmt.Errorf("publish to %q: %w", topic, err)
+	}
+	if e.cfg.Memory != nil {
+		e.cfg.Memory.Start() // once: the first Publish starts the watch
+	}
+	n, err := e.topics.Partitions(ctx, topic)
+	if err != nil {
+		return fmt.Errorf("publish to %q: %w", topic, err)
+	}
+	if err := e.resends.settled(ctx, topic, msgs); err != nil { // a send of them still out there
+		return fmt.Errorf("publish to %q: %w", topic, err)
+	}
+	writes, err := e.writes(topic, n, msgs)
+	if err != nil {
+		return err
+	}
+	return e.send(ctx, &outgoing{topic: topic, n: n, msgs: msgs, writes: writes})
+}
+
+// outgoing is one Publish's writes on their way: msgs[i] is written by writes[i], to topic,
+// which has n partitions.
+type outgoing struct {
+	topic  string
+	n      int
+	msgs   []*message.Message
+	writes []Write
+}
+
+func (e *Engine) send(ctx context.Context, o *outgoing) error {
+	if err := e.scripts.load(ctx, e.cfg.Client, o.writes, false); err != nil {
+		return err // nothing sent, nothing numbered
+	}
+	var g giveUp // used only when ctx can end (most messages' never does)
+	if ctx.Done() != nil {
+		g = e.giveUp(o.topic, o.msgs, o.writes)
+	}
+	res, err := e.batch.submit(ctx, o.writes, g)
+	if err != nil {
+		return fmt.Errorf("publish to %q: %w", o.topic, err) // g.settle remembers the numbers
+	}
+	if err := e.outcome(ctx, o, res, g); err != nil {
+		e.resends.rememberAll(o.topic, o.msgs, o.writes)
+		return err
+	}
+	e.resends.forgetAll(o.topic, o.msgs, o.writes)
+	return nil
+}
+
+// giveUp is what a caller that stops waiting for its writes leaves to the resend book.
+func (e *Engine) giveUp(topic string, msgs []*message.Message, writes []Write) giveUp {
+	return giveUp{
+		mark:   func() { e.resends.pend(topic, msgs) },
+		unmark: func() { e.resends.unpend(topic, msgs) },
+		settle: func() { e.resends.rememberAll(topic, msgs, writes) },
+	}
+}
+
+// outcome takes a sent pipeline's results: it sends the writes a NOSCRIPT refused again,
+// records where each message went and counts the appends; its error is the Publish's.
+func (e *Engine) outcome(ctx context.Context, o *outgoing, res flushed, g giveUp) error {
+	res, err := e.retryNoScript(ctx, o.writes, res, g)
+	if err != nil {
+		return fmt.Errorf("publish to %q: %w", o.topic, err)
+	}
+	recordResults(o.msgs, o.writes, res.results) // also when another write or the WAIT failed
+	if err := e.writeFailure(ctx, o, res.results); err != nil {
+		return err
+	}
+	e.produced(o, res.results) // written to the master, even when too few replicas confirmed
+	if res.replicated != nil {
+		return fmt.Errorf("publish to %q: %w", o.topic, res.replicated)
+	}
+	return nil
+}
+
+// writeFailure is the error of the first write of a pipeline's results that failed.
+func (e *Engine) writeFailure(ctx context.Context, o *outgoing, results []Result) error {
+	for i, r := range results {
+		if err := r.Err(); err != nil {
+			server.ReloadOnConnError(ctx, e.cfg.Client, err)
+			err = e.full.of(ctx, o.topic, o.writes[i].Partition, err)
+			return fmt.Errorf("publish message %s to %q: %w", o.msgs[i].UUID, o.topic, err)
+		}
+	}
+	return nil
+}
+
+// produced counts the appends of a successful Publish and lets the trimmer know; a
+// duplicate the idempotent append dropped is counted as one.
+func (e *Engine) produced(o *outgoing, results []Result) {
+	for i, w := range o.writes {
+		if results[i].Duplicate() {
+			e.cfg.Counters.DuplicateDropped(o.topic, w.Partition)
+			continue
+		}
+		e.cfg.Counters.Produced(o.topic, w.Partition)
+		if e.trims != nil && w.Park == nil {
+			e.trims.appended(e.names.get(o.topic, w.Partition, o.n), o.topic, w.Partition, 1)
+		}
+	}
+}
+
+// registered runs once the engine registered a topic: it creates the consumer groups
+// declared on the topic (by Subscribers that joined before it existed) on every partition
+// before the first append, and logs a stated partition count the topic does not have.
+func (e *Engine) registered(ctx context.Context, topic string, t partition.Topic) error {
+	if stated := e.cfg.DefaultPartitionCount; stated > 0 && stated != t.Count {
+		partition.LogCountDiffers(e.cfg.Logger, topic, stated, t.Count)
+	}
+	return partition.CreateDeclaredGroups(ctx, e.cfg.Client, e.cfg.Space, topic, t)
+}
+
+// Close stops the flushers once the writes queued are sent, the trimmer (a trim that runs
+// is cancelled) and the memory watch. No Publish may run any more.
+func (e *Engine) Close() {
+	e.batch.close()
+	if e.trims != nil {
+		e.trims.close()
+	}
+	if e.cfg.Memory != nil {
+		e.cfg.Memory.Stop()
+	}
+}
