@@ -31,23 +31,23 @@ type onceBatches struct {
 
 // add puts w in its partition's batch; r gets the result once queued.
 func (b *onceBatches) add(w Write, r *Result) {
-	stream, pkey, ref, body, ttl, fields := w.appendParts()
-	batch := b.open[stream]
+	a := w.appendParts()
+	batch := b.open[a.stream]
 	if batch == nil || len(batch.results) == maxOnce {
-		batch = &onceBatch{stream: stream, prefix: w.Once.Prefix, index: w.Once.Index,
+		batch = &onceBatch{stream: a.stream, prefix: w.Once.Prefix, index: w.Once.Index,
 			half: max(w.Once.Window.Milliseconds()/2, 1)}
 		if b.open == nil {
 			b.open = map[string]*onceBatch{}
 		}
-		b.open[stream] = batch
+		b.open[a.stream] = batch
 		b.all = append(b.all, batch)
 	}
-	if ref != "" {
-		batch.keys = append(batch.keys, pkey)
-		batch.ttl = ttl
+	if a.ref != "" {
+		batch.keys = append(batch.keys, a.pkey)
+		batch.ttl = a.ttl
 	}
-	batch.args = append(batch.args, w.Once.UUID, ref, body, len(fields))
-	batch.args = append(batch.args, fields...)
+	batch.args = append(batch.args, w.Once.UUID, a.ref, a.body, len(a.fields))
+	batch.args = append(batch.args, a.fields...)
 	batch.results = append(batch.results, r)
 }
 
@@ -72,12 +72,20 @@ func (b *onceBatches) queue(ctx context.Context, pipe redis.Pipeliner) {
 	}
 }
 
-// appendParts are what an XAdd or Offload write appends: the stream, the payload key,
-// reference, bytes and TTL of an offloaded payload ("" and nil when inline), the fields.
-func (w Write) appendParts() (stream, pkey, ref string, body []byte, ttl int64, fields []any) {
+// toAppend is what an XAdd or Offload write appends: the stream, the payload key,
+// reference, bytes and TTL (ms) of an offloaded payload ("" and nil when inline), the fields.
+type toAppend struct {
+	stream, pkey, ref string
+	body              []byte
+	ttl               int64
+	fields            []any
+}
+
+// appendParts is what w appends.
+func (w Write) appendParts() toAppend {
 	if off := w.Offload; off != nil {
-		return off.Stream, off.Key, off.Ref, off.Payload, off.TTL.Milliseconds(), off.Fields
+		return toAppend{off.Stream, off.Key, off.Ref, off.Payload, off.TTL.Milliseconds(), off.Fields}
 	}
-	stream, _ = w.XAdd[1].(string)
-	return stream, "", "", nil, 0, w.XAdd[3:]
+	stream, _ := w.XAdd[1].(string)
+	return toAppend{stream: stream, fields: w.XAdd[3:]}
 }

@@ -90,33 +90,33 @@ type seqBatches struct {
 
 // add puts w in its partition's batch; r gets the result once queued.
 func (b *seqBatches) add(w Write, r *Result) {
-	stream, pkey, ref, body, ttl, fields := w.appendParts()
-	batch := b.open[stream]
+	a := w.appendParts()
+	batch := b.open[a.stream]
 	if batch == nil || len(batch.results) == maxOnce {
-		batch = &seqBatch{stream: stream, index: w.Seq.Index, window: max(w.Seq.Window.Milliseconds(), 1),
+		batch = &seqBatch{stream: a.stream, index: w.Seq.Index, window: max(w.Seq.Window.Milliseconds(), 1),
 			slot: map[string]int{}}
 		if b.open == nil {
 			b.open = map[string]*seqBatch{}
 		}
-		b.open[stream] = batch
+		b.open[a.stream] = batch
 		b.all = append(b.all, batch)
 	}
-	batch.add(w.Seq, pkey, ref, body, ttl, fields)
+	batch.add(w.Seq, a)
 	batch.results = append(batch.results, r)
 }
 
-func (batch *seqBatch) add(s *Sequenced, pkey, ref string, body []byte, ttl int64, fields []any) {
+func (batch *seqBatch) add(s *Sequenced, a toAppend) {
 	at, ok := batch.slot[s.Producer]
 	if !ok {
 		batch.producers = append(batch.producers, s.key())
 		at = len(batch.producers)
 		batch.slot[s.Producer] = at
 	}
-	f := len(fields)
-	if defaultLayout(fields) {
+	f := len(a.fields)
+	if defaultLayout(a.fields) {
 		f = -1 // the values only (appendseq.lua)
 	}
-	next := seqRunKey{producer: at, seq: s.Seq, f: f, off: ref != ""}
+	next := seqRunKey{producer: at, seq: s.Seq, f: f, off: a.ref != ""}
 	if batch.runs == 0 || next != (seqRunKey{batch.last.producer, batch.last.seq + 1, batch.last.f, batch.last.off}) {
 		off := 0
 		if next.off {
@@ -129,15 +129,15 @@ func (batch *seqBatch) add(s *Sequenced, pkey, ref string, body []byte, ttl int6
 	batch.args[batch.run+2] = batch.args[batch.run+2].(int) + 1
 	batch.last = next
 	if next.off {
-		batch.payloadKeys = append(batch.payloadKeys, pkey)
-		batch.ttl = ttl
-		batch.args = append(batch.args, ref, body)
+		batch.payloadKeys = append(batch.payloadKeys, a.pkey)
+		batch.ttl = a.ttl
+		batch.args = append(batch.args, a.ref, a.body)
 	}
 	if f == -1 {
-		batch.args = append(batch.args, fields[1], fields[3], fields[5])
+		batch.args = append(batch.args, a.fields[1], a.fields[3], a.fields[5])
 		return
 	}
-	batch.args = append(batch.args, fields...)
+	batch.args = append(batch.args, a.fields...)
 }
 
 // defaultLayout reports whether fields are the default Marshaler's three, in its order.
