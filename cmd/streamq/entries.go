@@ -138,7 +138,11 @@ milliseconds); "-" and "+" are the ends of the stream, "(" before an id excludes
 			if err != nil {
 				return err
 			}
-			entries, err := adm.Range(ctx, args[0], p, start, end, count, reverse)
+			read := adm.Range
+			if reverse {
+				read = adm.RevRange
+			}
+			entries, err := read(ctx, args[0], p, start, end, count)
 			if err != nil {
 				return err
 			}

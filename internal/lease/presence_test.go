@@ -1,4 +1,4 @@
-package streamq
+package lease
 
 import (
 	"context"
@@ -6,13 +6,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ThreeDotsLabs/watermill"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/streamq-dev/streamq/internal/clock"
 	"github.com/streamq-dev/streamq/internal/keys"
-	"github.com/streamq-dev/streamq/internal/lease"
+	"github.com/streamq-dev/streamq/internal/redistest"
 )
 
 // TestPresenceWindow: three quarters of RebalanceInterval, at least three BlockTimes and
@@ -24,16 +25,15 @@ func TestPresenceWindow(t *testing.T) {
 		rebalance, block, ttl time.Duration
 		want                  time.Duration
 	}{
-		{name: "defaults", rebalance: defaultRebalanceInterval, block: defaultBlockTime, ttl: defaultLeaseTTL, want: 1500 * time.Millisecond},
-		{name: "a long rebalance interval", rebalance: 8 * time.Second, block: defaultBlockTime, ttl: 30 * time.Second, want: 6 * time.Second},
+		{name: "defaults", rebalance: 2 * time.Second, block: 100 * time.Millisecond, ttl: 10 * time.Second, want: 1500 * time.Millisecond},
+		{name: "a long rebalance interval", rebalance: 8 * time.Second, block: 100 * time.Millisecond, ttl: 30 * time.Second, want: 6 * time.Second},
 		{name: "a long block", rebalance: 2 * time.Second, block: 800 * time.Millisecond, ttl: 10 * time.Second, want: 2400 * time.Millisecond},
 		{name: "a short rebalance interval", rebalance: 150 * time.Millisecond, block: 50 * time.Millisecond, ttl: 2 * time.Second, want: minPresenceWindow},
 		{name: "never past LeaseTTL", rebalance: 2 * time.Second, block: time.Second, ttl: 2500 * time.Millisecond, want: 2500 * time.Millisecond},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := SubscriberConfig{Membership: MembershipConfig{RebalanceInterval: tt.rebalance, LeaseTTL: tt.ttl}}
-			assert.Equal(t, tt.want, presenceWindow(&cfg, tt.block))
+			assert.Equal(t, tt.want, PresenceWindow(Config{RebalanceInterval: tt.rebalance, LeaseTTL: tt.ttl}, tt.block))
 		})
 	}
 }
@@ -45,7 +45,7 @@ type keeperFixture struct {
 	client  *redis.Client
 	key     string
 	fake    *clock.Fake
-	term    *lease.Term
+	term    *Term
 	keeper  *presenceKeeper
 	crashed chan struct{}
 }
@@ -54,19 +54,19 @@ const keeperWindow = time.Minute
 
 func newKeeperFixture(t *testing.T, rdb *redis.Client) keeperFixture {
 	t.Helper()
-	_, client := startRedis(t)
+	client := redistest.Start(t).Client(t)
 	if rdb == nil {
 		rdb = client
 	}
 	f := keeperFixture{client: client, key: keys.New("", "").MemberInstances("t", "g"),
 		fake: clock.NewFake(time.Unix(1_700_000_000, 0)), crashed: make(chan struct{})}
-	claimed, err := lease.NewInstance(client, f.key, "m", "one", keeperWindow, time.Hour).Claim(context.Background())
+	claimed, err := NewInstance(client, f.key, "m", "one", keeperWindow, time.Hour).Claim(context.Background())
 	require.NoError(t, err)
 	require.True(t, claimed.Taken)
-	f.term = lease.NewTerm(f.fake, keeperWindow, f.fake.Now())
+	f.term = NewTerm(f.fake, keeperWindow, f.fake.Now())
 	f.keeper = newPresenceKeeper(context.Background(), presenceDeps{
-		rdb: rdb, inst: lease.NewInstance(rdb, f.key, "m", "one", keeperWindow, time.Hour), term: f.term,
-		period: keeperWindow / 3, clock: f.fake, log: testLogger(), superseded: func() { close(f.crashed) },
+		rdb: rdb, inst: NewInstance(rdb, f.key, "m", "one", keeperWindow, time.Hour), term: f.term,
+		period: keeperWindow / 3, clock: f.fake, log: watermill.NopLogger{}, superseded: func() { close(f.crashed) },
 	})
 	f.keeper.start()
 	t.Cleanup(f.keeper.stop)

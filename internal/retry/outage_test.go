@@ -1,4 +1,4 @@
-package streamq
+package retry
 
 import (
 	"testing"
@@ -13,49 +13,49 @@ import (
 // delivery ends it and opens the gate.
 func TestPartOutage(t *testing.T) {
 	t.Parallel()
-	o := newPartOutage(OutageConfig{Backoff: time.Second, MaxBackoff: 5 * time.Second}, "orders", 3)
+	o := NewOutage(OutageConfig{Backoff: time.Second, MaxBackoff: 5 * time.Second}, "orders", 3)
 	now := time.Unix(1_700_000_000, 0)
-	assert.Zero(t, o.snapshot().Since)
+	assert.Zero(t, o.Snapshot().Since)
 
-	first := o.hold(now, "down", false)
-	assert.True(t, first.first)
-	assert.True(t, first.probe)
-	assert.Equal(t, time.Second, first.wait)
-	paused, _ := o.gate.State()
+	first := o.Hold(now, "down", false)
+	assert.True(t, first.First)
+	assert.True(t, first.Probe)
+	assert.Equal(t, time.Second, first.Wait)
+	paused, _ := o.Gate().State()
 	assert.True(t, paused, "the partition hands out nothing more")
 
-	other := o.hold(now.Add(time.Millisecond), "down too", false)
-	assert.False(t, other.probe, "one probe at a time")
-	require.NotNil(t, other.ended)
+	other := o.Hold(now.Add(time.Millisecond), "down too", false)
+	assert.False(t, other.Probe, "one probe at a time")
+	require.NotNil(t, other.Ended)
 
 	var waits []time.Duration
 	for range 4 {
-		waits = append(waits, o.hold(now, "still down", true).wait)
+		waits = append(waits, o.Hold(now, "still down", true).Wait)
 	}
 	assert.Equal(t, []time.Duration{2 * time.Second, 4 * time.Second, 5 * time.Second, 5 * time.Second}, waits)
-	s := o.snapshot()
+	s := o.Snapshot()
 	assert.Equal(t, now, s.Since)
 	assert.Equal(t, 4, s.Probes)
 	assert.Equal(t, "still down", s.Reason)
-	assert.Equal(t, 6, o.run().inARow, "every failure of the outage in a row")
+	assert.Equal(t, 6, o.Run().InARow, "every failure of the outage in a row")
 
-	was := o.settled(false)
+	was := o.Settled(false)
 	assert.Equal(t, 4, was.Probes)
 	select {
-	case <-other.ended:
+	case <-other.Ended:
 	default:
 		t.Fatal("the waiting message is released")
 	}
-	paused, _ = o.gate.State()
+	paused, _ = o.Gate().State()
 	assert.False(t, paused)
-	assert.Zero(t, o.snapshot().Since)
-	assert.Zero(t, o.run().inARow)
+	assert.Zero(t, o.Snapshot().Since)
+	assert.Zero(t, o.Run().InARow)
 
-	again := o.hold(now, "down", false)
-	assert.True(t, again.first && again.probe, "a new outage starts over")
-	assert.Equal(t, time.Second, again.wait)
-	assert.NotZero(t, o.settled(true).Since, "the message's own failure ends it too")
-	assert.Equal(t, 2, o.run().inARow, "and extends the run")
+	again := o.Hold(now, "down", false)
+	assert.True(t, again.First && again.Probe, "a new outage starts over")
+	assert.Equal(t, time.Second, again.Wait)
+	assert.NotZero(t, o.Settled(true).Since, "the message's own failure ends it too")
+	assert.Equal(t, 2, o.Run().InARow, "and extends the run")
 }
 
 func TestOutageConfigWait(t *testing.T) {

@@ -1,4 +1,4 @@
-package streamq
+package lease
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamq-dev/streamq/internal/clock"
-	"github.com/streamq-dev/streamq/internal/lease"
 	"github.com/streamq-dev/streamq/internal/run"
 	"github.com/streamq-dev/streamq/internal/server"
 )
@@ -18,9 +17,9 @@ import (
 // presenceDeps is what a static member's presence keeper is built from.
 type presenceDeps struct {
 	rdb        redis.UniversalClient
-	inst       *lease.Instance // the process's hold on the member's name
-	term       *lease.Term     // the presence term the refreshes renew
-	period     time.Duration   // between two refreshes: a third of the presence window
+	inst       *Instance     // the process's hold on the member's name
+	term       *Term         // the presence term the refreshes renew
+	period     time.Duration // between two refreshes: a third of the presence window
 	clock      clock.Clock
 	log        watermill.LoggerAdapter
 	superseded func() // another process holds the name: stop as a crash would
@@ -28,7 +27,7 @@ type presenceDeps struct {
 
 // presenceKeeper renews a static member's presence every period, apart from the rebalance
 // loop, so the presence window, and with it the wait of a restarted process for a crashed
-// one, can be short (see static.go). Each refresh that Redis confirms renews the term from
+// one, can be short (see StaticMember). Each refresh that Redis confirms renews the term from
 // the refresh's send time. A refresh that finds another process holding the name stops the
 // subscription the way a crash would, and the keeper with it.
 type presenceKeeper struct {
@@ -79,7 +78,7 @@ func (p *presenceKeeper) refresh(ctx context.Context, sent time.Time) bool {
 			p.d.term.Renewed(sent)
 			p.lapsed.Store(false)
 		}
-	case errors.Is(err, lease.ErrSuperseded):
+	case errors.Is(err, ErrSuperseded):
 		p.d.log.Error("Another process took over this ConsumerName (it found this one silent for the presence window, "+
 			"or it runs with the same name): the subscription stops", err, nil)
 		p.d.superseded()

@@ -1,4 +1,4 @@
-package streamq
+package lease
 
 import (
 	"context"
@@ -11,13 +11,13 @@ import (
 	"github.com/streamq-dev/streamq/internal/stream"
 )
 
-// errForcedDelete stops a subscription whose topic or group an operator deleted by force.
-var errForcedDelete = errors.New("deleted by force under running members")
+// ErrForcedDelete stops a subscription whose topic or group an operator deleted by force.
+var ErrForcedDelete = errors.New("deleted by force under running members")
 
-// requestHeal asks the rebalancer to check at once that the group, the partition streams and
+// RequestHeal asks the rebalancer to check at once that the group, the partition streams and
 // the topic's metadata still exist, and to recreate what is missing. Components call it when
 // Redis answers NOGROUP, or the metadata is gone.
-func (r *rebalancer) requestHeal() {
+func (r *Rebalancer) RequestHeal() {
 	r.healDue.Store(true)
 	run.Signal(r.healReq)
 }
@@ -26,22 +26,22 @@ func (r *rebalancer) requestHeal() {
 // a Redis restarted without persistence, a failover to an empty replica): the topic's
 // metadata with the partition count known here, and the group on every partition at its last
 // known position, each logged once. A topic or group an operator deleted by force is not
-// recreated: errForcedDelete, and the subscription stops.
-func (r *rebalancer) heal(ctx context.Context) error {
-	group := r.d.group
-	if !r.d.view.rules.declaresGroup {
+// recreated: ErrForcedDelete, and the subscription stops.
+func (r *Rebalancer) heal(ctx context.Context) error {
+	group := r.d.Group
+	if !r.d.DeclaresGroup {
 		group = "" // a DLQ consumer keeps its group name apart from the topic's groups
 	}
-	topicGone, groupGone, err := r.d.reg.Tombstones(ctx, r.d.view.topic, group)
+	topicGone, groupGone, err := r.d.Registry.Tombstones(ctx, r.d.View.Topic, group)
 	if err != nil {
 		return err
 	}
 	if topicGone || groupGone {
 		what := map[bool]string{true: "topic", false: "consumer group"}[topicGone]
-		r.d.log.Error("The "+what+" was deleted by force while this member ran: the subscription stops instead of recreating it",
-			errForcedDelete, nil)
-		r.d.stopAll()
-		return errForcedDelete
+		r.d.Log.Error("The "+what+" was deleted by force while this member ran: the subscription stops instead of recreating it",
+			ErrForcedDelete, nil)
+		r.d.StopAll()
+		return ErrForcedDelete
 	}
 	if err := r.healMeta(ctx); err != nil {
 		return err
@@ -59,8 +59,8 @@ func (r *rebalancer) heal(ctx context.Context) error {
 
 // healMeta registers the topic again when its metadata is gone, with the partition count and
 // the recorded length retention known here, and declares the group again.
-func (r *rebalancer) healMeta(ctx context.Context) error {
-	m, err := r.d.reg.Meta(ctx, r.d.view.topic)
+func (r *Rebalancer) healMeta(ctx context.Context) error {
+	m, err := r.d.Registry.Meta(ctx, r.d.View.Topic)
 	if err != nil || m.Exists {
 		return err
 	}
@@ -74,26 +74,27 @@ func (r *rebalancer) healMeta(ctx context.Context) error {
 	if known.MaxLen != 0 {
 		settings = retention.Recorded(known).Settings()
 	}
-	if _, err := r.d.reg.RegisterTopic(ctx, r.d.view.topic, n, settings); err != nil {
+	if _, err := r.d.Registry.RegisterTopic(ctx, r.d.View.Topic, n, settings); err != nil {
 		return err
 	}
-	r.d.log.Error("The topic's metadata was missing (a flushed or failed-over Redis, a deleted key): registered it again", nil,
+	r.d.Log.Error("The topic's metadata was missing (a flushed or failed-over Redis, a deleted key): registered it again", nil,
 		watermill.LogFields{"partitions": n})
-	if !r.d.view.rules.declaresGroup {
+	if !r.d.DeclaresGroup {
 		return nil
 	}
-	return r.d.reg.DeclareGroup(ctx, r.d.view.topic, r.d.group, r.d.cfg.GroupStartID)
+	return r.d.Registry.DeclareGroup(ctx, r.d.View.Topic, r.d.Group, r.d.Config.GroupStartID)
 }
 
 // regroup recreates the group on partition p if it is missing, at the later of its commit
 // frontier and what this member acked there, else at the group's start id.
-func (r *rebalancer) regroup(ctx context.Context, p int) error {
-	v := r.d.view
-	created, pos, err := stream.Regroup(ctx, r.d.rdb, v.stream(p), v.commit(p), r.d.group, r.d.owned.highestAcked(p), r.d.cfg.GroupStartID)
+func (r *Rebalancer) regroup(ctx context.Context, p int) error {
+	v := r.d.View
+	created, pos, err := stream.Regroup(ctx, r.d.Client, stream.Lost{Stream: v.Stream(p), Commit: v.Commit(p), Group: r.d.Group,
+		Acked: r.d.Owned.HighestAcked(p), StartID: r.d.Config.GroupStartID})
 	if err != nil || !created {
 		return err
 	}
-	r.d.log.Error("The consumer group was missing on the partition (XGROUP DESTROY, a flushed or failed-over Redis): "+
+	r.d.Log.Error("The consumer group was missing on the partition (XGROUP DESTROY, a flushed or failed-over Redis): "+
 		"recreated it; entries written before may be missing, and entries after its position are delivered again", nil,
 		watermill.LogFields{"partition": p, "position": pos})
 	return nil

@@ -1,16 +1,14 @@
-package streamq
+package lease
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-
-	"github.com/streamq-dev/streamq/internal/lease"
 )
 
-// TestLeaseBudget: MaxLeasedPartitions over a Subscriber's subscriptions. Each step reserves
+// TestBudget: MaxLeasedPartitions over a Subscriber's subscriptions. Each step reserves
 // or releases a slot for subscription a or b; want is both capacities after it.
-func TestLeaseBudget(t *testing.T) {
+func TestBudget(t *testing.T) {
 	t.Parallel()
 	type step struct {
 		sub     string // "a" or "b"
@@ -27,7 +25,7 @@ func TestLeaseBudget(t *testing.T) {
 		{name: "nothing held", max: 3, want: [2]int{3, 3}},
 		{name: "a holds one", max: 3, steps: []step{{"a", true, true}}, want: [2]int{3, 2}},
 		{name: "a holds the cap", max: 2, steps: []step{{"a", true, true}, {"a", true, true}, {"b", true, false}},
-			want: [2]int{2, lease.NoLeases}},
+			want: [2]int{2, NoLeases}},
 		{name: "a gives one back", max: 2, steps: []step{{"a", true, true}, {"a", true, true}, {"a", false, true}, {"b", true, true}},
 			want: [2]int{1, 1}},
 		{name: "shared", max: 3, steps: []step{{"a", true, true}, {"b", true, true}, {"b", true, true}, {"a", true, false}},
@@ -35,17 +33,17 @@ func TestLeaseBudget(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b := newLeaseBudget(tt.max)
-			subs := map[string]*subscription{"a": {}, "b": {}}
+			b := NewBudget(tt.max)
+			subs := map[string]*int{"a": new(int), "b": new(int)}
 			for i, s := range tt.steps {
-				share := b.share(subs[s.sub])
+				share := b.Share(subs[s.sub])
 				if s.reserve {
-					assert.Equal(t, s.ok, share.reserve(), "step %d", i)
+					assert.Equal(t, s.ok, share.Reserve(), "step %d", i)
 				} else {
-					share.release()
+					share.Release()
 				}
 			}
-			assert.Equal(t, tt.want, [2]int{b.share(subs["a"]).capacity(), b.share(subs["b"]).capacity()})
+			assert.Equal(t, tt.want, [2]int{b.Share(subs["a"]).Capacity(), b.Share(subs["b"]).Capacity()})
 		})
 	}
 }

@@ -1,4 +1,4 @@
-package streamq
+package retry
 
 import (
 	"sync"
@@ -8,7 +8,7 @@ import (
 	"github.com/streamq-dev/streamq/internal/run"
 )
 
-// partOutage is one partition's failures in a row and, when they are an outage, the outage:
+// Outage is one partition's failures in a row and, when they are an outage, the outage:
 // since when, how many probes failed, when the next one goes. It is a state machine without
 // I/O; the worker reports its changes (log, metrics, the record admin reads).
 //
@@ -19,11 +19,11 @@ import (
 // failure (an ack, or the message's own failure) ends the outage.
 //
 // Every delivery reads and counts the run; that path takes no lock unless an outage lasts.
-type partOutage struct {
+type Outage struct {
 	cfg       OutageConfig
 	topic     string // what Stats and the metrics name
 	partition int
-	gate      *run.Gate
+	gate      *run.Gate // closed while the outage lasts
 
 	inARow atomic.Int64 // failures in a row, this one not counted
 	active atomic.Bool  // an outage lasts: since is set
@@ -37,53 +37,57 @@ type partOutage struct {
 	ended   chan struct{} // closed when the outage ends
 }
 
-func newPartOutage(cfg OutageConfig, topic string, partition int) *partOutage {
-	return &partOutage{cfg: cfg, topic: topic, partition: partition, gate: run.NewGate()}
+// NewOutage is the outage state of partition of topic, with no failure yet.
+func NewOutage(cfg OutageConfig, topic string, partition int) *Outage {
+	return &Outage{cfg: cfg, topic: topic, partition: partition, gate: run.NewGate()}
 }
 
-// run is what decide needs of the partition's failures.
-func (o *partOutage) run() failureRun { return failureRun{inARow: int(o.inARow.Load())} }
+// Gate is closed while an outage lasts: the partition's delivery loop waits at it.
+func (o *Outage) Gate() *run.Gate { return o.gate }
 
-// heldTurn is what a message held for an outage does next: wait before its probe, or wait
+// Run is what Decide needs of the partition's failures.
+func (o *Outage) Run() Run { return Run{InARow: int(o.inARow.Load())} }
+
+// Turn is what a message held for an outage does next: wait before its probe, or wait
 // for the outage to end (ended).
-type heldTurn struct {
-	probe bool
-	wait  time.Duration
-	ended <-chan struct{}
-	first bool // this failure started the outage
+type Turn struct {
+	Probe bool
+	Wait  time.Duration
+	Ended <-chan struct{}
+	First bool // this failure started the outage
 }
 
-// hold counts a failure for an outage at now with reason; wasProbe is true when the failed
+// Hold counts a failure for an outage at now with reason; wasProbe is true when the failed
 // delivery was the probe.
-func (o *partOutage) hold(now time.Time, reason string, wasProbe bool) heldTurn {
+func (o *Outage) Hold(now time.Time, reason string, wasProbe bool) Turn {
 	o.inARow.Add(1)
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	var t heldTurn
+	var t Turn
 	if o.since.IsZero() {
 		o.since, o.probes, o.probing, o.ended = now, 0, false, make(chan struct{})
 		o.active.Store(true)
 		o.gate.Set(true, now)
-		t.first = true
+		t.First = true
 	}
 	o.reason = reason
 	switch {
 	case wasProbe:
 		o.probes++
 	case o.probing:
-		return heldTurn{ended: o.ended, first: t.first}
+		return Turn{Ended: o.ended, First: t.First}
 	default:
 		o.probing = true
 	}
-	t.probe, t.wait = true, o.cfg.wait(o.probes)
-	o.next = now.Add(t.wait)
+	t.Probe, t.Wait = true, o.cfg.wait(o.probes)
+	o.next = now.Add(t.Wait)
 	return t
 }
 
-// settled counts a delivery that was no outage failure: an ack resets the run, any other
+// Settled counts a delivery that was no outage failure: an ack resets the run, any other
 // failure extends it; either ends an outage. It returns the outage that ended (zero Since:
 // none).
-func (o *partOutage) settled(failed bool) PartitionOutage {
+func (o *Outage) Settled(failed bool) State {
 	switch {
 	case failed:
 		o.inARow.Add(1)
@@ -91,12 +95,12 @@ func (o *partOutage) settled(failed bool) PartitionOutage {
 		o.inARow.Store(0)
 	}
 	if !o.active.Load() {
-		return PartitionOutage{}
+		return State{}
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.since.IsZero() { // another delivery ended it meanwhile
-		return PartitionOutage{}
+		return State{}
 	}
 	was := o.snapshotLocked()
 	o.since, o.next, o.probes, o.probing, o.reason = time.Time{}, time.Time{}, 0, false, ""
@@ -106,16 +110,27 @@ func (o *partOutage) settled(failed bool) PartitionOutage {
 	return was
 }
 
-// snapshot is the outage now (zero Since: none).
-func (o *partOutage) snapshot() PartitionOutage {
+// Snapshot is the outage now (zero Since: none).
+func (o *Outage) Snapshot() State {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.snapshotLocked()
 }
 
-func (o *partOutage) snapshotLocked() PartitionOutage {
+func (o *Outage) snapshotLocked() State {
 	if o.since.IsZero() {
-		return PartitionOutage{}
+		return State{}
 	}
-	return PartitionOutage{Topic: o.topic, Partition: o.partition, Since: o.since, NextProbe: o.next, Probes: o.probes, Reason: o.reason}
+	return State{Topic: o.topic, Partition: o.partition, Since: o.since, NextProbe: o.next, Probes: o.probes, Reason: o.reason}
+}
+
+// State is one partition's outage as Stats and the metrics show it: zero Since when there is
+// none.
+type State struct {
+	Topic     string
+	Partition int
+	Since     time.Time
+	NextProbe time.Time
+	Probes    int
+	Reason    string
 }
