@@ -37,12 +37,17 @@ type DeadLetterInfo struct {
 	Raw string
 }
 
-// letterOf decodes the record of dead letter values, once per entry a DLQ view delivers.
-func letterOf(values map[string]any) *DeadLetterInfo {
-	r := dlq.DecodeRecord(values)
-	return &DeadLetterInfo{
+// letterOf is a dead letter's record as its handler reads it.
+func letterOf(r *dlq.Record) DeadLetterInfo {
+	return DeadLetterInfo{
 		Reason: r.Reason, Group: r.Group, OriginalTopic: r.OriginalTopic, OriginalPartition: r.Partition,
 		OriginalStreamID: r.OriginalStreamID, OriginalMessageID: r.OriginalMessageID,
 		RetryCount: r.RetryCount, MaxRetries: r.MaxRetries, Timestamp: r.Timestamp, FailedAt: r.FailedAt, Raw: r.Raw,
 	}
 }
+
+// Metadata set on a dead letter whose offloaded payload was gone when it was read.
+const (
+	PayloadMissingMetadata    = "x-payload-missing"
+	PayloadMissingRefMetadata = "x-payload-missing-ref"
+)

@@ -78,14 +78,6 @@ func (o OutageConfig) validate() error {
 	return errors.Join(errs...)
 }
 
-// wait is the wait before probe number probe (0: the first).
-func (o OutageConfig) wait(probe int) time.Duration {
-	d := o.Backoff
-	for i := 0; i < probe && d < o.MaxBackoff; i++ {
-		d *= 2
-	}
-	return min(d, o.MaxBackoff)
-}
 
 // PartitionOutage is one partition waiting out a downstream outage (SubscriberStats.Outages,
 // OutageReporter).
@@ -99,4 +91,12 @@ type PartitionOutage struct {
 	Probes    int
 	// Reason is the last failure's reason.
 	Reason string
+}
+
+// OutageReporter is implemented by a MetricsCollector that shows partitions waiting out a
+// downstream outage (package metrics/prometheus does). A partition's lease holder calls
+// Outage with the partition's labels when an outage starts and after each failed probe, and
+// with a zero PartitionOutage (zero Since) when the partition resumes. Optional.
+type OutageReporter interface {
+	Outage(l Labels, o PartitionOutage)
 }

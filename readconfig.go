@@ -94,7 +94,7 @@ func (c SubscriberConfig) checkTopics() error {
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(c.Topics)) {
 		path := fmt.Sprintf("Topics[%q]", name)
-		if _, err := newView(keys.Space{}, name); err != nil {
+		if _, err := (keys.Space{}).NewView(name); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", path, err))
 			continue
 		}

@@ -3,13 +3,12 @@ package streamq
 import (
 	"errors"
 	"fmt"
-	"strconv"
+	"math/rand/v2"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill/message"
 
 	"github.com/streamq-dev/streamq/internal/codec"
-	"github.com/streamq-dev/streamq/internal/retry"
 )
 
 // Metadata streamq writes on retried and dead-lettered messages, and reads from handlers.
@@ -74,7 +73,7 @@ func (e ExponentialBackoff) MaxAttempts() int { return e.Attempts }
 
 // NextBackoff implements RetryPolicy.
 func (e ExponentialBackoff) NextBackoff(attempt int) time.Duration {
-	return retry.Exponential(e.Base, e.Max, attempt, e.Jitter)
+	return exponential(e.Base, e.Max, attempt, e.Jitter)
 }
 
 // ErrDeadLettered wraps the error returned by DeadLetter, so a handler can return it and the
@@ -94,7 +93,7 @@ var ErrDeadLettered = errors.New("dead-lettered")
 // A DLQ has no DLQ: on a message delivered from a DLQTopic, DeadLetter marks it with Drop, so
 // the nack deletes the dead letter.
 func DeadLetter(msg *message.Message, reason error) error {
-	if d, ok := fromCtx(msg.Context()); ok && d.letter != nil {
+	if d, ok := fromCtx(msg.Context()); ok && d.Letter != nil {
 		Drop(msg)
 	}
 	if reason == nil {
@@ -114,12 +113,9 @@ func DeadLetter(msg *message.Message, reason error) error {
 // like a retry: the groups that handled it skip it. ReplayToAllGroups replays to every group.
 func Replay(msg *message.Message) { msg.Metadata.Set(ReplayMetadata, "true") }
 
-// replayAllGroups is ReplayMetadata's value for a replay to every group.
-const replayAllGroups = "all-groups"
-
 // ReplayToAllGroups is Replay delivered to every consumer group of the topic, not only to
 // the one that failed the message.
-func ReplayToAllGroups(msg *message.Message) { msg.Metadata.Set(ReplayMetadata, replayAllGroups) }
+func ReplayToAllGroups(msg *message.Message) { msg.Metadata.Set(ReplayMetadata, codec.ReplayAllGroups) }
 
 // Drop marks msg, consumed from a DLQTopic, to be deleted from the DLQ when its handler
 // finishes, acked or nacked (confirm and discard): the dead letter is acked and deleted in
@@ -158,15 +154,30 @@ func recordFailure(msg *message.Message, err error, terminal func(error) bool) {
 	}
 }
 
-// retryCount reads RetryCountMetadata; missing or bad reads as 0.
-func retryCount(md message.Metadata) int {
-	v := md.Get(RetryCountMetadata)
-	if v == "" {
-		return 0 // the common case, without Atoi's error allocation
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 {
+// exponential returns base * 2^(attempt-1) capped at limit, without overflow: attempt <= 0
+// reads as 1, and a cap below base gives base. jitter in [0, 1] spreads the result down by up
+// to that fraction (0: none).
+func exponential(base, limit time.Duration, attempt int, jitter float64) time.Duration {
+	if base <= 0 {
 		return 0
 	}
-	return n
+	if limit < base {
+		limit = base
+	}
+	if attempt < 1 {
+		attempt = 1
+	}
+	d := base
+	for i := 1; i < attempt && d < limit; i++ {
+		if d > limit/2 {
+			d = limit
+			break
+		}
+		d *= 2
+	}
+	d = min(d, limit)
+	if jitter > 0 {
+		d -= time.Duration(rand.Float64() * min(jitter, 1) * float64(d))
+	}
+	return d
 }

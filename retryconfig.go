@@ -3,10 +3,7 @@ package streamq
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
-
-	"github.com/ThreeDotsLabs/watermill/message"
 )
 
 // Retry caps that are not a count, for RetryConfig.MaxRetries.
@@ -95,15 +92,4 @@ func capOf(n int) int {
 		return 0
 	}
 	return max(n, -1)
-}
-
-// capFor is the retry cap of a message: its MaxRetriesMetadata when it is a number (0: none,
-// negative: for ever), else MaxRetries; -1: for ever.
-func (r RetryConfig) capFor(md message.Metadata) int {
-	if v := md.Get(MaxRetriesMetadata); v != "" {
-		if n, err := strconv.Atoi(v); err == nil {
-			return max(n, -1)
-		}
-	}
-	return capOf(r.MaxRetries)
 }

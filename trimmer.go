@@ -90,7 +90,14 @@ func (t *trimmer) trim(k trimTarget) {
 	rule.Now = time.Now()
 	res, err := retention.Trim(ctx, t.rdb, stream, loss, rule)
 	l := Labels{Topic: k.topic, Partition: k.partition}
-	retention.Report(t.logger, trimReporter{t.metrics, l}, watermill.LogFields{"topic": l.Topic, "partition": l.Partition}, "length", res, err, ctx.Err() == nil)
+	fields := watermill.LogFields{"topic": l.Topic, "partition": l.Partition}
+	if err != nil {
+		if ctx.Err() == nil {
+			t.logger.Error("Retention trim failed", err, fields.Add(watermill.LogFields{"rule": "length"}))
+		}
+		return
+	}
+	retention.Report(t.logger, trimReporter{t.metrics, l}, fields, "length", res)
 }
 
 // close stops the trimmer; a trim that is running is cancelled.

@@ -55,3 +55,7 @@ func ClearDeliveryMarks(md map[string]string) {
 		delete(md, k)
 	}
 }
+
+// ReplayAllGroups is HeaderReplay's value for a replay delivered to every group (any other
+// value replays to the group that failed the message).
+const ReplayAllGroups = "all-groups"

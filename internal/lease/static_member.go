@@ -3,7 +3,6 @@ package lease
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -158,7 +157,7 @@ func (st *StaticMember) Claim(ctx context.Context, wait func(time.Duration) erro
 			st.log.Info("The ConsumerName was in use a moment ago: waiting for its process to be gone",
 				watermill.LogFields{"holder_state": c.State, "wait": c.Left.String()})
 		case c.State == "live" && (c.Holder != first.Holder || c.Until > first.Until):
-			return fmt.Errorf("%w (it renewed its presence while this one waited)", ErrNameInUse)
+			return ErrNameInUse
 		}
 		if err := wait(c.Left + time.Millisecond); err != nil {
 			return err

@@ -84,7 +84,7 @@ func Decide(now time.Time, rules Rules, cfg Config, out Outcome, m *message.Mess
 	case out == Stopped:
 		return Decision{Verdict: LeavePending}
 	case out == Acked && rules.Replays && m.Metadata.Get(codec.HeaderReplay) != "":
-		return Decision{Verdict: ReplayIt, Drop: drop, All: m.Metadata.Get(codec.HeaderReplay) == ReplayAllGroups}
+		return Decision{Verdict: ReplayIt, Drop: drop, All: m.Metadata.Get(codec.HeaderReplay) == codec.ReplayAllGroups}
 	case drop: // acked or nacked: Drop, or DeadLetter on a dead letter
 		return Decision{Verdict: DropIt}
 	case out == Acked:

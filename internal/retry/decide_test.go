@@ -35,7 +35,7 @@ func TestDecide(t *testing.T) {
 		{name: "stopped stays pending", rules: topic, pol: rules, out: Stopped, want: Decision{Verdict: LeavePending}},
 		{name: "replay mark on a topic is a plain ack", rules: topic, pol: rules, out: Acked, md: md(codec.HeaderReplay, "true"), want: Decision{Verdict: AckIt}},
 		{name: "replay mark on a DLQ replays", rules: dlq, pol: rules, out: Acked, md: md(codec.HeaderReplay, "true"), want: Decision{Verdict: ReplayIt}},
-		{name: "a replay to every group", rules: dlq, pol: rules, out: Acked, md: md(codec.HeaderReplay, ReplayAllGroups), want: Decision{Verdict: ReplayIt, All: true}},
+		{name: "a replay to every group", rules: dlq, pol: rules, out: Acked, md: md(codec.HeaderReplay, codec.ReplayAllGroups), want: Decision{Verdict: ReplayIt, All: true}},
 		{name: "first nack parks the retry a second out", rules: topic, pol: rules, out: Nacked,
 			want: Decision{Verdict: RetryLater, Reason: "nacked", Retries: 1, Due: now.Add(time.Second)}},
 		{name: "second nack backs off twice as long", rules: topic, pol: rules, out: Nacked, md: md(codec.HeaderRetryCount, "1", codec.HeaderLastError, "boom"),
@@ -122,7 +122,11 @@ func TestDecide(t *testing.T) {
 type exponential struct{ base, max time.Duration }
 
 func (e exponential) NextBackoff(attempt int) time.Duration {
-	return Exponential(e.base, e.max, attempt, 0)
+	d := e.base
+	for i := 1; i < attempt && d < e.max; i++ {
+		d *= 2
+	}
+	return min(d, e.max)
 }
 
 func md(kv ...string) message.Metadata {

@@ -13,9 +13,6 @@ import (
 // What the engine reads of a delivered message's metadata: its retries, why it last failed,
 // a snooze its handler asked for, a delay Watermill's DelayOnError set.
 
-// ReplayAllGroups is codec.HeaderReplay's value for a replay delivered to every group.
-const ReplayAllGroups = "all-groups"
-
 // Count reads codec.HeaderRetryCount; missing or bad reads as 0.
 func Count(md message.Metadata) int {
 	v := md.Get(codec.HeaderRetryCount)

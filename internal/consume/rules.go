@@ -1,4 +1,6 @@
-package streamq
+package consume
+
+import "github.com/streamq-dev/streamq/internal/retry"
 
 // topicRules are the differences between consuming a topic and consuming its dead letters
 // as a topic (DLQTopic), chosen once when a subscription's view is made: the components of
@@ -31,4 +33,9 @@ func rulesFor(dlq bool) topicRules {
 		return topicRules{replays: true, letters: true}
 	}
 	return topicRules{ownEntries: true, background: true, retries: true, declaresGroup: true}
+}
+
+// decision is what the rules tell retry.Decide.
+func (r topicRules) decision() retry.Rules {
+	return retry.Rules{Retries: r.retries, Replays: r.replays, Letters: r.letters}
 }

@@ -1,4 +1,4 @@
-package streamq
+package consume
 
 import (
 	"errors"
@@ -8,11 +8,8 @@ import (
 	"github.com/ThreeDotsLabs/watermill"
 
 	"github.com/streamq-dev/streamq/internal/fence"
-	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/retry"
 	"github.com/streamq-dev/streamq/internal/run"
-	"github.com/streamq-dev/streamq/internal/server"
-	"github.com/streamq-dev/streamq/internal/stream"
 )
 
 // mover appends an owned partition's due retries (of this group) and delayed messages (of
@@ -21,9 +18,9 @@ import (
 // schedules.
 type mover struct {
 	d          partDeps
-	cfg        RetryConfig // MoverInterval and MoverBatch
-	space      keys.Space  // hand-backs go to other partitions of the topic
-	partitions func() int  // the topic's partition count as last read
+	store      moveStore
+	cfg        Retry      // MoverInterval and MoverBatch
+	partitions func() int // the topic's partition count as last read
 	run        *run.Runner
 	wake       chan struct{} // cap 1
 
@@ -31,8 +28,8 @@ type mover struct {
 	next time.Time // the earliest due time a schedule asked for
 }
 
-func newMover(d partDeps, cfg RetryConfig, space keys.Space, partitions func() int) *mover {
-	return &mover{d: d, cfg: cfg, space: space, partitions: partitions, run: run.NewRunner(), wake: make(chan struct{}, 1)}
+func newMover(d partDeps, cfg Retry, partitions func() int) *mover {
+	return &mover{d: d, store: d.store, cfg: cfg, partitions: partitions, run: run.NewRunner(), wake: make(chan struct{}, 1)}
 }
 
 func (m *mover) start() { m.run.Start(m.loop) }
@@ -63,13 +60,7 @@ func (m *mover) loop() {
 	}
 }
 
-func (m *mover) sets() []retry.Set {
-	k := m.d.keys
-	return []retry.Set{
-		{ZSet: k.Retry, Items: k.RetryItems, Stream: k.Stream, Partition: k.Index, Group: k.Group},
-		{ZSet: k.Delay, Items: k.DelayItems, Stream: k.Stream, Partition: k.Index},
-	}
-}
+func (m *mover) sets() []retry.Set { return []retry.Set{m.store.RetrySet(), m.store.DelaySet()} }
 
 // step moves what is due in both sets and returns how long to sleep.
 func (m *mover) step() time.Duration {
@@ -103,13 +94,12 @@ func nextMove(start, end time.Time, maxWait time.Duration, asked time.Time, dues
 // moveSet runs one move step on set and returns when to look again (zero: at maxWait);
 // false means the lease is lost or the step failed.
 func (m *mover) moveSet(set retry.Set, now time.Time) (time.Time, bool) {
-	res, err := retry.Move(m.d.ctx, m.d.rdb, m.d.fence, set, m.cfg.MoverBatch)
+	res, err := m.store.Move(m.d.ctx, set, m.cfg.MoverBatch)
 	switch {
 	case errors.Is(err, fence.ErrLeaseLost):
 		m.d.lost(err)
 		return time.Time{}, false
 	case err != nil:
-		server.ReloadOnConnError(m.d.ctx, m.d.rdb, err)
 		if m.d.ctx.Err() == nil {
 			m.d.log.Error("Could not move due retries", err, watermill.LogFields{"set": set.ZSet})
 		}
@@ -127,20 +117,15 @@ func (m *mover) moveSet(set retry.Set, now time.Time) (time.Time, bool) {
 }
 
 // handBack appends items that belong to another partition (a bad partition id reads as 0)
-// with a plain XADD, then removes them from the set: at-least-once.
+// there, then removes them from the set: at-least-once.
 func (m *mover) handBack(set retry.Set, items []retry.Handed) {
 	for _, h := range items {
 		p := h.Partition
 		if p >= m.partitions() {
 			p = 0
 		}
-		to := m.space.PartitionStream(m.d.keys.Topic, p)
-		if err := stream.Append(m.d.ctx, m.d.rdb, to, h.Values); err != nil {
-			m.d.log.Error("Could not move retry item to its partition", err, watermill.LogFields{"item": h.ID})
-			continue
-		}
-		if err := retry.Forget(m.d.ctx, m.d.rdb, set, h.ID); err != nil {
-			m.d.log.Error("Could not remove moved retry item", err, watermill.LogFields{"item": h.ID})
+		if err := m.store.HandBack(m.d.ctx, set, p, h); err != nil {
+			m.d.log.Error("Could not move retry item to its partition", err, watermill.LogFields{"item": h.ID, "partition": p})
 		}
 	}
 }

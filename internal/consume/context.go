@@ -1,4 +1,4 @@
-package streamq
+package consume
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/streamq-dev/streamq/internal/dlq"
 	"github.com/streamq-dev/streamq/internal/position"
 )
 
@@ -20,11 +21,11 @@ import (
 // context.Cause sees the cancellation. Until then settling only sets a flag.
 type deliveryCtx struct {
 	parent context.Context
-	d      delivery
-	w      *worker        // the partition that delivered it, for DeferAck
-	entry  position.Entry // the entry delivered, for DeferAck
-	// deferred is set when the handler called DeferAck: its ack does not settle the entry.
-	deferred atomic.Pointer[DeferredAck]
+	d      Delivery
+	w      *worker        // the partition that delivered it, for Defer
+	entry  position.Entry // the entry delivered, for Defer
+	// deferred is set when the handler called Defer: its ack does not settle the entry.
+	deferred atomic.Pointer[Deferred]
 
 	mu      sync.Mutex
 	settled bool
@@ -60,13 +61,13 @@ func (c *deliveryCtx) Err() error {
 	return nil
 }
 
-// Value returns the delivery for deliveryKey and asks the parent (or the child, once there
-// is one) for any other key.
+// Value returns the delivery for deliveryKey, the context itself for ctxKey, and asks the
+// parent (or the child, once there is one) for any other key.
 func (c *deliveryCtx) Value(key any) any {
-	if key == any(deliveryKey) {
+	switch key {
+	case any(deliveryKey):
 		return &c.d
-	}
-	if key == any(deferKey) {
+	case any(ctxKey):
 		return c
 	}
 	c.mu.Lock()
@@ -101,4 +102,32 @@ func (c *deliveryCtx) childLocked() context.Context {
 		}
 	}
 	return c.child
+}
+
+// Delivery is what a delivered message's context tells its handler (the API's FromCtx
+// getters read it) and a tracer.
+type Delivery struct {
+	Topic           string // as subscribed (a DLQ's name on a DLQ view)
+	Partition       int
+	StreamID        string
+	Count           int64 // deliveries of the entry to the group, this one included
+	Group, Consumer string
+	Retries         int    // of the message before this entry
+	OriginalID      string // the message's first entry (a dead letter's record's on a DLQ)
+	LastError       string
+	Letter          *dlq.Record // the dead letter's record on a DLQ view, else nil
+}
+
+type contextKey int
+
+const (
+	deliveryKey contextKey = iota // the *Delivery of a delivered message
+	ctxKey                        // the *deliveryCtx itself, for Defer
+)
+
+// DeliveryOf returns the delivery of a message whose context is ctx; false for a context a
+// Consumer did not make.
+func DeliveryOf(ctx context.Context) (*Delivery, bool) {
+	d, ok := ctx.Value(deliveryKey).(*Delivery)
+	return d, ok
 }

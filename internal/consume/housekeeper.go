@@ -1,4 +1,4 @@
-package streamq
+package consume
 
 import (
 	"time"
@@ -7,7 +7,6 @@ import (
 
 	"github.com/streamq-dev/streamq/internal/retention"
 	"github.com/streamq-dev/streamq/internal/run"
-	"github.com/streamq-dev/streamq/internal/stream"
 )
 
 // housekeeper applies retention to an owned partition every interval, starting at once:
@@ -20,7 +19,8 @@ import (
 // and of offloaded payloads whose entry is gone.
 type housekeeper struct {
 	d        partDeps
-	cfg      RetentionConfig
+	store    keepStore
+	cfg      Retention
 	leaseTTL time.Duration           // a consumer idle for less may be a member that just joined
 	length   func() retention.Length // what the topic's publishers recorded
 	live     func() []string         // the group's live members at the last heartbeat
@@ -33,8 +33,17 @@ type housekeeper struct {
 // pressure (at or above the high-water mark): a drained backlog frees its memory within it.
 const pressureTrimInterval = time.Second
 
-func newHousekeeper(d partDeps, cfg RetentionConfig, leaseTTL time.Duration, length func() retention.Length, live func() []string, pressure func() bool) *housekeeper {
-	return &housekeeper{d: d, cfg: cfg, leaseTTL: leaseTTL, length: length, live: live, pressure: pressure, run: run.NewRunner()}
+// keeperDeps are what a housekeeper reads of its subscription and Subscriber each step.
+type keeperDeps struct {
+	leaseTTL time.Duration           // a consumer idle for less may be a member that just joined
+	length   func() retention.Length // what the topic's publishers recorded
+	live     func() []string         // the group's live members at the last heartbeat
+	pressure func() bool             // Redis memory is at or above the high-water mark
+}
+
+func newHousekeeper(d partDeps, cfg Retention, k keeperDeps) *housekeeper {
+	return &housekeeper{d: d, store: d.store, cfg: cfg, leaseTTL: k.leaseTTL, length: k.length, live: k.live,
+		pressure: k.pressure, run: run.NewRunner()}
 }
 
 func (h *housekeeper) start() { h.run.Start(h.loop) }
@@ -70,7 +79,7 @@ func (h *housekeeper) step() {
 		h.trim("length", length.Rule(), now)
 	}
 	if h.cfg.MaxAge > 0 {
-		h.trim("age", retention.Rule{Before: now.Add(-h.cfg.MaxAge), Exact: true, Hard: h.cfg.Policy == TrimHard}, now)
+		h.trim("age", retention.Rule{Before: now.Add(-h.cfg.MaxAge), Exact: true, Hard: h.cfg.Hard}, now)
 	}
 	h.reportLosses()
 	h.pruneConsumers()
@@ -81,7 +90,7 @@ func (h *housekeeper) step() {
 // markSeen records the group live on the partition; a group retention had left out for its
 // expiry is back, which is logged (reportLosses then tells what it lost).
 func (h *housekeeper) markSeen(now time.Time) {
-	since, err := retention.MarkSeen(h.d.ctx, h.d.rdb, h.d.keys.Stream, h.d.group(), now)
+	since, err := h.store.MarkSeen(h.d.ctx, now)
 	switch {
 	case err != nil && h.d.ctx.Err() == nil:
 		h.d.log.Error("Could not record the group live on the partition", err, nil)
@@ -94,21 +103,27 @@ func (h *housekeeper) markSeen(now time.Time) {
 // trim applies one retention rule of the partition at now (never past what a live group
 // still needs, unless the rule is hard).
 func (h *housekeeper) trim(kind string, rule retention.Rule, now time.Time) {
-	rule.GroupExpiry, rule.Now = groupExpiryOf(h.cfg.GroupExpiry), now
-	res, err := retention.Trim(h.d.ctx, h.d.rdb, h.d.keys.Stream, h.d.keys.TrimLoss, rule)
-	retention.Report(h.d.log, trimReporter{h.d.count.metrics, h.d.count.labels}, nil, kind, res, err, h.d.ctx.Err() == nil)
+	rule.GroupExpiry, rule.Now = h.cfg.GroupExpiry, now
+	res, err := h.store.Trim(h.d.ctx, rule)
+	if err != nil {
+		if h.d.ctx.Err() == nil {
+			h.d.log.Error("Retention trim failed", err, watermill.LogFields{"rule": kind})
+		}
+		return
+	}
+	retention.Report(h.d.log, h.d.count, nil, kind, res)
 }
 
 // reportLosses counts and logs the entries of this group that a hard retention cap (this
 // member's, another's or a publisher's) removed from the partition before the group acked them.
 func (h *housekeeper) reportLosses() {
-	n, err := retention.TakeLosses(h.d.ctx, h.d.rdb, h.d.keys.TrimLoss, h.d.group())
+	n, err := h.store.TakeLosses(h.d.ctx)
 	switch {
 	case err != nil && h.d.ctx.Err() == nil:
 		h.d.log.Error("Could not read retention losses", err, nil)
 	case n > 0:
-		h.d.count.stats.trimmedUnacked.Add(n)
-		h.d.count.metrics.Trimmed(h.d.count.labels, "unacked", n)
+		h.d.stats.trimmedUnacked.Add(n)
+		h.d.count.Trimmed("unacked", n)
 		h.d.log.Error("Retention removed entries this group had not acked (a hard cap, or the group had expired)", nil, watermill.LogFields{"entries": n})
 	}
 }
@@ -122,7 +137,7 @@ func (h *housekeeper) pruneConsumers() {
 	if len(live) == 0 {
 		return // no heartbeat yet: nothing is known to be dead
 	}
-	names, err := stream.PruneConsumers(h.d.ctx, h.d.rdb, h.d.keys.Stream, h.d.group(), h.leaseTTL, live)
+	names, err := h.store.PruneConsumers(h.d.ctx, h.leaseTTL, live)
 	switch {
 	case err != nil && h.d.ctx.Err() == nil:
 		h.d.log.Error("Could not remove the consumers of members that left", err, nil)
@@ -134,19 +149,18 @@ func (h *housekeeper) pruneConsumers() {
 // trimDLQ applies DLQ retention by age and by length.
 func (h *housekeeper) trimDLQ(now time.Time) {
 	if h.cfg.DLQMaxAge > 0 {
-		n, err := retention.TrimOlderHard(h.d.ctx, h.d.rdb, h.d.keys.DLQ, now.Add(-h.cfg.DLQMaxAge))
+		n, err := h.store.TrimDLQBefore(h.d.ctx, now.Add(-h.cfg.DLQMaxAge))
 		h.report("dlq-age", n, err)
 	}
 	if h.cfg.DLQMaxLen > 0 {
-		n, err := retention.TrimLen(h.d.ctx, h.d.rdb, h.d.keys.DLQ, h.cfg.DLQMaxLen)
+		n, err := h.store.TrimDLQLen(h.d.ctx, h.cfg.DLQMaxLen)
 		h.report("dlq-length", n, err)
 	}
 }
 
 // sweepPayloads removes, a slice of the index per step, offloaded payloads whose entry is gone.
 func (h *housekeeper) sweepPayloads(now time.Time) {
-	k := h.d.keys
-	n, next, err := retention.SweepOrphans(h.d.ctx, h.d.rdb, k.Stream, k.PayloadIndex, k.Payload, now.Add(-retention.OrphanGrace), h.cursor, 500)
+	n, next, err := h.store.SweepOrphans(h.d.ctx, now.Add(-retention.OrphanGrace), h.cursor, 500)
 	h.cursor = next
 	h.report("orphaned-payloads", int64(n), err)
 }
@@ -157,7 +171,7 @@ func (h *housekeeper) report(kind string, n int64, err error) {
 	case err != nil && h.d.ctx.Err() == nil:
 		h.d.log.Error("Retention step failed", err, watermill.LogFields{"step": kind})
 	case n > 0:
-		h.d.count.metrics.Trimmed(h.d.count.labels, kind, n)
+		h.d.count.Trimmed(kind, n)
 		h.d.log.Debug("Retention", watermill.LogFields{"step": kind, "removed": n})
 	}
 }

@@ -1,6 +1,9 @@
-package streamq
+package consume
 
-import "github.com/streamq-dev/streamq/internal/position"
+import (
+	"github.com/streamq-dev/streamq/internal/codec"
+	"github.com/streamq-dev/streamq/internal/position"
+)
 
 // Per-key order (DeliveryConfig.OrderByKey): a partition runs up to
 // MaxInFlightPerPartition handlers at once while the messages of one partition key are
@@ -58,13 +61,13 @@ func (w *worker) keyOf(e position.Entry) (key, retryOf string) {
 	if err != nil {
 		return "", ""
 	}
-	if g := msg.Metadata.Get(RetryGroupMetadata); g != "" && w.d.rules.retries {
+	if g := msg.Metadata.Get(codec.HeaderRetryGroup); g != "" && w.d.rules.retries {
 		if g != w.d.group() {
 			return "", ""
 		}
-		retryOf = msg.Metadata.Get(OriginalIDMetadata)
+		retryOf = msg.Metadata.Get(codec.HeaderOriginalID)
 	}
-	return w.cfg.delivery.PartitionKey(w.outlet.labels.Topic, msg), retryOf
+	return w.cfg.delivery.PartitionKey(w.d.topic, msg), retryOf
 }
 
 // maxHeldByKey is the least number of messages a partition lets wait behind their keys

@@ -1,4 +1,4 @@
-package streamq
+package consume
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
-	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/redistest"
 )
 
 // holdScanClaim is a go-redis hook that, once armed, lets Redis run the pending scan's
@@ -88,12 +88,10 @@ func waitFor(cond func() bool, timeout time.Duration) {
 	}
 }
 
-// holds reports whether a worker of the subscriber holds entry id (queued, in flight, or
+// holds reports whether a worker of the Consumer holds entry id (queued, in flight, or
 // acked and waiting for the flush).
-func holds(s *Subscriber, id string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for sub := range s.subs {
+func holds(c *Consumer, id string) bool {
+	for _, sub := range c.subscriptions() {
 		sub.mu.Lock()
 		for _, w := range sub.workers {
 			if w.pos.Holds(id) {
@@ -123,24 +121,24 @@ func fmtArg(a any) string {
 // The claimed entry is still held by the worker, so it is not delivered again.
 func TestScanClaimRacingAnAckFlushDeliversNothingTwice(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
+	client := redistest.Start(t).Client(t)
 	const topic = "scan-vs-ack"
 	hook := &holdScanClaim{
-		stream: keys.New("", "").PartitionStream(topic, 0), group: "g",
+		stream: space.PartitionStream(topic, 0), group: "g",
 		acked: make(chan struct{}, 1), held: make(chan struct{}),
 	}
 	client.AddHook(hook)
-	pub := newTestPublisher(t, PublisherConfig{Client: client})
-	sub, ch := subscribeMember(t, client, topic, "g", "a", 1, func(c *SubscriberConfig) {
-		c.Reclaim.ScanInterval = 50 * time.Millisecond
-		c.Reclaim.Idle = time.Millisecond             // an entry waiting for its ack flush is idle enough
-		c.Acks.FlushInterval = 300 * time.Millisecond // the ack waits long enough for a scan
-	})
-	publishKeyed(t, pub, topic, 0, 1, 1)
-	first := receiveOne(t, ch, 10*time.Second)
-	id, ok := StreamIDFromCtx(first.Context())
+	createTopic(t, client, topic, 1)
+	cfg := testConfig(client, "g", "a")
+	cfg.Reclaim.ScanInterval = 50 * time.Millisecond
+	cfg.Reclaim.Idle = time.Millisecond             // an entry waiting for its ack flush is idle enough
+	cfg.Acks.FlushInterval = 300 * time.Millisecond // the ack waits long enough for a scan
+	c, ch := subscribe(t, cfg, topic)
+	appendSeq(t, client, topic, 0, 0, 1)
+	first := receive(t, ch)
+	d, ok := DeliveryOf(first.Context())
 	require.True(t, ok)
-	hook.forgotten = func() bool { return !holds(sub, id) }
+	hook.forgotten = func() bool { return !holds(c, d.StreamID) }
 	hook.armed.Store(true)
 	first.Ack()
 	select {
@@ -148,12 +146,12 @@ func TestScanClaimRacingAnAckFlushDeliversNothingTwice(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the pending scan did not claim the entry waiting for its ack flush")
 	}
-	publishKeyed(t, pub, topic, 1, 2, 1) // queued while the claim's reply is held
-	m := receiveOne(t, ch, 10*time.Second)
+	appendSeq(t, client, topic, 0, 1, 2) // queued while the claim's reply is held
+	m := receive(t, ch)
 	m.Ack()
-	require.Equal(t, 1, seqOf(m), "seq 0 was delivered again")
-	publishKeyed(t, pub, topic, 2, 3, 1) // after the claim was queued
-	m = receiveOne(t, ch, 10*time.Second)
+	require.Equal(t, "1", m.Metadata.Get("seq"), "seq 0 was delivered again")
+	appendSeq(t, client, topic, 0, 2, 3) // after the claim was queued
+	m = receive(t, ch)
 	m.Ack()
-	require.Equal(t, 2, seqOf(m), "seq 0 was delivered again")
+	require.Equal(t, "2", m.Metadata.Get("seq"), "seq 0 was delivered again")
 }

@@ -1,4 +1,4 @@
-package streamq
+package consume
 
 import (
 	"sync"
@@ -6,8 +6,8 @@ import (
 
 	"github.com/ThreeDotsLabs/watermill"
 
+	"github.com/streamq-dev/streamq/internal/lease"
 	"github.com/streamq-dev/streamq/internal/position"
-	"github.com/streamq-dev/streamq/internal/server"
 	"github.com/streamq-dev/streamq/internal/stream"
 )
 
@@ -16,11 +16,12 @@ import (
 // entries a stale owner read after the takeover (strays). It reports what it claimed to the
 // read position and nothing else.
 type claimer struct {
-	d    partDeps
-	cfg  ReclaimConfig
-	pos  *position.Position
-	gate *sync.Mutex // shared with the acker: a claim and an ack flush never interleave
-	poke func()      // asks the fetcher for a read round
+	d     partDeps
+	store claimStore
+	cfg   Reclaim
+	pos   *position.Position
+	gate  *sync.Mutex // shared with the acker: a claim and an ack flush never interleave
+	poke  func()      // asks the fetcher for a read round
 }
 
 // pending moves the partition's pending entries idle for at least minIdle to this member and
@@ -29,7 +30,7 @@ type claimer struct {
 // lease, so nobody else may be working on them. false means the partition stopped.
 func (c *claimer) pending(minIdle time.Duration, deliver func() bool) bool {
 	if c.d.term.Expired() { // a claim would take entries away from the next owner
-		c.d.lost(errLeaseExpired)
+		c.d.lost(lease.ErrExpired)
 		return false
 	}
 	start := "0-0"
@@ -53,7 +54,7 @@ func (c *claimer) pending(minIdle time.Duration, deliver func() bool) bool {
 func (c *claimer) claimBatch(minIdle time.Duration, start string) ([]stream.Entry, string, error) {
 	c.gate.Lock()
 	defer c.gate.Unlock()
-	msgs, next, err := stream.Claim(c.d.ctx, c.d.rdb, c.d.keys.Read, c.d.group(), c.d.member, minIdle, start, int64(c.cfg.BatchSize))
+	msgs, next, err := c.store.Claim(c.d.ctx, minIdle, start, int64(c.cfg.BatchSize))
 	if err != nil || len(msgs) == 0 {
 		return msgs, next, err
 	}
@@ -69,12 +70,12 @@ func (c *claimer) claimBatch(minIdle time.Duration, start string) ([]stream.Entr
 // the partition stopped.
 func (c *claimer) strays() bool {
 	if c.d.term.Expired() {
-		c.d.lost(errLeaseExpired)
+		c.d.lost(lease.ErrExpired)
 		return false
 	}
 	end := c.pos.BeginClaim()
 	defer end()
-	msgs, err := stream.ClaimOthers(c.d.ctx, c.d.rdb, c.d.keys.Read, c.d.group(), c.d.member, int64(c.cfg.BatchSize))
+	msgs, err := c.store.ClaimOthers(c.d.ctx, int64(c.cfg.BatchSize))
 	if err != nil {
 		// The next read round finds them again and asks once more.
 		return c.failed(err, "Could not claim entries a stale owner read")
@@ -96,7 +97,6 @@ func (c *claimer) failed(err error, what string) bool {
 		c.d.heal()
 		return true
 	}
-	server.ReloadOnConnError(c.d.ctx, c.d.rdb, err)
 	if c.d.ctx.Err() == nil {
 		c.d.log.Error(what, err, nil)
 	}
@@ -104,8 +104,7 @@ func (c *claimer) failed(err error, what string) bool {
 }
 
 func (c *claimer) deliveryCounts(msgs []stream.Entry) map[string]int64 {
-	counts, err := stream.DeliveryCounts(c.d.ctx, c.d.rdb, c.d.keys.Read, c.d.group(),
-		msgs[0].ID, msgs[len(msgs)-1].ID, int64(len(msgs)))
+	counts, err := c.store.DeliveryCounts(c.d.ctx, msgs[0].ID, msgs[len(msgs)-1].ID, int64(len(msgs)))
 	if err != nil {
 		return nil
 	}

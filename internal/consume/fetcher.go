@@ -1,4 +1,4 @@
-package streamq
+package consume
 
 import (
 	"context"
@@ -6,13 +6,12 @@ import (
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/streamq-dev/streamq/internal/clock"
 	"github.com/streamq-dev/streamq/internal/lease"
 	"github.com/streamq-dev/streamq/internal/position"
 	"github.com/streamq-dev/streamq/internal/run"
-	"github.com/streamq-dev/streamq/internal/server"
+	"github.com/streamq-dev/streamq/internal/store"
 	"github.com/streamq-dev/streamq/internal/stream"
 )
 
@@ -39,9 +38,7 @@ func (f *feed) stopped() bool {
 
 // fetchDeps is what a fetcher is built from.
 type fetchDeps struct {
-	rdb    redis.UniversalClient
-	group  string
-	member string
+	reader *store.Reader
 	batch  int64
 	block  time.Duration
 	clock  clock.Clock
@@ -179,7 +176,6 @@ func (f *fetcher) failed(err error, retryIn time.Duration) {
 		f.d.log.Debug("Read found no group, healing", watermill.LogFields{"error": err.Error()})
 		return
 	}
-	server.ReloadOnConnError(f.ctx, f.d.rdb, err)
 	f.d.log.Error("Read failed, retrying", err, watermill.LogFields{"retry_in": retryIn})
 }
 
@@ -210,7 +206,7 @@ func (f *fetcher) read(r round) (got bool, err error) {
 	if r.busy {
 		block = -1
 	}
-	lost, fresh, stray, err := stream.Read(f.ctx, f.d.rdb, f.d.group, f.d.member, r.streams, r.after, f.d.batch, block)
+	lost, fresh, stray, err := f.d.reader.Read(f.ctx, r.streams, r.after, f.d.batch, block)
 	if err != nil {
 		if f.ctx.Err() != nil {
 			return false, nil

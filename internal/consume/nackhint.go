@@ -1,4 +1,4 @@
-package streamq
+package consume
 
 import (
 	"sync/atomic"
@@ -7,6 +7,7 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 
 	"github.com/streamq-dev/streamq/internal/codec"
+	"github.com/streamq-dev/streamq/internal/retry"
 )
 
 // nackHintText is logged once per Subscriber, at the first nack that records no reason.
@@ -14,7 +15,7 @@ const nackHintText = "A message was nacked without a reason: add streamq.Failure
 	"(or set streamq.LastErrorMetadata before Nack) to record the handler's error in retries and dead letters"
 
 // nackHint tells a Subscriber's user, once, that its nacks carry no reason, so retries and
-// dead letters say only "nacked". The Subscriber holds one; the partitions of a topic reach
+// dead letters say only "nacked". The Consumer holds one; the partitions of a topic reach
 // it through partDeps (nil on a DLQ view, where a nack is only delivered again). Safe for
 // concurrent use; the zero value is ready.
 type nackHint struct {
@@ -23,8 +24,8 @@ type nackHint struct {
 
 // note logs the hint on log when out is a nack of m with no reason recorded, unless it was
 // logged before. A nil hint does nothing.
-func (h *nackHint) note(log watermill.LoggerAdapter, out outcome, m *message.Message) {
-	if h == nil || out != nacked || h.said.Load() || !unexplained(m) {
+func (h *nackHint) note(log watermill.LoggerAdapter, out retry.Outcome, m *message.Message) {
+	if h == nil || out != retry.Nacked || h.said.Load() || !unexplained(m) {
 		return
 	}
 	if h.said.CompareAndSwap(false, true) {
@@ -37,14 +38,14 @@ func (h *nackHint) note(log watermill.LoggerAdapter, out outcome, m *message.Mes
 // carries (see failureReason).
 func unexplained(m *message.Message) bool {
 	md := m.Metadata
-	return md.Get(DeadLetterMetadata) == "" && md.Get(DropMetadata) == "" && md.Get(codec.HeaderOutage) == "" &&
-		md.Get(codec.HeaderSnooze) == "" && failureReason(m) == "nacked"
+	return md.Get(codec.HeaderDeadLetter) == "" && md.Get(codec.HeaderDrop) == "" && md.Get(codec.HeaderOutage) == "" &&
+		md.Get(codec.HeaderSnooze) == "" && retry.FailureReason(m) == "nacked"
 }
 
-// nackHint is the Subscriber's hint for the partitions of sub; nil on a DLQ view.
+// nackHint is the Consumer's hint for the partitions of sub; nil on a DLQ view.
 func (sub *subscription) nackHint() *nackHint {
-	if !sub.view.rules.retries {
+	if !sub.rules.retries {
 		return nil
 	}
-	return &sub.s.hint
+	return sub.hint
 }

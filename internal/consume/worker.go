@@ -1,4 +1,4 @@
-package streamq
+package consume
 
 import (
 	"context"
@@ -9,18 +9,20 @@ import (
 	"github.com/ThreeDotsLabs/watermill"
 	"github.com/ThreeDotsLabs/watermill/message"
 
+	"github.com/streamq-dev/streamq/internal/fence"
 	"github.com/streamq-dev/streamq/internal/keyorder"
 	"github.com/streamq-dev/streamq/internal/position"
+	"github.com/streamq-dev/streamq/internal/retry"
 	"github.com/streamq-dev/streamq/internal/run"
 )
 
 // deliveryConfig is the groups a partition's delivery loop follows.
 type deliveryConfig struct {
-	delivery     DeliveryConfig // CloseTimeout; OrderByKey and PartitionKey
-	reclaim      ReclaimConfig  // the pending scan
-	payloadRetry time.Duration  // wait between tries to load an offloaded payload (Retry.MoverInterval)
-	unmarshaler  Unmarshaler
-	maxHeld      int // messages that may wait behind their keys before the loop waits too
+	delivery     Dispatch                                       // CloseTimeout; OrderByKey and PartitionKey
+	reclaim      Reclaim                                        // the pending scan
+	payloadRetry time.Duration                                  // wait between tries to load an offloaded payload (Retry.MoverInterval)
+	unmarshal    func(map[string]any) (*message.Message, error) // nil: DefaultMarshaler's format
+	maxHeld      int                                            // messages that may wait behind their keys before the loop waits too
 }
 
 // outlet is where a subscription's partitions deliver: the output channel, the
@@ -30,7 +32,7 @@ type outlet struct {
 	out       chan<- *message.Message
 	inFlight  chan struct{} // MaxInFlight semaphore, nil when unbounded
 	inFlightN *atomic.Int64 // unacked messages, for the InFlight gauge
-	labels    Labels        // the subscription's labels, for the gauge
+	count     Counters      // the subscription's, for the gauge
 	ctx       context.Context
 }
 
@@ -50,19 +52,22 @@ type workerHooks struct {
 // shutdown: leave the fetcher, drain in-flight messages, stop the mover, housekeeper and
 // acker, then (when graceful) flush the acks and release the lease.
 type worker struct {
-	d      partDeps
-	cfg    deliveryConfig
-	outlet outlet
-	gates  run.Gates // delivery waits while one is closed (Pause, a paused group, an outage)
-	outage *partOutage
-	hooks  workerHooks
-	pos    *position.Position
-	feed   *feed
-	claims *claimer
-	acks   *acker
-	settle *settler
-	mover  *mover       // nil when the view has no background work
-	keeper *housekeeper // likewise
+	d           partDeps
+	fence       fence.Fence // the partition's lease and this member's token
+	cfg         deliveryConfig
+	outlet      outlet
+	gates       run.Gates // delivery waits while one is closed (Pause, a paused group, an outage)
+	outage      *retry.Outage
+	outageStore outageStore
+	tracer      Hooks // nil: no tracing
+	hooks       workerHooks
+	pos         *position.Position
+	feed        *feed
+	claims      *claimer
+	acks        *acker
+	settle      *settler
+	mover       *mover       // nil when the view has no background work
+	keeper      *housekeeper // likewise
 
 	stop       chan struct{} // closed when the worker must stop delivering
 	stopOnce   sync.Once

@@ -1,4 +1,4 @@
-package streamq
+package consume
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 
 	"github.com/streamq-dev/streamq/internal/fence"
 	"github.com/streamq-dev/streamq/internal/run"
-	"github.com/streamq-dev/streamq/internal/server"
+	"github.com/streamq-dev/streamq/internal/store"
 	"github.com/streamq-dev/streamq/internal/stream"
 )
 
@@ -20,7 +20,8 @@ import (
 // delete policy.
 type acker struct {
 	d        partDeps
-	cfg      AckConfig
+	store    ackStore
+	cfg      Acks
 	gate     *sync.Mutex                 // shared with the claimer: a claim and a flush never interleave
 	forget   func([]stream.Acked)        // the read position releases what was acked
 	frontier func([]stream.Acked) string // the frontier an ack batch may record (position.Frontier)
@@ -35,16 +36,22 @@ type acker struct {
 	full  chan struct{}  // cap 1: a batch is full
 }
 
-func newAcker(d partDeps, cfg AckConfig, gate *sync.Mutex, pos ackedPosition) *acker {
+func newAcker(d partDeps, cfg Acks, gate *sync.Mutex, pos ackedPosition) *acker {
 	if !d.rules.ownEntries {
-		cfg.DeletePolicy = AckDeleteNone
+		cfg.DeletePolicy = deleteNone
 	}
 	return &acker{
-		d: d, cfg: cfg, gate: gate, forget: pos.Forget, frontier: pos.Frontier, run: run.NewRunner(),
+		d: d, store: d.store, cfg: cfg, gate: gate, forget: pos.Forget, frontier: pos.Frontier, run: run.NewRunner(),
 		retry: run.NewBackoff(0, 2*time.Second),
 		kick:  make(chan struct{}, 1), full: make(chan struct{}, 1),
 	}
 }
+
+// The ack-delete policies (Acks.DeletePolicy).
+const (
+	deleteNone      = "none"
+	deleteAllGroups = "all-groups-ack"
+)
 
 func (a *acker) start() { a.run.Start(a.loop) }
 
@@ -76,7 +83,7 @@ func (a *acker) addSettled(id, ref string, held bool) { a.queue(id, ref, held) }
 func (a *acker) queue(id, ref string, held bool) {
 	e := stream.Acked{ID: id, Held: held}
 	// Ack sets and payload keys are only named when the script will touch them.
-	if a.d.rules.ownEntries && (ref != "" || a.cfg.DeletePolicy == AckDeleteAllGroups) {
+	if a.d.rules.ownEntries && (ref != "" || a.cfg.DeletePolicy == deleteAllGroups) {
 		e.AckSet = a.d.keys.Acks(id)
 	}
 	if a.d.rules.ownEntries && ref != "" {
@@ -163,11 +170,9 @@ func (a *acker) flush(ctx context.Context) bool {
 	if len(ids) == 0 {
 		return true
 	}
-	k := a.d.keys
-	keys := stream.AckKeys{Lease: k.Lease, Stream: k.Read, Commit: k.Commit, PayloadIndex: k.PayloadIndex}
 	a.gate.Lock()
 	front := a.frontier(ids)
-	err := stream.Ack(ctx, a.d.rdb, keys, a.d.fence.Token, a.d.group(), string(a.cfg.DeletePolicy), a.cfg.SetTTL, front, ids)
+	err := a.store.Ack(ctx, store.Ack{Policy: a.cfg.DeletePolicy, AckSetTTL: a.cfg.SetTTL, Frontier: front, Entries: ids})
 	if err == nil {
 		a.forget(ids)
 	}
@@ -185,7 +190,6 @@ func (a *acker) flush(ctx context.Context) bool {
 		}
 		a.d.lost(err)
 	default:
-		server.ReloadOnConnError(ctx, a.d.rdb, err)
 		a.putBack(ids)
 		if ctx.Err() == nil {
 			a.d.log.Error("Could not flush acks, will retry", err, watermill.LogFields{"count": len(ids)})

@@ -1,39 +1,12 @@
 package retry
 
 import (
-	"math"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/vmihailenco/msgpack/v5"
 )
-
-func TestRetryExponential(t *testing.T) {
-	const ms = time.Millisecond
-	tests := []struct {
-		name      string
-		base, max time.Duration
-		attempt   int
-		want      time.Duration
-	}{
-		{"first", 100 * ms, 800 * ms, 1, 100 * ms},
-		{"doubles", 100 * ms, 800 * ms, 3, 400 * ms},
-		{"capped", 100 * ms, 800 * ms, 5, 800 * ms},
-		{"zero base", 0, time.Second, 4, 0},
-		{"negative base", -ms, time.Second, 4, 0},
-		{"attempt zero", 100 * ms, 800 * ms, 0, 100 * ms},
-		{"max below base", 100 * ms, 10 * ms, 9, 100 * ms},
-		{"attempt MaxInt", 100 * ms, 800 * ms, math.MaxInt, 800 * ms},
-		{"max MaxInt64, attempt MaxInt", time.Nanosecond, math.MaxInt64, math.MaxInt, math.MaxInt64},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, Exponential(tc.base, tc.max, tc.attempt, 0))
-		})
-	}
-}
 
 func TestRetryItemEncodeDecodeRoundTrip(t *testing.T) {
 	fields := map[string]any{

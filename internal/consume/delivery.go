@@ -1,4 +1,4 @@
-package streamq
+package consume
 
 import (
 	"time"
@@ -7,8 +7,12 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 
 	"github.com/streamq-dev/streamq/internal/clock"
+	"github.com/streamq-dev/streamq/internal/codec"
+	"github.com/streamq-dev/streamq/internal/dlq"
+	"github.com/streamq-dev/streamq/internal/lease"
 	"github.com/streamq-dev/streamq/internal/payload"
 	"github.com/streamq-dev/streamq/internal/position"
+	"github.com/streamq-dev/streamq/internal/retry"
 )
 
 // The delivery loop of one owned partition: it takes entries from the read position in
@@ -119,7 +123,7 @@ func (w *worker) takeTurn() bool {
 		return false
 	}
 	w.handlers.Add(1)
-	w.d.count.metrics.InFlight(w.outlet.labels, int(w.outlet.inFlightN.Add(1)))
+	w.outlet.count.InFlight(int(w.outlet.inFlightN.Add(1)))
 	return true
 }
 
@@ -162,26 +166,18 @@ func (w *worker) takeSlots() bool {
 		return false
 	}
 	if !start.IsZero() {
-		w.d.count.metrics.BackpressureWait(w.d.count.labels, clock.Since(w.d.clock, start))
+		w.d.count.BackpressureWait(clock.Since(w.d.clock, start))
 	}
 	return true
 }
 
 func (w *worker) release() {
-	w.d.count.metrics.InFlight(w.outlet.labels, int(w.outlet.inFlightN.Add(-1)))
+	w.outlet.count.InFlight(int(w.outlet.inFlightN.Add(-1)))
 	if in := w.outlet.inFlight; in != nil {
 		<-in
 	}
 	<-w.sem
 }
-
-type outcome int
-
-const (
-	acked outcome = iota
-	nacked
-	stopped
-)
 
 // handle delivers one entry until a decision settles it or the worker stops: entries that
 // cannot be delivered (payload gone, undecodable, another group's retry) are settled
@@ -206,9 +202,10 @@ func (w *worker) handle(e position.Entry) (retriedAs string) {
 		w.acks.add(e.ID, "")
 		return ""
 	}
-	var letter *DeadLetterInfo
+	var letter *dlq.Record
 	if w.d.rules.letters {
-		letter = letterOf(e.Values)
+		r := dlq.DecodeRecord(e.Values)
+		letter = &r
 	}
 	next := msg
 	var probe bool // the last delivery was an outage's probe
@@ -226,7 +223,7 @@ func (w *worker) handle(e position.Entry) (retriedAs string) {
 
 // othersRetry reports a retry or replay that only another group delivers (x-retry-group).
 func (w *worker) othersRetry(msg *message.Message) bool {
-	g := msg.Metadata.Get(RetryGroupMetadata)
+	g := msg.Metadata.Get(codec.HeaderRetryGroup)
 	return g != "" && g != w.d.group() && w.d.rules.retries
 }
 
@@ -244,58 +241,59 @@ func (w *worker) othersOffloaded(e position.Entry) bool {
 // done false means deliver the entry again; retriedAs is the original id of m when a retry
 // of it was written ("" otherwise). probe is whether the delivery was an outage's probe,
 // and is set for the next one (nil: a deferred ack, which cannot hold its message).
-func (w *worker) conclude(e position.Entry, m *message.Message, out outcome, probe *bool) (done bool, retriedAs string) {
+func (w *worker) conclude(e position.Entry, m *message.Message, out retry.Outcome, probe *bool) (done bool, retriedAs string) {
 	w.count(out)
 	w.d.hint.note(w.d.log, out, m)
-	dec := decide(w.d.clock.Now(), w.d.rules, w.settle.cfg.retry, out, m, w.outage.run())
+	dec := retry.Decide(w.d.clock.Now(), w.d.rules.decision(), w.settle.cfg.retry, out, m, w.outage.Run())
 	switch {
-	case dec.verdict == waitOutage && probe == nil:
+	case dec.Verdict == retry.WaitOutage && probe == nil:
 		return false, "" // released: the pending scan delivers it again
-	case dec.verdict == waitOutage:
-		return w.waitOutage(dec.reason, probe), ""
-	case out != stopped && dec.snoozes == 0:
-		w.settledRun(out == nacked)
+	case dec.Verdict == retry.WaitOutage:
+		return w.waitOutage(dec.Reason, probe), ""
+	case out != retry.Stopped && dec.Snoozes == 0:
+		w.settledRun(out == retry.Nacked)
 	}
 	done, retried := w.settle.apply(e, m, dec)
 	if retried {
-		retriedAs = firstNonEmpty(m.Metadata.Get(OriginalIDMetadata), e.ID)
+		retriedAs = dlq.OriginalID(m.Metadata, e.ID)
 	}
 	return done, retriedAs
 }
 
-func (w *worker) count(out outcome) {
+func (w *worker) count(out retry.Outcome) {
 	switch out {
-	case acked:
-		w.d.count.stats.acked.Add(1)
-		w.d.count.metrics.Acked(w.d.count.labels)
-	case nacked:
-		w.d.count.stats.nacked.Add(1)
+	case retry.Acked:
+		w.d.stats.acked.Add(1)
+		w.d.count.Acked()
+	case retry.Nacked:
+		w.d.stats.nacked.Add(1)
 	}
 }
 
 // deliver sends m, the message of entry e, to the output channel and waits for its Ack or
 // Nack; letter is the dead letter's record on a DLQ view, else nil. deferred reports an Ack
 // of a message its handler deferred (DeferAck).
-func (w *worker) deliver(m *message.Message, e position.Entry, count int64, letter *DeadLetterInfo) (out outcome, deferred bool) {
+func (w *worker) deliver(m *message.Message, e position.Entry, count int64, letter *dlq.Record) (out retry.Outcome, deferred bool) {
 	// Once stopping, never hand out another entry: a select below would pick a ready output
 	// channel at random over the stop signal, and an entry handed out after a skipped one
 	// would break the partition's order for the next owner.
 	if w.isStopping() || w.msgCtx.Err() != nil {
-		return stopped, false
+		return retry.Stopped, false
 	}
 	// Nor once the lease may have expired (the process was paused, or Redis has not answered
 	// a renewal for LeaseTTL): another member may own the partition by now, and handing out
 	// a prefetched entry would deliver it twice, out of the new owner's order.
 	if w.d.term.Expired() {
-		w.d.lost(errLeaseExpired)
-		return stopped, false
+		w.d.lost(lease.ErrExpired)
+		return retry.Stopped, false
 	}
 	// Whatever "delayed until" the message carries is history; a new one after a Nack means
 	// middleware.DelayOnError just asked for a delay (see delayOnErrorBackoff).
 	delete(m.Metadata, delay.DelayedUntilKey)
-	clearOutcomeMarks(m.Metadata) // likewise an Outage or a Snooze of the last delivery
+	delete(m.Metadata, codec.HeaderOutage) // likewise an Outage or a Snooze of the last delivery
+	delete(m.Metadata, codec.HeaderSnooze)
 	dc := &deliveryCtx{parent: w.msgCtx, d: w.delivery(m, e.ID, count, letter), w: w, entry: e}
-	if w.d.count.tracer != nil {
+	if w.tracer != nil {
 		return w.tracedHandOut(dc, m)
 	}
 	return w.handOut(dc, m)
@@ -303,53 +301,63 @@ func (w *worker) deliver(m *message.Message, e position.Entry, count int64, lett
 
 // handOut sends m, with dc as its context, to the output channel and waits for its Ack or
 // Nack.
-func (w *worker) handOut(dc *deliveryCtx, m *message.Message) (out outcome, deferred bool) {
+func (w *worker) handOut(dc *deliveryCtx, m *message.Message) (out retry.Outcome, deferred bool) {
 	defer dc.settle()
 	m.SetContext(dc)
 	select {
 	case w.outlet.out <- m:
-		w.d.count.stats.delivered.Add(1)
-		w.d.count.metrics.Consumed(w.d.count.labels)
+		w.d.stats.delivered.Add(1)
+		w.d.count.Consumed()
 	case <-w.stop:
-		return stopped, false
+		return retry.Stopped, false
 	case <-w.msgCtx.Done():
-		return stopped, false
+		return retry.Stopped, false
 	}
 	start := w.d.clock.Now()
 	select {
 	case <-m.Acked():
-		w.d.count.metrics.HandleLatency(w.d.count.labels, clock.Since(w.d.clock, start))
-		return acked, dc.deferred.Load() != nil
+		w.d.count.HandleLatency(clock.Since(w.d.clock, start))
+		return retry.Acked, dc.deferred.Load() != nil
 	case <-m.Nacked():
-		w.d.count.metrics.HandleLatency(w.d.count.labels, clock.Since(w.d.clock, start))
-		return nacked, false
+		w.d.count.HandleLatency(clock.Since(w.d.clock, start))
+		return retry.Nacked, false
 	case <-w.msgCtx.Done():
-		return stopped, false
+		return retry.Stopped, false
 	}
+}
+
+// tracedHandOut is handOut under tracing hooks: the delivery span's context becomes the
+// parent of the message's context, and the span ends with the handler's answer.
+func (w *worker) tracedHandOut(dc *deliveryCtx, m *message.Message) (retry.Outcome, bool) {
+	ctx, end := w.tracer.StartDelivery(dc.parent, m, &dc.d)
+	dc.parent = ctx
+	out, deferred := w.handOut(dc, m)
+	end(outcomeOf(out, deferred))
+	return out, deferred
 }
 
 // delivery is what the message's context tells its handler. A dead letter's original id
 // is its record's (a letter never retried has no OriginalIDMetadata), never the DLQ entry's.
-func (w *worker) delivery(m *message.Message, id string, count int64, letter *DeadLetterInfo) delivery {
-	original := m.Metadata.Get(OriginalIDMetadata)
+func (w *worker) delivery(m *message.Message, id string, count int64, letter *dlq.Record) Delivery {
+	original := m.Metadata.Get(codec.HeaderOriginalID)
 	if letter != nil {
 		original = firstNonEmpty(letter.OriginalMessageID, original)
 	}
-	return delivery{
-		topic: w.outlet.labels.Topic, partition: w.d.keys.Index, streamID: id, count: count,
-		group: w.d.group(), consumer: w.d.member,
-		retries: retryCount(m.Metadata), originalID: firstNonEmpty(original, id),
-		lastError: m.Metadata.Get(LastErrorMetadata), letter: letter,
+	return Delivery{
+		Topic: w.d.topic, Partition: w.d.keys.Index, StreamID: id, Count: count,
+		Group: w.d.group(), Consumer: w.d.member,
+		Retries: retry.Count(m.Metadata), OriginalID: firstNonEmpty(original, id),
+		LastError: m.Metadata.Get(codec.HeaderLastError), Letter: letter,
 	}
 }
 
-// unmarshal decodes an entry's fields with the configured Unmarshaler; DefaultMarshaler's
-// decoding takes the payload from the reply without a copy.
+// unmarshal decodes an entry's fields with the configured Unmarshal; DefaultMarshaler's
+// format (no Unmarshal) takes the payload from the reply without a copy.
 func (w *worker) unmarshal(values map[string]any) (*message.Message, error) {
-	if _, ok := w.cfg.unmarshaler.(DefaultMarshaler); ok {
-		return unmarshalReply(values)
+	if w.cfg.unmarshal == nil {
+		return codec.DecodeMessage(values, codec.OwnedBytes)
 	}
-	return w.cfg.unmarshaler.Unmarshal(values)
+	return w.cfg.unmarshal(values)
 }
 
 // pause waits d unless the worker stops first; true means it stopped.
@@ -364,5 +372,18 @@ func (w *worker) pause(d time.Duration) bool {
 		return false
 	case <-w.stop:
 		return true
+	}
+}
+
+func outcomeOf(out retry.Outcome, deferred bool) Outcome {
+	switch {
+	case deferred:
+		return OutcomeDeferred
+	case out == retry.Acked:
+		return OutcomeAcked
+	case out == retry.Nacked:
+		return OutcomeNacked
+	default:
+		return OutcomeStopped
 	}
 }
