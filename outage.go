@@ -78,7 +78,6 @@ func (o OutageConfig) validate() error {
 	return errors.Join(errs...)
 }
 
-
 // PartitionOutage is one partition waiting out a downstream outage (SubscriberStats.Outages,
 // OutageReporter).
 type PartitionOutage struct {
