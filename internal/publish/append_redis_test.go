@@ -576,12 +576,6 @@ func TestAppendOnceRefusedFields(t *testing.T) {
 // message again must not append it twice.
 func TestAppendOnceRefusedBatchKeepsIdempotency(t *testing.T) {
 	t.Parallel()
-	t.Skip("BUG: append.lua is not atomic on an error: Redis keeps the writes a script made " +
-		"before a redis.call failed. A call whose message m fails (e.g. a custom Marshaler's " +
-		"empty field map: XADD with no field) has appended messages 1..m-1 (and set their " +
-		"payload keys and index members) but never runs the final HSET: their UUIDs are not " +
-		"recorded, every result of the call carries the error, and the caller's retry " +
-		"appends them again. docs/publishing.md says the append records them atomically.")
 	client := start(t)
 	p := partOf(0)
 	bad := p.once("u2", "", window)
@@ -595,4 +589,40 @@ func TestAppendOnceRefusedBatchKeepsIdempotency(t *testing.T) {
 	msgs := entries(t, client, p.stream)
 	assert.Len(t, msgs, 1, "u1 appended once in all")
 	assert.True(t, again[0].Duplicate(), "the retry is a duplicate")
+}
+
+// TestAppendOnceRefusedBatchKeepsPayloads: in a call of offloaded appends refused at its
+// second message, the first keeps its payload key and index member, recorded with its UUID,
+// and the refused one leaves no payload key; sent again, the first is a duplicate and the
+// second, fixed, is appended with its payload.
+func TestAppendOnceRefusedBatchKeepsPayloads(t *testing.T) {
+	t.Parallel()
+	client := start(t)
+	ctx := context.Background()
+	p := partOf(0)
+	bad := p.onceOffload("u2", "r2", "body-2", 0, window)
+	bad.Offload.Fields = bad.Offload.Fields[:len(bad.Offload.Fields)-1] // a field without its value
+	res := flush(t, client, p.onceOffload("u1", "r1", "body-1", 0, window), bad)
+	require.Error(t, res[0].Err())
+	require.Error(t, res[1].Err())
+	v, err := payload.Get(ctx, client, p.payloadKey("r1"))
+	require.NoError(t, err)
+	assert.Equal(t, "body-1", v, "the appended message's payload")
+	assert.Zero(t, client.Exists(ctx, p.payloadKey("r2")).Val(), "no payload for the refused one")
+	msgs := entries(t, client, p.stream)
+	require.Len(t, msgs, 1)
+	members, err := client.ZRange(ctx, p.index, 0, -1).Result()
+	require.NoError(t, err)
+	assert.Equal(t, []string{msgs[0].ID + "|r1"}, members)
+
+	again := flush(t, client, p.onceOffload("u1", "r1", "body-1", 0, window),
+		p.onceOffload("u2", "r2", "body-2", 0, window))
+	requireOK(t, again)
+	assert.Equal(t, []bool{true, false}, dups(again))
+	assert.Equal(t, msgs[0].ID, again[0].StreamID())
+	assert.Equal(t, []string{"u1", "u2"}, uuidsOf(entries(t, client, p.stream)))
+	v, err = payload.Get(ctx, client, p.payloadKey("r2"))
+	require.NoError(t, err)
+	assert.Equal(t, "body-2", v)
+	assert.Equal(t, int64(2), client.ZCard(ctx, p.index).Val())
 }

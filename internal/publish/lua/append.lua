@@ -16,9 +16,13 @@
 -- ARGV[4] n, the number of messages
 -- ARGV[5..] per message, in order: UUID, payload ref ("" when inline), payload bytes ("" when
 --           inline), f, then f field, value arguments of its entry
--- A UUID found in a bucket (or earlier in this call) appends nothing.
+-- A UUID found in a bucket (or earlier in this call) appends nothing. Each message's payload
+-- key and index member are written after its XADD, so a refused XADD leaves none behind.
 -- returns per message, flattened: the stream id, then 1 when it was a duplicate (the id is
--- the first append's) or 0
+-- the first append's) or 0; a refused XADD (a key of another type, an entry without fields)
+-- ends the call with its error once the UUIDs appended so far are recorded: every message of
+-- the call is then reported failed, and sending them again appends only those that were not
+-- appended.
 local now = redis.call('TIME')
 local ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 local half, caller, ttl, n = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -38,6 +42,27 @@ for k = 3, 6 do
   end
 end
 
+-- record writes the UUIDs appended, ids (UUID, id pairs), into the server's bucket.
+local function record(ids)
+  if #ids == 0 then
+    return
+  end
+  local w = math.floor(ms / half) - caller + 5 -- the server's bucket among KEYS[3..6]
+  if w < 3 then w = 3 elseif w > 6 then w = 6 end
+  redis.call('HSET', KEYS[w], unpack(ids))
+  redis.call('PEXPIREAT', KEYS[w], (caller + w - 5 + 3) * half)
+end
+
+-- store writes an appended message's payload key and its index member.
+local function store(pkey, msg, id)
+  if ttl > 0 then
+    redis.call('SET', pkey, msg.body, 'PX', ttl)
+  else
+    redis.call('SET', pkey, msg.body)
+  end
+  redis.call('ZADD', KEYS[2], tonumber(string.match(id, '^(%d+)-')), id .. '|' .. msg.ref)
+end
+
 local out, ids, here, pk = {}, {}, {}, 7
 for m = 1, n do
   local msg = msgs[m]
@@ -49,26 +74,18 @@ for m = 1, n do
   if first then
     out[#out + 1], out[#out + 2] = first, 1
   else
-    if pkey then
-      if ttl > 0 then
-        redis.call('SET', pkey, msg.body, 'PX', ttl)
-      else
-        redis.call('SET', pkey, msg.body)
-      end
+    local id = redis.pcall('XADD', KEYS[1], '*', unpack(ARGV, msg.from, msg.to))
+    if type(id) == 'table' then
+      record(ids)
+      return id
     end
-    local id = redis.call('XADD', KEYS[1], '*', unpack(ARGV, msg.from, msg.to))
     if pkey then
-      redis.call('ZADD', KEYS[2], tonumber(string.match(id, '^(%d+)-')), id .. '|' .. msg.ref)
+      store(pkey, msg, id)
     end
     here[msg.uuid] = id
     ids[#ids + 1], ids[#ids + 2] = msg.uuid, id
     out[#out + 1], out[#out + 2] = id, 0
   end
 end
-if #ids > 0 then
-  local w = math.floor(ms / half) - caller + 5 -- the server's bucket among KEYS[3..6]
-  if w < 3 then w = 3 elseif w > 6 then w = 6 end
-  redis.call('HSET', KEYS[w], unpack(ids))
-  redis.call('PEXPIREAT', KEYS[w], (caller + w - 5 + 3) * half)
-end
+record(ids)
 return out
