@@ -247,6 +247,19 @@ func human(d time.Duration) string {
 	return d.Round(time.Second).String()
 }
 
+// Every time the CLI prints goes through one of three helpers, so each format is written
+// once: timeText for tables and messages, jsonTime for JSON time fields, rfc3339 for JSON
+// string fields that are absent when the time is zero. Durations go through human,
+// agoText and durationText.
+const (
+	// jsonTimeLayout is RFC 3339 in UTC with milliseconds: "2026-12-03T12:00:00.000Z".
+	jsonTimeLayout = "2006-01-02T15:04:05.000Z07:00"
+	// textTimeLayout and wideTimeLayout are a table's times, to the second and (with -o
+	// wide) to the millisecond, with the zone.
+	textTimeLayout = "2006-01-02 15:04:05 MST"
+	wideTimeLayout = "2006-01-02 15:04:05.000 MST"
+)
+
 // jsonTime is a time for JSON: UTC with milliseconds; null when zero.
 type jsonTime time.Time
 
@@ -254,7 +267,16 @@ func (t jsonTime) MarshalJSON() ([]byte, error) {
 	if time.Time(t).IsZero() {
 		return []byte("null"), nil
 	}
-	return []byte(`"` + time.Time(t).UTC().Format("2006-01-02T15:04:05.000Z07:00") + `"`), nil
+	return []byte(`"` + rfc3339(time.Time(t)) + `"`), nil
+}
+
+// rfc3339 is t as JSON shows it (jsonTimeLayout, UTC), "" for the zero time: for string
+// fields with omitempty.
+func rfc3339(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(jsonTimeLayout)
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.
@@ -282,9 +304,9 @@ func (a *app) timeText(t time.Time) string {
 		t = t.UTC()
 	}
 	if a.wide {
-		return t.Format("2006-01-02 15:04:05.000 MST")
+		return t.Format(wideTimeLayout)
 	}
-	return t.Format("2006-01-02 15:04:05 MST")
+	return t.Format(textTimeLayout)
 }
 
 // nonNilMap returns m, or an empty map when m is nil, so JSON shows {}.
