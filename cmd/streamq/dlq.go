@@ -199,7 +199,7 @@ func (o *dlqListOpts) print(topic string, dead []admin.DeadLetter) error {
 		}
 		return t.flush()
 	}
-	t := newTable(o.a.stdout, "PART", "ID", "FAILED AT", "GROUP", "REASON").fitWrapped(tableWidth, 4)
+	t := newTable(o.a.stdout, "PART", "ID", "FAILED AT", "GROUP", "REASON").fitWrapped(o.a.width(), 4)
 	for _, d := range dead {
 		t.row(d.Partition, d.ID, o.a.timeText(d.FailedAt), orDash(d.Group), orDash(replayMark(d)+d.Reason))
 	}
@@ -302,7 +302,7 @@ func dlqShowCmd(a *app) *cobra.Command {
 			if a.json {
 				return printJSON(a.stdout, v)
 			}
-			t := newTable(a.stdout).fitWrapped(tableWidth, 1)
+			t := newTable(a.stdout).fitWrapped(a.width(), 1)
 			t.row("topic", v.Topic)
 			t.row("partition", v.Partition)
 			t.row("id", v.ID)
@@ -523,7 +523,7 @@ func (o *replayAllOpts) printDryRun(topic string, n int) error {
 		}
 		return t.flush()
 	}
-	t := newTable(o.a.stdout, "PART", "ID", "FAILED AT", "GROUP", "REASON").fitWrapped(tableWidth, 4)
+	t := newTable(o.a.stdout, "PART", "ID", "FAILED AT", "GROUP", "REASON").fitWrapped(o.a.width(), 4)
 	for _, d := range o.would[:n] {
 		t.row(d.Partition, d.ID, o.a.timeText(d.FailedAt), orDash(d.Group), orDash(replayMark(d)+d.Reason))
 	}

@@ -260,7 +260,7 @@ func (a *app) printStats(s admin.GroupStats, v statsView, memory []memoryLine, o
 	if wide {
 		return printWideStats(w, s, v, extra)
 	}
-	t := newTable(w).fit(tableWidth, 5)
+	t := newTable(w).fit(a.width(), 5)
 	t.row(extra.cells([]any{"PARTITION", "PENDING", "PENDING AGE", "LAG", "TIME LAG", "OWNER"}, "TRIM LOST", "HOLDS BACK")...)
 	exact := true
 	for _, p := range s.Partitions {

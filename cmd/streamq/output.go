@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -39,8 +40,24 @@ func printJSONLine(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// tableWidth is the width default (narrow) tables fit: a terminal of 80 columns.
+// tableWidth is the width default (narrow) tables fit when stdout is no terminal: 80
+// columns, whatever the terminal the command was started from, so that output piped or
+// redirected keeps one layout.
 const tableWidth = 80
+
+// minWidth is the narrowest terminal tables are fitted to; below it they fit tableWidth.
+const minWidth = 40
+
+// width is the width default tables fit: the terminal's columns when stdout is one (as
+// kubectl and gh do), else tableWidth.
+func (a *app) width() int {
+	if f, ok := a.stdout.(*os.File); ok {
+		if w := termWidth(f.Fd()); w >= minWidth {
+			return w
+		}
+	}
+	return tableWidth
+}
 
 // table writes aligned columns; call flush when done. Rows are kept until flush, so a table
 // made to fit (fit) can cut its flexible column to the width the others leave.
