@@ -182,7 +182,7 @@ func newRootCmd(a *app) *cobra.Command {
 	root.AddCommand(
 		topicsCmd(a), createTopicCmd(a), infoCmd(a), partitionsCmd(a), trimCmd(a), deleteTopicCmd(a),
 		groupsCmd(a), statsCmd(a), lagCmd(a), pendingCmd(a), frontierCmd(a), resetOffsetCmd(a), pauseCmd(a), resumeCmd(a), deleteGroupCmd(a),
-		recentCmd(a), rangeCmd(a), tailCmd(a),
+		recentCmd(a), rangeCmd(a), tailCmd(a), publishCmd(a),
 		importCmd(a),
 		dlqCmd(a),
 		payloadsCmd(a),
