@@ -105,3 +105,16 @@ func TestCLIDLQCountByReason(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stderr, `100 of the 882 dead letters of "night" shown (--limit); "streamq dlq list night --count-by reason" counts them all by reason`)
 }
+
+// TestRetriesDocOutput runs the commands of docs/retries-and-dlq.md's console blocks on the
+// night's 882 dead letters of topic "orders" and compares their output, times aside.
+// STREAMQ_UPDATE_DOCS=1 writes this run's output into the page instead.
+func TestRetriesDocOutput(t *testing.T) {
+	t.Parallel()
+	const page = "../../docs/retries-and-dlq.md"
+	lines, blocks := readDocPage(t, page)
+	require.NotEmpty(t, blocks, "docs/retries-and-dlq.md has no console block")
+	e := newCLIEnv(t)
+	e.nightDLQ("orders")
+	checkDocOutputs(t, page, lines, blocks, operationsNormal, func(int) *cliEnv { return e })
+}
