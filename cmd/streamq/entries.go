@@ -41,7 +41,7 @@ func (a *app) entryTable(w io.Writer) *table {
 	if a.wide {
 		return newTable(w, "PARTITION", "ID", "TIME", "UUID", "METADATA", "PAYLOAD")
 	}
-	return newTable(w, "PART", "ID", "TIME", "PAYLOAD").fit(tableWidth, 3)
+	return newTable(w, "PART", "ID", "TIME", "PAYLOAD").fit(a.width(), 3)
 }
 
 func (a *app) entryRow(e admin.Entry) []any {
