@@ -23,7 +23,7 @@ type Brief struct {
 // "(id" to exclude id), newest first (XREVRANGE), and keeps of each only its Brief. It only
 // reads, so it works at maxmemory too. A bad id is stream.ErrInvalidID.
 func Briefs(ctx context.Context, rdb redis.UniversalClient, dlqStream, end, start string, count int64) ([]Brief, error) {
-	es, err := stream.Range(ctx, rdb, dlqStream, start, end, count, true)
+	es, err := stream.RevRange(ctx, rdb, dlqStream, end, start, count)
 	if err != nil {
 		return nil, err
 	}
