@@ -102,7 +102,7 @@ func (a *Admin) CountDeadLetters(ctx context.Context, topic string, q DLQCountQu
 	if err != nil {
 		return DLQCounts{}, err
 	}
-	r, err := a.rangeOf(ctx, topic, q.Partitions, "", "", nil, 0, 0)
+	r, err := a.rangeOf(ctx, topic, pageQuery{partitions: q.Partitions})
 	if err != nil {
 		return DLQCounts{}, err
 	}
