@@ -32,7 +32,7 @@ func (e *cliEnv) runStdin(stdin string, args ...string) result {
 // entry reads the entry id of topic's partition p.
 func (e *cliEnv) entry(topic string, p int, id string) admin.Entry {
 	e.t.Helper()
-	es, err := e.adm.Range(e.ctx, topic, p, id, id, 1, false)
+	es, err := e.adm.Range(e.ctx, topic, p, id, id, 1)
 	require.NoError(e.t, err)
 	require.Len(e.t, es, 1, "entry %s of partition %d", id, p)
 	return es[0]
