@@ -72,7 +72,7 @@ func DeadLetterFromCtx(ctx context.Context) (DeadLetterInfo, bool) {
 	if d.Letter == nil {
 		return DeadLetterInfo{}, false
 	}
-	return letterOf(d.Letter), true
+	return letterOf(d), true
 }
 
 // fromCtx is the delivery of a message a Subscriber delivered with context ctx; a zero one

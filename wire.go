@@ -198,7 +198,7 @@ func (h tracerHooks) StartDelivery(ctx context.Context, msg *message.Message, d 
 	info := DeliveryInfo{Topic: d.Topic, Partition: d.Partition, StreamID: d.StreamID, OriginalID: d.OriginalID,
 		ConsumerGroup: d.Group, Consumer: d.Consumer, DeliveryCount: d.Count, RetryCount: d.Retries}
 	if d.Letter != nil {
-		l := letterOf(d.Letter)
+		l := letterOf(d)
 		info.DeadLetter = &l
 	}
 	ctx, end := h.t.StartDelivery(ctx, msg, info)

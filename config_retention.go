@@ -134,3 +134,6 @@ func checkGroupExpiry(path string, d, seenEvery time.Duration, seenName string) 
 	}
 	return nil
 }
+
+// groupExpiryOf is the expiry a retention rule takes: 0 when off.
+func groupExpiryOf(d time.Duration) time.Duration { return max(d, 0) }

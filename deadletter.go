@@ -3,12 +3,13 @@ package streamq
 import (
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill/message"
 
 	"github.com/streamq-dev/streamq/internal/codec"
+	"github.com/streamq-dev/streamq/internal/consume"
+	"github.com/streamq-dev/streamq/internal/keys"
 )
 
 // Metadata streamq writes on retried and dead-lettered messages, and reads from handlers.
@@ -35,46 +36,6 @@ const (
 	// when it is acked or nacked (see Drop).
 	DropMetadata = codec.HeaderDrop
 )
-
-// RetryPolicy decides how late a nacked message is retried, and may state how many retries a
-// message gets (RetryConfig.MaxRetries states it too: a config that states two different
-// caps is rejected).
-type RetryPolicy interface {
-	// MaxAttempts is the retry cap the policy states, in RetryConfig.MaxRetries' terms: 0
-	// states none (MaxRetries, or its default 3, decides), RetryForever, NoRetries or a
-	// count.
-	MaxAttempts() int
-	// NextBackoff is the wait before retry number attempt (1 for the first retry).
-	NextBackoff(attempt int) time.Duration
-}
-
-// ExponentialBackoff is the built-in RetryPolicy: Base * 2^(attempt-1), capped at Max
-// (saturating, never overflowing), with optional Jitter. The default policy is
-// ExponentialBackoff{Base: time.Second, Max: time.Minute}: 1 s, 2 s, 4 s, ...
-type ExponentialBackoff struct {
-	// Base is the first backoff. Zero retries at once.
-	Base time.Duration
-	// Max caps the backoff; below Base it is Base.
-	Max time.Duration
-	// Attempts is the retry cap, as RetryConfig.MaxRetries: 0 states none, RetryForever,
-	// NoRetries or a count. State the cap in one of the two places.
-	Attempts int
-	// Jitter in [0, 1] lowers each backoff by a random fraction up to it. 0: none.
-	Jitter float64
-}
-
-// defaultRetryPolicy waits 1 s, 2 s, 4 s ... capped at a minute.
-func defaultRetryPolicy() ExponentialBackoff {
-	return ExponentialBackoff{Base: time.Second, Max: time.Minute}
-}
-
-// MaxAttempts implements RetryPolicy.
-func (e ExponentialBackoff) MaxAttempts() int { return e.Attempts }
-
-// NextBackoff implements RetryPolicy.
-func (e ExponentialBackoff) NextBackoff(attempt int) time.Duration {
-	return exponential(e.Base, e.Max, attempt, e.Jitter)
-}
 
 // ErrDeadLettered wraps the error returned by DeadLetter, so a handler can return it and the
 // Router nacks the message straight into the DLQ.
@@ -154,30 +115,61 @@ func recordFailure(msg *message.Message, err error, terminal func(error) bool) {
 	}
 }
 
-// exponential returns base * 2^(attempt-1) capped at limit, without overflow: attempt <= 0
-// reads as 1, and a cap below base gives base. jitter in [0, 1] spreads the result down by up
-// to that fraction (0: none).
-func exponential(base, limit time.Duration, attempt int, jitter float64) time.Duration {
-	if base <= 0 {
-		return 0
-	}
-	if limit < base {
-		limit = base
-	}
-	if attempt < 1 {
-		attempt = 1
-	}
-	d := base
-	for i := 1; i < attempt && d < limit; i++ {
-		if d > limit/2 {
-			d = limit
-			break
-		}
-		d *= 2
-	}
-	d = min(d, limit)
-	if jitter > 0 {
-		d -= time.Duration(rand.Float64() * min(jitter, 1) * float64(d))
-	}
-	return d
+// DeadLetterInfo is the record of a dead letter, as a handler of a DLQTopic subscription reads
+// it with DeadLetterFromCtx (the message itself is the delivered message). Fields a DLQ
+// entry written by another tool lacks are zero.
+type DeadLetterInfo struct {
+	// Reason is why the message was dead-lettered: the handler's DeadLetter reason,
+	// "retries exhausted (N): last error", or what made the entry unreadable.
+	Reason string
+	// Group is the consumer group that failed the message.
+	Group string
+	// OriginalTopic and OriginalPartition are where the message was published.
+	OriginalTopic     string
+	OriginalPartition int
+	// OriginalStreamID is the stream id of the failed delivery (a retry's own id when the
+	// message was retried); OriginalMessageID the id of its first entry, as
+	// OriginalIDFromCtx returns it.
+	OriginalStreamID  string
+	OriginalMessageID string
+	// RetryCount is how many times the message was retried before it was dead-lettered;
+	// MaxRetries its retry cap then.
+	RetryCount int
+	MaxRetries int
+	// Timestamp is when the message was first published (the time of OriginalMessageID);
+	// FailedAt when it was dead-lettered.
+	Timestamp time.Time
+	FailedAt  time.Time
+	// Raw is the JSON of the fields of an entry that could not be decoded (a poison entry:
+	// its delivered message has a new UUID and the entry's payload field, if any); empty
+	// otherwise.
+	Raw string
 }
+
+// letterOf is the record of the dead letter delivered as d (on a DLQTopic subscription) as its
+// handler reads it.
+func letterOf(d *consume.Delivery) DeadLetterInfo {
+	r := d.Letter
+	return DeadLetterInfo{
+		Reason: r.Reason, Group: r.Group, OriginalTopic: r.OriginalTopic, OriginalPartition: r.Partition,
+		OriginalStreamID: r.OriginalStreamID, OriginalMessageID: r.OriginalMessageID,
+		RetryCount: r.RetryCount, MaxRetries: r.MaxRetries, Timestamp: r.Timestamp, FailedAt: r.FailedAt, Raw: r.Raw,
+	}
+}
+
+// Metadata set on a dead letter whose offloaded payload was gone when it was read.
+const (
+	PayloadMissingMetadata    = "x-payload-missing"
+	PayloadMissingRefMetadata = "x-payload-missing-ref"
+)
+
+// DLQSuffix ends the Watermill topic name of a topic's dead-letter queue. Topic names ending
+// with it are reserved.
+const DLQSuffix = ":dlq"
+
+// DLQTopic is the topic to Subscribe to for the dead letters of topic: every partition's DLQ,
+// with the same leases, groups and ordering as a normal topic.
+func DLQTopic(topic string) string { return topic + DLQSuffix }
+
+// validateTopic checks a topic to publish to: a valid name, and not a DLQ name.
+func validateTopic(topic string) error { return keys.ValidateTopic(topic) }
