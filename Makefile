@@ -116,7 +116,7 @@ bench-go:
 ## fuzz: fuzz every decoder of stored data for FUZZTIME each (stream entries, retry items,
 ## DLQ entries, member capabilities, topic meta, outage records)
 FUZZTIME ?= 30s
-FUZZ_TARGETS = .:FuzzUnmarshal ./internal/retry:FuzzDecodeItem ./internal/dlq:FuzzRebuild ./internal/dlq:FuzzDecode \
+FUZZ_TARGETS = .:FuzzUnmarshal ./internal/retry:FuzzDecodeItem ./internal/dlq:FuzzRebuild ./internal/dlq:FuzzDecode ./internal/dlq:FuzzNewRecord \
 	./internal/lease:FuzzParseMemberAndAssign ./internal/partition:FuzzParseCount ./internal/outage:FuzzDecode
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

@@ -190,7 +190,8 @@ func (f *frontierFixture) ack(ctx context.Context, token string, ids ...string) 
 	for i, id := range ids {
 		entries[i] = stream.Acked{ID: id, AckSet: space.Acks(f.topic, 0, id)}
 	}
-	return stream.Ack(ctx, f.client, f.keys, token, "g", string(AckDeleteNone), time.Minute, stream.Highest(entries), entries)
+	return stream.Ack(ctx, f.client, stream.AckBatch{Keys: f.keys, Token: token, Group: "g", Policy: string(AckDeleteNone),
+		AckSetTTL: time.Minute, Frontier: stream.Highest(entries), Entries: entries})
 }
 
 func (f *frontierFixture) frontier(t testing.TB) string {

@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -171,4 +172,68 @@ func goRedisName(f *ast.File) string {
 		}
 	}
 	return ""
+}
+
+// module is this module's import path.
+const module = "github.com/streamq-dev/streamq"
+
+// rootImports are the packages of internal/ the root package may import: the engine's entry
+// points (consume, publish, health) and helpers that talk to no Redis on their own (key
+// names, the entry format, the clock, the fence's error, the client predicates and version
+// of internal/server).
+var rootImports = []string{"internal/consume", "internal/publish", "internal/health",
+	"internal/keys", "internal/codec", "internal/clock", "internal/fence", "internal/server"}
+
+// enginePackages run the engine: admin composes storage packages and imports none of them.
+var enginePackages = []string{"internal/consume", "internal/publish", "internal/health", "internal/run",
+	"internal/lease", "internal/retry", "internal/store"}
+
+// TestImportsPointDown: the root package reaches Redis only through the engine (rootImports),
+// and admin never imports the engine (enginePackages). It reads the import clauses of the
+// non-test files; to see it fail, import internal/stream in a root file or internal/consume in
+// an admin file.
+func TestImportsPointDown(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		dir     string
+		allowed func(rel string) bool
+		rule    string
+	}{
+		{".", func(rel string) bool { return slices.Contains(rootImports, rel) },
+			"the root package imports only " + strings.Join(rootImports, ", ") + " of internal/"},
+		{"admin", func(rel string) bool { return !slices.Contains(enginePackages, rel) },
+			"admin imports no engine package (" + strings.Join(enginePackages, ", ") + ")"},
+	} {
+		imports, err := internalImports(tc.dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range imports {
+			if !tc.allowed(imp.rel) {
+				t.Errorf("%s imports %s: %s", imp.at, imp.rel, tc.rule)
+			}
+		}
+	}
+}
+
+type internalImport struct{ at, rel string }
+
+// internalImports lists the imports of this module's internal/ packages in dir's non-test
+// files, as paths relative to the module.
+func internalImports(dir string) ([]internalImport, error) {
+	fset := token.NewFileSet()
+	files, err := parseDir(fset, dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []internalImport
+	for _, f := range files {
+		for _, imp := range f.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			if rel, ok := strings.CutPrefix(path, module+"/"); ok && strings.HasPrefix(rel, "internal/") {
+				out = append(out, internalImport{at: fset.Position(imp.Pos()).String(), rel: rel})
+			}
+		}
+	}
+	return out, nil
 }

@@ -148,7 +148,7 @@ func newFailoverRun(topic string, partitions int, pub *Publisher) *failoverRun {
 }
 
 // consume acks every message of ch, recording it.
-func (r *failoverRun) consume(ch <-chan *message.Message) {
+func (r *failoverRun) consumeInto(ch <-chan *message.Message) {
 	go func() {
 		for m := range ch {
 			r.mu.Lock()
@@ -350,7 +350,7 @@ func TestClusterFailover(t *testing.T) {
 			cfg.Membership.RenewInterval = 500 * time.Millisecond
 		})
 		members[name] = sub
-		run.consume(ch)
+		run.consumeInto(ch)
 	}
 	waitOwners(t, client, topic, group, partitions, balanced(map[string]int{"a": partitions / 2, "b": partitions / 2}))
 	run.startPublishers(4)

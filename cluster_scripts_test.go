@@ -182,20 +182,20 @@ func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int
 	require.NoError(t, uuidPub.Publish(topic, forced(message.NewMessage(watermill.NewUUID(), randomPayload(t, bigPayloadSize))),
 		forced(message.NewMessage(watermill.NewUUID(), []byte("by uuid")))), "publish by UUID: append.lua")
 
-	_, read, _, err := stream.Read(ctx, client, group, "m", []string{str}, []string{"0-0"}, 10, -1)
+	_, read, _, err := stream.Read(ctx, client, stream.ReadArgs{Group: group, Consumer: "m", Streams: []string{str}, After: []string{"0-0"}, Count: 10, Block: -1})
 	require.NoError(t, err)
 	require.Len(t, read, 1)
 	entries := read[0].Entries
 	require.GreaterOrEqual(t, len(entries), 2)
-	_, _, err = stream.Claim(ctx, client, str, group, "m", 0, "0-0", 10)
+	_, _, err = stream.Claim(ctx, client, stream.Consumer{Stream: str, Group: group, Name: "m"}, 0, "0-0", 10)
 	require.NoError(t, err)
-	_, err = stream.DeliveryCounts(ctx, client, str, group, entries[0].ID, entries[len(entries)-1].ID, 10)
+	_, err = stream.DeliveryCounts(ctx, client, stream.Consumer{Stream: str, Group: group}, entries[0].ID, entries[len(entries)-1].ID, 10)
 	require.NoError(t, err)
 
 	held := fence.Fence{Key: leaseKey, Token: token}
 	fields, err := retry.Flatten(entries[len(entries)-1].Values)
 	require.NoError(t, err)
-	retryID, _, err := retry.Requeue(ctx, client, held, str, group, entries[len(entries)-1].ID, fields)
+	retryID, _, err := retry.Requeue(ctx, client, fence.Entry{Fence: held, Stream: str, Group: group, ID: entries[len(entries)-1].ID}, fields)
 	require.NoError(t, err, "requeue.lua")
 	before, err := client.XRevRangeN(ctx, str, "("+retryID, "-", 1).Result()
 	require.NoError(t, err)
@@ -210,8 +210,8 @@ func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int
 	item, err := retry.NewItem(retry.Origin{Topic: topic, Partition: p, RetryCount: 1, MaxRetries: 5, OriginalID: entries[0].ID, Group: group}, entries[len(entries)-1].Values)
 	require.NoError(t, err)
 	set := retry.Set{ZSet: space.Retry(topic, p, group), Items: space.RetryItems(topic, p, group), Stream: str, Partition: p, Group: group}
-	_, err = retry.Schedule(ctx, client, held, str, set.ZSet, set.Items, group, entries[len(entries)-1].ID,
-		"item-"+watermill.NewShortUUID(), time.Now().Add(-time.Second), item)
+	_, err = retry.Schedule(ctx, client, fence.Entry{Fence: held, Stream: str, Group: group, ID: entries[len(entries)-1].ID},
+		retry.Parked{ZSet: set.ZSet, Items: set.Items, ItemID: "item-" + watermill.NewShortUUID(), Due: time.Now().Add(-time.Second), Item: item})
 	require.NoError(t, err, "schedule.lua")
 	moved, err := retry.Move(ctx, client, held, set, 10)
 	require.NoError(t, err, "move.lua")
@@ -233,7 +233,7 @@ func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int
 	require.NoError(t, err)
 	rec := dlq.Record{OriginalTopic: topic, Partition: p, OriginalMessageID: bigEntry.ID, OriginalStreamID: bigEntry.ID,
 		Reason: "test", Group: group, Headers: "{}", FailedAt: time.Now(), Message: map[string]any{UUIDField: "dead", PayloadField: "a payload of 28 bytes, large"}}
-	dlqID, _, err := dlq.Add(ctx, client, fence.Fence{Key: leaseKey, Token: token}, str, dlqStr, group, bigEntry.ID, rec)
+	dlqID, _, err := dlq.Add(ctx, client, fence.Entry{Fence: fence.Fence{Key: leaseKey, Token: token}, Stream: str, Group: group, ID: bigEntry.ID}, dlqStr, rec)
 	require.NoError(t, err, "deadletter.lua")
 	dead, err := client.XRange(ctx, dlqStr, dlqID, dlqID).Result()
 	require.NoError(t, err)
@@ -251,7 +251,7 @@ func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int
 	ok, err = leases.Acquire(ctx, dlqLease, dlqToken)
 	require.NoError(t, err)
 	require.True(t, ok)
-	_, _, _, err = stream.Read(ctx, client, group, "m", []string{dlqStr}, []string{"0-0"}, 10, -1)
+	_, _, _, err = stream.Read(ctx, client, stream.ReadArgs{Group: group, Consumer: "m", Streams: []string{dlqStr}, After: []string{"0-0"}, Count: 10, Block: -1})
 	require.NoError(t, err)
 	_, err = dlq.Replay(ctx, client, dlq.ReplayArgs{DLQStream: dlqStr, Stream: str, ID: dlqID, Delete: true,
 		Fence: &fence.Fence{Key: dlqLease, Token: dlqToken}, Group: group, Entry: offloaded})
@@ -259,11 +259,11 @@ func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int
 	stored, err := payload.Get(ctx, client, offloaded.Stored.Key)
 	require.NoError(t, err)
 	assert.Equal(t, "a payload of 28 bytes, large", stored)
-	dropID, _, err := dlq.Add(ctx, client, fence.Fence{Key: leaseKey, Token: token}, str, dlqStr, group, bigEntry.ID, rec)
+	dropID, _, err := dlq.Add(ctx, client, fence.Entry{Fence: fence.Fence{Key: leaseKey, Token: token}, Stream: str, Group: group, ID: bigEntry.ID}, dlqStr, rec)
 	require.NoError(t, err)
-	_, _, _, err = stream.Read(ctx, client, group, "m", []string{dlqStr}, []string{">"}, 10, -1)
+	_, _, _, err = stream.Read(ctx, client, stream.ReadArgs{Group: group, Consumer: "m", Streams: []string{dlqStr}, After: []string{">"}, Count: 10, Block: -1})
 	require.NoError(t, err)
-	dropped, err := dlq.Drop(ctx, client, fence.Fence{Key: dlqLease, Token: dlqToken}, dlqStr, group, dropID)
+	dropped, err := dlq.Drop(ctx, client, fence.Entry{Fence: fence.Fence{Key: dlqLease, Token: dlqToken}, Stream: dlqStr, Group: group, ID: dropID})
 	require.NoError(t, err, "drop.lua")
 	require.True(t, dropped)
 
@@ -272,10 +272,11 @@ func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int
 	for _, e := range others {
 		acks = append(acks, stream.Acked{ID: e.ID, AckSet: space.Acks(topic, p, e.ID)})
 	}
-	require.NoError(t, stream.Ack(ctx, client, ackKeys, token, group, string(AckDeleteAllGroups), time.Minute, stream.Highest(acks), acks), "ack.lua")
+	require.NoError(t, stream.Ack(ctx, client, stream.AckBatch{Keys: ackKeys, Token: token, Group: group, Policy: string(AckDeleteAllGroups), AckSetTTL: time.Minute, Frontier: stream.Highest(acks), Entries: acks}), "ack.lua")
 	ref2 := payload.Ref(bigEntry.Values)
-	require.NoError(t, stream.Ack(ctx, client, ackKeys, token, group, string(AckDeleteImmediate), time.Minute, bigEntry.ID,
-		[]stream.Acked{{ID: bigEntry.ID, Ref: ref2, AckSet: space.Acks(topic, p, bigEntry.ID), PayloadKey: space.Payload(topic, p, ref2)}}),
+	require.NoError(t, stream.Ack(ctx, client, stream.AckBatch{Keys: ackKeys, Token: token, Group: group, Policy: string(AckDeleteImmediate),
+		AckSetTTL: time.Minute, Frontier: bigEntry.ID,
+		Entries: []stream.Acked{{ID: bigEntry.ID, Ref: ref2, AckSet: space.Acks(topic, p, bigEntry.ID), PayloadKey: space.Payload(topic, p, ref2)}}}),
 		"ack.lua (offloaded payload)")
 
 	_, err = retention.Trim(ctx, client, str, space.TrimLoss(topic, p), retention.Rule{Before: time.Now().Add(-time.Hour), Exact: true})
@@ -286,7 +287,7 @@ func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int
 	require.NoError(t, err, "seen.lua")
 	_, err = retention.Trim(ctx, client, str, space.TrimLoss(topic, p), retention.Rule{MaxLen: 1, GroupExpiry: time.Millisecond, Now: time.Now().Add(time.Hour)})
 	require.NoError(t, err, "trim.lua (a group expired)")
-	_, _, err = stream.Regroup(ctx, client, str, space.Commit(topic, p), "regrouped", "", "0-0")
+	_, _, err = stream.Regroup(ctx, client, stream.Lost{Stream: str, Commit: space.Commit(topic, p), Group: "regrouped", StartID: "0-0"})
 	require.NoError(t, err, "regroup.lua")
 	_, err = stream.PruneConsumers(ctx, client, str, group, 0, []string{"member"})
 	require.NoError(t, err, "prune.lua")
@@ -294,8 +295,8 @@ func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int
 	require.NoError(t, err, "live.lua")
 	_, err = retention.TrimLen(ctx, client, dlqStr, 100)
 	require.NoError(t, err)
-	_, _, err = retention.SweepOrphans(ctx, client, str, space.PayloadIndex(topic, p),
-		func(ref string) string { return space.Payload(topic, p, ref) }, time.Now(), 0, 100)
+	_, _, err = retention.SweepOrphans(ctx, client, retention.Sweep{Stream: str, Index: space.PayloadIndex(topic, p),
+		Key: func(ref string) string { return space.Payload(topic, p, ref) }, OlderThan: time.Now(), Limit: 100})
 	require.NoError(t, err)
 
 	_, err = outboxstatus.Write(ctx, client, "", topic+"_outbox", outboxstatus.Report{Relay: outboxstatus.Relay{ID: "r"},

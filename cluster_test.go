@@ -77,7 +77,7 @@ func TestClusterPartitionsSpreadOverMasters(t *testing.T) {
 	for _, name := range []string{"a", "b", "c"} {
 		client := c.ClientWith(t, func(o *redis.ClusterOptions) { o.PoolSize = partitions + 10 })
 		_, ch := subscribeMember(t, client, topic, group, name, partitions, nil)
-		consume(ch, rec)
+		consumeInto(ch, rec)
 	}
 	owners := waitOwners(t, client, topic, group, partitions, func(n map[string]int) bool {
 		return n[""] == 0 && n["a"] >= 21 && n["b"] >= 21 && n["c"] >= 21

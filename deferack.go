@@ -2,13 +2,10 @@ package streamq
 
 import (
 	"errors"
-	"fmt"
-	"sync"
 
 	"github.com/ThreeDotsLabs/watermill/message"
 
-	"github.com/streamq-dev/streamq/internal/position"
-	"github.com/streamq-dev/streamq/internal/stream"
+	"github.com/streamq-dev/streamq/internal/consume"
 )
 
 // ErrNotDelivered is returned by DeferAck for a message a streamq Subscriber did not
@@ -20,18 +17,8 @@ var ErrNotDelivered = errors.New("not a message delivered by a streamq Subscribe
 // Its methods are safe for concurrent use; the first Ack or Nack settles it, later calls
 // return nil.
 type DeferredAck struct {
-	w   *worker
-	e   position.Entry
-	msg *message.Message
-
-	mu      sync.Mutex
-	settled bool
+	h *consume.Deferred
 }
-
-// deferKey finds a delivery's context itself, for DeferAck.
-type deferCtxKey struct{}
-
-var deferKey deferCtxKey
 
 // DeferAck lets a handler finish msg without acknowledging it, for processing that
 // completes later (a checkpoint, a batch written elsewhere). Call it in the handler, then
@@ -53,50 +40,22 @@ var deferKey deferCtxKey
 // A handler that nacks msg after DeferAck nacks it at once (the handle then does nothing).
 // ErrNotDelivered when msg did not come from a streamq Subscriber.
 func DeferAck(msg *message.Message) (*DeferredAck, error) {
-	dc, ok := msg.Context().Value(deferKey).(*deliveryCtx)
-	if !ok || dc.w == nil {
+	h, ok := consume.Defer(msg.Context(), msg)
+	if !ok {
 		return nil, ErrNotDelivered
 	}
-	d := &DeferredAck{w: dc.w, e: dc.entry, msg: msg}
-	dc.deferred.Store(d)
-	return d, nil
+	return &DeferredAck{h: h}, nil
 }
 
 // StreamID is the deferred message's stream id.
-func (d *DeferredAck) StreamID() string { return d.e.ID }
+func (d *DeferredAck) StreamID() string { return d.h.StreamID() }
 
 // Ack acknowledges the deferred message: it is queued with the partition's other acks and
 // flushed within Acks.FlushInterval. ErrLeaseLost when the partition was handed over: its
 // next owner delivers the message again.
-func (d *DeferredAck) Ack() error { return d.settle(acked) }
+func (d *DeferredAck) Ack() error { return d.h.Ack() }
 
 // Nack gives the deferred message back: it is retried after the retry policy's backoff or
 // dead-lettered, as a nack by its handler would be (LastErrorMetadata and DeadLetter on the
 // message count). ErrLeaseLost when the partition was handed over.
-func (d *DeferredAck) Nack() error { return d.settle(nacked) }
-
-func (d *DeferredAck) settle(out outcome) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.settled {
-		return nil
-	}
-	if err := d.w.settleDeferred(d.e, d.msg, out); err != nil {
-		return err
-	}
-	d.settled = true
-	return nil
-}
-
-// settleDeferred carries out the decision on a deferred entry; ErrLeaseLost when the worker
-// stopped. A decision to deliver the entry again (a failed step, a nack on a DLQ) releases
-// it, so the pending scan delivers it again after Reclaim.Idle.
-func (w *worker) settleDeferred(e position.Entry, m *message.Message, out outcome) error {
-	if w.isStopping() {
-		return fmt.Errorf("deferred ack of %s on partition %d: the partition was handed over: %w", e.ID, w.d.keys.Index, ErrLeaseLost)
-	}
-	if done, _ := w.conclude(e, m, out, nil); !done {
-		w.pos.Forget([]stream.Acked{{ID: e.ID}})
-	}
-	return nil
-}
+func (d *DeferredAck) Nack() error { return d.h.Nack() }

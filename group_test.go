@@ -77,7 +77,7 @@ func (r *recorder) waitUnique(t *testing.T, n int, timeout time.Duration) {
 }
 
 // consume acks every message of ch into r until ch closes.
-func consume(ch <-chan *message.Message, r *recorder) {
+func consumeInto(ch <-chan *message.Message, r *recorder) {
 	go func() {
 		for msg := range ch {
 			r.add(msg)
@@ -167,8 +167,8 @@ func TestOnePartitionTwoMembersOneHandlesAll(t *testing.T) {
 	_, chA := subscribeMember(t, client, topic, "g", "a", 1, nil)
 	_, chB := subscribeMember(t, client, topic, "g", "b", 1, nil)
 	rec := newRecorder()
-	consume(chA, rec)
-	consume(chB, rec)
+	consumeInto(chA, rec)
+	consumeInto(chB, rec)
 	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 1})
 	publishKeyed(t, pub, topic, 0, 200, 10)
 	rec.waitUnique(t, 200, 20*time.Second)
@@ -188,8 +188,8 @@ func TestMaxLeasedPartitionsCapsEachMember(t *testing.T) {
 	_, chA := subscribeMember(t, client, topic, "g", "a", 4, capOne)
 	_, chB := subscribeMember(t, client, topic, "g", "b", 4, capOne)
 	rec := newRecorder()
-	consume(chA, rec)
-	consume(chB, rec)
+	consumeInto(chA, rec)
+	consumeInto(chB, rec)
 
 	owners := waitOwners(t, client, topic, "g", 4, func(c map[string]int) bool { return c["a"] == 1 && c["b"] == 1 })
 	pub := newTestPublisher(t, PublisherConfig{Client: client})
@@ -225,12 +225,12 @@ func TestTwelvePartitionsBalanceAndStickyJoin(t *testing.T) {
 	topic := "twelve"
 	for _, name := range []string{"a", "b", "c"} {
 		_, ch := subscribeMember(t, client, topic, "g", name, 12, nil)
-		consume(ch, newRecorder())
+		consumeInto(ch, newRecorder())
 	}
 	before := waitOwners(t, client, topic, "g", 12, balanced(map[string]int{"a": 4, "b": 4, "c": 4}))
 
 	_, ch := subscribeMember(t, client, topic, "g", "d", 12, nil)
-	consume(ch, newRecorder())
+	consumeInto(ch, newRecorder())
 	after := waitOwners(t, client, topic, "g", 12, balanced(map[string]int{"a": 3, "b": 3, "c": 3, "d": 3}))
 
 	moved := 0
@@ -261,7 +261,7 @@ func TestCrashedMemberPartitionsAndPendingTakenOver(t *testing.T) {
 	subA.crash()
 
 	rec := newRecorder()
-	consume(chB, rec)
+	consumeInto(chB, rec)
 	rec.waitUnique(t, 5, 15*time.Second)
 	tookOver := time.Since(crashedAt)
 
@@ -285,8 +285,8 @@ func TestPartitionFilter(t *testing.T) {
 	_, chE := subscribeMember(t, client, topic, "g", "even", 6, even)
 	_, chO := subscribeMember(t, client, topic, "g", "odd", 6, odd)
 	rec := newRecorder()
-	consume(chE, rec)
-	consume(chO, rec)
+	consumeInto(chE, rec)
+	consumeInto(chO, rec)
 	pub := newTestPublisher(t, PublisherConfig{Client: client})
 	publishKeyed(t, pub, topic, 0, 300, 30)
 	rec.waitUnique(t, 300, 20*time.Second)

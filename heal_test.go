@@ -207,8 +207,9 @@ func TestDestroyedGroupStillHoldsItsPayloads(t *testing.T) {
 		leaseKey := space.Lease(topic, 0, group)
 		require.NoError(t, client.Set(ctx, leaseKey, "token", time.Minute).Err())
 		k := stream.AckKeys{Lease: leaseKey, Stream: str, Commit: space.Commit(topic, 0), PayloadIndex: space.PayloadIndex(topic, 0)}
-		require.NoError(t, stream.Ack(ctx, client, k, "token", group, string(AckDeleteNone), time.Minute, entry.ID,
-			[]stream.Acked{{ID: entry.ID, Ref: ref, AckSet: space.Acks(topic, 0, entry.ID), PayloadKey: payloadKey}}))
+		require.NoError(t, stream.Ack(ctx, client, stream.AckBatch{Keys: k, Token: "token", Group: group, Policy: string(AckDeleteNone),
+			AckSetTTL: time.Minute, Frontier: entry.ID,
+			Entries: []stream.Acked{{ID: entry.ID, Ref: ref, AckSet: space.Acks(topic, 0, entry.ID), PayloadKey: payloadKey}}}))
 	}
 	read := func(group string) {
 		t.Helper()
@@ -232,7 +233,7 @@ func TestDestroyedGroupStillHoldsItsPayloads(t *testing.T) {
 	// from the frontier starts after it. Without a frontier (lost with the data) it starts at
 	// the group's start id and is delivered the entry again.
 	require.NoError(t, client.HDel(ctx, space.Commit(topic, 0), "a").Err())
-	created, pos, err := stream.Regroup(ctx, client, str, space.Commit(topic, 0), "a", "", "0-0")
+	created, pos, err := stream.Regroup(ctx, client, stream.Lost{Stream: str, Commit: space.Commit(topic, 0), Group: "a", StartID: "0-0"})
 	require.NoError(t, err)
 	require.True(t, created)
 	require.Equal(t, "0-0", pos)

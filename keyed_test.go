@@ -148,7 +148,7 @@ func TestOrderByKeyRetryHoldsItsKey(t *testing.T) {
 			}
 			return false
 		}
-		fail := m.Metadata.Get("seq") == "10" && retryCount(m.Metadata) < 2
+		fail := m.Metadata.Get("seq") == "10" && retriesOf(m) < 2
 		waiting.Store(fail)
 		return fail
 	})
@@ -351,4 +351,10 @@ func TestOrderByKeyGracefulHandover(t *testing.T) {
 		}
 	}
 	t.Logf("handed over after %d of %d messages", handedOver, n)
+}
+
+// retriesOf is a delivered message's retry count (0 on its first delivery).
+func retriesOf(m *message.Message) int {
+	n, _ := RetryCountFromCtx(m.Context())
+	return n
 }

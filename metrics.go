@@ -144,3 +144,21 @@ func (NoopMetrics) DLQReplay(string, time.Duration) {}
 
 // Trimmed does nothing.
 func (NoopMetrics) Trimmed(Labels, string, int64) {}
+
+// OutageReporter is implemented by a MetricsCollector that shows partitions waiting out a
+// downstream outage (package metrics/prometheus does). A partition's lease holder calls
+// Outage with the partition's labels when an outage starts and after each failed probe, and
+// with a zero PartitionOutage (zero Since) when the partition resumes. Optional.
+type OutageReporter interface {
+	Outage(l Labels, o PartitionOutage)
+}
+
+// GroupExpiryReporter is implemented by a MetricsCollector that counts group expiries
+// (package metrics/prometheus does): a retention trim of a Publisher or of a lease holder
+// left group l.Group out on partition l.Partition of l.Topic, because no member of the group
+// was live there for the GroupExpiry (l.Consumer is empty). Each expiry is reported once, by the trim that found
+// it. Optional: a collector without it counts nothing (the entries the expired group loses
+// are counted by Trimmed all the same).
+type GroupExpiryReporter interface {
+	GroupExpired(l Labels)
+}

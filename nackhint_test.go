@@ -49,58 +49,9 @@ func TestNackWithoutReasonHint(t *testing.T) {
 			hints := logs.matching("info", "nacked without a reason")
 			assert.Len(t, hints, tc.wantHints, "hint lines")
 			for _, h := range hints {
-				assert.Equal(t, nackHintText, h.msg)
+				assert.Contains(t, h.msg, "add streamq.FailureMiddleware to the Router")
 				assert.Equal(t, topic, h.fields["topic"])
 			}
 		})
 	}
-}
-
-// TestNackHintOnce: the hint is said once per Subscriber, whatever the partitions and
-// goroutines that nack, and only for a nack that records no reason.
-func TestNackHintOnce(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name string
-		out  outcome
-		md   map[string]string
-		want bool
-	}{
-		{"plain nack", nacked, nil, true},
-		{"retry of a plain nack", nacked, map[string]string{LastErrorMetadata: "nacked", RetryCountMetadata: "1"}, true},
-		{"ack", acked, nil, false},
-		{"stopped", stopped, nil, false},
-		{"recorded error", nacked, map[string]string{LastErrorMetadata: "card declined"}, false},
-		{"DeadLetter", nacked, map[string]string{DeadLetterMetadata: "invalid"}, false},
-		{"Drop", nacked, map[string]string{DropMetadata: "true"}, false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			var h nackHint
-			logs := newCaptureLogger()
-			msg := rtMessage("x")
-			for k, v := range tc.md {
-				msg.Metadata.Set(k, v)
-			}
-			done := make(chan struct{})
-			for range 4 {
-				go func() {
-					defer func() { done <- struct{}{} }()
-					for range 10 {
-						h.note(logs, tc.out, msg)
-					}
-				}()
-			}
-			for range 4 {
-				<-done
-			}
-			want := 0
-			if tc.want {
-				want = 1
-			}
-			assert.Len(t, logs.matching("info", "nacked without a reason"), want)
-		})
-	}
-	var none *nackHint
-	none.note(newCaptureLogger(), nacked, rtMessage("x")) // a DLQ view's nil hint does nothing
 }

@@ -63,7 +63,7 @@ func TestOffloadedPublishRetriedByTheClient(t *testing.T) {
 		ch, err := subs[g].Subscribe(context.Background(), topic)
 		require.NoError(t, err)
 		rec := newRecorder()
-		consume(ch, rec)
+		consumeInto(ch, rec)
 		recs = append(recs, rec)
 	}
 	for _, rec := range recs {

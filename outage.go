@@ -38,55 +38,6 @@ func Outage(msg *message.Message, err error) error {
 	return fmt.Errorf("%w: %w", ErrOutage, err)
 }
 
-const (
-	defaultOutageBackoff    = time.Second
-	defaultOutageMaxBackoff = 30 * time.Second
-)
-
-// OutageConfig is how a partition waits out a downstream outage: a failure marked with
-// Outage (or an error wrapping ErrOutage under FailureMiddleware), or After failures in a
-// row. The partition hands out no more messages; the failed one stays where it is and is
-// delivered again after Backoff, then after twice as long, up to MaxBackoff, until it
-// succeeds. Nothing is retried, dead-lettered or reordered meanwhile, and the lease is kept.
-type OutageConfig struct {
-	// After counts a run of this many failures in a row in one partition as an outage,
-	// marked or not; the earlier ones of the run were retried as usual. Use it when a
-	// handler cannot tell an outage from a bad message; a run of bad messages then holds
-	// the partition too, until one succeeds. 0 (default): only marked failures.
-	After int
-	// Backoff is the wait before the first probe. Default 1s.
-	Backoff time.Duration
-	// MaxBackoff caps the doubling waits between probes. Default 30s.
-	MaxBackoff time.Duration
-}
-
-func (o *OutageConfig) setDefaults() {
-	setDefault(&o.Backoff, defaultOutageBackoff)
-	setDefault(&o.MaxBackoff, defaultOutageMaxBackoff)
-}
-
-func (o OutageConfig) validate() error {
-	var errs []error
-	if o.After < 0 {
-		errs = append(errs, fmt.Errorf("Retry.Outage.After must be 0 (off) or positive, got %d", o.After))
-	}
-	errs = append(errs, durationPositive("Retry.Outage.Backoff", o.Backoff),
-		durationPositive("Retry.Outage.MaxBackoff", o.MaxBackoff))
-	if o.MaxBackoff > 0 && o.MaxBackoff < o.Backoff {
-		errs = append(errs, fmt.Errorf("Retry.Outage.MaxBackoff %s is below Retry.Outage.Backoff %s", o.MaxBackoff, o.Backoff))
-	}
-	return errors.Join(errs...)
-}
-
-// wait is the wait before probe number probe (0: the first).
-func (o OutageConfig) wait(probe int) time.Duration {
-	d := o.Backoff
-	for i := 0; i < probe && d < o.MaxBackoff; i++ {
-		d *= 2
-	}
-	return min(d, o.MaxBackoff)
-}
-
 // PartitionOutage is one partition waiting out a downstream outage (SubscriberStats.Outages,
 // OutageReporter).
 type PartitionOutage struct {

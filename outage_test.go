@@ -53,7 +53,7 @@ func TestRedisOutageMidRunRecovers(t *testing.T) {
 	ch, err := sub.Subscribe(context.Background(), topic)
 	require.NoError(t, err)
 	rec := newRecorder()
-	consume(ch, rec)
+	consumeInto(ch, rec)
 	publishKeyed(t, pub, topic, 0, 40, 8)
 	rec.waitUnique(t, 40, 10*time.Second)
 

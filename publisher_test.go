@@ -113,7 +113,7 @@ func TestGrownTopicPickedUpByRunningPublisherAndSubscriber(t *testing.T) {
 	ch, err := sub.Subscribe(ctx, topic)
 	require.NoError(t, err)
 	rec := newRecorder()
-	consume(ch, rec)
+	consumeInto(ch, rec)
 	rec.waitUnique(t, 1, 10*time.Second)
 
 	_, err = partition.NewRegistry(client, keys.New("", "")).Grow(ctx, topic, 6)

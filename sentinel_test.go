@@ -193,7 +193,7 @@ func startSentinelRun(t *testing.T, s *redistest.Sentinel, topic string) *sentin
 			cfg.Membership.RenewInterval = 500 * time.Millisecond
 		})
 		r.members[name] = sub
-		r.consume(ch)
+		r.consumeInto(ch)
 	}
 	r.inspect = s.FailoverClient(t)
 	waitOwners(t, r.inspect, topic, group, partitions, balanced(map[string]int{"a": partitions / 2, "b": partitions / 2}))

@@ -62,7 +62,7 @@ func startStaticFleetTimed(t *testing.T, addrs []string, client redis.UniversalC
 	share := map[string]int{"a": staticPartitions / (len(others) + 1)}
 	for _, name := range others {
 		_, ch := subscribeMember(t, client, topic, staticGroup, name, staticPartitions, staticTimings[times])
-		f.got.consume(ch)
+		f.got.consumeInto(ch)
 		share[name] = share["a"]
 	}
 	f.a = startStaticChildTimed(t, addrs, topic, "a", true, times)
@@ -254,7 +254,7 @@ func (f *staticFleet) assertHeldAgainInTime(t *testing.T, parts []int, a2 *child
 	subscribed := time.Unix(0, a2.waitEvent(t, "subscribed", time.Second).T)
 	var cfg SubscriberConfig
 	staticSlowTimes(&cfg)
-	t.Logf("the killed process's presence ran out %s after the launch (a window of %s)", gone.Sub(launched), presenceWindow(&cfg, defaultBlockTime))
+	t.Logf("the killed process's presence ran out %s after the launch (a window of %s)", gone.Sub(launched), lease.PresenceWindow(lease.Config{RebalanceInterval: cfg.Membership.RebalanceInterval, LeaseTTL: cfg.Membership.LeaseTTL}, 100*time.Millisecond))
 	for _, p := range parts {
 		at, _ := f.log.firstTokenOf(p, tokenInstance(f.log.current(p)))
 		t.Logf("partition %d: held again %s after the process was launched, %s after it started, %s after Subscribe returned", p,

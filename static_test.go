@@ -184,7 +184,7 @@ type deliveries struct {
 func newDeliveries() *deliveries { return &deliveries{n: map[string]int{}} }
 
 // consume acks every message of ch and counts it.
-func (d *deliveries) consume(ch <-chan *message.Message) {
+func (d *deliveries) consumeInto(ch <-chan *message.Message) {
 	go func() {
 		for m := range ch {
 			d.mu.Lock()
@@ -248,7 +248,7 @@ func TestStaticMemberTakesBackItsPartitionsAfterClose(t *testing.T) {
 		for _, name := range []string{"a", "b", "c"} {
 			sub, ch := subscribeMember(t, client, topic, group, name, n, staticTweak)
 			subs[name] = sub
-			got.consume(ch)
+			got.consumeInto(ch)
 		}
 		require.Eventually(t, func() bool {
 			return balanced(map[string]int{"a": 4, "b": 4, "c": 4})(countByMember(leaseOwners(t, client, topic, group, n)))
@@ -265,7 +265,7 @@ func TestStaticMemberTakesBackItsPartitionsAfterClose(t *testing.T) {
 		waitIdle(5 * fastSub(client, group).Membership.RebalanceInterval)
 
 		_, ch := subscribeMember(t, client, topic, group, "a", n, staticTweak)
-		got.consume(ch)
+		got.consumeInto(ch)
 		require.Eventually(t, func() bool { return log.movedOn(parts, "a", old) }, 10*time.Second, 5*time.Millisecond,
 			"the new process holds a's partitions")
 		assert.Equal(t, parts, log.ownedBy("a", n), "and no other")
@@ -349,7 +349,7 @@ func TestStaticMemberLeaveOnClose(t *testing.T) {
 	a, _ := subscribeMember(t, client, topic, group, "a", n, staticTweak)
 	got := newDeliveries()
 	_, chB := subscribeMember(t, client, topic, group, "b", n, staticTweak)
-	got.consume(chB)
+	got.consumeInto(chB)
 	require.Eventually(t, func() bool {
 		return balanced(map[string]int{"a": 2, "b": 2})(countByMember(leaseOwners(t, client, topic, group, n)))
 	}, 10*time.Second, 10*time.Millisecond)

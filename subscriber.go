@@ -1,23 +1,13 @@
 package streamq
 
 import (
-	"cmp"
 	"context"
-	"fmt"
-	"slices"
-	"strconv"
-	"sync"
-	"sync/atomic"
 
 	"github.com/ThreeDotsLabs/watermill"
 	"github.com/ThreeDotsLabs/watermill/message"
 
-	"github.com/streamq-dev/streamq/internal/clock"
-	"github.com/streamq-dev/streamq/internal/health"
+	"github.com/streamq-dev/streamq/internal/consume"
 	"github.com/streamq-dev/streamq/internal/keys"
-	"github.com/streamq-dev/streamq/internal/partition"
-	"github.com/streamq-dev/streamq/internal/run"
-	"github.com/streamq-dev/streamq/internal/stream"
 )
 
 // Subscriber consumes partitioned topics as one member of a consumer group. Each partition
@@ -27,27 +17,7 @@ type Subscriber struct {
 	config SubscriberConfig
 	logger watermill.LoggerAdapter
 	space  keys.Space
-	reg    *partition.Registry
-	server *health.Check // shared by every user of the client
-	memory *health.Watch // nil when Memory.Interval is -1
-	stats  counters
-	clock  clock.Clock // the time of every timing rule; tests set a fake one
-	pause  *run.Gate   // Pause and Resume
-	warned sync.Map    // topic -> struct{}: a differing stated partition count was logged
-	hint   nackHint    // a nack without a reason was logged
-
-	// The per-Subscriber caps, over every subscription: the MaxInFlight semaphore (nil: no
-	// cap) and MaxLeasedPartitions.
-	inFlight chan struct{}
-	leases   *leaseBudget
-
-	leaveOnClose atomic.Bool // a static member's Close hands its partitions over (LeaveOnClose)
-
-	mu      sync.Mutex
-	closed  bool
-	closing chan struct{}
-	subs    map[*subscription]struct{}
-	wg      sync.WaitGroup
+	engine *consume.Consumer
 }
 
 var (
@@ -64,27 +34,9 @@ func NewSubscriber(config SubscriberConfig, logger watermill.LoggerAdapter) (*Su
 	if logger == nil {
 		logger = watermill.NopLogger{}
 	}
+	logger = logger.With(watermill.LogFields{"consumer_group": config.ConsumerGroup})
 	space := keys.New(config.Keyspace.StreamPrefix, config.Keyspace.ControlPrefix)
-	var inFlight chan struct{}
-	if config.Delivery.MaxInFlight > 0 {
-		inFlight = make(chan struct{}, config.Delivery.MaxInFlight)
-	}
-	memory := newMemoryWatch(config.Client, config.Memory, logger, config.Metrics)
-	return &Subscriber{
-		memory:  memory,
-		config:  config,
-		logger:  logger.With(watermill.LogFields{"consumer_group": config.ConsumerGroup}),
-		space:   space,
-		reg:     partition.NewRegistry(config.Client, space),
-		server:  health.CheckOf(config.Client),
-		clock:   clock.Real(),
-		pause:   run.NewGate(),
-		closing: make(chan struct{}),
-		subs:    map[*subscription]struct{}{},
-
-		inFlight: inFlight,
-		leases:   newLeaseBudget(config.Membership.MaxLeasedPartitions),
-	}, nil
+	return &Subscriber{config: config, logger: logger, space: space, engine: consume.New(consumeConfig(config, space, logger))}, nil
 }
 
 // Subscribe joins the consumer group on topic and returns the channel of messages from the
@@ -96,30 +48,12 @@ func NewSubscriber(config SubscriberConfig, logger watermill.LoggerAdapter) (*Su
 // MinRedisVersion); a closed client gives an error wrapping ErrInvalidConfig and
 // redis.ErrClosed.
 func (s *Subscriber) Subscribe(ctx context.Context, topic string) (<-chan *message.Message, error) {
-	v, err := newView(s.space, topic)
+	v, err := s.space.NewView(topic)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.add(); err != nil {
-		return nil, err
-	}
-	if err := s.initialize(ctx, v); err != nil {
-		s.wg.Done()
-		return nil, apiError(err)
-	}
-	sub := s.newTrackedSubscription(ctx, v)
-	if err := sub.claimName(ctx); err != nil { // a static member's name (StaticMemberGrace)
-		s.untrack(sub)
-		sub.discard()
-		s.wg.Done()
-		return nil, err
-	}
-	go func() {
-		defer s.wg.Done()
-		sub.run()
-		s.untrack(sub)
-	}()
-	return sub.messages(), nil
+	ch, err := s.engine.Subscribe(ctx, v)
+	return ch, apiError(err)
 }
 
 // SubscribeInitialize registers the consumer group on topic, so that messages published
@@ -129,114 +63,11 @@ func (s *Subscriber) Subscribe(ctx context.Context, topic string) (<-chan *messa
 // it declares the group, and whoever creates the topic (a Publisher's first publish,
 // admin.CreateTopic) creates the group on every partition before anything is appended.
 func (s *Subscriber) SubscribeInitialize(topic string) error {
-	v, err := newView(s.space, topic)
+	v, err := s.space.NewView(topic)
 	if err != nil {
 		return err
 	}
-	return apiError(s.initialize(context.Background(), v))
-}
-
-// initialize declares the group on a base topic, creates the topic when this Subscriber
-// states a partition count and the topic is missing, and creates the group on every partition
-// of the topic if it exists. A missing topic with no stated count is left to its creator.
-func (s *Subscriber) initialize(ctx context.Context, v view) error {
-	if err := s.server.Ensure(ctx, s.config.Client, s.logger); err != nil {
-		return fmt.Errorf("subscribe to %q: %w", v.name, err)
-	}
-	if s.memory != nil {
-		s.memory.Start() // once: the first Subscribe or SubscribeInitialize starts the watch
-	}
-	// A new subscription is a new intent to consume, after a forced delete as before it.
-	if err := s.reg.ClearTombstones(ctx, v.topic, s.config.ConsumerGroup); err != nil {
-		return fmt.Errorf("subscribe to %q: %w", v.name, err)
-	}
-	if !v.dlq {
-		// Declared before looking for the topic: a creator that registers the topic after
-		// this sees the declaration; one that registered it before is seen below.
-		if err := s.reg.DeclareGroup(ctx, v.topic, s.config.ConsumerGroup, s.config.Membership.GroupStartID); err != nil {
-			return fmt.Errorf("subscribe to %q: %w", v.name, err)
-		}
-	}
-	n, err := s.topicCount(ctx, v)
-	if err != nil || n == 0 {
-		return err
-	}
-	return s.createGroups(ctx, v, 0, n)
-}
-
-// topicCount is the partition count of v's topic, creating the topic first when this
-// Subscriber states a count; 0 when the topic does not exist and no count is stated.
-func (s *Subscriber) topicCount(ctx context.Context, v view) (int, error) {
-	stated := s.config.DefaultPartitionCount
-	if stated == 0 {
-		m, err := s.reg.Meta(ctx, v.topic)
-		if err != nil || !m.Exists {
-			return 0, err
-		}
-		return m.Count, nil
-	}
-	t, err := s.reg.RegisterTopic(ctx, v.topic, stated, nil)
-	if err != nil {
-		return 0, fmt.Errorf("subscribe to %q: %w", v.name, err)
-	}
-	if t.Count != stated {
-		if _, logged := s.warned.LoadOrStore(v.topic, struct{}{}); !logged {
-			partition.LogCountDiffers(s.logger, v.topic, stated, t.Count)
-		}
-	}
-	return t.Count, partition.CreateDeclaredGroups(ctx, s.config.Client, s.space, v.topic, t)
-}
-
-func (s *Subscriber) createGroups(ctx context.Context, v view, from, to int) error {
-	streams := make([]string, 0, to-from)
-	for p := from; p < to; p++ {
-		streams = append(streams, v.stream(p))
-	}
-	if err := stream.CreateGroups(ctx, s.config.Client, streams, s.config.ConsumerGroup, s.config.Membership.GroupStartID); err != nil {
-		return fmt.Errorf("subscribe to %q: %w", v.name, err)
-	}
-	return nil
-}
-
-func (s *Subscriber) add() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return ErrSubscriberClosed
-	}
-	s.wg.Add(1)
-	return nil
-}
-
-// memberName is ConsumerName for the first live subscription to a topic and
-// ConsumerName-N for further ones, so each acts as its own member.
-// The caller holds s.mu.
-func (s *Subscriber) memberName(topic string) string {
-	inUse := map[string]bool{}
-	for sub := range s.subs {
-		if sub.topic == topic {
-			inUse[sub.member] = true
-		}
-	}
-	name := s.config.Membership.ConsumerName
-	for k := 2; inUse[name]; k++ {
-		name = s.config.Membership.ConsumerName + "-" + strconv.Itoa(k)
-	}
-	return name
-}
-
-func (s *Subscriber) newTrackedSubscription(ctx context.Context, v view) *subscription {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sub := newSubscription(ctx, s, v, s.memberName(v.name))
-	s.subs[sub] = struct{}{}
-	return sub
-}
-
-func (s *Subscriber) untrack(sub *subscription) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.subs, sub)
+	return apiError(s.engine.Initialize(context.Background(), v))
 }
 
 // Close stops every subscription: it stops fetching, waits up to CloseTimeout for in-flight
@@ -245,46 +76,47 @@ func (s *Subscriber) untrack(sub *subscription) {
 // channels. It returns when all goroutines are gone, never closes the Redis client, and is
 // idempotent.
 func (s *Subscriber) Close() error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil
-	}
-	s.closed = true
-	close(s.closing)
-	s.mu.Unlock()
-	s.wg.Wait()
-	if s.memory != nil {
-		s.memory.Stop()
-	}
+	s.engine.Close()
 	return nil
 }
-
-// memoryPressure reports whether Redis memory is at or above the high-water mark (false when
-// it is not watched).
-func (s *Subscriber) memoryPressure() bool { return s.memory != nil && s.memory.Pressure() }
 
 // LeaveOnClose makes the Close of a static member (StaticMemberGrace) hand its partitions
 // over at once and free its name, as the Close of a member that is not static does, instead
 // of keeping them for the grace: call it before closing a member that will not come back (a
 // scale-down). It also applies to a subscription that ends by its context. No effect on a
 // member that is not static. Safe for concurrent use.
-func (s *Subscriber) LeaveOnClose() { s.leaveOnClose.Store(true) }
+func (s *Subscriber) LeaveOnClose() { s.engine.LeaveOnClose() }
 
 // crash stops every subscription the way a killed process would: no ack flush, no lease
 // release, no leave. Tests use it to prove takeover.
-func (s *Subscriber) crash() {
-	s.mu.Lock()
-	subs := make([]*subscription, 0, len(s.subs))
-	for sub := range s.subs {
-		subs = append(subs, sub)
+func (s *Subscriber) crash() { s.engine.Crash() }
+
+// Pause stops delivery on every subscription of the Subscriber: nothing more is read or
+// handed to a handler, while the Subscriber keeps its leases and its place in each group
+// (no rebalance) and messages already in flight finish normally. Messages published
+// meanwhile wait in their partitions. Pause is safe for concurrent use; pausing a paused
+// Subscriber does nothing. To pause a whole group across processes, see admin.PauseGroup.
+func (s *Subscriber) Pause() {
+	if s.engine.Pause() {
+		s.logger.Info("Delivery paused", nil)
 	}
-	s.mu.Unlock()
-	for _, sub := range subs {
-		sub.crash()
-	}
-	_ = s.Close()
 }
+
+// Resume ends a Pause: each partition goes on where it stopped, in order. Resuming a
+// Subscriber that is not paused does nothing; a group an operator paused stays paused.
+func (s *Subscriber) Resume() {
+	if s.engine.Resume() {
+		s.logger.Info("Delivery resumed", nil)
+	}
+}
+
+// Paused reports whether Pause is in effect (not whether an operator paused a group: see
+// admin.GroupStats).
+func (s *Subscriber) Paused() bool { return s.engine.Paused() }
+
+// InFlight is the number of messages handed to handlers and not yet acked or nacked, over
+// every subscription of the Subscriber. Safe for concurrent use.
+func (s *Subscriber) InFlight() int { return s.engine.InFlight() }
 
 // SubscriberStats are counters of one Subscriber since it was created.
 type SubscriberStats struct {
@@ -302,40 +134,5 @@ type SubscriberStats struct {
 	Outages []PartitionOutage
 }
 
-type counters struct {
-	delivered, acked, nacked, malformed, deadLettered, payloadMissing, leasesLost, trimmedUnacked atomic.Int64
-}
-
 // Stats returns the Subscriber's counters. Safe for concurrent use.
-func (s *Subscriber) Stats() SubscriberStats {
-	return SubscriberStats{
-		Delivered:      s.stats.delivered.Load(),
-		Acked:          s.stats.acked.Load(),
-		Nacked:         s.stats.nacked.Load(),
-		Malformed:      s.stats.malformed.Load(),
-		DeadLettered:   s.stats.deadLettered.Load(),
-		PayloadMissing: s.stats.payloadMissing.Load(),
-		LeasesLost:     s.stats.leasesLost.Load(),
-		TrimmedUnacked: s.stats.trimmedUnacked.Load(),
-		Memory:         serverMemories(s.memory),
-		Outages:        s.outages(),
-	}
-}
-
-// outages are the partitions waiting out an outage, in topic and partition order.
-func (s *Subscriber) outages() []PartitionOutage {
-	s.mu.Lock()
-	subs := make([]*subscription, 0, len(s.subs))
-	for sub := range s.subs {
-		subs = append(subs, sub)
-	}
-	s.mu.Unlock()
-	var out []PartitionOutage
-	for _, sub := range subs {
-		out = append(out, sub.outages()...)
-	}
-	slices.SortFunc(out, func(a, b PartitionOutage) int {
-		return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
-	})
-	return out
-}
+func (s *Subscriber) Stats() SubscriberStats { return subscriberStatsOf(s.engine.Stats()) }

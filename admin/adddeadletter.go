@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
@@ -118,39 +119,31 @@ func (l NewDeadLetter) record() (dlq.Record, map[string]string, error) {
 	if uuid == "" {
 		uuid = watermill.NewUUID()
 	}
-	md := make(map[string]string, len(l.Metadata)+2)
-	for k, v := range l.Metadata {
-		md[k] = v
-	}
-	delete(md, codec.HeaderPublishedPartition) // a Publish's results are never stored
-	delete(md, codec.HeaderPublishedStreamID)
-	md[codec.HeaderDeadLetter] = l.Reason
+	md := maps.Clone(l.Metadata)
 	if l.OriginalMessageID != "" && md[codec.HeaderOriginalID] == "" {
+		if md == nil {
+			md = map[string]string{}
+		}
 		md[codec.HeaderOriginalID] = l.OriginalMessageID
 	}
-	fields, err := codec.Encode(uuid, md, l.Payload)
+	stream := l.OriginalStreamID
+	if stream == "" {
+		stream = l.OriginalMessageID
+	}
+	rec, err := dlq.NewRecord(dlq.Failure{
+		Topic: l.Topic, Partition: l.Partition, UUID: uuid, Metadata: md, Payload: l.Payload,
+		StreamID: stream, OriginalID: l.OriginalMessageID, Reason: l.Reason, Group: l.Group,
+		RetryCount: l.RetryCount, MaxRetries: l.MaxRetries, FailedAt: l.FailedAt,
+	})
 	if errors.Is(err, codec.ErrReserved) {
 		return dlq.Record{}, nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
 	}
 	if err != nil {
 		return dlq.Record{}, nil, err
 	}
-	headers, err := json.Marshal(md)
-	if err != nil {
+	stored := map[string]string{}
+	if err := json.Unmarshal([]byte(rec.Headers), &stored); err != nil {
 		return dlq.Record{}, nil, err
 	}
-	stream := l.OriginalStreamID
-	if stream == "" {
-		stream = l.OriginalMessageID
-	}
-	ts := l.FailedAt
-	if l.OriginalMessageID != "" {
-		ts = streamid.Time(l.OriginalMessageID)
-	}
-	return dlq.Record{
-		OriginalTopic: l.Topic, Partition: l.Partition,
-		OriginalMessageID: l.OriginalMessageID, OriginalStreamID: stream,
-		RetryCount: l.RetryCount, MaxRetries: l.MaxRetries, Timestamp: ts, FailedAt: l.FailedAt,
-		Reason: l.Reason, Group: l.Group, Headers: string(headers), Message: fields,
-	}, md, nil
+	return rec, stored, nil
 }

@@ -178,6 +178,8 @@ type ReplayOptions struct {
 // group), and the letter stays in the DLQ marked as replayed (opts.Delete: removed). A letter
 // replayed before is not replayed again unless opts.Again: the error is then an
 // *AlreadyReplayedError (errors.Is ErrAlreadyReplayed) that says when and as which entry.
+// At maxmemory Redis refuses the replay as a whole: the error is then a *RedisFullError
+// (errors.Is streamq.ErrRedisFull) that says what frees memory.
 func (a *Admin) ReplayDeadLetter(ctx context.Context, topic string, partition int, id string, opts ReplayOptions) (string, error) {
 	m, err := a.dlqMessage(ctx, topic, partition, id)
 	if err != nil {
@@ -189,6 +191,7 @@ func (a *Admin) ReplayDeadLetter(ctx context.Context, topic string, partition in
 func (a *Admin) replay(ctx context.Context, topic string, partition int, m dlq.Entry, opts ReplayOptions) (string, error) {
 	start := time.Now()
 	id, err := a.replayOnce(ctx, topic, partition, m, opts)
+	err = a.fullReplay(ctx, topic, partition, m.ID, err)
 	var replayed *dlq.ReplayedError
 	if errors.As(err, &replayed) {
 		return "", &AlreadyReplayedError{Topic: topic, Partition: partition, ID: m.ID,
@@ -226,7 +229,8 @@ const DefaultReplayLimit = 1000
 // it replayed: a letter deleted or replayed between its read and its replay is skipped,
 // uncounted, and on an error the count is of the letters replayed before it. Letters
 // replayed before are skipped unless opts.Again; with opts.DryRun nothing is replayed and the
-// count is of what would be.
+// count is of what would be. At maxmemory it stops at the first letter Redis refuses, with a
+// *RedisFullError.
 func (a *Admin) ReplayAll(ctx context.Context, topic string, limit int, keep func(DeadLetter) bool, opts ReplayOptions) (int, error) {
 	n, err := a.partitions(ctx, topic)
 	if err != nil {

@@ -69,10 +69,26 @@ func newer(x, y Entry) bool {
 }
 
 // Range reads up to count entries (count <= 0: DefaultListLimit) of one partition between
-// start and end inclusive ("" means "-" and "+"; "(id" excludes id), oldest first, or newest
-// first when reverse (XREVRANGE end start). A partition out of range or a bad id is
-// ErrInvalidArgument.
-func (a *Admin) Range(ctx context.Context, topic string, partition int, start, end string, count int64, reverse bool) ([]Entry, error) {
+// start and end inclusive ("" means "-" and "+"; "(id" excludes id), oldest first (XRANGE).
+// A partition out of range or a bad id is ErrInvalidArgument.
+func (a *Admin) Range(ctx context.Context, topic string, partition int, start, end string, count int64) ([]Entry, error) {
+	return a.readRange(ctx, topic, partition, idRange{start: start, end: end, count: count})
+}
+
+// RevRange is Range newest first (XREVRANGE end start).
+func (a *Admin) RevRange(ctx context.Context, topic string, partition int, start, end string, count int64) ([]Entry, error) {
+	return a.readRange(ctx, topic, partition, idRange{start: start, end: end, count: count, reverse: true})
+}
+
+// idRange is what Range and RevRange read of a partition.
+type idRange struct {
+	start, end string
+	count      int64
+	reverse    bool
+}
+
+func (a *Admin) readRange(ctx context.Context, topic string, partition int, r idRange) ([]Entry, error) {
+	start, end, count := r.start, r.end, r.count
 	n, err := a.partitions(ctx, topic)
 	if err != nil {
 		return nil, err
@@ -84,7 +100,11 @@ func (a *Admin) Range(ctx context.Context, topic string, partition int, start, e
 	if count == 0 {
 		count = DefaultListLimit
 	}
-	es, err := stream.Range(ctx, a.rdb, a.space.PartitionStream(topic, partition), start, end, count, reverse)
+	key := a.space.PartitionStream(topic, partition)
+	es, err := stream.Range(ctx, a.rdb, key, start, end, count)
+	if r.reverse {
+		es, err = stream.RevRange(ctx, a.rdb, key, end, start, count)
+	}
 	if errors.Is(err, stream.ErrInvalidID) {
 		return nil, fmt.Errorf("%w: range %q..%q: %w", ErrInvalidArgument, start, end, err)
 	}

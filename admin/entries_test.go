@@ -68,16 +68,20 @@ func TestListRecentAndRange(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := e.adm.Range(e.ctx, topic, tt.p, tt.start, tt.end, tt.count, tt.reverse)
+			read := e.adm.Range
+			if tt.reverse {
+				read = e.adm.RevRange
+			}
+			got, err := read(e.ctx, topic, tt.p, tt.start, tt.end, tt.count)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, entryIDs(got))
 		})
 	}
 	for _, p := range []int{-1, 2} {
-		_, err := e.adm.Range(e.ctx, topic, p, "", "", 0, false)
+		_, err := e.adm.Range(e.ctx, topic, p, "", "", 0)
 		assert.ErrorIs(t, err, admin.ErrInvalidArgument)
 	}
-	_, err = e.adm.Range(e.ctx, topic, 0, "yesterday", "", 0, false)
+	_, err = e.adm.Range(e.ctx, topic, 0, "yesterday", "", 0)
 	assert.ErrorIs(t, err, admin.ErrInvalidArgument)
 }
 
@@ -93,7 +97,7 @@ func TestEntryOffloadedPayload(t *testing.T) {
 	require.NoError(t, pub.Publish(topic, big))
 	require.NoError(t, pub.Publish(topic, small))
 
-	got, err := e.adm.Range(e.ctx, topic, 0, "", "", 0, false)
+	got, err := e.adm.Range(e.ctx, topic, 0, "", "", 0)
 	require.NoError(t, err)
 	require.Len(t, got, 2)
 	assert.Equal(t, big.UUID, got[0].UUID)

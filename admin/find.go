@@ -56,7 +56,7 @@ type EntryPage struct {
 // q.Limit entries match or q.ScanLimit were read. A partition out of range or a bad id is
 // ErrInvalidArgument.
 func (a *Admin) FindEntries(ctx context.Context, topic string, q EntryQuery) (EntryPage, error) {
-	r, err := a.rangeOf(ctx, topic, q.Partitions, q.From, q.To, q.After, q.Limit, q.ScanLimit)
+	r, err := a.rangeOf(ctx, topic, pageQuery{q.Partitions, q.From, q.To, q.After, q.Limit, q.ScanLimit})
 	if err != nil {
 		return EntryPage{}, err
 	}
@@ -110,8 +110,18 @@ func metadataContains(md map[string]string, lower string) bool {
 	return false
 }
 
+// pageQuery is what a paged read of entries or dead letters asks for: the partitions (none:
+// all), the ids from and to, where the page starts, and its limits.
+type pageQuery struct {
+	partitions       []int
+	from, to         string
+	after            *Cursor
+	limit, scanLimit int
+}
+
 // rangeOf checks a paged read's arguments against topic and returns its range, without keys.
-func (a *Admin) rangeOf(ctx context.Context, topic string, partitions []int, from, to string, after *Cursor, limit, scanLimit int) (scanRange, error) {
+func (a *Admin) rangeOf(ctx context.Context, topic string, q pageQuery) (scanRange, error) {
+	partitions, from, to, after, limit, scanLimit := q.partitions, q.from, q.to, q.after, q.limit, q.scanLimit
 	n, err := a.partitions(ctx, topic)
 	if err != nil {
 		return scanRange{}, err

@@ -42,7 +42,7 @@ type DLQPage struct {
 // FindDeadLetters returns a page of topic's dead letters that match q, newest first over the
 // partitions' DLQs (as FindEntries), each with its replay mark (ReplayedAt, ReplayedAs).
 func (a *Admin) FindDeadLetters(ctx context.Context, topic string, q DLQQuery) (DLQPage, error) {
-	r, err := a.rangeOf(ctx, topic, q.Partitions, timeBound(q.Since), timeBound(q.Until), q.After, q.Limit, q.ScanLimit)
+	r, err := a.rangeOf(ctx, topic, pageQuery{q.Partitions, timeBound(q.Since), timeBound(q.Until), q.After, q.Limit, q.ScanLimit})
 	if err != nil {
 		return DLQPage{}, err
 	}

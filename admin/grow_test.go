@@ -52,7 +52,7 @@ func TestGrowPartitions(t *testing.T) {
 	}
 	landed := map[string]int{} // uuid -> partition
 	for p := range 4 {
-		entries, err := e.adm.Range(e.ctx, topic, p, "", "", 1000, false)
+		entries, err := e.adm.Range(e.ctx, topic, p, "", "", 1000)
 		require.NoError(t, err)
 		for _, x := range entries {
 			landed[x.UUID] = p

@@ -71,7 +71,7 @@ func (b *backlog) next(ctx context.Context) ([]backlogEntry, error) {
 
 // pending returns the next page of pending entries with their bodies.
 func (b *backlog) pending(ctx context.Context) ([]backlogEntry, error) {
-	page, err := importsrc.PendingPage(ctx, b.rdb, b.src, b.group, b.cursor, b.snap.LastDelivered, b.count)
+	page, err := importsrc.PendingPage(ctx, b.rdb, b.src, b.group, importsrc.Page{After: b.cursor, UpTo: b.snap.LastDelivered, Count: b.count})
 	if err != nil || len(page) == 0 {
 		return nil, err
 	}

@@ -37,7 +37,7 @@ func TestUnknownTopicAndGroup(t *testing.T) {
 		},
 		"GrowPartitions": func(tp string) error { _, err := a.GrowPartitions(ctx, tp, 8); return err },
 		"ListRecent":     func(tp string) error { _, err := a.ListRecent(ctx, tp, 10); return err },
-		"Range":          func(tp string) error { _, err := a.Range(ctx, tp, 0, "", "", 10, false); return err },
+		"Range":          func(tp string) error { _, err := a.Range(ctx, tp, 0, "", "", 10); return err },
 	}
 	for name, f := range withGroup {
 		t.Run(name, func(t *testing.T) {

@@ -42,8 +42,8 @@ func (a *Admin) sweepPartition(ctx context.Context, topic string, p int, olderTh
 	key := func(ref string) string { return a.space.Payload(topic, p, ref) }
 	var total int64
 	for cursor := int64(0); ; {
-		c, next, err := retention.SweepOrphans(ctx, a.rdb, a.space.PartitionStream(topic, p), a.space.PayloadIndex(topic, p),
-			key, olderThan, cursor, sweepPage)
+		c, next, err := retention.SweepOrphans(ctx, a.rdb, retention.Sweep{Stream: a.space.PartitionStream(topic, p),
+			Index: a.space.PayloadIndex(topic, p), Key: key, OlderThan: olderThan, Cursor: cursor, Limit: sweepPage})
 		total += int64(c)
 		if err != nil || next == 0 {
 			return total, err

@@ -63,7 +63,7 @@ func heldBySlowGroup(t *testing.T, client redis.UniversalClient) {
 	requireLength(t, adm, kept)
 	<-time.After(3 * heldTrimInterval) // a few more trims: the length stays
 	requireLength(t, adm, kept)
-	first, err := adm.Range(ctx, heldE2ETopic, 0, "", "", 1, false)
+	first, err := adm.Range(ctx, heldE2ETopic, 0, "", "", 1)
 	require.NoError(t, err)
 	require.Len(t, first, 1)
 	assert.Equal(t, "m"+strconv.Itoa(heldSlowAcks), string(first[0].Payload), "the first entry slow has not acked")

@@ -68,7 +68,8 @@ func (a *Admin) TrimByAge(ctx context.Context, topic string, age time.Duration, 
 	cutoff := streamid.Min(now.Add(-age))
 	var removed int64
 	for p := 0; p < n && err == nil; p++ {
-		removed, err = retention.DeleteOlder(ctx, a.rdb, a.space.PartitionStream(topic, p), cutoff, opts.PageSize, opts.Progress, removed)
+		removed, err = retention.DeleteOlder(ctx, a.rdb, a.space.PartitionStream(topic, p), cutoff,
+			retention.Pages{Size: opts.PageSize, Progress: opts.Progress, Removed: removed})
 	}
 	return removed, err
 }

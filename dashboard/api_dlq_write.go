@@ -126,10 +126,12 @@ func (h *Handler) dlqDelete(r *http.Request) (any, watermill.LogFields, error) {
 	return v, fields, nil
 }
 
-// fatal reports an error that ends a selection request: an unknown topic or a Redis
-// failure. An unknown entry or partition is reported in the entry's result instead.
+// fatal reports an error that ends a selection request: an unknown topic, a Redis failure,
+// or Redis full (the next replay would be refused too). An unknown entry or partition is
+// reported in the entry's result instead.
 func fatal(err error) bool {
-	return err != nil && (errors.Is(err, admin.ErrTopicNotFound) || statusOf(err) == http.StatusInternalServerError)
+	return err != nil && (errors.Is(err, admin.ErrTopicNotFound) || statusOf(err) == http.StatusInternalServerError ||
+		statusOf(err) == http.StatusServiceUnavailable)
 }
 
 func (v *selectionView) add(res entryResult, err error) {

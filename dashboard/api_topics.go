@@ -247,8 +247,11 @@ func (h *Handler) messages(r *http.Request) (any, error) {
 		if p, err = queryInt(q, "partition", 0, 0, 1<<20); err != nil {
 			return nil, err
 		}
-		reverse := q.Get("reverse") == "1" || q.Get("reverse") == "true"
-		entries, err = h.adm.Range(r.Context(), topic, p, q.Get("start"), q.Get("end"), int64(limit), reverse)
+		read := h.adm.Range
+		if q.Get("reverse") == "1" || q.Get("reverse") == "true" {
+			read = h.adm.RevRange
+		}
+		entries, err = read(r.Context(), topic, p, q.Get("start"), q.Get("end"), int64(limit))
 	}
 	if err != nil {
 		return nil, err

@@ -124,6 +124,7 @@ func (h *Handler) routes() http.Handler {
 	read("topics/{topic}/groups/{group}/reset-preview", h.resetPreview)
 	read("dlq", h.dlqTopics)
 	read("topics/{topic}/dlq", h.dlqEntries)
+	read("topics/{topic}/dlq/reasons", h.dlqReasons)
 	read("topics/{topic}/dlq/{partition}/{id}", h.dlqEntry)
 	write("topics/{topic}/groups/{group}/reset-offset", "reset-offset", h.resetOffset)
 	write("topics/{topic}/groups/{group}/pause", "pause-group", h.pauseGroup)

@@ -156,7 +156,7 @@ func TestDLQWrites(t *testing.T) {
 	r.json(t, &res)
 	require.Equal(t, 1, res.Done)
 	require.NotEmpty(t, res.Results[0].NewID)
-	replayed, err := e.adm.Range(e.ctx, "payments", 2, res.Results[0].NewID, res.Results[0].NewID, 1, false)
+	replayed, err := e.adm.Range(e.ctx, "payments", 2, res.Results[0].NewID, res.Results[0].NewID, 1)
 	require.NoError(t, err)
 	require.Len(t, replayed, 1, "the replay landed on partition 2")
 	assert.Equal(t, scriptPayload, string(replayed[0].Payload))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/admin"
 )
 
@@ -61,7 +62,8 @@ type errorView struct {
 }
 
 // writeError answers err with its status: the security layers' own, 404 for admin's
-// not-found errors, 400 for invalid arguments, else 500.
+// not-found errors, 400 for invalid arguments, 503 for a write refused because Redis is full,
+// else 500.
 func writeError(w http.ResponseWriter, err error) {
 	writeJSON(w, statusOf(err), errorView{Error: err.Error()})
 }
@@ -76,6 +78,8 @@ func statusOf(err error) int {
 		return http.StatusNotFound
 	case errors.Is(err, admin.ErrInvalidArgument):
 		return http.StatusBadRequest
+	case errors.Is(err, streamq.ErrRedisFull):
+		return http.StatusServiceUnavailable // a write Redis refused at maxmemory: it goes through once memory is freed
 	}
 	return http.StatusInternalServerError
 }

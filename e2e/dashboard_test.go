@@ -248,7 +248,7 @@ func replayFromPage(t *testing.T, b *browser, e *env, url, dlqID string, arrival
 	b.open(url + "/#/topics/payments/dlq")
 	row := `tr[data-partition="2"][data-id="` + dlqID + `"]`
 	b.waitFor(`document.querySelector('`+row+`') !== null`, "the dead letter's row")
-	assert.Equal(t, xssPayload, eval[string](b, `document.querySelector('`+row+` [data-field="payload"] pre').textContent`))
+	assert.Equal(t, xssPayload, eval[string](b, `document.querySelector('`+row+` [data-field="payload"] .payload-text').textContent`))
 	assert.Equal(t, xssReason, eval[string](b, `document.querySelector('`+row+` [data-field="reason"]').textContent`))
 	assert.Equal(t, 0, eval[int](b, markupNodes), "stored markup created elements")
 	assert.Equal(t, "undefined", eval[string](b, `typeof window.__xss`), "stored script ran")
@@ -303,7 +303,7 @@ func readOnly(t *testing.T, b *browser, e *env, url, dlqID string) {
 	assert.Equal(t, 0, eval[int](b, `document.querySelectorAll('[data-action="replay"], [data-action="delete"], `+
 		`[data-action="replay-selected"], [data-action="delete-selected"], [data-action="replay-all"], [data-action="clear"], main input[type=checkbox]').length`))
 	assert.Equal(t, 1, eval[int](b, `document.querySelectorAll('`+row+` [data-action="details"]').length`), "reading stays possible")
-	assert.Equal(t, xssPayload, eval[string](b, `document.querySelector('`+row+` [data-field="payload"] pre').textContent`))
+	assert.Equal(t, xssPayload, eval[string](b, `document.querySelector('`+row+` [data-field="payload"] .payload-text').textContent`))
 	assert.Equal(t, 0, eval[int](b, markupNodes))
 
 	status := eval[int](b, `(async () => {

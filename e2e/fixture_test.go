@@ -190,7 +190,7 @@ func (e *env) groupLags(topic, group string) []int64 {
 // ids returns the entry ids of partition p of topic.
 func (e *env) ids(topic string, p int) []string {
 	e.t.Helper()
-	entries, err := e.adm.Range(e.ctx, topic, p, "", "", 1000, false)
+	entries, err := e.adm.Range(e.ctx, topic, p, "", "", 1000)
 	require.NoError(e.t, err)
 	out := make([]string, len(entries))
 	for i, en := range entries {

@@ -310,7 +310,7 @@ func deadLetterBrowser(t *testing.T, b *browser, url string) {
 	b.waitFor(`document.querySelectorAll('tr[data-id]').length === 50`, "filters cleared")
 	b.fillIn(`input[name="q"]`, `"payment":42}`)
 	b.waitFor(`document.querySelectorAll('tr[data-id]').length === 1`, "the search")
-	assert.Equal(t, `{"payment":42}`, eval[string](b, `document.querySelector('tr[data-id] [data-field="payload"] pre').textContent`))
+	assert.Equal(t, `{"payment":42}`, eval[string](b, `document.querySelector('tr[data-id] [data-field="payload"] .payload-text').textContent`))
 	b.fillIn(`input[name="until"]`, "2001-01-01T00:00")
 	b.waitFor(`document.querySelectorAll('tr[data-id]').length === 0`, "nothing failed before 2001")
 	b.click(`[data-action="clear-filters"]`)

@@ -228,7 +228,7 @@ func (e *env) entries(topic string) []admin.Entry {
 	}
 	var all []admin.Entry
 	for p := range info.Partitions {
-		got, err := e.adm.Range(e.ctx, topic, p, "-", "+", 1_000_000, false)
+		got, err := e.adm.Range(e.ctx, topic, p, "-", "+", 1_000_000)
 		require.NoError(t, err)
 		all = append(all, got...)
 	}

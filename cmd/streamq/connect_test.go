@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"testing"
 	"time"
@@ -168,13 +169,14 @@ func TestTargetNamesItsSource(t *testing.T) {
 func TestCLIVersion(t *testing.T) {
 	e := newCLIEnv(t)
 	out := e.ok("version")
-	assert.Regexp(t, `(?m)^streamq\s+\S+`, out)
+	assert.Regexp(t, `(?m)^streamq\s+`+regexp.QuoteMeta(version)+`, module \S+`, out, "a build from a checkout: its module version too")
 	assert.Regexp(t, `(?m)^go\s+go1\.\d+`, out)
 	assert.Regexp(t, `(?m)^redis\s+7\.\d+\.\d+ at `+e.url+` \(from --redis-url\)$`, out)
 	var v versionView
 	raw := e.jsonOf(&v, "version")
-	requireKeys(t, raw, "version", "commit", "modified", "go", "platform", "redis", "redisUrl")
-	assert.NotEmpty(t, v.Version)
+	requireKeys(t, raw, "version", "module", "commit", "modified", "go", "platform", "redis", "redisUrl")
+	assert.Equal(t, version, v.Version)
+	assert.NotEmpty(t, v.Module)
 	assert.Regexp(t, `^7\.`, v.Redis)
 	assert.Empty(t, v.RedisError)
 

@@ -76,6 +76,7 @@ type dlqListOpts struct {
 	a           *app
 	limit       int
 	oldestFirst bool
+	countBy     string // --count-by: count by this key instead of listing
 	filter      dlqFilter
 }
 
@@ -87,14 +88,22 @@ func dlqListCmd(a *app) *cobra.Command {
 		Long: `Lists up to --limit dead letters of the topic with their whole reason and the mark of
 their latest replay: the newest first over every partition (the dashboard's order), or with
 --oldest-first the oldest failures first. The filters are those of "dlq replay-all", so
---oldest-first with the same filters shows what a replay-all --again would replay.`,
-		Example:           `  streamq dlq list orders --group payments --reason-contains timeout --failed-within 1h`,
+--oldest-first with the same filters shows what a replay-all --again would replay.
+
+With --count-by reason (or group, partition) it counts the dead letters that pass the
+filters instead, largest first, with the newest failure of each: 882 letters of 5 reasons
+are 5 lines. Without a terminal the table keeps an 80-column layout; -o wide shows every
+column, -o json the whole.`,
+		Example: `  streamq dlq list orders --group payments --reason-contains timeout --failed-within 1h
+  streamq dlq list orders --count-by reason
+  streamq dlq list orders --count-by group --failed-within 1d -o json`,
 		Args:              argsExactly("TOPIC"),
 		ValidArgsFunction: a.completeArgs(argTopic),
 		RunE:              a.runE(o.run),
 	}
 	cmd.Flags().IntVarP(&o.limit, "limit", "n", 100, "most dead letters to list")
 	cmd.Flags().BoolVar(&o.oldestFirst, "oldest-first", false, "list the oldest failures first (the order replay-all takes)")
+	o.addCountFlag(cmd)
 	o.filter.addFlags(cmd)
 	a.addJSONFlag(cmd)
 	return cmd
@@ -113,11 +122,32 @@ func (o *dlqListOpts) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	if o.countBy != "" {
+		return o.count(ctx, adm, args[0])
+	}
 	dead, err := o.read(ctx, adm, args[0])
 	if err != nil {
 		return err
 	}
-	return o.print(args[0], dead)
+	if err := o.print(args[0], dead); err != nil {
+		return err
+	}
+	return o.hintCount(ctx, adm, args[0], len(dead))
+}
+
+// hintCount says on stderr, when --limit cut the list, how many letters there are and how to
+// count them all.
+func (o *dlqListOpts) hintCount(ctx context.Context, adm *admin.Admin, topic string, shown int) error {
+	if o.a.json || shown < o.limit {
+		return nil
+	}
+	size, err := adm.DLQSize(ctx, topic)
+	if err != nil || size <= int64(shown) {
+		return err
+	}
+	fmt.Fprintf(o.a.stderr, "%d of the %d dead letters of %q shown (--limit); \"streamq dlq list %s --count-by reason\" counts them all by reason\n",
+		shown, size, topic, topic)
+	return nil
 }
 
 // read lists the letters: newest first, or with --oldest-first the oldest failures (with a
@@ -199,7 +229,7 @@ func (o *dlqListOpts) print(topic string, dead []admin.DeadLetter) error {
 		}
 		return t.flush()
 	}
-	t := newTable(o.a.stdout, "PART", "ID", "FAILED AT", "GROUP", "REASON").fitWrapped(tableWidth, 4)
+	t := newTable(o.a.stdout, "PART", "ID", "FAILED AT", "GROUP", "REASON").fitWrapped(o.a.width(), 4)
 	for _, d := range dead {
 		t.row(d.Partition, d.ID, o.a.timeText(d.FailedAt), orDash(d.Group), orDash(replayMark(d)+d.Reason))
 	}
@@ -302,7 +332,7 @@ func dlqShowCmd(a *app) *cobra.Command {
 			if a.json {
 				return printJSON(a.stdout, v)
 			}
-			t := newTable(a.stdout).fitWrapped(tableWidth, 1)
+			t := newTable(a.stdout).fitWrapped(a.width(), 1)
 			t.row("topic", v.Topic)
 			t.row("partition", v.Partition)
 			t.row("id", v.ID)
@@ -523,7 +553,7 @@ func (o *replayAllOpts) printDryRun(topic string, n int) error {
 		}
 		return t.flush()
 	}
-	t := newTable(o.a.stdout, "PART", "ID", "FAILED AT", "GROUP", "REASON").fitWrapped(tableWidth, 4)
+	t := newTable(o.a.stdout, "PART", "ID", "FAILED AT", "GROUP", "REASON").fitWrapped(o.a.width(), 4)
 	for _, d := range o.would[:n] {
 		t.row(d.Partition, d.ID, o.a.timeText(d.FailedAt), orDash(d.Group), orDash(replayMark(d)+d.Reason))
 	}

@@ -41,7 +41,7 @@ func (a *app) entryTable(w io.Writer) *table {
 	if a.wide {
 		return newTable(w, "PARTITION", "ID", "TIME", "UUID", "METADATA", "PAYLOAD")
 	}
-	return newTable(w, "PART", "ID", "TIME", "PAYLOAD").fit(tableWidth, 3)
+	return newTable(w, "PART", "ID", "TIME", "PAYLOAD").fit(a.width(), 3)
 }
 
 func (a *app) entryRow(e admin.Entry) []any {
@@ -138,7 +138,11 @@ milliseconds); "-" and "+" are the ends of the stream, "(" before an id excludes
 			if err != nil {
 				return err
 			}
-			entries, err := adm.Range(ctx, args[0], p, start, end, count, reverse)
+			read := adm.Range
+			if reverse {
+				read = adm.RevRange
+			}
+			entries, err := read(ctx, args[0], p, start, end, count)
 			if err != nil {
 				return err
 			}

@@ -34,7 +34,7 @@ func TestCLIGroupExpired(t *testing.T) {
 	assert.Equal(t, "fast", got[0].Name)
 	assert.False(t, got[0].Expired)
 	assert.True(t, got[1].Expired)
-	assert.Equal(t, now.Add(-8*24*time.Hour).UTC().Format(time.RFC3339), got[1].LastSeen)
+	assert.Equal(t, now.Add(-8*24*time.Hour).UTC().Format("2006-01-02T15:04:05.000Z"), got[1].LastSeen, "as every JSON time: UTC, ms")
 
 	assert.Contains(t, e.ok("stats", "forgot", "slow"), "expired on partitions 0:")
 	assert.NotContains(t, e.ok("stats", "forgot", "fast"), "expired")

@@ -228,21 +228,22 @@ so the partition hands out nothing until a probe succeeds.`,
 			if a.json {
 				return printJSON(a.stdout, v)
 			}
-			return printStats(a.stdout, s, v, a.wide, a.memoryLines(m), a.outageLines(s, time.Now()))
+			return a.printStats(s, v, a.memoryLines(m), a.outageLines(s, time.Now()))
 		}),
 	}
 	a.addJSONFlag(cmd)
 	return cmd
 }
 
-func printStats(w io.Writer, s admin.GroupStats, v statsView, wide bool, memory []memoryLine, outages []string) error {
+func (a *app) printStats(s admin.GroupStats, v statsView, memory []memoryLine, outages []string) error {
+	w, wide := a.stdout, a.wide
 	members := "none live"
 	if len(v.Members) > 0 {
 		members = strings.Join(v.Members, ", ")
 	}
 	fmt.Fprintf(w, "group %q on topic %q\nmembers: %s\n", v.Group, v.Topic, members)
 	if v.Paused {
-		fmt.Fprintf(w, "paused by an operator since %s (streamq resume %s %s)\n", orDash(v.PausedAt), v.Topic, v.Group)
+		fmt.Fprintf(w, "paused by an operator since %s (streamq resume %s %s)\n", a.timeText(s.Pause.Since), v.Topic, v.Group)
 	}
 	if v.Expired {
 		fmt.Fprintf(w, "expired on partitions %s: no live member for the group expiry, retention no longer waits for it\n", expiredParts(s))
@@ -259,7 +260,7 @@ func printStats(w io.Writer, s admin.GroupStats, v statsView, wide bool, memory 
 	if wide {
 		return printWideStats(w, s, v, extra)
 	}
-	t := newTable(w).fit(tableWidth, 5)
+	t := newTable(w).fit(a.width(), 5)
 	t.row(extra.cells([]any{"PARTITION", "PENDING", "PENDING AGE", "LAG", "TIME LAG", "OWNER"}, "TRIM LOST", "HOLDS BACK")...)
 	exact := true
 	for _, p := range s.Partitions {

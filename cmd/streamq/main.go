@@ -4,8 +4,9 @@
 //	streamq topics                      list topics
 //	streamq info TOPIC                  length, ids, groups and DLQ per partition
 //	streamq stats TOPIC GROUP           pending, lag, leases and frontier of a group
-//	streamq dlq list TOPIC              dead letters
+//	streamq dlq list TOPIC              dead letters (--count-by reason: counted by reason)
 //	streamq tail TOPIC                  follow new entries live
+//	streamq publish TOPIC < payload     send a test message
 //	streamq demo                        the demo (embedded Redis unless REDIS_URL is set)
 //	streamq --help                      every command, flag and exit code
 //

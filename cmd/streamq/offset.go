@@ -81,6 +81,6 @@ func (a *app) resetOffset(cmd *cobra.Command, args []string) error {
 			Partitions: res.Partitions, PendingKept: res.PendingKept, Note: res.Note,
 		})
 	}
-	fmt.Fprintln(a.stdout, strings.Join(wrapText(res.Note, tableWidth), "\n"))
+	fmt.Fprintln(a.stdout, strings.Join(wrapText(res.Note, a.width()), "\n"))
 	return nil
 }

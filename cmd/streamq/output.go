@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -39,8 +40,24 @@ func printJSONLine(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// tableWidth is the width default (narrow) tables fit: a terminal of 80 columns.
+// tableWidth is the width default (narrow) tables fit when stdout is no terminal: 80
+// columns, whatever the terminal the command was started from, so that output piped or
+// redirected keeps one layout.
 const tableWidth = 80
+
+// minWidth is the narrowest terminal tables are fitted to; below it they fit tableWidth.
+const minWidth = 40
+
+// width is the width default tables fit: the terminal's columns when stdout is one (as
+// kubectl and gh do), else tableWidth.
+func (a *app) width() int {
+	if f, ok := a.stdout.(*os.File); ok {
+		if w := termWidth(f.Fd()); w >= minWidth {
+			return w
+		}
+	}
+	return tableWidth
+}
 
 // table writes aligned columns; call flush when done. Rows are kept until flush, so a table
 // made to fit (fit) can cut its flexible column to the width the others leave.
@@ -247,6 +264,19 @@ func human(d time.Duration) string {
 	return d.Round(time.Second).String()
 }
 
+// Every time the CLI prints goes through one of three helpers, so each format is written
+// once: timeText for tables and messages, jsonTime for JSON time fields, rfc3339 for JSON
+// string fields that are absent when the time is zero. Durations go through human,
+// agoText and durationText.
+const (
+	// jsonTimeLayout is RFC 3339 in UTC with milliseconds: "2026-12-03T12:00:00.000Z".
+	jsonTimeLayout = "2006-01-02T15:04:05.000Z07:00"
+	// textTimeLayout and wideTimeLayout are a table's times, to the second and (with -o
+	// wide) to the millisecond, with the zone.
+	textTimeLayout = "2006-01-02 15:04:05 MST"
+	wideTimeLayout = "2006-01-02 15:04:05.000 MST"
+)
+
 // jsonTime is a time for JSON: UTC with milliseconds; null when zero.
 type jsonTime time.Time
 
@@ -254,7 +284,16 @@ func (t jsonTime) MarshalJSON() ([]byte, error) {
 	if time.Time(t).IsZero() {
 		return []byte("null"), nil
 	}
-	return []byte(`"` + time.Time(t).UTC().Format("2006-01-02T15:04:05.000Z07:00") + `"`), nil
+	return []byte(`"` + rfc3339(time.Time(t)) + `"`), nil
+}
+
+// rfc3339 is t as JSON shows it (jsonTimeLayout, UTC), "" for the zero time: for string
+// fields with omitempty.
+func rfc3339(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(jsonTimeLayout)
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.
@@ -282,9 +321,9 @@ func (a *app) timeText(t time.Time) string {
 		t = t.UTC()
 	}
 	if a.wide {
-		return t.Format("2006-01-02 15:04:05.000 MST")
+		return t.Format(wideTimeLayout)
 	}
-	return t.Format("2006-01-02 15:04:05 MST")
+	return t.Format(textTimeLayout)
 }
 
 // nonNilMap returns m, or an empty map when m is nil, so JSON shows {}.

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -75,11 +74,11 @@ func (a *app) pause(ctx context.Context, adm *admin.Admin, _ *cobra.Command, arg
 		return printJSON(a.stdout, v)
 	}
 	if !v.Changed {
-		fmt.Fprintf(a.stdout, "group %q on topic %q was already paused (since %s)\n", v.Group, v.Topic, v.PausedAt)
+		fmt.Fprintf(a.stdout, "group %q on topic %q was already paused (since %s)\n", v.Group, v.Topic, a.timeText(p.Since))
 		return nil
 	}
 	fmt.Fprintf(a.stdout, "paused group %q on topic %q (since %s); every member stops within its RebalanceInterval\n",
-		v.Group, v.Topic, v.PausedAt)
+		v.Group, v.Topic, a.timeText(p.Since))
 	return nil
 }
 
@@ -99,12 +98,4 @@ func (a *app) resume(ctx context.Context, adm *admin.Admin, _ *cobra.Command, ar
 	}
 	fmt.Fprintf(a.stdout, "resumed group %q on topic %q; every member goes on within its RebalanceInterval\n", v.Group, v.Topic)
 	return nil
-}
-
-// rfc3339 formats t in UTC, "" for the zero time.
-func rfc3339(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format(time.RFC3339)
 }

@@ -148,8 +148,9 @@ Redis: --redis-url, else $REDIS_URL, else ` + defaultRedisURL + ` (the demo uses
 Redis instead). redis:// or rediss:// (TLS), with user:password@ for ACLs. For a Redis
 Cluster give several comma-separated addresses or pass --cluster.
 
-Output: tables for people that fit 80 columns; -o wide adds every column, -o json (or
---json) prints a stable JSON shape for scripts. Times are local with their zone, or UTC
+Output: tables for people that fit the terminal's width (80 columns when the output is not
+a terminal, so a pipe always gets one layout); -o wide adds every column and cuts nothing,
+-o json (or --json) prints a stable JSON shape for scripts. Times are local with their zone, or UTC
 with --utc. Durations take d, h, m, s and ms (1d, 36h, 90m). Destructive
 commands ask for confirmation on a terminal; --yes confirms, and without a terminal they
 refuse unless --yes is given.
@@ -181,7 +182,7 @@ func newRootCmd(a *app) *cobra.Command {
 	root.AddCommand(
 		topicsCmd(a), createTopicCmd(a), infoCmd(a), partitionsCmd(a), trimCmd(a), deleteTopicCmd(a),
 		groupsCmd(a), statsCmd(a), lagCmd(a), pendingCmd(a), frontierCmd(a), resetOffsetCmd(a), pauseCmd(a), resumeCmd(a), deleteGroupCmd(a),
-		recentCmd(a), rangeCmd(a), tailCmd(a),
+		recentCmd(a), rangeCmd(a), tailCmd(a), publishCmd(a),
 		importCmd(a),
 		dlqCmd(a),
 		payloadsCmd(a),
@@ -335,7 +336,7 @@ const (
 
 // addJSONFlag adds the output flags to cmd: -o table|wide|json, and --json (-o json).
 func (a *app) addJSONFlag(cmd *cobra.Command) {
-	cmd.Flags().VarP(outputValue{a}, "output", "o", "output: table (fits 80 columns), wide (every column) or json")
+	cmd.Flags().VarP(outputValue{a}, "output", "o", "output: table (fits the terminal; 80 columns when not one), wide (every column) or json")
 	cmd.Flags().BoolVar(&a.json, "json", false, "print JSON instead of a table (the same as -o json)")
 }
 

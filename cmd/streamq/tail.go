@@ -264,7 +264,7 @@ func (t *tailer) line(e admin.Entry) string {
 		return fmt.Sprintf("p%-3v %-21v %v  %v  %v  %v", cells[0], cells[1], cells[2], cells[3], cells[4], cells[5])
 	}
 	head := fmt.Sprintf("p%-3v %-21v %v  ", cells[0], cells[1], cells[2])
-	return head + truncate(fmt.Sprint(cells[3]), max(tableWidth-utf8.RuneCountInString(head), minFlex))
+	return head + truncate(fmt.Sprint(cells[3]), max(t.a.width()-utf8.RuneCountInString(head), minFlex))
 }
 
 // print writes a batch, returning errTailDone once the limit is reached.

@@ -12,9 +12,16 @@ import (
 	"github.com/streamq-dev/streamq/internal/server"
 )
 
+// version is streamq's version: the one its next tag carries (v0.1.0 is the first), as
+// CHANGELOG.md's newest heading says. A test keeps the two equal.
+const version = "0.1.0"
+
 // versionView is "version --json".
 type versionView struct {
-	Version  string `json:"version"`  // the module version ("(devel)" for a build from a checkout)
+	Version string `json:"version"` // streamq's version (version)
+	// Module is the module version the binary was built from: "v0.1.0" for a go install of
+	// the tag, "(devel)" for a build from a checkout.
+	Module   string `json:"module"`
 	Commit   string `json:"commit"`   // the VCS revision, "" when not recorded
 	Modified bool   `json:"modified"` // the checkout had uncommitted changes
 	Go       string `json:"go"`       // the Go version that built it
@@ -31,9 +38,10 @@ func versionCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the version of streamq, of Go, and of the Redis server when reachable",
-		Long: `Prints streamq's module version and commit (from the build information), the Go version
-that built it, and the version of the Redis server it would talk to, when that server can be
-reached (the exit code is 0 either way: an unreachable server is reported, not an error).`,
+		Long: `Prints streamq's version (that of CHANGELOG.md), the module version and commit it was
+built from when they differ (from the build information), the Go version that built it, and
+the version of the Redis server it would talk to, when that server can be reached (the exit
+code is 0 either way: an unreachable server is reported, not an error).`,
 		Example: `  streamq version
   REDIS_URL=redis://cache:6379 streamq version -o json`,
 		GroupID: groupOther,
@@ -52,9 +60,9 @@ reached (the exit code is 0 either way: an unreachable server is reported, not a
 
 // versions reads the build information and asks the Redis server its version.
 func (a *app) versions(ctx context.Context) versionView {
-	v := versionView{Version: "unknown", Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
+	v := versionView{Version: version, Module: "unknown", Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
 	if bi, ok := debug.ReadBuildInfo(); ok {
-		v.Version = bi.Main.Version
+		v.Module = bi.Main.Version
 		for _, s := range bi.Settings {
 			switch s.Key {
 			case "vcs.revision":
@@ -82,6 +90,9 @@ func (a *app) versions(ctx context.Context) versionView {
 
 func printVersion(a *app, v versionView) error {
 	build := v.Version
+	if v.Module != "v"+v.Version {
+		build += ", module " + v.Module
+	}
 	if v.Commit != "" {
 		build += ", commit " + shortCommit(v.Commit)
 	}

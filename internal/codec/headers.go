@@ -34,3 +34,28 @@ const HeaderSnoozeCount = "x-snooze-count"
 // HeaderDerivedFrom is set on a message whose UUID was derived from the message its handler
 // consumed ("<consumed UUID>#<output index>"): Publishers drop it by UUID when sent again.
 const HeaderDerivedFrom = "x-derived-from"
+
+// Headers set on a dead letter whose offloaded payload was gone when it was read: "true", and
+// the payload's reference.
+const (
+	HeaderPayloadMissing    = "x-payload-missing"
+	HeaderPayloadMissingRef = "x-payload-missing-ref"
+)
+
+// deliveryMarks are what a handler or a Publish wrote on one delivery of a message, for that
+// delivery only: a retry or a dead letter of the message does not carry them.
+var deliveryMarks = []string{HeaderRetryGroup, HeaderReplay, HeaderDrop, HeaderPublishedPartition,
+	HeaderPublishedStreamID, HeaderOutage, HeaderSnooze}
+
+// ClearDeliveryMarks removes from md what was asked of one delivery: the retry group it was
+// delivered to, a Replay or Drop, a Publish's results (the handler may have published the
+// message), an Outage or a Snooze.
+func ClearDeliveryMarks(md map[string]string) {
+	for _, k := range deliveryMarks {
+		delete(md, k)
+	}
+}
+
+// ReplayAllGroups is HeaderReplay's value for a replay delivered to every group (any other
+// value replays to the group that failed the message).
+const ReplayAllGroups = "all-groups"

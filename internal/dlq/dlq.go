@@ -85,11 +85,11 @@ func (r Record) Fields() []any {
 	return out
 }
 
-// Add writes r to dlqStream and acks id of stream for group, in one fenced script; held
-// reports that the group held id (the ack acked it).
-func Add(ctx context.Context, rdb redis.Scripter, f fence.Fence, stream, dlqStream, group, id string, r Record) (string, bool, error) {
-	args := append([]any{f.Token, group, id}, r.Fields()...)
-	res, err := fence.Run(ctx, rdb, deadletterScript, "dead-letter "+id+" of "+stream, []string{f.Key, stream, dlqStream}, args...)
+// Add writes r to dlqStream and acks e, in one fenced script; held reports that the group
+// held e (the ack acked it).
+func Add(ctx context.Context, rdb redis.Scripter, e fence.Entry, dlqStream string, r Record) (string, bool, error) {
+	args := append([]any{e.Fence.Token, e.Group, e.ID}, r.Fields()...)
+	res, err := fence.Run(ctx, rdb, deadletterScript, "dead-letter "+e.ID+" of "+e.Stream, []string{e.Fence.Key, e.Stream, dlqStream}, args...)
 	if err != nil {
 		return "", false, err
 	}

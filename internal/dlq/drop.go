@@ -16,11 +16,11 @@ var (
 	dropScript = script.New(dropSrc)
 )
 
-// Drop acks dead letter id of dlqStream for group, which consumes the DLQ as a topic, and
-// deletes it from the DLQ, in one script fenced by f (the group's DLQ lease). It reports
+// Drop acks dead letter e (of a DLQ stream, for a group that consumes the DLQ as a topic) and
+// deletes it from the DLQ, in one script fenced by e.Fence (the group's DLQ lease). It reports
 // whether the entry was still there.
-func Drop(ctx context.Context, rdb redis.Scripter, f fence.Fence, dlqStream, group, id string) (bool, error) {
-	res, err := fence.Run(ctx, rdb, dropScript, "drop "+id+" of "+dlqStream, []string{f.Key, dlqStream}, f.Token, group, id)
+func Drop(ctx context.Context, rdb redis.Scripter, e fence.Entry) (bool, error) {
+	res, err := fence.Run(ctx, rdb, dropScript, "drop "+e.ID+" of "+e.Stream, []string{e.Fence.Key, e.Stream}, e.Fence.Token, e.Group, e.ID)
 	if err != nil {
 		return false, err
 	}

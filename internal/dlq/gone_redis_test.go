@@ -22,7 +22,7 @@ func TestDeadLetterOfADeletedStreamWritesNothing(t *testing.T) {
 	f := fence.Fence{Key: "streaming:mq:lease:{t:p:0}:g", Token: "me"}
 	require.NoError(t, client.Set(ctx, f.Key, f.Token, time.Minute).Err())
 
-	_, _, err := Add(ctx, client, f, str, dlqStr, "g", "5-0", Record{OriginalTopic: "t", Reason: "boom", Group: "g"})
+	_, _, err := Add(ctx, client, fence.Entry{Fence: f, Stream: str, Group: "g", ID: "5-0"}, dlqStr, Record{OriginalTopic: "t", Reason: "boom", Group: "g"})
 	require.ErrorIs(t, err, fence.ErrLeaseLost)
 	n, err := client.Exists(ctx, str, dlqStr).Result()
 	require.NoError(t, err)

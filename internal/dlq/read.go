@@ -30,7 +30,7 @@ func Size(ctx context.Context, rdb redis.UniversalClient, dlqStreams []string) (
 // Read returns up to count dead letters of dlqStream from start on ("-" for the oldest, "(id"
 // for those after id), oldest first.
 func Read(ctx context.Context, rdb redis.UniversalClient, dlqStream, start string, count int64) ([]Entry, error) {
-	es, err := stream.Range(ctx, rdb, dlqStream, start, "+", count, false)
+	es, err := stream.Range(ctx, rdb, dlqStream, start, "+", count)
 	if err != nil {
 		return nil, err
 	}

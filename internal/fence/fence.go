@@ -21,6 +21,13 @@ const Lost = -1
 // Fence is the lease a fenced step checks: the partition's lease key and the caller's token.
 type Fence struct{ Key, Token string }
 
+// Entry is the entry a fenced settle step acks: ID of Stream, pending for Group, under the
+// lease Fence.
+type Entry struct {
+	Fence             Fence
+	Stream, Group, ID string
+}
+
 // Check turns a fenced script's reply into the caller's result: the reply, or err wrapped
 // with op, or ErrLeaseLost wrapped with op when the script answered Lost.
 func Check(op string, res any, err error) (any, error) {

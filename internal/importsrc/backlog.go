@@ -10,9 +10,17 @@ import (
 	"github.com/streamq-dev/streamq/internal/stream"
 )
 
-// PendingPage lists up to count pending entries of group on src, of every consumer, with ids
-// after after ("" from the start) and up to upTo inclusive, in id order (XPENDING - +).
-func PendingPage(ctx context.Context, rdb redis.UniversalClient, src, group, after, upTo string, count int64) ([]stream.Pending, error) {
+// Page is one page of a read in id order: up to Count ids after After ("" from the start),
+// up to UpTo inclusive.
+type Page struct {
+	After, UpTo string
+	Count       int64
+}
+
+// PendingPage lists a page of the pending entries of group on src, of every consumer, in id
+// order (XPENDING).
+func PendingPage(ctx context.Context, rdb redis.UniversalClient, src, group string, pg Page) ([]stream.Pending, error) {
+	after, upTo, count := pg.After, pg.UpTo, pg.Count
 	start := "-"
 	if after != "" {
 		start = "(" + after
@@ -96,7 +104,7 @@ func ReadNew(ctx context.Context, rdb redis.UniversalClient, src, group, consume
 // After reads up to count entries of src after id after and up to end inclusive (XRANGE),
 // without touching any group.
 func After(ctx context.Context, rdb redis.UniversalClient, src, after, end string, count int64) ([]stream.Entry, error) {
-	return stream.Range(ctx, rdb, src, "("+after, end, count, false)
+	return stream.Range(ctx, rdb, src, "("+after, end, count)
 }
 
 // Ack acknowledges ids for group on src (XACK) and returns how many were pending.

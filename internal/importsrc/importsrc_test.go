@@ -42,15 +42,15 @@ func TestTakeAndBacklog(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, Snapshot{LastDelivered: ids[3], Pending: 2, Lag: 2, End: ids[5]}, snap)
 
-	page, err := PendingPage(ctx, rdb, "src", "g", "", snap.LastDelivered, 10)
+	page, err := PendingPage(ctx, rdb, "src", "g", Page{After: "", UpTo: snap.LastDelivered, Count: 10})
 	require.NoError(t, err)
 	require.Len(t, page, 2)
 	assert.Equal(t, []string{ids[1], ids[3]}, []string{page[0].ID, page[1].ID})
 	assert.Equal(t, "old", page[0].Consumer)
-	page, err = PendingPage(ctx, rdb, "src", "g", ids[1], snap.LastDelivered, 10)
+	page, err = PendingPage(ctx, rdb, "src", "g", Page{After: ids[1], UpTo: snap.LastDelivered, Count: 10})
 	require.NoError(t, err)
 	require.Len(t, page, 1, "after the first")
-	page, err = PendingPage(ctx, rdb, "src", "g", "", ids[2], 10)
+	page, err = PendingPage(ctx, rdb, "src", "g", Page{After: "", UpTo: ids[2], Count: 10})
 	require.NoError(t, err)
 	require.Len(t, page, 1, "up to the third")
 

@@ -126,3 +126,7 @@ func RetryIndex(stream, g string) string { return stream + ":retries:" + g }
 // to stream: group -> count. With XINFO STREAM entries-added it tells the messages published
 // from the retries (internal/lag).
 func RetryCount(stream string) string { return stream + ":retrycount" }
+
+// Sibling is the stream of partition p of the same topic (where a parked item that belongs to
+// another partition goes).
+func (k Partition) Sibling(p int) string { return k.space.PartitionStream(k.Topic, p) }

@@ -176,9 +176,9 @@ func TestReclaim(t *testing.T) {
 	ok, err = old.Renew(ctx, key, oldToken)
 	require.NoError(t, err)
 	assert.False(t, ok, "the earlier process cannot renew")
-	err = stream.Ack(ctx, f.client, stream.AckKeys{Lease: key, Stream: f.space.PartitionStream("t", 0),
+	err = stream.Ack(ctx, f.client, stream.AckBatch{Keys: stream.AckKeys{Lease: key, Stream: f.space.PartitionStream("t", 0),
 		Commit: f.space.Commit("t", 0), PayloadIndex: f.space.PayloadIndex("t", 0)},
-		oldToken, "g", "none", time.Minute, "1-1", []stream.Acked{{ID: "1-1"}})
+		Token: oldToken, Group: "g", Policy: "none", AckSetTTL: time.Minute, Frontier: "1-1", Entries: []stream.Acked{{ID: "1-1"}}})
 	require.ErrorIs(t, err, fence.ErrLeaseLost, "nor ack")
 
 	for _, other := range []string{"m#x", "mm", "n"} {

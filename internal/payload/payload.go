@@ -92,3 +92,14 @@ func Get(ctx context.Context, rdb redis.Cmdable, key string) (string, error) {
 func IndexMember(member string) (id, ref string, ok bool) {
 	return strings.Cut(member, "|")
 }
+
+// Inline is an entry's fields with its offloaded payload, loaded as data, put back into the
+// payload field: a copy, the entry read is left as it was.
+func Inline(values map[string]any, field, data string) map[string]any {
+	out := make(map[string]any, len(values))
+	for k, v := range values {
+		out[k] = v
+	}
+	out[field] = data
+	return out
+}

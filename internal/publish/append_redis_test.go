@@ -178,10 +178,12 @@ type reply struct {
 }
 
 // evalAt sends the append script for writes (idempotent appends of one partition) the way
-// queue does, but with the caller's clock in bucket at instead of time.Now's, and returns
-// the script's reply.
-func evalAt(t *testing.T, rdb redis.Scripter, at int64, writes ...Write) []reply {
+// Flush does, but with the buckets of a caller whose clock is in bucket at instead of this
+// process's estimate of the server's, and returns the script's reply. A call refused for the
+// clock is sent again as Flush sends it, with the buckets of the server's clock.
+func evalAt(t *testing.T, rdb redis.UniversalClient, at int64, writes ...Write) []reply {
 	t.Helper()
+	ctx := context.Background()
 	var b onceBatches
 	results := make([]Result, len(writes))
 	for i, w := range writes {
@@ -189,13 +191,12 @@ func evalAt(t *testing.T, rdb redis.Scripter, at int64, writes ...Write) []reply
 	}
 	require.Len(t, b.all, 1, "one partition, at most maxOnce writes")
 	batch := b.all[0]
-	names := []string{batch.stream, batch.index}
-	for n := at - 2; n <= at+1; n++ {
-		names = append(names, keys.IdempotencyBucket(batch.prefix, n))
-	}
-	names = append(names, batch.keys...)
-	args := append([]any{batch.half, at, batch.ttl, len(batch.results)}, batch.args...)
-	raw, err := appendScript.Eval(context.Background(), rdb, names, args...).Slice()
+	_, _ = rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+		batch.queue(ctx, pipe, at*batch.half)
+		return nil
+	})
+	b.resendSkewed(ctx, rdb, Replicas{})
+	raw, err := batch.cmd.Slice()
 	require.NoError(t, err)
 	require.Len(t, raw, 2*len(writes))
 	out := make([]reply, len(writes))
@@ -342,18 +343,20 @@ func TestAppendOnceSplitsLargeBatches(t *testing.T) {
 	assert.Equal(t, want, uuidsOf(msgs), "every new UUID once, in the writes' order")
 }
 
-// TestAppendOnceAfterWindow: a caller whose clock has moved on by one and a half windows
-// (three buckets) no longer looks at the bucket of the first append, and by then the server
-// has expired it: the message is appended again. Half a window earlier (two buckets) it is
-// still a duplicate. The later clocks are given to the script explicitly: nothing waits.
+// TestAppendOnceAfterWindow: a message published again while the server's clock is two
+// buckets (a window) past the first append's bucket is still a duplicate; once it is three
+// buckets (one and a half windows) past, the server has expired that bucket and the message
+// is appended again. Time is the server's (a caller's clock does not move it): the window is
+// short and the test waits for the server's clock to reach each bucket.
 func TestAppendOnceAfterWindow(t *testing.T) {
 	t.Parallel()
 	client := start(t)
 	ctx := context.Background()
 	p := partOf(0)
-	half := window.Milliseconds() / 2
+	const w = time.Second
+	half := w.Milliseconds() / 2
 
-	first := flush(t, client, p.once("u1", "first", window))
+	first := flush(t, client, p.once("u1", "first", w))
 	requireOK(t, first)
 	bs := buckets(t, client, p.prefix)
 	require.Len(t, bs, 1)
@@ -362,17 +365,36 @@ func TestAppendOnceAfterWindow(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, (b+3)*half, at.Milliseconds(), "the bucket expires when bucket b+3 begins")
 
-	late := evalAt(t, client, b+2, p.once("u1", "late", window))
-	assert.Equal(t, []reply{{ID: first[0].StreamID(), Dup: true}}, late, "within the window")
+	untilBucket(t, client, half, b+2)
+	late := flush(t, client, p.once("u1", "late", w))
+	require.Equal(t, b+2, serverBucket(t, client, half), "sent within bucket b+2 (half a second)")
+	requireOK(t, late)
+	assert.True(t, late[0].Duplicate(), "within the window")
+	assert.Equal(t, first[0].StreamID(), late[0].StreamID())
 	require.Len(t, entries(t, client, p.stream), 1)
 
-	after := evalAt(t, client, b+3, p.once("u1", "after", window))
-	require.Len(t, after, 1)
-	assert.False(t, after[0].Dup, "after the window")
-	assert.NotEqual(t, first[0].StreamID(), after[0].ID)
+	untilBucket(t, client, half, b+3)
+	after := flush(t, client, p.once("u1", "after", w))
+	requireOK(t, after)
+	assert.False(t, after[0].Duplicate(), "after the window")
+	assert.NotEqual(t, first[0].StreamID(), after[0].StreamID())
 	msgs := entries(t, client, p.stream)
-	assert.Equal(t, []string{first[0].StreamID(), after[0].ID}, idsOf(msgs), "appended again")
+	assert.Equal(t, []string{first[0].StreamID(), after[0].StreamID()}, idsOf(msgs), "appended again")
 	assert.Equal(t, "after", msgs[1].Values["payload"])
+}
+
+// untilBucket waits until the server's clock is in bucket n (of length half ms) or later.
+func untilBucket(t *testing.T, rdb redis.Cmdable, half, n int64) {
+	t.Helper()
+	for {
+		now, err := rdb.Time(context.Background()).Result()
+		require.NoError(t, err)
+		left := n*half - now.UnixMilli()
+		if left <= 0 {
+			return
+		}
+		<-time.After(time.Duration(left) * time.Millisecond)
+	}
 }
 
 // TestAppendOnceBucketExpiry: the bucket a call records its UUIDs in is the server clock's
@@ -502,12 +524,6 @@ func TestAppendOnceSkewedCallerClock(t *testing.T) {
 // behind the server's publishes the same message twice: it must be appended once.
 func TestAppendOnceCallerClockFarBehind(t *testing.T) {
 	t.Parallel()
-	t.Skip("BUG: append.lua clamps the bucket it writes to the four the caller named (here " +
-		"B+1, B the caller's bucket) but sets its PEXPIREAT from those numbers, (B+1+3)*half, " +
-		"which is in the past of the server's clock when the caller is 1.5 windows or more " +
-		"behind: Redis deletes the bucket at once, nothing is remembered and every retry " +
-		"appends again (2-3 windows behind, the bucket lives less than a window). With the " +
-		"default 2-minute window a publisher host 3 minutes behind Redis loses idempotency silently.")
 	client := start(t)
 	ctx := context.Background()
 	const w = 2 * time.Hour
@@ -532,11 +548,6 @@ func TestAppendOnceCallerClockFarBehind(t *testing.T) {
 // duplicate.
 func TestAppendOnceCallerClockAhead(t *testing.T) {
 	t.Parallel()
-	t.Skip("BUG: append.lua looks UUIDs up in the buckets of the caller's clock (B-2..B+1) but " +
-		"records them in the server clock's bucket: a caller ahead by d is protected for only " +
-		"about window-d. Ahead by one window, the first append is recorded in bucket B-2, and a " +
-		"retry one bucket later looks at B-1..B+2 and appends again, half a window after the " +
-		"first append (docs/publishing.md: remembered for at least the window).")
 	client := start(t)
 	const w = 2 * time.Hour
 	half := w.Milliseconds() / 2
@@ -547,6 +558,81 @@ func TestAppendOnceCallerClockAhead(t *testing.T) {
 	again := evalAt(t, client, caller+1, p.once("u", "again", w))
 	assert.Equal(t, []reply{{ID: first[0].ID, Dup: true}}, again, "the retry is a duplicate")
 	assert.Len(t, entries(t, client, p.stream), 1, "appended once")
+}
+
+// TestAppendOnceCallersWithOtherClocks: callers whose clocks disagree (one a window ahead of
+// the server, one two windows behind, one on it) send the same message: it is appended once
+// and recorded in the server's bucket, whoever sends it first.
+func TestAppendOnceCallersWithOtherClocks(t *testing.T) {
+	t.Parallel()
+	client := start(t)
+	const w = 2 * time.Hour
+	half := w.Milliseconds() / 2
+	p := partOf(0)
+	s := serverBucket(t, client, half)
+	first := evalAt(t, client, s+2, p.once("u", "ahead", w))
+	require.False(t, first[0].Dup)
+	assert.Equal(t, []int64{s}, buckets(t, client, p.prefix), "the server's bucket")
+	behind := evalAt(t, client, s-4, p.once("u", "behind", w))
+	assert.Equal(t, []reply{{ID: first[0].ID, Dup: true}}, behind, "a duplicate for a caller behind")
+	res := flush(t, client, p.once("u", "on time", w))
+	requireOK(t, res)
+	assert.True(t, res[0].Duplicate(), "and for a caller on the server's clock")
+	assert.Equal(t, first[0].ID, res[0].StreamID())
+	assert.Len(t, entries(t, client, p.stream), 1, "appended once")
+}
+
+// TestAppendOnceRefusesOtherBuckets: append.lua refuses a call whose buckets do not hold the
+// server's and the two before it with "SKEW <server ms>", and writes nothing.
+func TestAppendOnceRefusesOtherBuckets(t *testing.T) {
+	t.Parallel()
+	client := start(t)
+	ctx := context.Background()
+	p := partOf(0)
+	half := window.Milliseconds() / 2
+	s := serverBucket(t, client, half)
+	for _, first := range []int64{s - 4, s - 1, s + 5} { // named s-4..s-1 (behind), s-1..s+2, s+5..s+8 (ahead)
+		t.Run(strconv.FormatInt(first-s, 10), func(t *testing.T) {
+			names := []string{p.stream, p.index}
+			for n := first; n < first+4; n++ {
+				names = append(names, keys.IdempotencyBucket(p.prefix, n))
+			}
+			err := appendScript.Eval(ctx, client, names, half, first, 4, 0, 1, "u", "", "", 2, "uuid", "u").Err()
+			require.Error(t, err)
+			ms, ok := skewOf(err)
+			require.True(t, ok, "%v", err)
+			server, terr := client.Time(ctx).Result()
+			require.NoError(t, terr)
+			assert.InDelta(t, server.UnixMilli(), ms, 1000, "the server's clock")
+			assert.Zero(t, client.Exists(ctx, p.stream).Val(), "nothing appended")
+			assert.Empty(t, buckets(t, client, p.prefix), "nothing recorded")
+		})
+	}
+}
+
+// TestAppendOnceLearnsServerClock: a process whose estimate of the server's clock is off (a
+// host 3 minutes behind or ahead of Redis, with the default 2-minute window) appends a
+// message once through Flush: its first call is refused and sent again with the server's
+// clock, which the client keeps; publishing the message again is a duplicate.
+func TestAppendOnceLearnsServerClock(t *testing.T) {
+	t.Parallel()
+	client := start(t)
+	p := partOf(0)
+	half := window.Milliseconds() / 2
+	lo := serverBucket(t, client, half)
+	offset := serverClock(client)
+	for i, off := range []time.Duration{-3 * time.Minute, 3 * time.Minute} {
+		offset.Store(off.Milliseconds())
+		res := flush(t, client, p.once("u", "x", window))
+		requireOK(t, res)
+		assert.Equal(t, i > 0, res[0].Duplicate(), "sent %d", i)
+		assert.InDelta(t, 0, offset.Load(), 1000, "the offset learned: the same machine's clock")
+	}
+	assert.Len(t, entries(t, client, p.stream), 1, "appended once")
+	bs := buckets(t, client, p.prefix)
+	require.Len(t, bs, 1)
+	assert.GreaterOrEqual(t, bs[0], lo, "recorded in the server's bucket")
+	assert.LessOrEqual(t, bs[0], serverBucket(t, client, half))
 }
 
 // TestAppendOnceRefusedFields: an idempotent append whose entry has no fields is refused with
@@ -576,12 +662,6 @@ func TestAppendOnceRefusedFields(t *testing.T) {
 // message again must not append it twice.
 func TestAppendOnceRefusedBatchKeepsIdempotency(t *testing.T) {
 	t.Parallel()
-	t.Skip("BUG: append.lua is not atomic on an error: Redis keeps the writes a script made " +
-		"before a redis.call failed. A call whose message m fails (e.g. a custom Marshaler's " +
-		"empty field map: XADD with no field) has appended messages 1..m-1 (and set their " +
-		"payload keys and index members) but never runs the final HSET: their UUIDs are not " +
-		"recorded, every result of the call carries the error, and the caller's retry " +
-		"appends them again. docs/publishing.md says the append records them atomically.")
 	client := start(t)
 	p := partOf(0)
 	bad := p.once("u2", "", window)
@@ -595,4 +675,40 @@ func TestAppendOnceRefusedBatchKeepsIdempotency(t *testing.T) {
 	msgs := entries(t, client, p.stream)
 	assert.Len(t, msgs, 1, "u1 appended once in all")
 	assert.True(t, again[0].Duplicate(), "the retry is a duplicate")
+}
+
+// TestAppendOnceRefusedBatchKeepsPayloads: in a call of offloaded appends refused at its
+// second message, the first keeps its payload key and index member, recorded with its UUID,
+// and the refused one leaves no payload key; sent again, the first is a duplicate and the
+// second, fixed, is appended with its payload.
+func TestAppendOnceRefusedBatchKeepsPayloads(t *testing.T) {
+	t.Parallel()
+	client := start(t)
+	ctx := context.Background()
+	p := partOf(0)
+	bad := p.onceOffload("u2", "r2", "body-2", 0, window)
+	bad.Offload.Fields = bad.Offload.Fields[:len(bad.Offload.Fields)-1] // a field without its value
+	res := flush(t, client, p.onceOffload("u1", "r1", "body-1", 0, window), bad)
+	require.Error(t, res[0].Err())
+	require.Error(t, res[1].Err())
+	v, err := payload.Get(ctx, client, p.payloadKey("r1"))
+	require.NoError(t, err)
+	assert.Equal(t, "body-1", v, "the appended message's payload")
+	assert.Zero(t, client.Exists(ctx, p.payloadKey("r2")).Val(), "no payload for the refused one")
+	msgs := entries(t, client, p.stream)
+	require.Len(t, msgs, 1)
+	members, err := client.ZRange(ctx, p.index, 0, -1).Result()
+	require.NoError(t, err)
+	assert.Equal(t, []string{msgs[0].ID + "|r1"}, members)
+
+	again := flush(t, client, p.onceOffload("u1", "r1", "body-1", 0, window),
+		p.onceOffload("u2", "r2", "body-2", 0, window))
+	requireOK(t, again)
+	assert.Equal(t, []bool{true, false}, dups(again))
+	assert.Equal(t, msgs[0].ID, again[0].StreamID())
+	assert.Equal(t, []string{"u1", "u2"}, uuidsOf(entries(t, client, p.stream)))
+	v, err = payload.Get(ctx, client, p.payloadKey("r2"))
+	require.NoError(t, err)
+	assert.Equal(t, "body-2", v)
+	assert.Equal(t, int64(2), client.ZCard(ctx, p.index).Val())
 }

@@ -2,7 +2,6 @@ package publish
 
 import (
 	"context"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -21,6 +20,7 @@ type onceBatch struct {
 	keys                  []string
 	args                  []any
 	results               []*Result
+	cmd                   *redis.Cmd // the call last queued
 }
 
 // onceBatches groups a pipeline's idempotent appends by partition, in order.
@@ -53,22 +53,32 @@ func (b *onceBatches) add(w Write, r *Result) {
 
 // queue adds one append.lua call per batch to pipe, by SHA (see internal/script: every append
 // of the pipeline goes by the same SHA, so a NOSCRIPT refuses them all and they are sent
-// again in their order), and points each result at its place in the reply.
-func (b *onceBatches) queue(ctx context.Context, pipe redis.Pipeliner) {
-	now := time.Now().UnixMilli()
+// again in their order), with the buckets of now (ms: the server's clock as this process
+// estimates it, see serverNow).
+func (b *onceBatches) queue(ctx context.Context, pipe redis.Pipeliner, now int64) {
 	for _, batch := range b.all {
-		at := now / batch.half
-		names := make([]string, 0, 6+len(batch.keys))
-		names = append(names, batch.stream, batch.index)
-		for n := at - 2; n <= at+1; n++ {
-			names = append(names, keys.IdempotencyBucket(batch.prefix, n))
-		}
-		names = append(names, batch.keys...)
-		args := append([]any{batch.half, at, batch.ttl, len(batch.results)}, batch.args...)
-		cmd := appendScript.EvalSha(ctx, pipe, names, args...)
-		for i, r := range batch.results {
-			*r = Result{cmd: cmd, append: true, at: i}
-		}
+		batch.queue(ctx, pipe, now)
+	}
+}
+
+// queue adds the batch's append.lua call to pipe and points each result at its place in the
+// reply. It names the buckets from the second before now's to the one skewLag after now (one
+// bucket after now's at least): the script, which reads the server's clock, looks in the
+// server's bucket and the two before it, and refuses the call when they are not all named.
+func (batch *onceBatch) queue(ctx context.Context, pipe redis.Pipeliner, now int64) {
+	at := now / batch.half
+	lead := max(1, (skewLag.Milliseconds()+batch.half-1)/batch.half)
+	first, nb := at-2, 3+lead
+	names := make([]string, 0, 2+nb+int64(len(batch.keys)))
+	names = append(names, batch.stream, batch.index)
+	for n := first; n < first+nb; n++ {
+		names = append(names, keys.IdempotencyBucket(batch.prefix, n))
+	}
+	names = append(names, batch.keys...)
+	args := append([]any{batch.half, first, nb, batch.ttl, len(batch.results)}, batch.args...)
+	batch.cmd = appendScript.EvalSha(ctx, pipe, names, args...)
+	for i, r := range batch.results {
+		*r = Result{cmd: batch.cmd, append: true, at: i}
 	}
 }
 

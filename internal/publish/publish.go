@@ -130,14 +130,14 @@ type Replicas struct {
 
 // Flush sends the writes of every call in one pipeline, in order, and sets each call's
 // Results. The idempotent appends (Seq, Once) of one partition go as one script call per up
-// to maxOnce of them, in their order. Under wait it ends the pipeline with WAIT
-// (server.QueueWait says why there) and returns the replicas it counted and its error; 0 and
-// nil without one.
+// to maxOnce of them, in their order; those by UUID that the server refused because this
+// process's estimate of its clock was off are sent again (see skew.go). Under wait it ends
+// each pipeline with WAIT (server.QueueWait says why there) and returns the replicas the
+// last one counted and its error; 0 and nil without one.
 func Flush(ctx context.Context, rdb redis.UniversalClient, calls []*Call, wait Replicas) (acked int, err error) {
-	var waitCmd *redis.IntCmd
-	_, _ = rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+	var batches onceBatches
+	waitCmd := pipeline(ctx, rdb, wait, func(pipe redis.Pipeliner) {
 		var seqs seqBatches
-		var batches onceBatches
 		for _, c := range calls {
 			c.Results = make([]Result, len(c.Writes))
 			for i, w := range c.Writes {
@@ -154,17 +154,32 @@ func Flush(ctx context.Context, rdb redis.UniversalClient, calls []*Call, wait R
 			}
 		}
 		seqs.queue(ctx, pipe, server.Clustered(rdb))
-		batches.queue(ctx, pipe)
-		if wait.N > 0 {
-			waitCmd = server.QueueWait(ctx, pipe, wait.N, wait.Timeout)
+		if len(batches.all) > 0 {
+			batches.queue(ctx, pipe, serverNow(serverClock(rdb)))
 		}
-		return nil
 	})
+	if again := batches.resendSkewed(ctx, rdb, wait); again != nil {
+		waitCmd = again
+	}
 	if waitCmd == nil {
 		return 0, nil
 	}
 	n, err := waitCmd.Result()
 	return int(n), err
+}
+
+// pipeline sends what fill queues as one pipeline, ended by a WAIT under wait: that WAIT, nil
+// without one.
+func pipeline(ctx context.Context, rdb redis.UniversalClient, wait Replicas, fill func(redis.Pipeliner)) *redis.IntCmd {
+	var waitCmd *redis.IntCmd
+	_, _ = rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+		fill(pipe)
+		if wait.N > 0 {
+			waitCmd = server.QueueWait(ctx, pipe, wait.N, wait.Timeout)
+		}
+		return nil
+	})
+	return waitCmd
 }
 
 // queue adds the write's command to pipe.

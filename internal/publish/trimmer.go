@@ -94,8 +94,14 @@ func (t *trimmer) trim(k trimTarget) {
 	rule := t.rule
 	rule.Now = t.clock.Now()
 	res, err := retention.Trim(ctx, t.rdb, stream, loss, rule)
-	r := partitionCounters{t.counters, k.topic, k.partition}
-	retention.Report(t.logger, r, watermill.LogFields{"topic": k.topic, "partition": k.partition}, "length", res, err, ctx.Err() == nil)
+	fields := watermill.LogFields{"topic": k.topic, "partition": k.partition}
+	if err != nil {
+		if ctx.Err() == nil {
+			t.logger.Error("Retention trim failed", err, fields.Add(watermill.LogFields{"rule": "length"}))
+		}
+		return
+	}
+	retention.Report(t.logger, partitionCounters{t.counters, k.topic, k.partition}, fields, "length", res)
 }
 
 // close stops the trimmer; a trim that is running is cancelled.

@@ -7,12 +7,20 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// DeleteOlder deletes the entries of stream whose id is below cutoff, page entries at a time
-// (XRANGE - (cutoff COUNT page, then XDEL of those ids, until a page comes back short),
-// whether or not a group read them: operators' trims by age. removed is what was removed
-// before (of other streams); it returns that plus what it removed, and calls progress (when
-// set) with that total after each page.
-func DeleteOlder(ctx context.Context, rdb redis.UniversalClient, stream, cutoff string, page int, progress func(removed int64), removed int64) (int64, error) {
+// Pages is how a long deletion goes: Size entries at a time, the count removed before (of
+// other streams), and what is told the total after each page (nil: nobody).
+type Pages struct {
+	Size     int
+	Removed  int64
+	Progress func(removed int64)
+}
+
+// DeleteOlder deletes the entries of stream whose id is below cutoff, p.Size entries at a
+// time (XRANGE - (cutoff COUNT size, then XDEL of those ids, until a page comes back short),
+// whether or not a group read them: operators' trims by age. It returns p.Removed plus what it
+// removed, and calls p.Progress (when set) with that total after each page.
+func DeleteOlder(ctx context.Context, rdb redis.UniversalClient, stream, cutoff string, p Pages) (int64, error) {
+	page, progress, removed := p.Size, p.Progress, p.Removed
 	for {
 		msgs, err := rdb.XRangeN(ctx, stream, "-", "("+cutoff, int64(page)).Result()
 		if err != nil {

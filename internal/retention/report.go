@@ -9,18 +9,12 @@ type Reporter interface {
 	GroupExpired(group string)
 }
 
-// Report counts and logs one trim of a partition: "kind" for every entry removed and
-// "kind-unacked" for those some group had not acked (only a hard cap or an expired group
-// lets a trim remove such entries), and each group it was the first to leave out. A failed
-// trim is logged unless its caller is stopping (live false). fields name the partition.
-func Report(log watermill.LoggerAdapter, r Reporter, fields watermill.LogFields, kind string, res Trimmed, err error, live bool) {
+// Report counts and logs one trim of a partition by rule kind: "kind" for every entry
+// removed and "kind-unacked" for those some group had not acked (only a hard cap or an
+// expired group lets a trim remove such entries), and each group it was the first to leave
+// out. fields name the partition.
+func Report(log watermill.LoggerAdapter, r Reporter, fields watermill.LogFields, kind string, res Trimmed) {
 	fields = fields.Add(watermill.LogFields{"rule": kind})
-	if err != nil {
-		if live {
-			log.Error("Retention trim failed", err, fields)
-		}
-		return
-	}
 	if res.Removed > 0 {
 		r.Trimmed(kind, res.Removed)
 		log.Debug("Retention", fields.Add(watermill.LogFields{"removed": res.Removed}))

@@ -211,11 +211,21 @@ func TrimOlderHard(ctx context.Context, rdb redis.UniversalClient, stream string
 // still exists (the entry is appended in the same script, so this only skips work).
 const OrphanGrace = time.Minute
 
+// Sweep is one round of a partition's orphan sweep: its stream, its payload index and the
+// key of a payload by reference, up to Limit index members indexed before OlderThan, after
+// Cursor (0 the first time).
+type Sweep struct {
+	Stream, Index string
+	Key           func(ref string) string
+	OlderThan     time.Time
+	Cursor, Limit int64
+}
+
 // SweepOrphans deletes offloaded payloads of a partition whose entry no longer exists
-// (trimmed or deleted). It checks up to limit index members indexed before olderThan,
-// starting after cursor (0 the first time), and returns how many it deleted and the cursor
-// for the next round (0 once it has gone through the whole index).
-func SweepOrphans(ctx context.Context, rdb redis.UniversalClient, stream, index string, key func(ref string) string, olderThan time.Time, cursor int64, limit int64) (int, int64, error) {
+// (trimmed or deleted), as s says, and returns how many it deleted and the cursor for the
+// next round (0 once it has gone through the whole index).
+func SweepOrphans(ctx context.Context, rdb redis.UniversalClient, s Sweep) (int, int64, error) {
+	stream, index, key, olderThan, cursor, limit := s.Stream, s.Index, s.Key, s.OlderThan, s.Cursor, s.Limit
 	from := "-inf"
 	if cursor > 0 {
 		from = "(" + strconv.FormatInt(cursor, 10)

@@ -410,10 +410,6 @@ func TestTrimWithoutARuleOrEntries(t *testing.T) {
 // hard trim over their range must count only the entries it removes, so Unacked is never more
 // than Removed and each group's loss is what it lost.
 func TestTrimHardCountsOnlyEntriesItRemoves(t *testing.T) {
-	t.Skip("BUG: trim.lua's hard phase counts per group XPENDING stream g first last #victims: ids in " +
-		"the victims' range that are pending but were XDELed before (not removed by this trim) are " +
-		"counted as lost, and they take the COUNT's room, so victims pending later in the range are " +
-		"missed; here Removed 2 (1, 5) but Unacked 3 and b's loss 2 (its stale 2, 3) instead of 1 (5)")
 	client := redistest.Start(t).Client(t)
 	ctx := context.Background()
 	stream, loss := part(0)

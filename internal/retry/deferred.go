@@ -38,10 +38,11 @@ var (
 	moveScript     = script.New(moveSrc)
 )
 
-// Requeue appends fields as a new entry of stream and acks id for group, in one script; held
-// reports that the group held id (the ack acked it). The retry is recorded in the group's
-// retry index and count beside stream (keys.RetryIndex, keys.RetryCount).
-func Requeue(ctx context.Context, rdb redis.Scripter, f fence.Fence, stream, group, id string, fields []string) (string, bool, error) {
+// Requeue appends fields as a new entry of e's stream and acks e, in one script; held
+// reports that the group held e (the ack acked it). The retry is recorded in the group's
+// retry index and count beside the stream (keys.RetryIndex, keys.RetryCount).
+func Requeue(ctx context.Context, rdb redis.Scripter, e fence.Entry, fields []string) (string, bool, error) {
+	f, stream, group, id := e.Fence, e.Stream, e.Group, e.ID
 	args := make([]any, 0, 3+len(fields))
 	args = append(args, f.Token, group, id)
 	for _, s := range fields {
@@ -55,15 +56,23 @@ func Requeue(ctx context.Context, rdb redis.Scripter, f fence.Fence, stream, gro
 	return newID, held, nil
 }
 
-// Schedule parks item in the group's retry set until due and acks id, in one script; held
-// reports that the group held id (the ack acked it).
-func Schedule(ctx context.Context, rdb redis.Scripter, f fence.Fence, stream, zset, items, group, id, itemID string, due time.Time, item Item) (bool, error) {
-	blob, err := item.Encode()
+// Parked is an item parked in a retry or delay set (ZSet, with its items hash) until Due,
+// under ItemID.
+type Parked struct {
+	ZSet, Items, ItemID string
+	Due                 time.Time
+	Item                Item
+}
+
+// Schedule parks p in the group's retry set and acks e, in one script; held reports that the
+// group held e (the ack acked it).
+func Schedule(ctx context.Context, rdb redis.Scripter, e fence.Entry, p Parked) (bool, error) {
+	blob, err := p.Item.Encode()
 	if err != nil {
 		return false, err
 	}
-	res, err := fence.Run(ctx, rdb, scheduleScript, "schedule retry of "+id+" on "+stream,
-		[]string{f.Key, stream, zset, items}, f.Token, group, id, itemID, due.UnixMilli(), blob)
+	res, err := fence.Run(ctx, rdb, scheduleScript, "schedule retry of "+e.ID+" on "+e.Stream,
+		[]string{e.Fence.Key, e.Stream, p.ZSet, p.Items}, e.Fence.Token, e.Group, e.ID, p.ItemID, p.Due.UnixMilli(), blob)
 	return res == int64(1), err
 }
 

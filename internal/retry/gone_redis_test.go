@@ -25,10 +25,10 @@ func TestRetriesOfADeletedStreamWriteNothing(t *testing.T) {
 	zset, items := "streaming:mq:retry:{t:p:0}:g", "streaming:mq:retry:{t:p:0}:g:items"
 	require.NoError(t, client.Set(ctx, f.Key, f.Token, time.Minute).Err())
 
-	_, _, err := Requeue(ctx, client, f, str, group, "5-0", []string{"k", "v"})
+	_, _, err := Requeue(ctx, client, fence.Entry{Fence: f, Stream: str, Group: group, ID: "5-0"}, []string{"k", "v"})
 	require.ErrorIs(t, err, fence.ErrLeaseLost, "requeue")
-	_, err = Schedule(ctx, client, f, str, zset, items, group, "5-0", "item-1", time.Now().Add(time.Second),
-		Item{Topic: "t", Fields: []string{"k", "v"}})
+	_, err = Schedule(ctx, client, fence.Entry{Fence: f, Stream: str, Group: group, ID: "5-0"},
+		Parked{ZSet: zset, Items: items, ItemID: "item-1", Due: time.Now().Add(time.Second), Item: Item{Topic: "t", Fields: []string{"k", "v"}}})
 	require.ErrorIs(t, err, fence.ErrLeaseLost, "schedule")
 	n, err := client.Exists(ctx, str, keys.RetryIndex(str, group), keys.RetryCount(str), zset, items).Result()
 	require.NoError(t, err)
@@ -36,7 +36,7 @@ func TestRetriesOfADeletedStreamWriteNothing(t *testing.T) {
 
 	// The control: with the stream there, the requeue appends.
 	require.NoError(t, client.XAdd(ctx, &redis.XAddArgs{Stream: str, ID: "5-0", Values: []any{"k", "v"}}).Err())
-	id, _, err := Requeue(ctx, client, f, str, group, "5-0", []string{"k", "v"})
+	id, _, err := Requeue(ctx, client, fence.Entry{Fence: f, Stream: str, Group: group, ID: "5-0"}, []string{"k", "v"})
 	require.NoError(t, err)
 	assert.NotEmpty(t, id)
 }

@@ -76,7 +76,7 @@ func TestRequeueAppendsTheRetryAndAcksTheOriginal(t *testing.T) {
 	str, index, count := partition0.Stream, keys.RetryIndex(partition0.Stream, "g"), keys.RetryCount(partition0.Stream)
 	ids := delivered(t, client, str, "g", 2)
 
-	newID, held, err := Requeue(ctx, client, f, str, "g", ids[0], []string{"payload", "again", "retry", "1"})
+	newID, held, err := Requeue(ctx, client, fence.Entry{Fence: f, Stream: str, Group: "g", ID: ids[0]}, []string{"payload", "again", "retry", "1"})
 	require.NoError(t, err)
 	assert.True(t, held, "the group held the original")
 	assert.True(t, streamid.Less(ids[1], newID), "the retry is appended after the last entry")
@@ -92,7 +92,7 @@ func TestRequeueAppendsTheRetryAndAcksTheOriginal(t *testing.T) {
 	assert.Equal(t, []string{streamid.Key(newID)}, client.ZRange(ctx, index, 0, -1).Val(), "indexed by its padded id")
 	assert.Equal(t, "1", client.HGet(ctx, count, "g").Val())
 
-	again, held, err := Requeue(ctx, client, f, str, "g", ids[0], []string{"payload", "twice"})
+	again, held, err := Requeue(ctx, client, fence.Entry{Fence: f, Stream: str, Group: "g", ID: ids[0]}, []string{"payload", "twice"})
 	require.NoError(t, err)
 	assert.False(t, held, "the original was acked already")
 	assert.True(t, streamid.Less(newID, again))
@@ -115,7 +115,7 @@ func TestRequeuePrunesTheRetryIndexBelowTheStream(t *testing.T) {
 	gone, first, kept := streamid.Key("99-5"), streamid.Key("100-0"), streamid.Key("200-0")
 	require.NoError(t, client.ZAdd(ctx, index, redis.Z{Member: gone}, redis.Z{Member: first}, redis.Z{Member: kept}).Err())
 
-	newID, _, err := Requeue(ctx, client, f, str, "g", "100-0", []string{"k", "v"})
+	newID, _, err := Requeue(ctx, client, fence.Entry{Fence: f, Stream: str, Group: "g", ID: "100-0"}, []string{"k", "v"})
 	require.NoError(t, err)
 	assert.Equal(t, []string{first, kept, streamid.Key(newID)}, client.ZRange(ctx, index, 0, -1).Val())
 }
@@ -134,7 +134,7 @@ func TestRequeueWithoutTheLeaseChangesNothing(t *testing.T) {
 		"another token": {Key: f.Key, Token: "them"},
 		"no lease":      {Key: partition0.Lease + ":none", Token: "me"},
 	} {
-		_, _, err := Requeue(ctx, client, other, str, "g", ids[0], []string{"k", "v"})
+		_, _, err := Requeue(ctx, client, fence.Entry{Fence: other, Stream: str, Group: "g", ID: ids[0]}, []string{"k", "v"})
 		require.ErrorIs(t, err, fence.ErrLeaseLost, name)
 	}
 	assert.Equal(t, int64(1), client.XLen(ctx, str).Val(), "nothing appended")
@@ -158,7 +158,7 @@ func TestScheduleParksTheRetryAndAcksTheOriginal(t *testing.T) {
 	item, err := NewItem(Origin{Topic: "t", RetryCount: 1, MaxRetries: 5, OriginalID: ids[0], Group: "g"}, map[string]any{"payload": "p"})
 	require.NoError(t, err)
 
-	held, err := Schedule(ctx, client, f, str, zset, items, "g", ids[0], "item-1", due, item)
+	held, err := Schedule(ctx, client, fence.Entry{Fence: f, Stream: str, Group: "g", ID: ids[0]}, Parked{ZSet: zset, Items: items, ItemID: "item-1", Due: due, Item: item})
 	require.NoError(t, err)
 	assert.True(t, held)
 	assert.Equal(t, []redis.Z{{Score: float64(due.UnixMilli()), Member: "item-1"}}, client.ZRangeWithScores(ctx, zset, 0, -1).Val())
@@ -168,7 +168,7 @@ func TestScheduleParksTheRetryAndAcksTheOriginal(t *testing.T) {
 	assert.Equal(t, int64(1), pendingCount(t, client, str, "g"), "the original is acked")
 	assert.Equal(t, int64(2), client.XLen(ctx, str).Val(), "nothing appended")
 
-	held, err = Schedule(ctx, client, f, str, zset, items, "g", ids[0], "item-2", due.Add(time.Second), item)
+	held, err = Schedule(ctx, client, fence.Entry{Fence: f, Stream: str, Group: "g", ID: ids[0]}, Parked{ZSet: zset, Items: items, ItemID: "item-2", Due: due.Add(time.Second), Item: item})
 	require.NoError(t, err)
 	assert.False(t, held, "the original was acked already")
 	assert.Equal(t, float64(due.Add(time.Second).UnixMilli()), client.ZScore(ctx, zset, "item-2").Val(), "parked all the same")
@@ -184,8 +184,8 @@ func TestScheduleWithoutTheLeaseParksNothing(t *testing.T) {
 	str, zset, items := partition0.Stream, partition0.Retry, partition0.RetryItems
 	ids := delivered(t, client, str, "g", 1)
 
-	_, err := Schedule(ctx, client, fence.Fence{Key: f.Key, Token: "them"}, str, zset, items, "g", ids[0], "item-1",
-		time.Now().Add(time.Hour), Item{Topic: "t", Fields: []string{"k", "v"}})
+	_, err := Schedule(ctx, client, fence.Entry{Fence: fence.Fence{Key: f.Key, Token: "them"}, Stream: str, Group: "g", ID: ids[0]},
+		Parked{ZSet: zset, Items: items, ItemID: "item-1", Due: time.Now().Add(time.Hour), Item: Item{Topic: "t", Fields: []string{"k", "v"}}})
 	require.ErrorIs(t, err, fence.ErrLeaseLost)
 	n, err := client.Exists(ctx, zset, items).Result()
 	require.NoError(t, err)

@@ -33,17 +33,28 @@ type Acked struct {
 	Held                        bool
 }
 
-// Ack acknowledges entries for group with the policy ("none", "immediate", "all-groups-ack")
-// in one script, if token still holds the lease: see lua/ack.lua. frontier is the commit
-// frontier candidate ("" moves nothing). It returns fence.ErrLeaseLost when the token does not
-// hold the lease.
-func Ack(ctx context.Context, rdb redis.Scripter, k AckKeys, token, group, policy string, ackSetTTL time.Duration, frontier string, entries []Acked) error {
+// AckBatch is one ack batch of a group on a partition: its keys, the lease token that
+// fences it, the ack-delete policy ("none", "immediate", "all-groups-ack"), how long an ack
+// set lives, the commit frontier candidate ("" moves nothing) and the entries.
+type AckBatch struct {
+	Keys         AckKeys
+	Token, Group string
+	Policy       string
+	AckSetTTL    time.Duration
+	Frontier     string
+	Entries      []Acked
+}
+
+// Ack acknowledges b's entries in one script, if its token still holds the lease: see
+// lua/ack.lua. It returns fence.ErrLeaseLost when the token does not hold the lease.
+func Ack(ctx context.Context, rdb redis.Scripter, b AckBatch) error {
+	k, token, group, policy, entries := b.Keys, b.Token, b.Group, b.Policy, b.Entries
 	if len(entries) == 0 {
 		return nil
 	}
 	names := append(make([]string, 0, 5), k.Lease, k.Stream, k.Commit, k.PayloadIndex, keys.RegisteredGroups(k.Stream))
 	args := make([]any, 0, 6+len(entries))
-	args = append(args, token, group, policy, ackSetTTL.Milliseconds(), frontier, len(entries))
+	args = append(args, token, group, policy, b.AckSetTTL.Milliseconds(), b.Frontier, len(entries))
 	for _, e := range entries {
 		args = append(args, e.ID)
 	}

@@ -24,7 +24,7 @@ func TestAckOnADeletedStreamWritesNothing(t *testing.T) {
 	require.NoError(t, client.Set(ctx, k.Lease, "me", time.Minute).Err())
 	entries := []Acked{{ID: "5-0"}}
 
-	err := Ack(ctx, client, k, "me", "g", "none", time.Minute, "5-0", entries)
+	err := Ack(ctx, client, AckBatch{Keys: k, Token: "me", Group: "g", Policy: "none", AckSetTTL: time.Minute, Frontier: "5-0", Entries: entries})
 	require.ErrorIs(t, err, fence.ErrLeaseLost)
 	n, err := client.Exists(ctx, k.Stream, k.Commit).Result()
 	require.NoError(t, err)
@@ -33,6 +33,6 @@ func TestAckOnADeletedStreamWritesNothing(t *testing.T) {
 	// The control: with the stream there, the same ack moves the frontier.
 	require.NoError(t, client.XAdd(ctx, &redis.XAddArgs{Stream: k.Stream, ID: "5-0", Values: []any{"k", "v"}}).Err())
 	require.NoError(t, client.XGroupCreate(ctx, k.Stream, "g", "0").Err())
-	require.NoError(t, Ack(ctx, client, k, "me", "g", "none", time.Minute, "5-0", entries))
+	require.NoError(t, Ack(ctx, client, AckBatch{Keys: k, Token: "me", Group: "g", Policy: "none", AckSetTTL: time.Minute, Frontier: "5-0", Entries: entries}))
 	assert.Equal(t, "5-0", client.HGet(ctx, k.Commit, "g").Val())
 }

@@ -20,13 +20,17 @@ func invalidID(err error) error {
 }
 
 // Range reads up to count entries of stream from start to end inclusive ("-", "+", "(id"
-// excludes id), oldest first (XRANGE), or newest first when reverse (XREVRANGE end start). A
-// bad id is ErrInvalidID.
-func Range(ctx context.Context, rdb redis.UniversalClient, stream, start, end string, count int64, reverse bool) ([]Entry, error) {
-	cmd := rdb.XRangeN(ctx, stream, start, end, count)
-	if reverse {
-		cmd = rdb.XRevRangeN(ctx, stream, end, start, count)
-	}
+// excludes id), oldest first (XRANGE). A bad id is ErrInvalidID.
+func Range(ctx context.Context, rdb redis.UniversalClient, stream, start, end string, count int64) ([]Entry, error) {
+	return rangeResult(stream, rdb.XRangeN(ctx, stream, start, end, count))
+}
+
+// RevRange is Range newest first (XREVRANGE end start).
+func RevRange(ctx context.Context, rdb redis.UniversalClient, stream, end, start string, count int64) ([]Entry, error) {
+	return rangeResult(stream, rdb.XRevRangeN(ctx, stream, end, start, count))
+}
+
+func rangeResult(stream string, cmd *redis.XMessageSliceCmd) ([]Entry, error) {
 	if err := cmd.Err(); err != nil {
 		return nil, fmt.Errorf("read %s: %w", stream, invalidID(err))
 	}

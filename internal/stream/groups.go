@@ -24,12 +24,21 @@ var (
 // the group was destroyed, or the stream deleted or lost with a flushed Redis.
 func IsNoGroup(err error) bool { return err != nil && redis.HasErrorPrefix(err, "NOGROUP") }
 
-// Regroup creates group on stream when it is missing, at the later of the group's commit
-// frontier (commitKey) and acked, the highest id the caller acked there ("" when none), or at
-// startID when neither survived. created is false when the group existed; pos is where the
-// new group starts. A call whose reply was lost and that go-redis sent again reports the
-// creation it made (keys.Regrouped), so each recreation is reported once.
-func Regroup(ctx context.Context, rdb redis.Scripter, stream, commitKey, group, acked, startID string) (created bool, pos string, err error) {
+// Lost is a group that may have disappeared from a stream, and where it stood: the stream's
+// commit-frontier hash (Commit), the highest id the caller acked there (Acked, "" when none)
+// and where the group starts when neither survived (StartID).
+type Lost struct {
+	Stream, Commit, Group string
+	Acked, StartID        string
+}
+
+// Regroup creates l's group on its stream when it is missing, at the later of the group's
+// commit frontier and l.Acked, or at l.StartID when neither survived. created is false when
+// the group existed; pos is where the new group starts. A call whose reply was lost and that
+// go-redis sent again reports the creation it made (keys.Regrouped), so each recreation is
+// reported once.
+func Regroup(ctx context.Context, rdb redis.Scripter, l Lost) (created bool, pos string, err error) {
+	stream, commitKey, group, acked, startID := l.Stream, l.Commit, l.Group, l.Acked, l.StartID
 	token := rand.Text() // one per call: a retry of it sends the same
 	res, err := regroupScript.Run(ctx, rdb, []string{stream, commitKey, keys.RegisteredGroups(stream), keys.Regrouped(stream)},
 		group, acked, startID, token).Slice()

@@ -9,6 +9,15 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// ReadArgs is one read round of consumer in group: the streams, the last id each received,
+// the most entries per stream, and how long to block (< 0: no BLOCK).
+type ReadArgs struct {
+	Group, Consumer string
+	Streams, After  []string
+	Count           int64
+	Block           time.Duration
+}
+
 // Read is one read round for consumer over streams. In one pipeline it first re-reads the
 // consumer's own pending entries after after[i] (the last id it received from streams[i]),
 // then reads up to count new entries per stream, blocking up to block when none is there
@@ -22,7 +31,8 @@ import (
 // it took them, so these came from a read of the previous owner that Redis ran after the
 // takeover (sent before its lease lapsed, delayed on the way). They may be older than what
 // this round returned for such a stream, so the caller claims them before taking more.
-func Read(ctx context.Context, rdb redis.UniversalClient, group, consumer string, streams, after []string, count int64, block time.Duration) (lost, fresh []Batch, stray map[string]bool, err error) {
+func Read(ctx context.Context, rdb redis.UniversalClient, r ReadArgs) (lost, fresh []Batch, stray map[string]bool, err error) {
+	group, consumer, streams, after, count, block := r.Group, r.Consumer, r.Streams, r.After, r.Count, r.Block
 	newest := make([]string, 0, 2*len(streams))
 	newest = append(newest, streams...)
 	for range streams {
@@ -116,16 +126,21 @@ func pipelineBlock(rdb redis.UniversalClient, block time.Duration) time.Duration
 	return block
 }
 
+// Consumer is one consumer of a group on one stream.
+type Consumer struct {
+	Stream, Group, Name string
+}
+
 // Claim moves up to count pending entries idle for at least minIdle, starting at start, to
 // consumer (XAUTOCLAIM). It returns the claimed entries in id order and the cursor to continue
 // from ("0-0" when the scan is complete). Entries deleted from the stream are dropped from the
 // pending list by Redis and not returned.
-func Claim(ctx context.Context, rdb redis.UniversalClient, stream, group, consumer string, minIdle time.Duration, start string, count int64) ([]Entry, string, error) {
+func Claim(ctx context.Context, rdb redis.UniversalClient, c Consumer, minIdle time.Duration, start string, count int64) ([]Entry, string, error) {
 	msgs, next, err := rdb.XAutoClaim(ctx, &redis.XAutoClaimArgs{
-		Stream: stream, Group: group, Consumer: consumer, MinIdle: minIdle, Start: start, Count: count,
+		Stream: c.Stream, Group: c.Group, Consumer: c.Name, MinIdle: minIdle, Start: start, Count: count,
 	}).Result()
 	if err != nil {
-		return nil, "", fmt.Errorf("claim pending of %s: %w", stream, err)
+		return nil, "", fmt.Errorf("claim pending of %s: %w", c.Stream, err)
 	}
 	return entries(msgs), next, nil
 }
@@ -133,7 +148,8 @@ func Claim(ctx context.Context, rdb redis.UniversalClient, stream, group, consum
 // ClaimOthers moves to consumer the pending entries of stream that other consumers hold, and
 // returns them in id order (entries deleted from the stream meanwhile are dropped by Redis).
 // Unlike Claim it never touches the consumer's own entries, which it may be acking.
-func ClaimOthers(ctx context.Context, rdb redis.UniversalClient, stream, group, consumer string, count int64) ([]Entry, error) {
+func ClaimOthers(ctx context.Context, rdb redis.UniversalClient, c Consumer, count int64) ([]Entry, error) {
+	stream, group, consumer := c.Stream, c.Group, c.Name
 	var out []Entry
 	start := "-"
 	for {
@@ -165,13 +181,14 @@ func ClaimOthers(ctx context.Context, rdb redis.UniversalClient, stream, group, 
 	}
 }
 
-// DeliveryCounts returns the delivery count of each pending id in [first, last] of stream.
-func DeliveryCounts(ctx context.Context, rdb redis.UniversalClient, stream, group, first, last string, count int64) (map[string]int64, error) {
+// DeliveryCounts returns the delivery count of each of c's group's pending ids in [first,
+// last], at most count of them.
+func DeliveryCounts(ctx context.Context, rdb redis.UniversalClient, c Consumer, first, last string, count int64) (map[string]int64, error) {
 	res, err := rdb.XPendingExt(ctx, &redis.XPendingExtArgs{
-		Stream: stream, Group: group, Start: first, End: last, Count: count,
+		Stream: c.Stream, Group: c.Group, Start: first, End: last, Count: count,
 	}).Result()
 	if err != nil {
-		return nil, fmt.Errorf("read pending of %s: %w", stream, err)
+		return nil, fmt.Errorf("read pending of %s: %w", c.Stream, err)
 	}
 	out := make(map[string]int64, len(res))
 	for _, p := range res {

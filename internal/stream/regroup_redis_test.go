@@ -31,7 +31,7 @@ func TestRegroupReportsARetriedCreationOnce(t *testing.T) {
 	assert.Equal(t, []any{int64(1), "3-0"}, run("call-1"), "the same call again: reported as made")
 	assert.Equal(t, []any{int64(0), ""}, run("call-2"), "another call: the group exists")
 
-	created, _, err := Regroup(ctx, client, str, commit, group, "", "$")
+	created, _, err := Regroup(ctx, client, Lost{Stream: str, Commit: commit, Group: group, StartID: "$"})
 	require.NoError(t, err)
 	assert.False(t, created)
 	ttl, err := client.PTTL(ctx, keys.Regrouped(str)).Result()

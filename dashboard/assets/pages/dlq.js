@@ -1,5 +1,7 @@
-// A topic's dead letters: reason, original partition, retries, payload preview; details;
-// and, when writes are enabled, replay one / selected / all and delete, each confirmed.
+// A topic's dead letters: the top reasons (the letters counted by reason under the filters),
+// then the letters newest first, one compact row each (reason and payload preview cut to two
+// lines: ten letters a screen); details; and, when writes are enabled, replay one /
+// selected / all and delete, each confirmed.
 
 import { h, fill, route } from '../dom.js';
 import * as api from '../api.js';
@@ -7,6 +9,7 @@ import * as ui from '../ui.js';
 import * as fmt from '../format.js';
 
 const LIMIT = 50;
+const TOP_REASONS = 5;
 
 // isoOf turns a datetime-local value (the browser's zone) into RFC 3339, '' when empty.
 function isoOf(v) {
@@ -42,7 +45,46 @@ function filterBar(onChange) {
     for (const [el] of fields) el.value = '';
     onChange(read());
   }, 'small', { dataset: { action: 'clear-filters' } });
-  return h('form', { class: 'filters', on: { submit: (e) => e.preventDefault() } }, fields.map((f) => f[1]), clear);
+  const form = h('form', { class: 'filters', on: { submit: (e) => e.preventDefault() } }, fields.map((f) => f[1]), clear);
+  // set fills one filter (by name) and applies the filters at once.
+  form.set = (name, value) => {
+    for (const [el] of fields) if (el.name === name) el.value = value;
+    onChange(read());
+  };
+  return form;
+}
+
+// compactPayload is a payload preview on one row: its text with runs of white space made one
+// space, cut to two lines by the stylesheet, and its size; the whole payload is in Details.
+function compactPayload(p) {
+  if (p.offloaded) return h('span', { class: 'muted', text: 'offloaded · ' + fmt.bytes(p.size) });
+  const binary = p.encoding === 'hex';
+  const text = binary ? 'binary' : p.preview.replace(/\s+/g, ' ').trim();
+  return h('div', { class: 'payload-line', title: binary ? p.preview : text },
+    h('span', { class: ['payload-text', binary ? 'muted' : ''], text: text || '(empty)' }),
+    h('span', { class: 'payload-note', text: fmt.bytes(p.size) + (p.truncated ? ' · truncated' : '') }));
+}
+
+// topReasons fills el with the letters counted by reason: the count, the newest failure, the
+// reason (a button that filters the list by it), and what the rest adds up to.
+function topReasons(el, data, onPick) {
+  if (!data.letters) {
+    fill(el, h('p', { class: 'muted small', text: 'No dead letter matches the filters.' }));
+    return;
+  }
+  const rows = data.counts.map((c) => [
+    { text: fmt.int(c.letters), class: 'num', attrs: { dataset: { field: 'count' } } },
+    { node: when(c.newest), class: 'when' },
+    { node: h('button', { type: 'button', class: 'btn link', title: 'List only these: ' + (c.key || '(none)'),
+      on: { click: () => onPick(c.key) }, dataset: { action: 'filter-reason' }, text: c.key || '(none)' }), class: 'reason' },
+  ]);
+  let total = fmt.plural(data.letters, 'dead letter', 'dead letters') + ', ' + fmt.plural(data.keys, 'reason', 'reasons');
+  if (data.others) {
+    total += ' · ' + fmt.plural(data.keys - data.counts.length, 'more reason', 'more reasons') + ' with ' + fmt.plural(data.others, 'letter', 'letters');
+  }
+  if (data.truncated) total += ' · counted the newest ' + fmt.int(data.scanned) + ' read';
+  fill(el, ui.table([{ label: 'Letters', class: 'num' }, { label: 'Newest failure' }, { label: 'Reason' }], rows),
+    h('p', { class: 'muted small', dataset: { field: 'reasons-total' }, text: total }));
 }
 
 const key = (e) => e.partition + '/' + e.id;
@@ -58,6 +100,8 @@ export default function dlqPage(topic) {
   const selected = new Map(); // key -> {partition, id}
   let st;
   let list;
+  let reasons;
+  let bar;
   let toolbar;
   let removeAfter;
   let ctx;
@@ -202,9 +246,9 @@ export default function dlqPage(topic) {
       { node: ui.mono(e.id) },
       { node: when(e.failedAt), class: 'when' },
       { node: ui.mono(e.group) },
-      { text: e.reason || fmt.dash, class: 'reason', attrs: { dataset: { field: 'reason' } } },
+      { node: h('span', { class: 'clamp', text: e.reason || fmt.dash }), title: e.reason, class: 'reason', attrs: { dataset: { field: 'reason' } } },
       { text: e.retryCount + ' / ' + e.maxRetries, class: 'num' },
-      { node: ui.payload(e.payload), class: 'payload-cell', attrs: { dataset: { field: 'payload' } } },
+      { node: compactPayload(e.payload), class: 'payload-cell', attrs: { dataset: { field: 'payload' } } },
       { node: h('div', { class: 'row-actions' },
         e.replayedAt ? h('span', { class: 'pill ok', title: 'replayed ' + fmt.time(e.replayedAt) + ' as ' + e.replayedAs, dataset: { field: 'replayed' }, text: 'replayed ' + fmt.time(e.replayedAt).split(' ')[1] }) : null,
         ui.button('Details', () => details(e), 'small', { dataset: { action: 'details' } }),
@@ -215,6 +259,7 @@ export default function dlqPage(topic) {
     const filtered = Object.values(filters).some(Boolean);
     const t = ui.table(head, rows, filtered ? 'No dead letter matches the filters.' : 'No dead letters.',
       (i) => ({ class: entries[i].replayedAt ? 'replayed' : null, dataset: { partition: entries[i].partition, id: entries[i].id, replayed: entries[i].replayedAt ? 'yes' : 'no' } }));
+    t.querySelector('table').classList.add('dlq-table');
     if (write) fill(t.querySelector('th'), all);
     fill(list.body, t);
   }
@@ -242,8 +287,10 @@ export default function dlqPage(topic) {
     mount(root, c) {
       ctx = c;
       st = ui.stats([['size', 'Dead letters'], ['shown', 'Shown'], ['page', 'Page'], ['partitions', 'Partitions on this page']]);
+      reasons = ui.card('Top reasons', h('span', { class: 'muted small', text: 'the letters that pass the filters, counted by reason: pick one to list its letters' }));
+      reasons.dataset.field = 'top-reasons';
       list = ui.card('Entries', h('span', { class: 'muted small', text: 'newest failure first' }));
-      const bar = filterBar((f) => {
+      bar = filterBar((f) => {
         filters = f;
         pages = [''];
         ctx.refresh();
@@ -253,16 +300,27 @@ export default function dlqPage(topic) {
       list.append(pager);
       removeAfter = h('input', { type: 'checkbox' });
       toolbar = h('div', { class: 'toolbar' });
-      root.append(ui.header('Dead letters', [['Topics', '#/'], [topic, route('topics', topic)]], topic), st);
+      root.append(ui.header('Dead letters', [['Topics', '#/'], [topic, route('topics', topic)]], topic), st, reasons);
       root.append(ctx.canWrite ? toolbar : h('p', { class: 'muted small readonly-note', text: 'Read-only: replay and delete are available when the dashboard allows writes.' }), list);
     },
-    load(signal) {
+    async load(signal) {
       const q = new URLSearchParams({ limit: String(LIMIT) });
-      for (const [k, v] of Object.entries(filters)) if (v) q.set(k, v);
+      const rq = new URLSearchParams({ top: String(TOP_REASONS) });
+      for (const [k, v] of Object.entries(filters)) {
+        if (v) q.set(k, v);
+        if (v && k !== 'q') rq.set(k, v); // the search does not narrow the counts
+      }
       if (pages[pages.length - 1]) q.set('after', pages[pages.length - 1]);
-      return api.get(base + '?' + q.toString(), signal);
+      const [data, counts] = await Promise.all([api.get(base + '?' + q.toString(), signal), api.get(base + '/reasons?' + rq.toString(), signal)]);
+      data.reasons = counts;
+      return data;
     },
     update(data) {
+      const counted = JSON.stringify(data.reasons);
+      if (counted !== reasons.dataset.shown) {
+        reasons.dataset.shown = counted;
+        topReasons(reasons.body, data.reasons, (reason) => bar.set('reason', reason));
+      }
       entries = data.entries;
       next = data.next;
       renderPager(data);

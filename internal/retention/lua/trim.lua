@@ -128,7 +128,10 @@ if not hard then
 end
 
 -- Hard phase: remove the oldest entries the rule still asks for (below limit), counting for
--- each group those it had not acked (delivered after its position, or pending for it).
+-- each group those of them it had not acked (delivered after its position, or pending for
+-- it). A group's pending list may hold ids in their range that are no longer in the stream
+-- (deleted by XDEL, e.g. the immediate ack-delete policy on another group's ack): only the
+-- victims count, and the list is read in pages until past the last victim.
 local victims
 if rule == 'len' then
   local excess = redis.call('XLEN', stream) - maxlen
@@ -143,6 +146,26 @@ else
 end
 if #victims == 0 then return {removed, 0, '0', newly} end
 local first, last = victims[1][1], victims[#victims][1]
+local victim = {}
+for _, v in ipairs(victims) do victim[v[1]] = true end
+
+-- pendingVictims counts the victims pending for group g at or below its position (those
+-- above it are counted as not delivered), marking them in lost.
+local function pendingVictims(g, lost)
+  local n, from = 0, first
+  while true do
+    local page = redis.call('XPENDING', stream, g.name, from, last, #victims)
+    for _, p in ipairs(page) do
+      if victim[p[1]] and not less(g.last, p[1]) then
+        n = n + 1
+        lost[p[1]] = true
+      end
+    end
+    if #page < #victims then return n end
+    from = '(' .. page[#page][1]
+  end
+end
+
 local lost = {}
 for _, g in ipairs(groups) do
   local n = 0
@@ -152,12 +175,7 @@ for _, g in ipairs(groups) do
       lost[v[1]] = true
     end
   end
-  for _, p in ipairs(redis.call('XPENDING', stream, g.name, first, last, #victims)) do
-    if not less(g.last, p[1]) then
-      n = n + 1
-      lost[p[1]] = true
-    end
-  end
+  n = n + pendingVictims(g, lost)
   if n > 0 then
     redis.call('HINCRBY', KEYS[2], 'total:' .. g.name, n)
     redis.call('HINCRBY', KEYS[2], 'new:' .. g.name, n)
