@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/streamq-dev/streamq/internal/partition"
+	"github.com/streamq-dev/streamq/internal/publish"
 )
 
 const (
-	defaultMaxLen       = partition.DefaultMaxLen
+	defaultMaxLen       = publish.DefaultMaxLen
 	defaultTrimInterval = time.Minute
 	// defaultGroupExpiry is how long a consumer group may have no live member on a partition
 	// before retention stops waiting for it there (Kafka's offsets.retention.minutes).

@@ -3,7 +3,7 @@ package streamq
 import (
 	"math/rand/v2"
 
-	"github.com/streamq-dev/streamq/internal/partition"
+	"github.com/streamq-dev/streamq/internal/publish"
 )
 
 // Partitioner picks the partition of a message from its key. Implementations must be safe
@@ -28,7 +28,7 @@ func (HashPartitioner) Partition(key string, partitions int) int {
 	if key == "" {
 		return rand.IntN(partitions)
 	}
-	return partition.KafkaPartition([]byte(key), partitions)
+	return publish.KafkaPartition([]byte(key), partitions)
 }
 
 // PartitionerFunc adapts a function to Partitioner.

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/streamq-dev/streamq/internal/partition"
+	"github.com/streamq-dev/streamq/internal/publish"
 )
 
 func TestHashPartitionerDistribution(t *testing.T) {
@@ -70,7 +70,7 @@ func TestHashPartitionerStable(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var a, b HashPartitioner
 			var viaInterface Partitioner = HashPartitioner{}
-			want := partition.KafkaPartition([]byte(tt.input), tt.n)
+			want := publish.KafkaPartition([]byte(tt.input), tt.n)
 			for range 100 {
 				assert.Equal(t, want, a.Partition(tt.input, tt.n))
 				assert.Equal(t, want, b.Partition(tt.input, tt.n))

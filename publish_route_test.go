@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/streamq-dev/streamq"
-	"github.com/streamq-dev/streamq/internal/partition"
+	"github.com/streamq-dev/streamq/internal/publish"
 	"github.com/streamq-dev/streamq/internal/redistest"
 )
 
@@ -163,7 +163,7 @@ func TestRoutePartitionKey(t *testing.T) {
 			for i := range msgs {
 				msgs[i] = routeMsg(message.Metadata{streamq.PartitionKeyMetadata: tt.input})
 			}
-			want := partition.KafkaPartition([]byte(tt.input), tt.n)
+			want := publish.KafkaPartition([]byte(tt.input), tt.n)
 			for _, got := range publishedTo(t, pub, fmt.Sprintf("orders-%d", tt.n), msgs...) {
 				assert.Equal(t, want, got)
 			}
@@ -188,6 +188,6 @@ func TestRoutePartitionKey(t *testing.T) {
 			Partitioning: streamq.PartitioningConfig{PartitionKey: func(_ string, msg *message.Message) string { return string(msg.Payload) }},
 		})
 		got := publishedTo(t, custom, "orders-8", routeMsg(message.Metadata{streamq.PartitionKeyMetadata: "not-this"}))
-		assert.Equal(t, []int{partition.KafkaPartition([]byte("payload"), 8)}, got)
+		assert.Equal(t, []int{publish.KafkaPartition([]byte("payload"), 8)}, got)
 	})
 }

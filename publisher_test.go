@@ -14,6 +14,7 @@ import (
 
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/partition"
+	"github.com/streamq-dev/streamq/internal/publish"
 )
 
 func TestPublishRegistersTopicOnFirstWrite(t *testing.T) {
@@ -55,7 +56,7 @@ func TestPublishRoutesByKeyAndForcedPartition(t *testing.T) {
 		msgs = append(msgs, m)
 	}
 	require.NoError(t, pub.Publish("keyed", msgs...))
-	want := partition.KafkaPartition([]byte("customer-42"), 8)
+	want := publish.KafkaPartition([]byte("customer-42"), 8)
 	for p := 0; p < 8; p++ {
 		n, err := client.XLen(ctx, space.PartitionStream("keyed", p)).Result()
 		require.NoError(t, err)

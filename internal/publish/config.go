@@ -10,7 +10,12 @@ import (
 	"github.com/streamq-dev/streamq/internal/clock"
 	"github.com/streamq-dev/streamq/internal/health"
 	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/partition"
 )
+
+// DefaultMaxLen is the length retention of a Publisher whose config sets none, the same as
+// that of a topic whose Publishers recorded none.
+const DefaultMaxLen = partition.DefaultMaxLen
 
 // Config is what one Publisher's engine runs with: plain values, already defaulted and
 // validated (the API's wire.go fills it from a PublisherConfig). Every field is required but

@@ -17,7 +17,6 @@ import (
 	"github.com/streamq-dev/streamq/internal/clock"
 	"github.com/streamq-dev/streamq/internal/codec"
 	"github.com/streamq-dev/streamq/internal/health"
-	"github.com/streamq-dev/streamq/internal/partition"
 )
 
 // testCounters counts what an engine did, by partition.
@@ -103,7 +102,7 @@ func testRoute(topic string, n int, msg *message.Message) (int, error) {
 		}
 		return p, nil
 	}
-	return partition.KafkaPartition([]byte(msg.UUID), n), nil
+	return KafkaPartition([]byte(msg.UUID), n), nil
 }
 
 // testConfig is the config of an engine on client as a Publisher with the default config

@@ -1,4 +1,4 @@
-package partition
+package publish
 
 // Murmur2 is the 32-bit MurmurHash2 used by Kafka's default partitioner (seed 0x9747b28c), so a
 // key maps to the same partition number here as in a Kafka topic with the same count.
