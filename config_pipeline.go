@@ -5,72 +5,17 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamq-dev/streamq/internal/server"
 )
 
 const (
-	defaultPayloadThreshold = 64 * 1024
-	defaultMaxPipelineSize  = 1000
-	defaultFlushers         = 2
-	defaultQueueSize        = 4096
-	defaultReplicaTimeout   = time.Second
+	defaultMaxPipelineSize = 1000
+	defaultFlushers        = 2
+	defaultQueueSize       = 4096
+	defaultReplicaTimeout  = time.Second
 )
-
-// PayloadConfig is how large payloads are stored: in a key of their own in the partition's
-// slot, the entry referring to it, so that Redis streams stay small. A Publisher offloads
-// the payloads it publishes; a Subscriber the payloads of the dead letters it replays (set
-// the same on both).
-type PayloadConfig struct {
-	// Threshold: payloads larger than this many bytes are offloaded. Default 64 KiB; -1:
-	// never (payloads inline).
-	Threshold int
-	// TTL caps the lifetime of an offloaded payload. Default 0: it lives until every group
-	// acked its entry, or the entry is gone.
-	TTL time.Duration
-}
-
-func (p *PayloadConfig) setDefaults() { setDefault(&p.Threshold, defaultPayloadThreshold) }
-
-func (p PayloadConfig) validate() error {
-	var errs []error
-	if p.Threshold < -1 {
-		errs = append(errs, fmt.Errorf("Payloads.Threshold must be > 0, 0 (default) or -1 (off), got %d", p.Threshold))
-	}
-	if p.TTL < 0 {
-		errs = append(errs, fmt.Errorf("Payloads.TTL must not be negative, got %s", p.TTL))
-	}
-	return errors.Join(errs...)
-}
-
-// PartitioningConfig is how a Publisher picks each message's partition.
-type PartitioningConfig struct {
-	// Partitioner picks a partition from the key. Default HashPartitioner.
-	Partitioner Partitioner
-	// PartitionKey extracts the partition key. Default MetadataPartitionKey (metadata
-	// "partition_key"). Under idempotent publish a message without a key is routed by its
-	// UUID, so that a message sent again goes to the partition that knows it.
-	PartitionKey func(topic string, msg *message.Message) string
-	// RefreshInterval is how often a known topic's partition count is re-read, so a grown
-	// topic is picked up. Default 30s.
-	RefreshInterval time.Duration
-}
-
-func (p *PartitioningConfig) setDefaults() {
-	if p.Partitioner == nil {
-		p.Partitioner = HashPartitioner{}
-	}
-	if p.PartitionKey == nil {
-		p.PartitionKey = MetadataPartitionKey
-	}
-	setDefault(&p.RefreshInterval, defaultPartitionRefreshInterval)
-}
-
-func (p PartitioningConfig) validate() error {
-	return durationPositive("Partitioning.RefreshInterval", p.RefreshInterval)
-}
 
 // PipelineConfig is how concurrent Publish calls share pipelines: the writes of the calls
 // waiting when a pipeline is sent go in it (one call is never split).
