@@ -2,6 +2,7 @@ package streamq
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -150,4 +151,36 @@ func mergeContexts(msgs []*message.Message) (context.Context, context.CancelFunc
 		}
 		cancel()
 	}
+}
+
+// tracedPublish is Publish under PublisherConfig.Tracer (the Subscriber's tracing reaches the
+// engine as its hooks, wire.go): each message's span starts before
+// it is marshaled (so the trace context the Tracer sets is stored with it) and ends with
+// what became of that message.
+func (p *Publisher) tracedPublish(topic string, msgs []*message.Message) error {
+	ends := make([]func(error), len(msgs))
+	for i, m := range msgs {
+		if m != nil {
+			ends[i] = p.config.Tracer.StartPublish(topic, m)
+		}
+	}
+	err := apiError(p.publish(topic, msgs))
+	for i, end := range ends {
+		if end != nil {
+			end(publishErrOf(msgs[i], err))
+		}
+	}
+	return err
+}
+
+// publishErrOf is the error of one message of a Publish that returned err: none when Redis
+// took it (an error for another message is not its own), unless too few replicas confirmed.
+func publishErrOf(m *message.Message, err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, written := PublishedPartition(m); written && !errors.Is(err, ErrNotReplicated) {
+		return nil
+	}
+	return err
 }
