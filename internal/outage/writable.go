@@ -23,14 +23,15 @@ func QueueWritable(ctx context.Context, pipe redis.Pipeliner, key string) *redis
 // wrapping ErrRefused and Redis's reply (OOM, MISCONF, NOREPLICAS, READONLY) when it refuses
 // writes. Any other error (a user not allowed EVAL, a lost connection) tells nothing: nil.
 func Writable(probe *redis.Cmd) error {
-	if err := probe.Err(); refusesWrites(err) {
+	if err := probe.Err(); RefusesWrites(err) {
 		return fmt.Errorf("%w: %w", ErrRefused, err)
 	}
 	return nil
 }
 
-// refusesWrites reports whether err is Redis's refusal of a write for the server's state.
-func refusesWrites(err error) bool {
+// RefusesWrites reports whether err is Redis's refusal of a write for the server's state
+// (OOM, MISCONF, NOREPLICAS, READONLY), not for the command.
+func RefusesWrites(err error) bool {
 	for _, prefix := range []string{"OOM", "MISCONF", "NOREPLICAS", "READONLY"} {
 		if redis.HasErrorPrefix(err, prefix) {
 			return true
