@@ -288,3 +288,13 @@ func unixMs(v string) time.Time {
 	}
 	return time.UnixMilli(ms)
 }
+
+// ForgetBeat removes the latest beat of membersKey's group (a deleted group), leaving the
+// other groups' beats.
+func ForgetBeat(ctx context.Context, rdb redis.Cmdable, membersKey string) error {
+	key, field := BeatsKey(membersKey)
+	if err := rdb.HDel(ctx, key, field).Err(); err != nil {
+		return fmt.Errorf("forget the last beat of %s: %w", membersKey, err)
+	}
+	return nil
+}

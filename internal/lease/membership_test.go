@@ -125,3 +125,20 @@ func TestParseCaps(t *testing.T) {
 	assert.Equal(t, lease.Beat{Member: "m"}, lease.ParseCaps("m", "0,0,-1"))
 	assert.Equal(t, lease.Member{Name: "m", MaxLeased: lease.NoLeases}, lease.ParseMember("m", "0,0,-1,12,web-1,5"))
 }
+
+// TestLeaveAfterADeleteWritesNothing: a member that leaves after its membership was deleted
+// (a forced delete of its group or topic) writes no beat back.
+func TestLeaveAfterADeleteWritesNothing(t *testing.T) {
+	client := redistest.Start(t).Client(t)
+	ctx := context.Background()
+	space := keys.New("", "")
+	m := lease.NewMembership(client, space.Members("t", "g"), space.MemberCaps("t", "g"), lease.Member{Name: "alpha"}, time.Minute)
+	_, err := m.Heartbeat(ctx)
+	require.NoError(t, err)
+	key, _ := lease.BeatsKey(space.Members("t", "g"))
+	require.NoError(t, client.Del(ctx, space.Members("t", "g"), space.MemberCaps("t", "g"), key).Err())
+	require.NoError(t, m.Leave(ctx))
+	n, err := client.Exists(ctx, key).Result()
+	require.NoError(t, err)
+	assert.Zero(t, n, "the beats hash stays deleted")
+}

@@ -1,6 +1,7 @@
 #!lua flags=allow-oom
 -- leave.lua: remove a member from a group's membership at once (graceful leave), and record
--- the leave as the group's latest beat.
+-- the leave as the group's latest beat when the member was in the membership (not after a
+-- forced delete removed it: nothing of a deleted group or topic is written back).
 -- KEYS[1] membership zset (streaming:mq:members:{T}:G)
 -- KEYS[2] capabilities hash beside it
 -- KEYS[3] the topic's beats hash (streaming:mq:members:{T}), group -> its latest beat,
@@ -21,9 +22,12 @@ if KEYS[4] then
   end
   redis.call('HDEL', KEYS[4], ARGV[1])
 end
-local t = redis.call('TIME')
-local now = string.format('%.0f', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
-redis.call('HSET', KEYS[3], ARGV[3], now .. ',' .. ARGV[2] .. ',left,' .. ARGV[1])
-redis.call('PEXPIRE', KEYS[3], ARGV[4])
 redis.call('HDEL', KEYS[2], ARGV[1])
-return redis.call('ZREM', KEYS[1], ARGV[1])
+local was = redis.call('ZREM', KEYS[1], ARGV[1])
+if was == 1 then
+  local t = redis.call('TIME')
+  local now = string.format('%.0f', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+  redis.call('HSET', KEYS[3], ARGV[3], now .. ',' .. ARGV[2] .. ',left,' .. ARGV[1])
+  redis.call('PEXPIRE', KEYS[3], ARGV[4])
+end
+return was
