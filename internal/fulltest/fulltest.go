@@ -43,6 +43,19 @@ func Fill(t testing.TB, client *redis.Client) {
 	require.True(t, redis.HasErrorPrefix(err, "OOM"), "Redis must refuse writes at maxmemory: %v", err)
 }
 
+// HighWater sets maxmemory (noeviction) so that the used memory is 90 % of it: above the
+// default high-water mark (80 %), below maxmemory. It is undone at cleanup.
+func HighWater(t testing.TB, client *redis.Client) {
+	t.Helper()
+	ctx := context.Background()
+	m := server.ReadMemory(ctx, client)
+	require.Len(t, m, 1)
+	require.NoError(t, m[0].Err)
+	require.NoError(t, client.ConfigSet(ctx, "maxmemory-policy", "noeviction").Err())
+	require.NoError(t, client.ConfigSet(ctx, "maxmemory", strconv.FormatInt(m[0].Used*10/9, 10)).Err())
+	t.Cleanup(func() { _ = client.ConfigSet(context.Background(), "maxmemory", "0").Err() })
+}
+
 // Names of the memory scene.
 const (
 	Orders  = "orders"  // 2 partitions, OrdersCount messages of OrderSize bytes
