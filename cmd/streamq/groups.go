@@ -246,31 +246,7 @@ At or above the memory high-water mark, "memory held back" says what the group h
 		GroupID:           groupGroups,
 		Args:              argsExactly("TOPIC", "GROUP"),
 		ValidArgsFunction: a.completeArgs(argTopic, argGroup),
-		RunE: a.withAdmin(func(ctx context.Context, adm *admin.Admin, _ *cobra.Command, args []string) error {
-			s, err := adm.GroupStats(ctx, args[0], args[1])
-			if err != nil {
-				return err
-			}
-			m, err := adm.TopicMemory(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			v := newStatsView(s)
-			v.Memory = newMemoryView(m)
-			use, err := memoryUse(ctx, adm, m)
-			if err != nil {
-				return err
-			}
-			if use != nil {
-				v.MemoryUse = newMemoryUseView(args[0], *use)
-			}
-			if a.json {
-				return printJSON(a.stdout, v)
-			}
-			head := statsHead{members: a.membersLines(s, s.Time), outages: a.outageLines(s, time.Now()),
-				memory: a.memoryLines(m), held: heldLines(args[0], args[1], v.MemoryUse, m.Full())}
-			return printStats(a.stdout, s, v, a.wide, head)
-		}),
+		RunE:              a.withAdmin(a.stats),
 	}
 	a.addJSONFlag(cmd)
 	return cmd
@@ -282,6 +258,29 @@ type statsHead struct {
 	outages []string
 	memory  []memoryLine
 	held    []string // none below the high-water mark
+}
+
+// stats is "streamq stats TOPIC GROUP".
+func (a *app) stats(ctx context.Context, adm *admin.Admin, _ *cobra.Command, args []string) error {
+	s, err := adm.GroupStats(ctx, args[0], args[1])
+	if err != nil {
+		return err
+	}
+	m, err := adm.TopicMemory(ctx, args[0])
+	if err != nil {
+		return err
+	}
+	v := newStatsView(s)
+	v.Memory = newMemoryView(m)
+	if v.MemoryUse, err = memoryUseOf(ctx, adm, args[0], m); err != nil {
+		return err
+	}
+	if a.json {
+		return printJSON(a.stdout, v)
+	}
+	head := statsHead{members: a.membersLines(s, s.Time), outages: a.outageLines(s, time.Now()),
+		memory: a.memoryLines(m), held: heldLines(args[0], args[1], v.MemoryUse, m.Full())}
+	return printStats(a.stdout, s, v, a.wide, head)
 }
 
 func printStats(w io.Writer, s admin.GroupStats, v statsView, wide bool, head statsHead) error {

@@ -52,9 +52,9 @@ func newMemoryUseView(topic string, u admin.MemoryUse) *memoryUseView {
 	return v
 }
 
-// memoryUse reads who holds the memory when m says some server is at or above the high-water
-// mark, or publishes are refused; nil otherwise (no read).
-func memoryUse(ctx context.Context, adm *admin.Admin, m admin.TopicMemory) (*admin.MemoryUse, error) {
+// memoryUseOf reads who holds the memory, seen from topic, when m says some server is at or
+// above the high-water mark or publishes are refused; nil otherwise (no read).
+func memoryUseOf(ctx context.Context, adm *admin.Admin, topic string, m admin.TopicMemory) (*memoryUseView, error) {
 	pressed := m.Refused()
 	for _, s := range m.Servers {
 		pressed = pressed || s.High || s.Full
@@ -66,7 +66,7 @@ func memoryUse(ctx context.Context, adm *admin.Admin, m admin.TopicMemory) (*adm
 	if err != nil {
 		return nil, err
 	}
-	return &u, nil
+	return newMemoryUseView(topic, u), nil
 }
 
 // heldText is what g holds back: "400 unacked (~1.1 MiB), 2 retries (~1.2 KiB)".

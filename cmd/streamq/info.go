@@ -100,34 +100,33 @@ and retries with their approximate size (MEMORY USAGE, sampled), its dead letter
 		GroupID:           groupTopics,
 		Args:              argsExactly("TOPIC"),
 		ValidArgsFunction: a.completeArgs(argTopic),
-		RunE: a.withAdmin(func(ctx context.Context, adm *admin.Admin, _ *cobra.Command, args []string) error {
-			q, err := adm.QueueInfo(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			m, err := adm.TopicMemory(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			v := newInfoView(q, m)
-			use, err := memoryUse(ctx, adm, m)
-			if err != nil {
-				return err
-			}
-			if use != nil {
-				v.MemoryUse = newMemoryUseView(args[0], *use)
-			}
-			if a.json {
-				return printJSON(a.stdout, v)
-			}
-			if err := printInfo(a.stdout, v, a.wide, a.memoryLines(m)); err != nil {
-				return err
-			}
-			return printHeld(a.stdout, args[0], v.MemoryUse, m.Full())
-		}),
+		RunE:              a.withAdmin(a.info),
 	}
 	a.addJSONFlag(cmd)
 	return cmd
+}
+
+// info is "streamq info TOPIC".
+func (a *app) info(ctx context.Context, adm *admin.Admin, _ *cobra.Command, args []string) error {
+	q, err := adm.QueueInfo(ctx, args[0])
+	if err != nil {
+		return err
+	}
+	m, err := adm.TopicMemory(ctx, args[0])
+	if err != nil {
+		return err
+	}
+	v := newInfoView(q, m)
+	if v.MemoryUse, err = memoryUseOf(ctx, adm, args[0], m); err != nil {
+		return err
+	}
+	if a.json {
+		return printJSON(a.stdout, v)
+	}
+	if err := printInfo(a.stdout, v, a.wide, a.memoryLines(m)); err != nil {
+		return err
+	}
+	return printHeld(a.stdout, args[0], v.MemoryUse, m.Full())
 }
 
 func printInfo(w io.Writer, v infoView, wide bool, memory []memoryLine) error {
