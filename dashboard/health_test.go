@@ -205,7 +205,7 @@ func TestOutageUnknown(t *testing.T) {
 	v := groupHealth(f)
 	assert.Equal(t, sevWarning, v.State)
 	p := problemOf(t, v, probOutageState)
-	assert.Equal(t, "outage state unknown: Redis refuses writes on partitions 0, 2 (Redis refuses writes: NOREPLICAS Not enough good replicas to write.): a partition waiting out a downstream outage could not record it", p.Text)
+	assert.Equal(t, "outage state unknown: Redis refuses writes on partitions 0, 2 (writes refused by Redis: NOREPLICAS Not enough good replicas to write.): a partition waiting out a downstream outage could not record it", p.Text)
 	assert.Equal(t, "streamq info orders", p.Command)
 }
 

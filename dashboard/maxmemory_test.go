@@ -146,7 +146,7 @@ func TestFiguresAtMaxmemory(t *testing.T) {
 		return topic.Freshness.Live && topic.PublishRate != nil && *topic.PublishRate == 0
 	}, 20*time.Second, 100*time.Millisecond, "the rate from live reads: nothing is published at maxmemory")
 	assert.Contains(t, topic.Freshness.Text, "live: figures from this dashboard's reads; the history is not written since ")
-	assert.Contains(t, topic.Freshness.NotWritten, "Redis refuses writes")
+	assert.Regexp(t, `^writes refused by Redis: .*OOM`, topic.Freshness.NotWritten)
 
 	require.Eventually(t, func() bool {
 		s.getJSON("/api/topics/orders/rates", &rates)

@@ -84,7 +84,7 @@ func TestOutageAtMaxmemoryEverywhere(t *testing.T) {
 	assert.Equal(t, 1, gs.OutagesUnknown, "admin")
 	assert.ErrorIs(t, gs.Partitions[0].OutageUnknown, admin.ErrWritesRefused)
 	out = e.ok("stats", topic, "reports")
-	assert.Regexp(t, `delivery: outage state unknown: Redis refuses writes \(partition 0: Redis refuses writes: NOREPLICAS[^\n]*\)\n`, out, "the CLI")
+	assert.Regexp(t, `delivery: outage state unknown: Redis refuses writes \(partition 0: writes refused by Redis: NOREPLICAS[^\n]*\)\n`, out, "the CLI")
 	var v statsView
 	e.jsonOf(&v, "stats", topic, "reports")
 	assert.Equal(t, 1, v.OutagesUnknown)

@@ -10,7 +10,7 @@ import (
 
 // ErrRefused reports that Redis refuses the writes of the drain steps, the outage record's
 // among them: a partition without a record may still be waiting out an outage.
-var ErrRefused = errors.New("Redis refuses writes")
+var ErrRefused = errors.New("writes refused by Redis")
 
 // QueueWritable queues in pipe a script that writes nothing and that Redis runs only when it
 // takes the outage record's write at key now (lua/writable.lua); Writable reads its answer.
