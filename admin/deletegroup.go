@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/lease"
 	"github.com/streamq-dev/streamq/internal/partition"
 	"github.com/streamq-dev/streamq/internal/retention"
 	"github.com/streamq-dev/streamq/internal/stream"
@@ -79,6 +80,9 @@ func (a *Admin) removeGroup(ctx context.Context, d *DeletedGroup, n int, found [
 		return err
 	}
 	if err := a.reg.ForgetGroup(ctx, d.Topic, d.Group); err != nil {
+		return err
+	}
+	if err := lease.ForgetBeat(ctx, a.rdb, a.space.Members(d.Topic, d.Group)); err != nil {
 		return err
 	}
 	return a.dropFrontier(ctx, d.Topic, d.Group, n)

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/streamq-dev/streamq/admin"
+	"github.com/streamq-dev/streamq/internal/lease"
 )
 
 // TestDeleteGroup removes one group and its keys and leaves another group alone.
@@ -33,6 +34,8 @@ func TestDeleteGroup(t *testing.T) {
 	require.NoError(t, c.HSet(e.ctx, e.space.MemberCaps(topic, "gone"), "m", "0,0,0").Err())
 	require.NoError(t, c.HSet(e.ctx, e.space.MemberInstances(topic, "gone"), "m", "i|1|live").Err()) // a static member's record
 	groupKeys = append(groupKeys, e.space.Members(topic, "gone"), e.space.MemberCaps(topic, "gone"), e.space.MemberInstances(topic, "gone"))
+	beats, field := lease.BeatsKey(e.space.Members(topic, "gone"))
+	require.NoError(t, c.HSet(e.ctx, beats, field, lease.EncodeBeat(lease.Beat{Member: "m"}), "stay", lease.EncodeBeat(lease.Beat{Member: "s"})).Err())
 
 	d, err := e.adm.DeleteGroup(e.ctx, topic, "gone")
 	require.NoError(t, err)
@@ -48,6 +51,7 @@ func TestDeleteGroup(t *testing.T) {
 		assert.Equal(t, map[string]string{"stay": "2-0"}, c.HGetAll(e.ctx, e.space.Commit(topic, p)).Val())
 		assert.Equal(t, int64(1), c.Exists(e.ctx, e.space.Lease(topic, p, "stay")).Val())
 	}
+	assert.Equal(t, []string{"stay"}, keysOf(c.HGetAll(e.ctx, beats).Val()), "the group's last beat goes, the others' stay")
 	groups, err := e.adm.ConsumerGroups(e.ctx, topic)
 	require.NoError(t, err)
 	require.Len(t, groups, 1)

@@ -12,9 +12,14 @@ import (
 // partition for the expiry stops holding back retention there. Its offsets stay; what
 // retention then removes before it acked it is counted in its TrimLost.
 type GroupLiveness struct {
-	// LastSeen is the latest time a lease holder of the group recorded it live on one of the
-	// partitions (or a trim first found it registered there); zero when never.
+	// LastSeen is the latest time a member of the group was seen: its last heartbeat or leave
+	// (LastMember.At), or when a lease holder of the group recorded it live on one of the
+	// partitions (or a trim first found it registered there), whichever is later; zero when
+	// never. With a heartbeat recorded it is accurate to the heartbeat interval.
 	LastSeen time.Time
+	// LastMember is the member whose heartbeat or leave the group recorded last; nil when
+	// none is recorded.
+	LastMember *LastMember
 	// Expired: on some partition retention left the group out for its expiry, since
 	// ExpiredSince (the earliest), on the partitions ExpiredPartitions (in order). A member
 	// that takes such a partition makes the group live there again.
@@ -24,7 +29,8 @@ type GroupLiveness struct {
 }
 
 // GroupLiveness reads the liveness records of every group on topic's partitions, in one
-// pipeline: group -> GroupLiveness (a group never recorded is missing).
+// pipeline, and the groups' latest beats (one HGETALL): group -> GroupLiveness (a group never
+// recorded is missing).
 func (a *Admin) GroupLiveness(ctx context.Context, topic string) (map[string]GroupLiveness, error) {
 	n, err := a.partitions(ctx, topic)
 	if err != nil {
@@ -43,6 +49,18 @@ func (a *Admin) liveness(ctx context.Context, topic string, n int) (map[string]G
 		for g, s := range groups {
 			out[g] = out[g].add(p, s)
 		}
+	}
+	last, err := a.lastMembers(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	for g, m := range last {
+		l := out[g]
+		l.LastMember = m
+		if m.At.After(l.LastSeen) {
+			l.LastSeen = m.At
+		}
+		out[g] = l
 	}
 	return out, nil
 }

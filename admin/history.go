@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/streamq-dev/streamq/internal/history"
+	"github.com/streamq-dev/streamq/internal/outage"
 )
 
 // Defaults of HistoryOptions.
@@ -94,7 +95,8 @@ func liveCount(live []LiveGroup, group string) int {
 // RecordHistory appends s to its topic's history (keys.Space.History, a stream in the
 // topic's slot) unless a sample younger than opts.Interval is there, and trims samples older
 // than opts.Retention; it reports whether it appended. Any number of processes may record
-// the same topic: they share one history.
+// the same topic: they share one history. The history adds memory: at maxmemory (or where
+// Redis refuses writes) it is not written, and the error wraps ErrWritesRefused.
 func (a *Admin) RecordHistory(ctx context.Context, s HistorySample, opts HistoryOptions) (bool, error) {
 	if _, err := a.topicMeta(ctx, s.Topic); err != nil {
 		return false, err
@@ -105,7 +107,11 @@ func (a *Admin) RecordHistory(ctx context.Context, s HistorySample, opts History
 		groups[name] = history.Group(g)
 	}
 	hs := history.Sample{Time: s.Time, EntriesAdded: s.Published, Length: s.Length, Retries: s.Retries, DLQLength: s.DLQLength, Groups: groups}
-	return history.Record(ctx, a.rdb, a.space.History(s.Topic), hs, history.Bounds{MinGap: opts.Interval, Retain: opts.Retention})
+	ok, err := history.Record(ctx, a.rdb, a.space.History(s.Topic), hs, history.Bounds{MinGap: opts.Interval, Retain: opts.Retention})
+	if outage.RefusesWrites(err) {
+		return false, fmt.Errorf("%w: %w", ErrWritesRefused, err)
+	}
+	return ok, err
 }
 
 func (o *HistoryOptions) setDefaults() {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/streamq-dev/streamq/internal/inspect"
 	"github.com/streamq-dev/streamq/internal/outage"
 )
 
@@ -38,10 +39,21 @@ func (o Outage) At(now time.Time) string {
 		o.Since.Local().Format(time.TimeOnly), now.Sub(o.Since).Round(time.Second), probe, o.Probes, o.Reason)
 }
 
-// Outages are the partitions waiting out a downstream outage, by group, of every group of
-// lag (as TopicLag read it) on the partitions where it exists, in partition order; one
-// pipeline.
-func (a *Admin) Outages(ctx context.Context, lag TopicLag) (map[string][]Outage, error) {
+// GroupOutages are a group's partitions waiting out a downstream outage, and those whose
+// outage state is unknown.
+type GroupOutages struct {
+	Outages []Outage // in partition order
+	// Unknown are the partitions with no outage record where Redis refuses that record's
+	// write (PartitionGroupStats.OutageUnknown), in order; Refused is Redis's answer.
+	Unknown []int
+	Refused error
+}
+
+// Outages reads the outage state of every group of lag (as TopicLag read it) on the
+// partitions where it exists: the partitions waiting out a downstream outage, and those whose
+// state is unknown because Redis refuses writes; one pipeline. A group with neither is
+// missing.
+func (a *Admin) Outages(ctx context.Context, lag TopicLag) (map[string]GroupOutages, error) {
 	var keys []string
 	type at struct {
 		group     string
@@ -54,17 +66,48 @@ func (a *Admin) Outages(ctx context.Context, lag TopicLag) (map[string][]Outage,
 			where = append(where, at{g.Group, p.Partition})
 		}
 	}
-	recs, err := outage.Read(ctx, a.rdb, keys)
+	states, err := inspect.Outages(ctx, a.rdb, keys)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string][]Outage{}
-	for i, r := range recs {
-		if o := outageOf(where[i].partition, r); o != nil {
-			out[where[i].group] = append(out[where[i].group], *o)
+	out := map[string]GroupOutages{}
+	for i, s := range states {
+		g, p := where[i].group, where[i].partition
+		if o := outageOf(p, s.Record); o != nil {
+			out[g] = out[g].with(*o)
+		} else if s.WriteRefused != nil {
+			out[g] = out[g].unknown(p, s.WriteRefused)
 		}
 	}
 	return out, nil
+}
+
+func (g GroupOutages) with(o Outage) GroupOutages {
+	g.Outages = append(g.Outages, o)
+	return g
+}
+
+func (g GroupOutages) unknown(p int, refused error) GroupOutages {
+	g.Unknown, g.Refused = append(g.Unknown, p), refused
+	return g
+}
+
+// ErrWritesRefused reports that Redis refuses the writes of the drain steps (OOM on a server
+// that cannot run them at maxmemory, MISCONF, NOREPLICAS, READONLY): a partition with no
+// outage record may still be waiting out an outage its lease holder could not record.
+var ErrWritesRefused = outage.ErrRefused
+
+// OutageUnknownText is what the tools say of a partition whose outage state is unknown
+// (PartitionGroupStats.OutageUnknown).
+const OutageUnknownText = "outage state unknown: Redis refuses writes"
+
+// outageUnknown is why part's outage state is unknown: no record, and Redis refuses the
+// record's write; nil when it is known.
+func outageUnknown(part inspect.GroupPartition) error {
+	if part.Outage != nil || part.WriteRefused == nil {
+		return nil
+	}
+	return part.WriteRefused
 }
 
 // outageOf is the Outage of partition p that r records; nil when r is.

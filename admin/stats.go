@@ -53,6 +53,10 @@ type PartitionGroupStats struct {
 	// Outage, when not nil, is the downstream outage the lease holder waits out there: it
 	// hands out nothing until a probe succeeds.
 	Outage *Outage
+	// OutageUnknown, when not nil, says why the outage state is not known there: no outage
+	// record, and Redis refuses that record's write now (it wraps ErrWritesRefused), so a
+	// lease holder waiting out an outage could not have recorded it.
+	OutageUnknown error
 }
 
 // GroupStats describes one consumer group of a topic.
@@ -82,6 +86,12 @@ type GroupStats struct {
 	Expired bool
 	// Outages is how many partitions wait out a downstream outage (PartitionGroupStats.Outage).
 	Outages int
+	// OutagesUnknown is how many partitions have an unknown outage state
+	// (PartitionGroupStats.OutageUnknown).
+	OutagesUnknown int
+	// LastMember is the member whose heartbeat (or leave) the group recorded last, kept a
+	// week after the last member is gone; nil when none is recorded.
+	LastMember *LastMember
 	// Partitions holds the partitions on which the group exists, in partition order.
 	Partitions []PartitionGroupStats
 }
@@ -100,7 +110,10 @@ func (a *Admin) GroupStats(ctx context.Context, topic, group string) (GroupStats
 	if err != nil {
 		return GroupStats{}, err
 	}
-	view, err := inspect.GroupView(ctx, a.rdb, a.space.Members(topic, group), group, retention.LossField(group), a.statsKeys(topic, group, meta.Count))
+	view, err := inspect.GroupView(ctx, a.rdb, inspect.GroupQuery{
+		Group: group, Members: a.space.Members(topic, group), Caps: a.space.MemberCaps(topic, group),
+		LossField: retention.LossField(group), Parts: a.statsKeys(topic, group, meta.Count),
+	})
 	if err != nil {
 		return GroupStats{}, err
 	}
@@ -111,7 +124,8 @@ func (a *Admin) GroupStats(ctx context.Context, topic, group string) (GroupStats
 	if len(found) == 0 {
 		return GroupStats{}, fmt.Errorf("%w: %q on topic %q", ErrGroupNotFound, group, topic)
 	}
-	gs := GroupStats{Topic: topic, Group: group, Members: view.Members, Heartbeats: heartbeatsOf(view), Time: view.Time}
+	gs := GroupStats{Topic: topic, Group: group, Members: view.Members, Heartbeats: heartbeatsOf(view), Time: view.Time,
+		LastMember: lastMemberOf(view.Last)}
 	if err := a.addLiveness(ctx, topic, group, meta.Count, found); err != nil {
 		return GroupStats{}, err
 	}
@@ -126,15 +140,21 @@ type MemberHeartbeat struct {
 	Name string
 	// Expires is when its latest heartbeat expires (in the past for a member that stopped
 	// without leaving), on the Redis server's clock; the heartbeat was sent one heartbeat TTL
-	// (the member's Membership.LeaseTTL) before it.
+	// (the member's Membership.LeaseTTL) before it, at Sent.
 	Expires time.Time
 	Live    bool // Expires is after GroupStats.Time
+	// Host and PID are the member's process; Sent is when it sent its latest heartbeat. Empty,
+	// 0 and zero for a member of a streamq version that did not record them.
+	Host string
+	PID  int
+	Sent time.Time
 }
 
 func heartbeatsOf(view inspect.Group) []MemberHeartbeat {
 	out := make([]MemberHeartbeat, 0, len(view.Heartbeats))
 	for _, h := range view.Heartbeats {
-		out = append(out, MemberHeartbeat{Name: h.Member, Expires: h.Expires, Live: h.Expires.After(view.Time)})
+		out = append(out, MemberHeartbeat{Name: h.Member, Expires: h.Expires, Live: h.Expires.After(view.Time),
+			Host: h.Process.Host, PID: h.Process.PID, Sent: h.Process.At})
 	}
 	return out
 }
@@ -188,6 +208,7 @@ func partitionGroupStats(part inspect.GroupPartition, g stream.GroupInfo, l Part
 		LeaseOwner: ownerName(part.LeaseToken), LeaseTTL: part.LeaseTTL,
 		TimeLag: l.TimeLag, OldestID: l.OldestID, PendingAge: l.PendingAge,
 		CommitFrontier: part.Commit, TrimLost: part.TrimLost, Outage: outageOf(l.Partition, part.Outage),
+		OutageUnknown: outageUnknown(part),
 	}
 }
 
@@ -210,6 +231,9 @@ func (gs *GroupStats) add(parts []PartitionGroupStats) {
 		gs.Expired = gs.Expired || !p.ExpiredSince.IsZero()
 		if p.Outage != nil {
 			gs.Outages++
+		}
+		if p.OutageUnknown != nil {
+			gs.OutagesUnknown++
 		}
 	}
 }

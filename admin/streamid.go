@@ -14,6 +14,10 @@ func (a *Admin) serverTime(ctx context.Context) (time.Time, error) {
 	return server.Time(ctx, a.rdb)
 }
 
+// ServerTime reads the Redis server's clock (TIME), the one stream ids, heartbeats and
+// history samples are written with.
+func (a *Admin) ServerTime(ctx context.Context) (time.Time, error) { return a.serverTime(ctx) }
+
 // streams returns the stream keys of partitions [from, to) of topic, built by key.
 func streams(key func(string, int) string, topic string, from, to int) []string {
 	out := make([]string, 0, to-from)

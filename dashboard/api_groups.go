@@ -31,10 +31,13 @@ type groupSummaryView struct {
 	TimeLagMs    int64 `json:"timeLagMs"`
 	PendingAgeMs int64 `json:"pendingAgeMs"`
 	// Expired: retention no longer waits for the group on some partition (no live member
-	// for the group expiry); LastSeen is when a member last held a partition.
+	// for the group expiry); LastSeen is when a member was last seen (its last heartbeat).
 	Expired  bool       `json:"expired"`
 	LastSeen string     `json:"lastSeen,omitempty"`
 	Health   healthView `json:"health"`
+	// Held is what the group holds back in Redis's memory, while some server is at or above
+	// the high-water mark (admin.MemoryUse); null otherwise.
+	Held *heldView `json:"held"`
 }
 
 func (h *Handler) groups(r *http.Request) (any, error) {
@@ -63,7 +66,7 @@ func (h *Handler) groupSummaries(r *http.Request, topic string, st topicState) (
 		v := groupSummaryView{
 			Name: g.Name, Consumers: g.Consumers, Pending: g.Pending, Lag: g.Lag,
 			LagUnknown: g.LagUnknown, ConsumeRate: rates[g.Name], Health: okHealth(),
-			Expired: g.Expired, LastSeen: rfc3339(g.LastSeen),
+			Expired: g.Expired, LastSeen: rfc3339(g.LastSeen), Held: heldOf(st.use, topic, g.Name),
 		}
 		for _, gs := range st.groups {
 			if gs.lag.Group == g.Name {
@@ -94,10 +97,38 @@ type groupView struct {
 	PausedAt     string   `json:"pausedAt,omitempty"`
 	Expired      bool     `json:"expired"` // retention no longer waits for it on some partition
 	ExpiredSince jsonTime `json:"expiredSince"`
-	// LastSeen is when a member last held a partition (admin.GroupLiveness); null when never
-	// recorded.
-	LastSeen   jsonTime             `json:"lastSeen"`
+	// LastSeen is when a member was last seen (admin.GroupLiveness: its last heartbeat or
+	// leave, or a partition's record of it); null when never recorded. LastMember is the
+	// member seen last, null when none is recorded.
+	LastSeen   jsonTime        `json:"lastSeen"`
+	LastMember *lastMemberView `json:"lastMember"`
+	// OutagesUnknown are the partitions whose outage state is unknown (no record, and Redis
+	// refuses its write), OutageUnknown what to say of them ("" when none).
+	OutagesUnknown []int  `json:"outagesUnknown"`
+	OutageUnknown  string `json:"outageUnknown"`
+	// Held is what the group holds back in Redis's memory while some server is at or above
+	// the high-water mark; null otherwise.
+	Held *heldView `json:"held"`
+	// Freshness says how fresh the history behind the health is.
+	Freshness  freshnessView        `json:"freshness"`
 	Partitions []groupPartitionView `json:"partitions"`
+}
+
+// lastMemberView is admin.LastMember.
+type lastMemberView struct {
+	Name string   `json:"name"`
+	Host string   `json:"host"`
+	PID  int      `json:"pid"`
+	At   jsonTime `json:"at"`   // its last heartbeat, or when it left
+	Left bool     `json:"left"` // it left (rather than stopped heartbeating)
+	Text string   `json:"text"` // "worker-1 (web-1 pid 4121)"
+}
+
+func lastMemberOf(m *admin.LastMember) *lastMemberView {
+	if m == nil {
+		return nil
+	}
+	return &lastMemberView{Name: m.Name, Host: m.Host, PID: m.PID, At: jsonTime(m.At), Left: m.Left, Text: m.String()}
 }
 
 // memberView is a member of the group's membership (live, or stopped without leaving) or a
@@ -107,9 +138,13 @@ type memberView struct {
 	Live       bool   `json:"live"`       // its heartbeat has not expired
 	Partitions []int  `json:"partitions"` // partitions whose lease it holds
 	// HeartbeatExpires is when its latest heartbeat expires (in the past: it stopped without
-	// leaving), sent one heartbeat TTL before; null for a lease holder no longer in the
-	// membership.
+	// leaving), sent one heartbeat TTL before, at HeartbeatSent; null for a lease holder no
+	// longer in the membership.
 	HeartbeatExpires jsonTime `json:"heartbeatExpires"`
+	HeartbeatSent    jsonTime `json:"heartbeatSent"`
+	// Host and PID are its process ("" and 0 when its streamq version did not record them).
+	Host string `json:"host"`
+	PID  int    `json:"pid"`
 }
 
 // groupPartitionView is admin.PartitionGroupStats.
@@ -132,6 +167,9 @@ type groupPartitionView struct {
 	// Outage is the downstream outage its lease holder waits out (admin.Outage), absent
 	// when none: the partition hands out nothing until a probe succeeds.
 	Outage *outageView `json:"outage,omitempty"`
+	// OutageUnknown says why the outage state is unknown there ("" when known): no record,
+	// and Redis refuses its write.
+	OutageUnknown string `json:"outageUnknown,omitempty"`
 }
 
 // outageView is admin.Outage.
@@ -152,6 +190,7 @@ func outageViewOf(o *admin.Outage) *outageView {
 
 func (h *Handler) group(r *http.Request) (any, error) {
 	ctx, topic, group := r.Context(), r.PathValue("topic"), r.PathValue("group")
+	h.sampler.view(ctx, topic)
 	st, err := h.adm.GroupStats(ctx, topic, group)
 	if err != nil {
 		return nil, err
@@ -162,25 +201,45 @@ func (h *Handler) group(r *http.Request) (any, error) {
 	}
 	seen := ts.seen[group]
 	v := groupView{
-		Topic: st.Topic, Group: st.Group, Health: ts.healthOf(group), Time: jsonTime(st.Time),
+		Topic: st.Topic, Group: st.Group, Health: ts.groupPageHealth(group), Time: jsonTime(st.Time),
 		Pending: st.Pending, Lag: st.Lag, TimeLagMs: ms(st.TimeLag), PendingAgeMs: ms(st.PendingAge),
 		Members: membersOf(st), Unowned: []int{}, Partitions: make([]groupPartitionView, 0, len(st.Partitions)),
 		Paused: st.Pause.Paused, PausedAt: rfc3339(st.Pause.Since), Expired: st.Expired,
-		ExpiredSince: jsonTime(seen.ExpiredSince), LastSeen: jsonTime(seen.LastSeen),
+		ExpiredSince: jsonTime(seen.ExpiredSince), LastSeen: jsonTime(seen.LastSeen), LastMember: lastMemberOf(lastOf(st, seen)),
+		OutagesUnknown: []int{}, Held: heldOf(ts.use, topic, group), Freshness: ts.fresh,
 	}
 	for _, p := range st.Partitions {
-		if p.LeaseOwner == "" {
-			v.Unowned = append(v.Unowned, p.Partition)
-		}
-		v.Partitions = append(v.Partitions, groupPartitionView{
-			Partition: p.Partition, Pending: p.Pending, Lag: p.Lag, LagExact: p.LagExact,
-			LastDeliveredID: p.LastDeliveredID, EntriesRead: p.EntriesRead, RedisConsumers: p.Consumers,
-			LeaseOwner: p.LeaseOwner, LeaseTTLMs: ms(p.LeaseTTL), TimeLagMs: ms(p.TimeLag),
-			CommitFrontier: p.CommitFrontier, LastSeen: rfc3339(p.LastSeen), ExpiredSince: rfc3339(p.ExpiredSince),
-			Outage: outageViewOf(p.Outage),
-		})
+		v.add(p)
 	}
 	return v, nil
+}
+
+// lastOf is the member seen last: GroupStats' (read with the members), else the liveness's.
+func lastOf(st admin.GroupStats, seen admin.GroupLiveness) *admin.LastMember {
+	if st.LastMember != nil {
+		return st.LastMember
+	}
+	return seen.LastMember
+}
+
+// add adds partition p to the view.
+func (v *groupView) add(p admin.PartitionGroupStats) {
+	if p.LeaseOwner == "" {
+		v.Unowned = append(v.Unowned, p.Partition)
+	}
+	pv := groupPartitionView{
+		Partition: p.Partition, Pending: p.Pending, Lag: p.Lag, LagExact: p.LagExact,
+		LastDeliveredID: p.LastDeliveredID, EntriesRead: p.EntriesRead, RedisConsumers: p.Consumers,
+		LeaseOwner: p.LeaseOwner, LeaseTTLMs: ms(p.LeaseTTL), TimeLagMs: ms(p.TimeLag),
+		CommitFrontier: p.CommitFrontier, LastSeen: rfc3339(p.LastSeen), ExpiredSince: rfc3339(p.ExpiredSince),
+		Outage: outageViewOf(p.Outage),
+	}
+	if p.OutageUnknown != nil {
+		pv.OutageUnknown = admin.OutageUnknownText
+		v.OutagesUnknown = append(v.OutagesUnknown, p.Partition)
+		v.OutageUnknown = admin.OutageUnknownText + " (" + p.OutageUnknown.Error() + ")"
+	}
+	v.Partitions = append(v.Partitions, pv)
 }
 
 // membersOf lists the members of the membership, live or not, and the lease holders (a
@@ -198,7 +257,8 @@ func membersOf(st admin.GroupStats) []memberView {
 	}
 	for _, hb := range st.Heartbeats {
 		m := get(hb.Name)
-		m.Live, m.HeartbeatExpires = hb.Live, jsonTime(hb.Expires)
+		m.Live, m.HeartbeatExpires, m.HeartbeatSent = hb.Live, jsonTime(hb.Expires), jsonTime(hb.Sent)
+		m.Host, m.PID = hb.Host, hb.PID
 	}
 	for _, name := range st.Members {
 		get(name).Live = true

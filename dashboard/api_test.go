@@ -242,15 +242,19 @@ type groupPageJSON struct {
 }
 
 type healthJSON struct {
-	State    string `json:"state"`
-	Problems []struct {
-		Code     string     `json:"code"`
-		Severity string     `json:"severity"`
-		Text     string     `json:"text"`
-		Since    *time.Time `json:"since"`
-		Next     string     `json:"next"`
-		Command  string     `json:"command"`
-	} `json:"problems"`
+	State    string        `json:"state"`
+	Problems []problemJSON `json:"problems"`
+}
+
+type problemJSON struct {
+	Code     string     `json:"code"`
+	Severity string     `json:"severity"`
+	Text     string     `json:"text"`
+	Since    *time.Time `json:"since"`
+	Next     string     `json:"next"`
+	Command  string     `json:"command"`
+	Group    string     `json:"group"`
+	Detail   string     `json:"detail"`
 }
 
 // TestGroupHealthHeadline: the group endpoint carries the group's health as the Topics page

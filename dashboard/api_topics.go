@@ -31,6 +31,8 @@ type topicSummaryView struct {
 	ConsumerGroups []groupHealthView `json:"consumerGroups"`
 	Health         healthView        `json:"health"`
 	Memory         memoryView        `json:"memory"` // the Redis servers', the topic's refused publishes
+	// Freshness says how fresh PublishRate and the groups' rates and lag trends are.
+	Freshness freshnessView `json:"freshness"`
 }
 
 func (h *Handler) topics(r *http.Request) (any, error) {
@@ -52,7 +54,7 @@ func (h *Handler) topics(r *http.Request) (any, error) {
 			Topic: t, Partitions: st.lag.Partitions, Length: st.lag.Length, Retries: st.lag.Retries,
 			Groups: len(st.lag.Groups), DLQLength: st.dlq, DLQRecent: st.arrivedTotal(),
 			PublishRate: st.recent.publishRate(), WorstLag: st.worstLag, ConsumerGroups: st.groupViews(), Health: st.health,
-			Memory: memoryOf(st.memory),
+			Memory: memoryOf(st.memory), Freshness: st.fresh,
 		})
 	}
 	sort.SliceStable(v.Topics, func(i, j int) bool { return worse(v.Topics[i], v.Topics[j]) })
@@ -97,6 +99,7 @@ type topicView struct {
 	Retention    retentionView      `json:"retention"`
 	OverMaxLen   int64              `json:"overMaxLen"` // summed over partitions
 	Memory       memoryView         `json:"memory"`     // the Redis servers', the topic's refused publishes
+	Freshness    freshnessView      `json:"freshness"`  // how fresh PublishRate and the health's trends are
 	Groups       []groupSummaryView `json:"groups"`
 	PerPartition []partitionView    `json:"perPartition"`
 }
@@ -158,7 +161,7 @@ func (h *Handler) topic(r *http.Request) (any, error) {
 		Topic: topic, Partitions: q.Partitions, Length: q.Length, FirstID: q.FirstID, LastID: q.LastID,
 		DLQLength: q.DLQLength, DLQRecent: st.arrivedTotal(), Retries: st.lag.Retries, Health: st.health,
 		WorstLag: st.worstLag, PublishRate: st.recent.publishRate(), Groups: groups,
-		Retention: retentionOf(q.Retention), OverMaxLen: q.OverMaxLen, Memory: memoryOf(st.memory),
+		Retention: retentionOf(q.Retention), OverMaxLen: q.OverMaxLen, Memory: memoryOf(st.memory), Freshness: st.fresh,
 		PerPartition: make([]partitionView, 0, len(q.PerPartition)),
 	}
 	for _, pi := range q.PerPartition {

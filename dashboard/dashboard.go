@@ -22,6 +22,7 @@ type Handler struct {
 	auth    *authenticator
 	sampler *sampler
 	memory  memoryReader
+	uses    useReader
 	root    http.Handler
 }
 

@@ -23,6 +23,7 @@ const (
 	probDeadLetters  = "dead-letters-arriving" // dead letters arrived in the recent window
 	probExpired      = "expired"               // retention no longer waits for the group (group expiry)
 	probOutage       = "downstream-outage"     // partitions wait out a downstream outage (streamq.Outage)
+	probOutageState  = "outage-unknown"        // no outage record, and Redis refuses its write
 	probPaused       = "paused"                // an operator paused the group (admin.PauseGroup)
 )
 
@@ -50,6 +51,8 @@ type problemView struct {
 	Command string `json:"command"`
 	// Group is the group a topic's problem is of ("" for the topic's own and on a group).
 	Group string `json:"group,omitempty"`
+	// Detail says more, on a line of its own: the member seen last, with its host and PID.
+	Detail string `json:"detail,omitempty"`
 }
 
 func rank(sev string) int {
@@ -139,16 +142,30 @@ type groupFacts struct {
 	FirstDead   time.Time     // when the first of them failed
 	Expired     bool          // no live member for the group expiry on some partition (admin.GroupLiveness)
 	// ExpiredSince and LastSeen are admin.GroupLiveness's: since when retention no longer
-	// waits for the group, when a member last held a partition (zero: never recorded).
+	// waits for the group, when a member was last seen (its last heartbeat or leave, or a
+	// partition's record of it; zero: never recorded), and LastMember the one that was.
 	ExpiredSince, LastSeen time.Time
-	// Outages are the partitions waiting out a downstream outage (admin.Outages).
-	Outages []admin.Outage
+	LastMember             *admin.LastMember
+	// Outages are the partitions waiting out a downstream outage (admin.Outages);
+	// OutageUnknown those whose outage state is unknown because Redis refuses the record's
+	// write (OutageRefused).
+	Outages       []admin.Outage
+	OutageUnknown []int
+	OutageRefused error
 	// Paused: an operator paused the group (admin.PauseGroup), since PausedSince.
 	Paused      bool
 	PausedSince time.Time
-	trend       []admin.HistoryGroup
-	first       time.Time     // the time of trend's first sample
-	span        time.Duration // between the first and last sample of trend
+	// StaleSince, when not zero, is the time of the newest sample the trend has: the history
+	// is stale (freshnessView).
+	StaleSince time.Time
+	trend      []admin.HistoryGroup
+	first      time.Time     // the time of trend's first sample
+	span       time.Duration // between the first and last sample of trend
+	// growthFrom is when a growing lag began to grow, its lag then growthLag; growthEarlier:
+	// it is the oldest sample read, the growth may have begun before.
+	growthFrom    time.Time
+	growthLag     int64
+	growthEarlier bool
 }
 
 // factsOf completes f with the group's samples of rc.
@@ -164,7 +181,7 @@ func (f groupFacts) with(rc recent) groupFacts {
 		}
 	}
 	f.first, f.span = first, last.Sub(first)
-	return f
+	return f.since(rc)
 }
 
 // groupHealth judges one group.
@@ -174,11 +191,11 @@ func groupHealth(f groupFacts) healthView {
 	switch {
 	case f.Members == 0 && waiting > 0:
 		v.add(probNoMember, sevCritical, "no live member: %s waiting and nobody consumes them", plural(waiting, "message")).
-			since("no member seen since", f.LastSeen, f.Now, "no member seen yet").
+			since("no member seen since", f.LastSeen, f.Now, "no member seen yet").lastMember(f.LastMember).
 			then("start or restart a Subscriber of group "+f.Name+"; see it live", cli("groups", f.Topic))
 	case f.Members == 0:
 		v.add(probNoMember, sevWarning, "no live member: new messages will wait").
-			since("no member seen since", f.LastSeen, f.Now, "no member seen yet").
+			since("no member seen since", f.LastSeen, f.Now, "no member seen yet").lastMember(f.LastMember).
 			then("start a Subscriber of group "+f.Name+", or delete the group if nobody needs it", cli("groups", f.Topic))
 	case f.Paused: // named below: it says why nothing is consumed
 	case len(f.Outages) > 0:
@@ -193,10 +210,11 @@ func groupHealth(f groupFacts) healthView {
 			since("since", f.PausedSince, f.Now, "").
 			then("resume the group when it may deliver again (every member goes on where it stopped)", cli("resume", f.Topic, f.Name))
 	}
-	if first, last, ok := f.growth(); ok && !f.Paused { // a paused group's lag grows: the pause says why
-		v.add(probLagGrowing, sevWarning, "lag grew from %d to %d in the last %s", first, last, roundSpan(f.span)).
-			since("growing since", f.first, f.Now, "").
-			then("members consume slower than messages arrive: add members (up to one per partition) or find the slow partitions", cli("lag", f.Topic, f.Name))
+	if len(f.OutageUnknown) > 0 {
+		outageUnknownProblem(&v, f)
+	}
+	if _, last, ok := f.growth(); ok && !f.Paused { // a paused group's lag grows: the pause says why
+		growthProblem(&v, f, last)
 	}
 	if f.Expired {
 		v.add(probExpired, sevWarning, "expired: no live member for the group expiry, retention no longer waits for it (what it loses is counted)").
@@ -209,6 +227,62 @@ func groupHealth(f groupFacts) healthView {
 			then("read the reasons, fix the cause, then replay them", cli("dlq", "list", f.Topic, "--group", f.Name, "--failed-within", roundSpan(recentWindow)))
 	}
 	return v
+}
+
+// growthProblem says the lag grows: from what to last since it began, and the step that fits
+// the group (adding members helps only a group whose members are live and deliver).
+func growthProblem(v *healthView, f groupFacts, last int64) {
+	what := "growing since"
+	if f.growthEarlier {
+		what = "growing since at least"
+	}
+	p := v.add(probLagGrowing, sevWarning, "lag grew from %d to %d", f.growthLag, last).since(what, f.growthFrom, f.Now, "")
+	if !f.StaleSince.IsZero() {
+		p.Text += "; stale: as of the last sample, " + at(f.StaleSince, f.Now)
+	}
+	switch {
+	case f.Members == 0:
+		p.then("the group has no live member: start a Subscriber of group "+f.Name+" (members added to none consume nothing until one runs)", cli("groups", f.Topic))
+	case len(f.Outages) > 0:
+		p.then("partitions wait out a downstream outage: fix the service the handler calls; adding members would not deliver more", cli("stats", f.Topic, f.Name))
+	case len(f.OutageUnknown) > 0:
+		p.then("Redis refuses writes, so an outage cannot be recorded: find whether the handler's downstream is down before adding members", cli("stats", f.Topic, f.Name))
+	default:
+		p.then("members consume slower than messages arrive: add members (up to one per partition) or find the slow partitions", cli("lag", f.Topic, f.Name))
+	}
+}
+
+// outageUnknownProblem names the partitions whose outage state is unknown: no record, and
+// Redis refuses its write now.
+func outageUnknownProblem(v *healthView, f groupFacts) {
+	parts := make([]string, len(f.OutageUnknown))
+	for i, p := range f.OutageUnknown {
+		parts[i] = fmt.Sprint(p)
+	}
+	which := "partitions "
+	if len(parts) == 1 {
+		which = "partition "
+	}
+	why := ""
+	if f.OutageRefused != nil {
+		why = " (" + f.OutageRefused.Error() + ")"
+	}
+	v.add(probOutageState, sevWarning, "%s on %s%s%s: a partition waiting out a downstream outage could not record it", admin.OutageUnknownText, which, strings.Join(parts, ", "), why).
+		then("make Redis take writes again (free memory, or fix what refuses them); meanwhile check the service the handler calls", cli("info", f.Topic))
+}
+
+// lastMember names the member seen last, its host and PID, and whether it left or its
+// heartbeats stopped, in the detail.
+func (p *problemView) lastMember(m *admin.LastMember) *problemView {
+	if m == nil {
+		return p
+	}
+	how := "its heartbeats stopped"
+	if m.Left {
+		how = "it left"
+	}
+	p.Detail = "last member: " + m.String() + ", " + how
+	return p
 }
 
 // outageProblem names the partitions waiting out a downstream outage: since the first
@@ -259,6 +333,40 @@ func (f groupFacts) stalled() bool {
 	return f.trend[len(f.trend)-1].EntriesRead == f.trend[0].EntriesRead
 }
 
+// since completes f with when its lag began to grow, looked for in long (growthHistory).
+func (f groupFacts) since(long recent) groupFacts {
+	var lags []int64
+	var times []time.Time
+	for _, s := range long {
+		if g, ok := s.Groups[f.Name]; ok {
+			lags, times = append(lags, g.Lag), append(times, s.Time)
+		}
+	}
+	if i, ok := growthStart(lags); ok {
+		f.growthFrom, f.growthLag, f.growthEarlier = times[i], lags[i], i == 0
+	}
+	return f
+}
+
+// growthStart is the sample a rising lag began its rise at: the last one whose lag was
+// within growth's threshold (10 messages and 10%) of the lowest; false without samples.
+func growthStart(lags []int64) (int, bool) {
+	if len(lags) == 0 {
+		return 0, false
+	}
+	low := lags[0]
+	for _, l := range lags {
+		low = min(low, l)
+	}
+	at := 0
+	for i, l := range lags {
+		if l <= low+max(10, low/10) {
+			at = i
+		}
+	}
+	return at, true
+}
+
 // growth reports a lag that rose by at least 10 messages and 10% over the recent samples
 // and did not fall in the latest one.
 func (f groupFacts) growth() (first, last int64, ok bool) {
@@ -279,7 +387,7 @@ func topicHealth(topic string, names []string, groups []healthView, unattributed
 	for i, g := range groups {
 		for _, p := range g.Problems {
 			q := v.add(p.Code, p.Severity, "group %s: %s", names[i], p.Text)
-			q.Since, q.Next, q.Command, q.Group = p.Since, p.Next, p.Command, names[i]
+			q.Since, q.Next, q.Command, q.Group, q.Detail = p.Since, p.Next, p.Command, names[i], p.Detail
 		}
 	}
 	if unattributed.count > 0 {

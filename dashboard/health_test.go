@@ -1,6 +1,8 @@
 package dashboard
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -93,9 +95,9 @@ func TestProblemSinceAndNext(t *testing.T) {
 			Next:    "start or restart a Subscriber of group g; see it live",
 			Command: "streamq groups orders"},
 		{Code: probLagGrowing, Severity: sevWarning, Since: jsonTime(now.Add(-4 * time.Minute)),
-			Text:    "lag grew from 100 to 400 in the last 4m; growing since 2026-12-01 19:56:00 UTC (4m ago)",
-			Next:    "members consume slower than messages arrive: add members (up to one per partition) or find the slow partitions",
-			Command: "streamq lag orders g"},
+			Text:    "lag grew from 100 to 400; growing since at least 2026-12-01 19:56:00 UTC (4m ago)",
+			Next:    "the group has no live member: start a Subscriber of group g (members added to none consume nothing until one runs)",
+			Command: "streamq groups orders"},
 		{Code: probExpired, Severity: sevWarning, Since: jsonTime(now.Add(-time.Hour)),
 			Text:    "expired: no live member for the group expiry, retention no longer waits for it (what it loses is counted); expired since 2026-12-01 19:00:00 UTC (1h0m ago)",
 			Next:    "start a member to make retention wait again (the losses are per partition), or delete the group if nobody needs it",
@@ -115,6 +117,107 @@ func TestProblemSinceAndNext(t *testing.T) {
 	stalled := groupHealth(f.with(trendOf([]int64{7, 7, 7}, []int64{50, 50, 50})))
 	assert.Equal(t, "nothing consumed in the last 20s while 7 messages wait; the oldest waits since 2026-12-01 19:50:00 UTC (10m ago)", stalled.Problems[0].Text)
 	assert.Equal(t, "streamq pending orders g --sort deliveries", stalled.Problems[0].Command)
+}
+
+// TestGrowthSinceAndStep: "growing since" is when the rise began, found in the longer
+// history (not the first sample of the window), and the next step fits the group: add members
+// only to a group whose live members deliver; a group with none starts one, a group in an
+// outage fixes its downstream, one whose outage state is unknown checks it first. A stale
+// trend says as of when.
+func TestGrowthSinceAndStep(t *testing.T) {
+	now := time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC)
+	long := trendOf([]int64{20, 25, 18, 21, 19, 60, 200, 900, 3219}, make([]int64, 9))
+	for i := range long {
+		long[i].Time = now.Add(time.Duration(i-8) * time.Minute)
+	}
+	recentOnly := long[6:] // the last 2 minutes: the window starts mid-rise
+	base := groupFacts{Topic: "orders", Name: "g", Now: now, Members: 2, Lag: 3219}
+	steps := []struct {
+		name    string
+		change  func(*groupFacts)
+		next    string
+		command string
+	}{
+		{"members deliver", func(*groupFacts) {}, "members consume slower than messages arrive: add members (up to one per partition) or find the slow partitions", "streamq lag orders g"},
+		{"no live member", func(f *groupFacts) { f.Members = 0 }, "the group has no live member: start a Subscriber of group g (members added to none consume nothing until one runs)", "streamq groups orders"},
+		{"outage", func(f *groupFacts) { f.Outages = []admin.Outage{{Partition: 0, Since: now, NextProbe: now}} },
+			"partitions wait out a downstream outage: fix the service the handler calls; adding members would not deliver more", "streamq stats orders g"},
+		{"outage state unknown", func(f *groupFacts) { f.OutageUnknown = []int{0} },
+			"Redis refuses writes, so an outage cannot be recorded: find whether the handler's downstream is down before adding members", "streamq stats orders g"},
+	}
+	for _, st := range steps {
+		t.Run(st.name, func(t *testing.T) {
+			f := base
+			st.change(&f)
+			p := problemOf(t, groupHealth(f.with(recentOnly).since(long)), probLagGrowing)
+			assert.Equal(t, "lag grew from 19 to 3219; growing since 2026-12-01 19:56:00 UTC (4m ago)", p.Text, "since the last sample before the rise")
+			assert.Equal(t, jsonTime(now.Add(-4*time.Minute)), p.Since)
+			assert.Equal(t, st.next, p.Next)
+			assert.Equal(t, st.command, p.Command)
+		})
+	}
+	f := base
+	f.StaleSince = now.Add(-3 * time.Minute)
+	p := problemOf(t, groupHealth(f.with(recentOnly).since(long)), probLagGrowing)
+	assert.True(t, strings.HasSuffix(p.Text, "; stale: as of the last sample, 2026-12-01 19:57:00 UTC (3m ago)"), p.Text)
+}
+
+// TestGrowthStart: the last sample within 10 messages and 10 % of the lowest lag.
+func TestGrowthStart(t *testing.T) {
+	for _, tt := range []struct {
+		lags []int64
+		want int
+		ok   bool
+	}{
+		{nil, 0, false},
+		{[]int64{5, 50, 500}, 0, true},
+		{[]int64{300, 20, 25, 18, 60, 600}, 3, true},
+		{[]int64{1000, 1050, 2000, 5000}, 1, true},
+	} {
+		got, ok := growthStart(tt.lags)
+		assert.Equal(t, tt.ok, ok, "%v", tt.lags)
+		assert.Equal(t, tt.want, got, "%v", tt.lags)
+	}
+}
+
+// TestNoMemberNamesTheLast: "no member seen since" names the last member, its process, and
+// whether it left or its heartbeats stopped, on a line of its own (the problem stays one line).
+func TestNoMemberNamesTheLast(t *testing.T) {
+	now := time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC)
+	seen := now.Add(-90 * time.Second)
+	f := groupFacts{Topic: "orders", Name: "g", Now: now, Lag: 3, LastSeen: seen,
+		LastMember: &admin.LastMember{Name: "worker-1", Host: "web-1", PID: 4121, At: seen}}
+	p := problemOf(t, groupHealth(f), probNoMember)
+	assert.Equal(t, "no live member: 3 messages waiting and nobody consumes them; no member seen since 2026-12-01 19:58:30 UTC (1m30s ago)", p.Text)
+	assert.Equal(t, "last member: worker-1 (web-1 pid 4121), its heartbeats stopped", p.Detail)
+	f.LastMember.Left = true
+	assert.Equal(t, "last member: worker-1 (web-1 pid 4121), it left", problemOf(t, groupHealth(f), probNoMember).Detail)
+	topic := topicHealth("orders", []string{"g"}, []healthView{groupHealth(f)}, arrivals{}, now)
+	assert.Equal(t, "last member: worker-1 (web-1 pid 4121), it left", problemOf(t, topic, probNoMember).Detail, "the Topics page names it too")
+}
+
+// TestOutageUnknown: partitions whose outage state is unknown (Redis refuses the record's
+// write) are a warning that says so, with Redis's answer and the next step.
+func TestOutageUnknown(t *testing.T) {
+	now := time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC)
+	f := groupFacts{Topic: "orders", Name: "g", Now: now, Members: 1, OutageUnknown: []int{0, 2},
+		OutageRefused: fmt.Errorf("%w: NOREPLICAS Not enough good replicas to write.", admin.ErrWritesRefused)}
+	v := groupHealth(f)
+	assert.Equal(t, sevWarning, v.State)
+	p := problemOf(t, v, probOutageState)
+	assert.Equal(t, "outage state unknown: Redis refuses writes on partitions 0, 2 (writes refused by Redis: NOREPLICAS Not enough good replicas to write.): a partition waiting out a downstream outage could not record it", p.Text)
+	assert.Equal(t, "streamq info orders", p.Command)
+}
+
+func problemOf(t *testing.T, v healthView, code string) problemView {
+	t.Helper()
+	for _, p := range v.Problems {
+		if p.Code == code {
+			return p
+		}
+	}
+	t.Fatalf("no %s problem in %+v", code, v.Problems)
+	return problemView{}
 }
 
 func TestAge(t *testing.T) {

@@ -24,6 +24,8 @@ type fakeStore struct {
 	known    map[string]bool
 	recorded map[string]int
 	failOn   string
+	refuse   bool // RecordHistory answers admin.ErrWritesRefused
+	taken    int  // samples taken: the n-th is at second n
 	all      int
 }
 
@@ -55,12 +57,16 @@ func (f *fakeStore) TakeSample(_ context.Context, topic string) (admin.HistorySa
 	if topic == f.failOn {
 		return admin.HistorySample{}, errors.New("boom")
 	}
-	return admin.HistorySample{Topic: topic}, nil
+	f.taken++
+	return admin.HistorySample{Topic: topic, Time: time.Unix(int64(f.taken), 0), Published: int64(10 * f.taken)}, nil
 }
 
 func (f *fakeStore) RecordHistory(_ context.Context, s admin.HistorySample, _ admin.HistoryOptions) (bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.refuse {
+		return false, fmt.Errorf("%w: OOM command not allowed", admin.ErrWritesRefused)
+	}
 	f.recorded[s.Topic]++
 	return true, nil
 }
@@ -192,19 +198,91 @@ func TestRatePoints(t *testing.T) {
 		{Time: at(12), Published: 150}, // same time: skipped
 		{Time: at(14), Published: 150, Groups: map[string]admin.HistoryGroup{"g": {EntriesRead: 10, Lag: 140}}},
 	}
-	points := ratePoints(samples)
+	points := ratePoints(samples, 0)
 	require.Len(t, points, 2)
 	assert.Equal(t, int64(12000), points[0].Time)
-	assert.InDelta(t, 20, points[0].PublishRate, 1e-9)
+	assert.InDelta(t, 20, *points[0].PublishRate, 1e-9)
 	assert.Equal(t, int64(3), points[0].Retries)
 	assert.InDelta(t, 10, *points[0].Groups["g"].ConsumeRate, 1e-9)
 	assert.Nil(t, points[0].Groups["new"].ConsumeRate, "a new group has no rate yet")
 	assert.Equal(t, int64(140), points[0].Groups["new"].Lag)
 	assert.Equal(t, int64(1000), points[0].Groups["new"].TimeLagMs)
 	assert.InDelta(t, 0, *points[1].Groups["g"].ConsumeRate, 1e-9, "a reset (counter down) is 0, not negative")
-	assert.InDelta(t, 5, points[1].PublishRate, 1e-9, "measured from the last sample kept")
+	assert.InDelta(t, 5, *points[1].PublishRate, 1e-9, "measured from the last sample kept")
 	assert.Equal(t, []string{"g", "new"}, pointGroups(points))
-	assert.Empty(t, ratePoints(samples[:1]))
+	assert.Empty(t, ratePoints(samples[:1], 0))
+}
+
+// TestRatePointsGap: two samples further apart than the gap bound make a gap: the later point
+// says so and has no rates (a mean over the gap would draw a line across it), its levels stay.
+func TestRatePointsGap(t *testing.T) {
+	at := func(sec int64) time.Time { return time.Unix(sec, 0) }
+	samples := []admin.HistorySample{
+		{Time: at(10), Published: 100, Groups: map[string]admin.HistoryGroup{"g": {EntriesRead: 50, Lag: 50}}},
+		{Time: at(12), Published: 140, Groups: map[string]admin.HistoryGroup{"g": {EntriesRead: 70, Lag: 70}}},
+		{Time: at(200), Published: 900, Groups: map[string]admin.HistoryGroup{"g": {EntriesRead: 70, Lag: 830}}},
+		{Time: at(202), Published: 910, Groups: map[string]admin.HistoryGroup{"g": {EntriesRead: 80, Lag: 830}}},
+	}
+	points := ratePoints(samples, 6*time.Second)
+	require.Len(t, points, 3)
+	assert.False(t, points[0].Gap)
+	assert.True(t, points[1].Gap)
+	assert.Nil(t, points[1].PublishRate)
+	assert.Nil(t, points[1].Groups["g"].ConsumeRate)
+	assert.Equal(t, int64(830), points[1].Groups["g"].Lag, "the lag at the point is known")
+	assert.False(t, points[2].Gap)
+	assert.InDelta(t, 5, *points[2].PublishRate, 1e-9)
+}
+
+// TestSamplerKeepsUnwrittenSamples: while Redis refuses the history's writes the sampler keeps
+// the samples it took (the figures come from them) and why; once a record succeeds the
+// refusal is gone, the samples of the recent window stay.
+func TestSamplerKeepsUnwrittenSamples(t *testing.T) {
+	f := newFakeStore("a")
+	f.set(func(f *fakeStore) { f.refuse = true })
+	s := newSampler(f, samplerOptions(time.Millisecond, -1, watermill.NopLogger{}))
+	defer s.close()
+	s.view(context.Background(), "a")
+	require.Eventually(t, func() bool {
+		got, err := s.notWritten("a")
+		return len(got) >= 3 && errors.Is(err, admin.ErrWritesRefused)
+	}, 5*time.Second, time.Millisecond)
+	got, _ := s.notWritten("a")
+	for i := 1; i < len(got); i++ {
+		require.True(t, got[i-1].Time.Before(got[i].Time), "oldest first")
+	}
+	f.set(func(f *fakeStore) { f.refuse = false })
+	require.Eventually(t, func() bool {
+		_, err := s.notWritten("a")
+		return err == nil
+	}, 5*time.Second, time.Millisecond)
+	kept, _ := s.notWritten("a")
+	assert.GreaterOrEqual(t, len(kept), len(got), "the samples of the recent window stay")
+}
+
+// TestMergedAndFreshness: the samples not written follow the history's newest; figures
+// from them are live; with none newer than three intervals the figures are stale.
+func TestMergedAndFreshness(t *testing.T) {
+	at := func(sec int64) time.Time { return time.Unix(1_700_000_000+sec, 0) }
+	recorded := []admin.HistorySample{{Time: at(0)}, {Time: at(2)}}
+	unwritten := []admin.HistorySample{{Time: at(1)}, {Time: at(4)}, {Time: at(6)}}
+	rc := merged(recorded, unwritten)
+	require.Len(t, rc, 4, "what the history has is not taken twice")
+	assert.Equal(t, at(6), rc[3].Time)
+	refused := fmt.Errorf("%w: OOM", admin.ErrWritesRefused)
+
+	live := freshnessOf(recorded, rc, refused, at(7), 6*time.Second)
+	assert.True(t, live.Live)
+	assert.False(t, live.Stale)
+	assert.Contains(t, live.Text, "live: figures from this dashboard's reads; the history is not written since 2023-11-14 22:13:22 UTC")
+
+	stale := freshnessOf(recorded, recent(recorded), refused, at(60), 6*time.Second)
+	assert.True(t, stale.Stale)
+	assert.Equal(t, at(2), stale.staleSince())
+	assert.Equal(t, "stale: figures as of the last sample, 2023-11-14 22:13:22 UTC (58s ago); the history is not written while Redis refuses writes", stale.Text)
+
+	fresh := freshnessOf(recorded, recent(recorded), nil, at(3), 6*time.Second)
+	assert.Equal(t, freshnessView{LastSample: jsonTime(at(2)), LastRecorded: jsonTime(at(2))}, fresh)
 }
 
 func TestThin(t *testing.T) {

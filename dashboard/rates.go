@@ -1,7 +1,6 @@
 package dashboard
 
 import (
-	"context"
 	"net/http"
 	"sort"
 	"time"
@@ -20,21 +19,33 @@ type ratesView struct {
 	WindowMs   int64       `json:"windowMs"`
 	Groups     []string    `json:"groups"` // every group in any point, sorted
 	Points     []ratePoint `json:"points"` // oldest first
+	// NowMs is the Redis server's clock (unix ms): the charts run to it, so a history that
+	// stopped being written shows as a gap up to now. GapAfterMs is the time between two
+	// samples past which no sample was recorded between them: a gap (ratePoint.Gap).
+	NowMs      int64 `json:"nowMs"`
+	GapAfterMs int64 `json:"gapAfterMs"`
+	// Freshness says how fresh the history is, and why it is not written when it is not.
+	Freshness freshnessView `json:"freshness"`
 }
 
 // ratePoint is the rates between two samples, at the later one.
 type ratePoint struct {
-	Time        int64                 `json:"t"`           // unix ms, Redis server clock
-	PublishRate float64               `json:"publishRate"` // messages published per second (not retries)
-	Length      int64                 `json:"length"`      // published messages held
-	Retries     int64                 `json:"retries"`     // retry entries held
+	Time int64 `json:"t"` // unix ms, Redis server clock
+	// Gap: no sample was recorded for more than GapAfterMs before this one; the rates over
+	// the gap are null (an average over it would draw a line across it).
+	Gap bool `json:"gap"`
+	// PublishRate is messages published per second (not retries); null at a gap.
+	PublishRate *float64              `json:"publishRate"`
+	Length      int64                 `json:"length"`  // published messages held
+	Retries     int64                 `json:"retries"` // retry entries held
 	DLQLength   int64                 `json:"dlqLength"`
 	Groups      map[string]groupPoint `json:"groups"`
 }
 
 // groupPoint is one group at a point.
 type groupPoint struct {
-	// ConsumeRate is entries delivered per second; null when the group is new at this point.
+	// ConsumeRate is entries delivered per second; null when the group is new at this point,
+	// or at a gap.
 	ConsumeRate *float64 `json:"consumeRate"`
 	Lag         int64    `json:"lag"`
 	Pending     int64    `json:"pending"`
@@ -54,9 +65,15 @@ func (h *Handler) rates(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	now, err := h.adm.ServerTime(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	_, refused := h.sampler.notWritten(topic)
+	gap := h.staleAfter()
 	v := ratesView{
-		Topic: topic, IntervalMs: ms(h.opts.SampleInterval), WindowMs: int64(window),
-		Points: ratePoints(thin(samples, maxChartPoints)),
+		Topic: topic, IntervalMs: ms(h.opts.SampleInterval), WindowMs: int64(window), NowMs: now.UnixMilli(), GapAfterMs: ms(gap),
+		Points: ratePoints(thin(samples, maxChartPoints), gap), Freshness: freshnessOf(samples, samples, refused, now, gap),
 	}
 	v.Groups = pointGroups(v.Points)
 	return v, nil
@@ -79,42 +96,46 @@ func thin(samples []admin.HistorySample, n int) []admin.HistorySample {
 }
 
 // ratePoints turns consecutive samples into rates. Counters that went down (a reset offset)
-// count as 0.
-func ratePoints(samples []admin.HistorySample) []ratePoint {
+// count as 0. Two samples more than gapAfter apart make a gap: the later one's rates are null.
+func ratePoints(samples []admin.HistorySample, gapAfter time.Duration) []ratePoint {
 	out := []ratePoint{}
 	if len(samples) == 0 {
 		return out
 	}
 	prev := samples[0]
 	for _, cur := range samples[1:] {
-		dt := cur.Time.Sub(prev.Time).Seconds()
+		dt := cur.Time.Sub(prev.Time)
 		if dt <= 0 { // no later than the previous sample: skipped
 			continue
 		}
-		out = append(out, ratePointOf(prev, cur, dt))
+		out = append(out, ratePointOf(prev, cur, dt.Seconds(), gapAfter > 0 && dt > gapAfter))
 		prev = cur
 	}
 	return out
 }
 
-func ratePointOf(prev, cur admin.HistorySample, dt float64) ratePoint {
+func ratePointOf(prev, cur admin.HistorySample, dt float64, gap bool) ratePoint {
 	p := ratePoint{
-		Time: cur.Time.UnixMilli(), PublishRate: perSecond(cur.Published-prev.Published, dt),
+		Time: cur.Time.UnixMilli(), Gap: gap, PublishRate: perSecond(cur.Published-prev.Published, dt, gap),
 		Length: cur.Length, Retries: cur.Retries, DLQLength: cur.DLQLength, Groups: map[string]groupPoint{},
 	}
 	for name, g := range cur.Groups {
 		gp := groupPoint{Lag: g.Lag, Pending: g.Pending, TimeLagMs: ms(g.TimeLag), Members: g.Members}
 		if was, ok := prev.Groups[name]; ok {
-			r := perSecond(g.EntriesRead-was.EntriesRead, dt)
-			gp.ConsumeRate = &r
+			gp.ConsumeRate = perSecond(g.EntriesRead-was.EntriesRead, dt, gap)
 		}
 		p.Groups[name] = gp
 	}
 	return p
 }
 
-func perSecond(delta int64, seconds float64) float64 {
-	return float64(max(delta, 0)) / seconds
+// perSecond is delta over seconds; nil across a gap.
+func perSecond(delta int64, seconds float64, gap bool) *float64 {
+	if gap {
+		return nil
+	}
+	r := float64(max(delta, 0)) / seconds
+	return &r
 }
 
 func pointGroups(points []ratePoint) []string {
@@ -138,18 +159,12 @@ const recentWindow = 5 * time.Minute
 // recent is a topic's history over recentWindow, for its latest rates and health.
 type recent []admin.HistorySample
 
-// recentHistory reads topic's recent history.
-func (h *Handler) recentHistory(ctx context.Context, topic string) (recent, error) {
-	s, err := h.adm.History(ctx, topic, recentWindow)
-	return recent(s), err
-}
-
 // latest is the newest rate point, false until there are two samples.
 func (rc recent) latest() (ratePoint, bool) {
 	if len(rc) < 2 {
 		return ratePoint{}, false
 	}
-	points := ratePoints([]admin.HistorySample(rc[len(rc)-2:]))
+	points := ratePoints([]admin.HistorySample(rc[len(rc)-2:]), 0)
 	if len(points) == 0 {
 		return ratePoint{}, false
 	}
@@ -162,7 +177,7 @@ func (rc recent) publishRate() *float64 {
 	if !ok {
 		return nil
 	}
-	return &p.PublishRate
+	return p.PublishRate
 }
 
 // consumeRates are the latest consume rate per group (absent until two samples).

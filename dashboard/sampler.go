@@ -57,7 +57,20 @@ type sampler struct {
 	failing map[string]bool // topics whose last read failed (logged once per streak)
 	listed  time.Time       // when every topic was last sampled
 	closed  bool
+	// unwritten are, per topic, the samples this process took but could not record (Redis
+	// refused the history's write), within recentWindow: the figures come from them while the
+	// history cannot be written.
+	unwritten map[string]*unwritten
 }
+
+// unwritten is what a sampler took of one topic and could not record.
+type unwritten struct {
+	samples []admin.HistorySample // oldest first, at most maxUnwritten
+	err     error                 // why the last record failed; nil once one succeeded
+}
+
+// maxUnwritten bounds the samples kept of one topic that could not be recorded.
+const maxUnwritten = 512
 
 func newSampler(adm historyStore, o Options) *sampler { return newSamplerAt(adm, o, time.Now) }
 
@@ -67,6 +80,7 @@ func newSamplerAt(adm historyStore, o Options, now func() time.Time) *sampler {
 	s := &sampler{
 		adm: adm, interval: o.SampleInterval, every: max(o.HistoryInterval, 0), retention: o.HistoryRetention,
 		log: o.Logger, now: now, ctx: ctx, cancel: cancel, topics: map[string]*watch{}, failing: map[string]bool{},
+		unwritten: map[string]*unwritten{},
 	}
 	s.wg.Add(1)
 	go s.run()
@@ -170,8 +184,53 @@ func (s *sampler) sample(ctx context.Context, topic string, interval time.Durati
 		_, err = s.adm.RecordHistory(ctx, smp, admin.HistoryOptions{
 			Interval: time.Duration(float64(interval) * gapShare), Retention: s.retention,
 		})
+		s.keep(topic, smp, err)
 	}
 	s.record(topic, err)
+}
+
+// keep remembers smp, which could not be recorded for err (nil: it was), for the figures of
+// the recent window; older samples than that are dropped.
+func (s *sampler) keep(topic string, smp admin.HistorySample, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u := s.unwritten[topic]
+	if u == nil && err == nil {
+		return
+	}
+	if u == nil {
+		u = &unwritten{}
+		s.unwritten[topic] = u
+	}
+	u.err = err
+	if err != nil {
+		u.samples = append(u.samples, smp)
+	}
+	u.prune(smp.Time.Add(-recentWindow))
+	if len(u.samples) == 0 && u.err == nil {
+		delete(s.unwritten, topic)
+	}
+}
+
+// prune drops the samples before from, and the oldest beyond maxUnwritten.
+func (u *unwritten) prune(from time.Time) {
+	i := 0
+	for i < len(u.samples) && (u.samples[i].Time.Before(from) || len(u.samples)-i > maxUnwritten) {
+		i++
+	}
+	u.samples = u.samples[i:]
+}
+
+// notWritten returns the samples of topic this process took but could not record, oldest
+// first, and why the latest record failed (nil: it succeeded, or none was tried).
+func (s *sampler) notWritten(topic string) ([]admin.HistorySample, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u := s.unwritten[topic]
+	if u == nil {
+		return nil, nil
+	}
+	return append([]admin.HistorySample(nil), u.samples...), u.err
 }
 
 func (s *sampler) record(topic string, err error) {
@@ -181,6 +240,7 @@ func (s *sampler) record(topic string, err error) {
 	case errors.Is(err, admin.ErrTopicNotFound):
 		delete(s.topics, topic)
 		delete(s.failing, topic)
+		delete(s.unwritten, topic)
 	case err != nil:
 		if !s.failing[topic] {
 			s.failLocked(topic, err)
@@ -201,7 +261,12 @@ func (s *sampler) fail(topic string, err error) {
 }
 
 func (s *sampler) failLocked(topic string, err error) {
-	if s.ctx.Err() == nil {
+	switch {
+	case s.ctx.Err() != nil:
+	case errors.Is(err, admin.ErrWritesRefused):
+		s.log.Info("dashboard: the topic's history is not written while Redis refuses writes; its rates and lag come from this dashboard's reads meanwhile",
+			watermill.LogFields{"topic": topic, "err": err.Error()})
+	default:
 		s.log.Error("dashboard: sampling topic history failed", err, watermill.LogFields{"topic": topic})
 	}
 }

@@ -16,10 +16,13 @@ type topicState struct {
 	dlq      int64               // dead letters now
 	arrived  map[string]arrivals // dead letters per group within recentWindow
 	seen     map[string]admin.GroupLiveness
-	outages  map[string][]admin.Outage   // partitions waiting out a downstream outage, per group
-	pauses   map[string]admin.PauseState // groups an operator paused
+	outages  map[string]admin.GroupOutages // partitions waiting out a downstream outage, per group
+	pauses   map[string]admin.PauseState   // groups an operator paused
 	recent   recent
+	fresh    freshnessView     // where recent's figures come from, how fresh
+	growth   recent            // the longer history a growing lag's start is looked for in
 	memory   admin.TopicMemory // the Redis servers' memory, the topic's refused publishes
+	use      *admin.MemoryUse  // who holds the memory, at the high-water mark and above; nil below
 	groups   []groupState      // sorted by name
 	health   healthView
 	worstLag *worstLagView
@@ -57,10 +60,16 @@ func (h *Handler) readTopicState(ctx context.Context, topic string) (topicState,
 	if st.arrived, err = h.arrivals(ctx, topic, st); err != nil {
 		return st, err
 	}
-	if st.recent, err = h.recentHistory(ctx, topic); err != nil {
+	if st.recent, st.fresh, err = h.recentHistory(ctx, topic, st.lag.Time); err != nil {
+		return st, err
+	}
+	if st.growth, err = h.growthHistory(ctx, st); err != nil {
 		return st, err
 	}
 	if st.memory, err = h.topicMemory(ctx, topic); err != nil {
+		return st, err
+	}
+	if st.use, err = h.uses.read(ctx, h.adm, st.memory); err != nil {
 		return st, err
 	}
 	st.judge()
@@ -126,7 +135,7 @@ func (st *topicState) judge() {
 	healths := make([]healthView, 0, len(st.lag.Groups))
 	attributed := map[string]bool{}
 	for _, g := range st.lag.Groups {
-		gs := groupState{lag: g, facts: st.factsOf(g).with(st.recent)}
+		gs := groupState{lag: g, facts: st.factsOf(g).with(st.recent).since(st.growth)}
 		gs.health = groupHealth(gs.facts)
 		attributed[g.Group] = true
 		st.groups = append(st.groups, gs)
@@ -143,17 +152,19 @@ func (st *topicState) judge() {
 		}
 	}
 	st.health = topicHealth(st.lag.Topic, names, healths, unattributed, st.lag.Time)
-	memoryHealth(&st.health, st.memory, st.lag.Time)
+	memoryHealth(&st.health, st.memory, st.use, st.lag.Time)
 }
 
 // factsOf is what st knows of group g now.
 func (st *topicState) factsOf(g admin.GroupLag) groupFacts {
-	seen, dead := st.seen[g.Group], st.arrived[g.Group]
+	seen, dead, out := st.seen[g.Group], st.arrived[g.Group], st.outages[g.Group]
 	return groupFacts{
 		Topic: st.lag.Topic, Name: g.Group, Now: st.lag.Time, Members: st.live[g.Group], Lag: g.Lag, Pending: g.Pending,
 		TimeLag: g.TimeLag, DeadLetters: dead.count, FirstDead: dead.first,
-		Expired: seen.Expired, ExpiredSince: seen.ExpiredSince, LastSeen: seen.LastSeen,
-		Outages: st.outages[g.Group], PausedSince: st.pauses[g.Group].Since, Paused: st.pauses[g.Group].Paused,
+		Expired: seen.Expired, ExpiredSince: seen.ExpiredSince, LastSeen: seen.LastSeen, LastMember: seen.LastMember,
+		Outages: out.Outages, OutageUnknown: out.Unknown, OutageRefused: out.Refused,
+		PausedSince: st.pauses[g.Group].Since, Paused: st.pauses[g.Group].Paused,
+		StaleSince: st.fresh.staleSince(),
 	}
 }
 
@@ -179,6 +190,20 @@ func (st topicState) healthOf(group string) healthView {
 	return okHealth()
 }
 
+// groupPageHealth is group's health with the topic's problems that name it (the memory it
+// holds back when it holds the most of any group).
+func (st topicState) groupPageHealth(group string) healthView {
+	v := st.healthOf(group)
+	v.Problems = append([]problemView{}, v.Problems...)
+	for _, p := range st.health.Problems {
+		if p.Group == group && (p.Code == probRedisFull || p.Code == probMemoryHigh) {
+			q := v.add(p.Code, p.Severity, "%s", p.Text)
+			q.Since, q.Next, q.Command = p.Since, p.Next, p.Command
+		}
+	}
+	return v
+}
+
 // worstLagView is the group furthest behind on a topic.
 type worstLagView struct {
 	Group     string `json:"group"`
@@ -200,6 +225,7 @@ type groupHealthView struct {
 	DeadLetters  int        `json:"deadLetters"` // within the recent window
 	Expired      bool       `json:"expired"`     // retention no longer waits for it (group expiry)
 	Health       healthView `json:"health"`
+	Held         *heldView  `json:"held"` // what it holds back in memory, at the high-water mark and above
 }
 
 // groupViews are the groups of st for the API.
@@ -211,6 +237,7 @@ func (st topicState) groupViews() []groupHealthView {
 			Name: g.lag.Group, Members: g.facts.Members, Lag: g.lag.Lag, LagExact: g.lag.Exact,
 			TimeLagMs: ms(g.lag.TimeLag), Pending: g.lag.Pending, PendingAgeMs: ms(g.lag.PendingAge),
 			ConsumeRate: rates[g.lag.Group], DeadLetters: g.facts.DeadLetters, Expired: g.facts.Expired, Health: g.health,
+			Held: heldOf(st.use, st.lag.Topic, g.lag.Group),
 		})
 	}
 	return out

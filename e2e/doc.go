@@ -10,5 +10,9 @@
 // relative path from the repository root): STREAMQ_SCREENSHOT=docs/dashboard.png make e2e;
 // STREAMQ_SCREENSHOTS=dir writes the Topics page (the whole page), the topic page and the
 // group page in an incident (TestDashboardIncident) as dir/dashboard-incident.png,
-// dashboard-incident-topic.png and dashboard-incident-group.png. The window is 1366x768.
+// dashboard-incident-topic.png and dashboard-incident-group.png, the Topics page, the topic
+// page and the group page of the cause with Redis at maxmemory (TestDashboardAtMaxmemory) as
+// dashboard-full.png, dashboard-full-topic.png and dashboard-full-group.png, and a group in a
+// downstream outage (TestDashboardShowsAnOutage) as dashboard-outage.png. The window is
+// 1366x768.
 package e2e

@@ -19,6 +19,7 @@ import (
 	"github.com/streamq-dev/streamq/admin"
 	"github.com/streamq-dev/streamq/dashboard"
 	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/lease"
 	"github.com/streamq-dev/streamq/internal/redistest"
 	"github.com/streamq-dev/streamq/internal/retention"
 )
@@ -199,9 +200,16 @@ func (e *env) ids(topic string, p int) []string {
 	return out
 }
 
+// crashedHost and crashedPID are the process a crashed member ran in.
+const (
+	crashedHost = "web-3"
+	crashedPID  = 4121
+)
+
 // crashed leaves in Redis what a member of group on topic that crashed ago before now leaves
-// behind: its expired heartbeat in the group's membership, and the partitions' record of
-// when the group was last seen live there.
+// behind: its expired heartbeat in the group's membership, the group's last beat (its last
+// heartbeat, in crashedHost's process crashedPID), and the partitions' record of when the
+// group was last seen live there.
 func (e *env) crashed(topic, group, member string, ago time.Duration) {
 	e.t.Helper()
 	now, err := e.client.Time(e.ctx).Result()
@@ -209,6 +217,9 @@ func (e *env) crashed(topic, group, member string, ago time.Duration) {
 	gone := now.Add(-ago)
 	space := keys.New("", "")
 	require.NoError(e.t, e.client.ZAdd(e.ctx, space.Members(topic, group), redis.Z{Member: member, Score: float64(gone.UnixMilli())}).Err())
+	beats, field := lease.BeatsKey(space.Members(topic, group))
+	beat := lease.EncodeBeat(lease.Beat{Member: member, Host: crashedHost, PID: crashedPID, At: gone})
+	require.NoError(e.t, e.client.HSet(e.ctx, beats, field, beat).Err())
 	q, err := e.adm.QueueInfo(e.ctx, topic)
 	require.NoError(e.t, err)
 	for _, p := range q.PerPartition {

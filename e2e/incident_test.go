@@ -192,6 +192,8 @@ func groupPageInIncident(t *testing.T, b *browser, url string) {
 	p.check(t, "the group page")
 	assert.Contains(t, p.Lines[0].Text, "no member seen since ")
 	assert.Regexp(t, `\(1[23]m`, p.Lines[0].Text, "a member was last seen when it crashed")
+	assert.Equal(t, "last member: audit-worker-3 ("+crashedHost+" pid "+strconv.Itoa(crashedPID)+"), its heartbeats stopped",
+		eval[string](b, `document.querySelector('`+block+` [data-field="detail"]').textContent`), "the member seen last, its host and PID")
 	assert.Equal(t, "$ streamq groups orders", p.Lines[0].Command)
 
 	member := `tr[data-member="audit-worker-3"]`

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/streamq-dev/streamq"
+	"github.com/streamq-dev/streamq/internal/fulltest"
 )
 
 // operationsIncident builds the state docs/operations.md describes: a Redis of 40 MiB
@@ -53,6 +54,8 @@ var operationsVariable = []struct {
 	{regexp.MustCompile(`\b(\d+(\.\d+)?(h|ms|µs|ns|m|s))+\b`), "<duration>"},
 	{regexp.MustCompile(`streamq-[0-9A-Za-z]{8,}`), "<member>"},
 	{regexp.MustCompile(`(?m)^(memory:?)[ \t].*$`), "$1 <memory>"},
+	{regexp.MustCompile(`\b\d+(\.\d+)? (B|KiB|MiB|GiB)\b`), "<size>"},
+	{regexp.MustCompile(`\(\S+ pid \d+\)`), "(<process>)"},
 	{regexp.MustCompile(`[ \t]+`), " "},
 }
 
@@ -68,15 +71,41 @@ func operationsNormal(s string) string {
 }
 
 // TestOperationsDocOutput runs the commands of docs/operations.md's console blocks on the
-// state the page describes (operationsIncident) and compares their output, what changes
-// between runs aside. STREAMQ_UPDATE_DOCS=1 writes this run's output into the page instead.
+// state the page describes (operationsIncident; for the blocks of the runbook, the scene of
+// a full Redis, fulltest.MemoryScene filled to maxmemory) and compares their output, what
+// changes between runs aside. STREAMQ_UPDATE_DOCS=1 writes this run's output into the page
+// instead.
 func TestOperationsDocOutput(t *testing.T) {
 	t.Parallel()
 	const page = "../../docs/operations.md"
 	lines, blocks := readDocPage(t, page)
 	require.NotEmpty(t, blocks, "docs/operations.md has no console block")
+	from, to := section(lines, "## Redis is full: a runbook")
+	require.Positive(t, from, "docs/operations.md has no runbook")
 
 	e := newCLIEnv(t)
 	e.operationsIncident()
-	checkDocOutputs(t, page, lines, blocks, operationsNormal, func(int) *cliEnv { return e })
+	full := newCLIEnv(t)
+	fulltest.MemoryScene(t, full.client, full.pub)
+	fulltest.Fill(t, full.client)
+	checkDocOutputs(t, page, lines, blocks, operationsNormal, func(i int) *cliEnv {
+		if blocks[i].at > from && blocks[i].at < to {
+			return full
+		}
+		return e
+	})
+}
+
+// section is where the section under heading starts and ends in lines (0, 0 when it is
+// missing).
+func section(lines []string, heading string) (from, to int) {
+	for i, l := range lines {
+		switch {
+		case l == heading:
+			from, to = i, len(lines)
+		case from > 0 && i > from && strings.HasPrefix(l, "## "):
+			return from, i
+		}
+	}
+	return from, to
 }

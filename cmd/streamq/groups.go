@@ -124,16 +124,30 @@ type statsView struct {
 	Lag       int64    `json:"lag"`
 	TimeLagMs int64    `json:"timeLagMs"` // the largest of the partitions'
 	// PendingAgeMs is the age of the oldest pending entry, the largest of the partitions'.
-	PendingAgeMs int64                `json:"pendingAgeMs"`
-	TrimLost     int64                `json:"trimLost"`  // entries hard trimming removed unacked
-	HoldsBack    int64                `json:"holdsBack"` // entries over max length the group holds back
-	Paused       bool                 `json:"paused"`    // an operator paused the group (streamq pause)
-	Expired      bool                 `json:"expired"`   // retention no longer waits for it on some partition
-	PausedAt     string               `json:"pausedAt,omitempty"`
-	Outages      int                  `json:"outages"` // partitions waiting out a downstream outage
-	Partitions   []partitionStatsView `json:"partitions"`
+	PendingAgeMs int64  `json:"pendingAgeMs"`
+	TrimLost     int64  `json:"trimLost"`  // entries hard trimming removed unacked
+	HoldsBack    int64  `json:"holdsBack"` // entries over max length the group holds back
+	Paused       bool   `json:"paused"`    // an operator paused the group (streamq pause)
+	Expired      bool   `json:"expired"`   // retention no longer waits for it on some partition
+	PausedAt     string `json:"pausedAt,omitempty"`
+	Outages      int    `json:"outages"` // partitions waiting out a downstream outage
+	// OutagesUnknown is how many partitions have an unknown outage state: no record, and
+	// Redis refuses its write.
+	OutagesUnknown int `json:"outagesUnknown"`
+	// Delivery says whether the group delivers: "running", "paused by an operator", the
+	// partitions waiting out an outage, "outage state unknown: Redis refuses writes (…)", or
+	// that no member is live.
+	Delivery string `json:"delivery"`
+	// Heartbeats are the members of the membership, live or not, with their host and PID;
+	// LastMember is the member seen last (null when none is recorded).
+	Heartbeats []heartbeatView      `json:"heartbeats"`
+	LastMember *lastMemberView      `json:"lastMember"`
+	Partitions []partitionStatsView `json:"partitions"`
 	// Memory is the Redis servers' memory and whether the topic's publishes are refused.
 	Memory memoryView `json:"memory"`
+	// MemoryUse is who holds the memory, while some server is at or above the high-water
+	// mark; absent otherwise.
+	MemoryUse *memoryUseView `json:"memoryUse,omitempty"`
 }
 
 // partitionStatsView is admin.PartitionGroupStats.
@@ -166,13 +180,16 @@ type partitionStatsView struct {
 	ExpiredSince string `json:"expiredSince,omitempty"`
 	// Outage is the downstream outage the lease holder waits out there, absent when none.
 	Outage *outageView `json:"outage,omitempty"`
+	// OutageUnknown says why the outage state is unknown there, absent when it is known.
+	OutageUnknown string `json:"outageUnknown,omitempty"`
 }
 
 func newStatsView(s admin.GroupStats) statsView {
 	v := statsView{
 		Topic: s.Topic, Group: s.Group, Members: nonNil(s.Members), Pending: s.Pending, Lag: s.Lag,
 		TimeLagMs: ms(s.TimeLag), PendingAgeMs: ms(s.PendingAge), TrimLost: s.TrimLost, HoldsBack: s.HoldsBack, Partitions: []partitionStatsView{},
-		Paused: s.Pause.Paused, Expired: s.Expired, Outages: s.Outages,
+		Paused: s.Pause.Paused, Expired: s.Expired, Outages: s.Outages, OutagesUnknown: s.OutagesUnknown,
+		Delivery: deliveryLine(s), Heartbeats: heartbeatViews(s.Heartbeats), LastMember: newLastMemberView(s.LastMember),
 	}
 	if s.Pause.Paused {
 		v.PausedAt = rfc3339(s.Pause.Since)
@@ -185,9 +202,18 @@ func newStatsView(s admin.GroupStats) statsView {
 			PendingAgeMs: ms(p.PendingAge), Skipped: p.Skipped,
 			CommitFrontier: p.CommitFrontier, TrimLost: p.TrimLost, HoldsBack: p.HoldsBack,
 			LastSeen: rfc3339(p.LastSeen), ExpiredSince: rfc3339(p.ExpiredSince), Outage: newOutageView(p.Outage),
+			OutageUnknown: errText(p.OutageUnknown),
 		})
 	}
 	return v
+}
+
+// errText is err's text, "" for nil.
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
 
 func statsCmd(a *app) *cobra.Command {
@@ -208,51 +234,72 @@ table: the Redis server's used and max memory (each master's on a Cluster), and 
 publishing refused since …" while Redis refuses publishes to the topic for memory, and a
 line for each partition waiting out a downstream outage ("partition 2 paused: downstream
 failing since …, next probe in …"): its handler marked its failures with streamq.Outage,
-so the partition hands out nothing until a probe succeeds.`,
+so the partition hands out nothing until a probe succeeds. The members line names each live
+member with its host and PID or, with none live, the member seen last and when (its last
+heartbeat, or its leave). The delivery line says "running", or why not: paused, waiting out
+an outage, "outage state unknown: Redis refuses writes" (where Redis refuses the outage
+record's write, a partition may wait out an outage nobody could record), or no live member.
+At or above the memory high-water mark, "memory held back" says what the group holds back
+(unacked messages and retries, approximate sizes) and which group holds back the most.`,
 		Example: `  streamq stats orders payments
   streamq stats orders payments -o wide --utc`,
 		GroupID:           groupGroups,
 		Args:              argsExactly("TOPIC", "GROUP"),
 		ValidArgsFunction: a.completeArgs(argTopic, argGroup),
-		RunE: a.withAdmin(func(ctx context.Context, adm *admin.Admin, _ *cobra.Command, args []string) error {
-			s, err := adm.GroupStats(ctx, args[0], args[1])
-			if err != nil {
-				return err
-			}
-			m, err := adm.TopicMemory(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			v := newStatsView(s)
-			v.Memory = newMemoryView(m)
-			if a.json {
-				return printJSON(a.stdout, v)
-			}
-			return a.printStats(s, v, a.memoryLines(m), a.outageLines(s, time.Now()))
-		}),
+		RunE:              a.withAdmin(a.stats),
 	}
 	a.addJSONFlag(cmd)
 	return cmd
 }
 
-func (a *app) printStats(s admin.GroupStats, v statsView, memory []memoryLine, outages []string) error {
-	w, wide := a.stdout, a.wide
-	members := "none live"
-	if len(v.Members) > 0 {
-		members = strings.Join(v.Members, ", ")
+// statsHead are the lines stats prints above its table.
+type statsHead struct {
+	members []string
+	outages []string
+	memory  []memoryLine
+	held    []string // none below the high-water mark
+}
+
+// stats is "streamq stats TOPIC GROUP".
+func (a *app) stats(ctx context.Context, adm *admin.Admin, _ *cobra.Command, args []string) error {
+	s, err := adm.GroupStats(ctx, args[0], args[1])
+	if err != nil {
+		return err
 	}
-	fmt.Fprintf(w, "group %q on topic %q\nmembers: %s\n", v.Group, v.Topic, members)
+	m, err := adm.TopicMemory(ctx, args[0])
+	if err != nil {
+		return err
+	}
+	v := newStatsView(s)
+	v.Memory = newMemoryView(m)
+	if v.MemoryUse, err = memoryUseOf(ctx, adm, args[0], m); err != nil {
+		return err
+	}
+	if a.json {
+		return printJSON(a.stdout, v)
+	}
+	head := statsHead{members: a.membersLines(s, s.Time), outages: a.outageLines(s, time.Now()),
+		memory: a.memoryLines(m), held: heldLines(args[0], args[1], v.MemoryUse, m.Full())}
+	return a.printStats(s, v, head)
+}
+
+func (a *app) printStats(s admin.GroupStats, v statsView, head statsHead) error {
+	w, wide := a.stdout, a.wide
+	fmt.Fprintf(w, "group %q on topic %q\n%s\ndelivery: %s\n", v.Group, v.Topic, strings.Join(head.members, "\n"), v.Delivery)
 	if v.Paused {
 		fmt.Fprintf(w, "paused by an operator since %s (streamq resume %s %s)\n", a.timeText(s.Pause.Since), v.Topic, v.Group)
 	}
 	if v.Expired {
 		fmt.Fprintf(w, "expired on partitions %s: no live member for the group expiry, retention no longer waits for it\n", expiredParts(s))
 	}
-	for _, l := range outages {
+	for _, l := range head.outages {
 		fmt.Fprintln(w, l)
 	}
-	for _, l := range memory {
+	for _, l := range head.memory {
 		fmt.Fprintf(w, "%s: %s\n", l.name, l.value)
+	}
+	for _, l := range head.held {
+		fmt.Fprintln(w, l)
 	}
 	fmt.Fprintln(w)
 	// The columns shown only when hard trimming cost the group entries, or it holds some back.

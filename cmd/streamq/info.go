@@ -27,6 +27,9 @@ type infoView struct {
 	PerPartition []partitionInfoView `json:"perPartition"`
 	// Memory is the Redis servers' memory and whether the topic's publishes are refused.
 	Memory memoryView `json:"memory"`
+	// MemoryUse is who holds the memory, while some server is at or above the high-water
+	// mark; absent otherwise.
+	MemoryUse *memoryUseView `json:"memoryUse,omitempty"`
 }
 
 // retentionView is admin.LengthRetention.
@@ -87,30 +90,43 @@ length with the group holding them: the one whose position stops the trim (its o
 pending entry, or the entry after its last delivered). "-" there: no group needs what is
 over, the next trim removes it. Then the Redis server's used and max memory (each master's
 on a Cluster), and "full: publishing refused since …" while Redis refuses publishes to the
-topic for memory. -o wide adds the retries and groups of each partition.`,
+topic for memory. At or above the memory high-water mark, a block says who holds the memory:
+the group that holds back the most of every topic (on this topic, or "Redis is full because
+of group G on topic T"), and what each group of this topic holds back: its unacked messages
+and retries with their approximate size (MEMORY USAGE, sampled), its dead letters apart.
+-o wide adds the retries and groups of each partition.`,
 		Example: `  streamq info orders
   streamq info orders -o wide`,
 		GroupID:           groupTopics,
 		Args:              argsExactly("TOPIC"),
 		ValidArgsFunction: a.completeArgs(argTopic),
-		RunE: a.withAdmin(func(ctx context.Context, adm *admin.Admin, _ *cobra.Command, args []string) error {
-			q, err := adm.QueueInfo(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			m, err := adm.TopicMemory(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			v := newInfoView(q, m)
-			if a.json {
-				return printJSON(a.stdout, v)
-			}
-			return printInfo(a.stdout, v, a.wide, a.memoryLines(m))
-		}),
+		RunE:              a.withAdmin(a.info),
 	}
 	a.addJSONFlag(cmd)
 	return cmd
+}
+
+// info is "streamq info TOPIC".
+func (a *app) info(ctx context.Context, adm *admin.Admin, _ *cobra.Command, args []string) error {
+	q, err := adm.QueueInfo(ctx, args[0])
+	if err != nil {
+		return err
+	}
+	m, err := adm.TopicMemory(ctx, args[0])
+	if err != nil {
+		return err
+	}
+	v := newInfoView(q, m)
+	if v.MemoryUse, err = memoryUseOf(ctx, adm, args[0], m); err != nil {
+		return err
+	}
+	if a.json {
+		return printJSON(a.stdout, v)
+	}
+	if err := printInfo(a.stdout, v, a.wide, a.memoryLines(m)); err != nil {
+		return err
+	}
+	return printHeld(a.stdout, args[0], v.MemoryUse, m.Full())
 }
 
 func printInfo(w io.Writer, v infoView, wide bool, memory []memoryLine) error {

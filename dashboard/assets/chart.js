@@ -43,9 +43,11 @@ function xTicks(x0, x1) {
 // lineChart draws series [{name, points: [[tMs, value], ...], color, dashed, band}] over
 // [from, to] (ms): color is a class c0..c7 (the same group keeps its colour in every chart),
 // a band is drawn wide and light under the other lines, so a line on top of it never hides
-// it. format renders a value for the legend; integer keeps the y ticks whole.
-export function lineChart({ title, series, from, to, unit = '', format = fmt.rate, integer = false }) {
-  const all = series.flatMap((x) => x.points);
+// it. A null value breaks a line: no sample there. gaps [[fromMs, toMs], ...] are spans
+// without samples, shaded and labelled "no samples" (a line never crosses one). format
+// renders a value for the legend; integer keeps the y ticks whole.
+export function lineChart({ title, series, from, to, gaps = [], unit = '', format = fmt.rate, integer = false }) {
+  const all = series.flatMap((x) => x.points).filter((p) => p[1] !== null);
   const svg = s('svg', { class: 'chart-svg', viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': title });
   svg.dataset.points = String(Math.max(0, ...series.map((x) => x.points.length)));
   svg.dataset.first = String(all.length ? Math.min(...all.map((p) => p[0])) : 0); // the oldest point's time (unix ms)
@@ -64,16 +66,37 @@ export function lineChart({ title, series, from, to, unit = '', format = fmt.rat
     svg.append(s('text', { class: 'axis', x: px(t), y: H - 6, 'text-anchor': 'middle' }, fmt.clock(new Date(t))));
   }
   svg.append(s('line', { class: 'baseline', x1: M.left, x2: W - M.right, y1: py(0), y2: py(0) }));
+  svg.dataset.gaps = String(gaps.length);
+  for (const [g0, g1] of gaps) {
+    const a = px(Math.max(g0, x0));
+    const b = px(Math.min(g1, x1));
+    if (b - a < 1) continue;
+    svg.append(s('rect', { class: 'gap', x: a, y: M.top, width: b - a, height: H - M.top - M.bottom }));
+    if (b - a > 60) svg.append(s('text', { class: 'axis gap-label', x: (a + b) / 2, y: M.top + 14, 'text-anchor': 'middle' }, 'no samples'));
+  }
 
-  const path = (pts) => pts.map((p, k) => (k ? 'L' : 'M') + px(p[0]).toFixed(1) + ' ' + py(p[1]).toFixed(1)).join(' ');
+  // path draws the points, a null value lifting the pen: the line resumes at the next value.
+  const path = (pts) => {
+    let pen = 'M';
+    return pts.map((p) => {
+      if (p[1] === null) {
+        pen = 'M';
+        return '';
+      }
+      const d = pen + px(p[0]).toFixed(1) + ' ' + py(p[1]).toFixed(1);
+      pen = 'L';
+      return d;
+    }).filter(Boolean).join(' ');
+  };
   const color = (ser, i) => ser.color || 'c' + (i % 8);
   // Bands first, then lines on top; dashed lines let an equal series below show through.
   const order = series.map((ser, i) => [ser, i]).sort((a, b) => Number(Boolean(b[0].band)) - Number(Boolean(a[0].band)));
   for (const [ser, i] of order) {
-    if (!ser.points.length) continue;
+    const valued = ser.points.filter((p) => p[1] !== null);
+    if (!valued.length) continue;
     const c = [color(ser, i), ser.dashed ? 'dashed' : '', ser.band ? 'band' : ''].filter(Boolean).join(' ');
     const line = s('path', { class: 'line ' + c, d: path(ser.points), dataset: { series: ser.name } });
-    const last = ser.points[ser.points.length - 1];
+    const last = valued[valued.length - 1];
     line.append(s('title', null, `${ser.name}: ${format(last[1])}${unit}`));
     svg.append(line);
     if (!ser.band) svg.append(s('circle', { class: 'dot ' + color(ser, i), cx: px(last[0]), cy: py(last[1]), r: 3 }));
@@ -83,7 +106,8 @@ export function lineChart({ title, series, from, to, unit = '', format = fmt.rat
   }
 
   const legend = h('div', { class: 'legend' }, series.map((ser, i) => {
-    const last = ser.points.length ? ser.points[ser.points.length - 1][1] : null;
+    const valued = ser.points.filter((p) => p[1] !== null);
+    const last = valued.length ? valued[valued.length - 1][1] : null;
     return h('span', { class: 'legend-item', dataset: { series: ser.name } }, h('span', { class: ['swatch', ser.color || 'c' + (i % 8), ser.dashed ? 'dashed' : '', ser.band ? 'band' : ''] }), ser.name,
       h('span', { class: 'legend-value', text: last === null ? fmt.dash : format(last) + unit }));
   }));

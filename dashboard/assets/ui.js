@@ -20,15 +20,20 @@ export function card(title, ...extra) {
 }
 
 // stats builds stat cards of items [key, label, size] (size 'small' for long values);
-// set(key, value, href) updates one.
+// set(key, value, href) updates one, show(key, shown) shows or hides one.
 export function stats(items) {
   const values = {};
+  const cards = {};
   const el = h('div', { class: 'stats' }, items.map(([key, label, size]) => {
     values[key] = h('div', { class: ['stat-value', size], id: 'stat-' + key, text: fmt.dash });
-    return h('div', { class: 'stat' }, h('div', { class: 'stat-label', text: label }), values[key]);
+    cards[key] = h('div', { class: 'stat' }, h('div', { class: 'stat-label', text: label }), values[key]);
+    return cards[key];
   }));
   el.set = (key, value, href) => {
     fill(values[key], href ? h('a', { href }, value) : value);
+  };
+  el.show = (key, shown) => {
+    cards[key].hidden = !shown;
   };
   return el;
 }
@@ -139,6 +144,24 @@ export function memoryText(m) {
   return m.full ? text + ' · full' : text;
 }
 
+// rate shows a rate with how fresh it is (a freshness view): "188 · stale" with the time of
+// the last sample when the history stopped, "188 · live" when it comes from this dashboard's
+// reads while Redis refuses the history's writes.
+export function rate(r, f) {
+  const text = fmt.rate(r);
+  if (!f || (!f.stale && !f.live)) return h('span', { text });
+  const mark = f.stale ? 'stale' : 'live';
+  return h('span', { class: 'stack', dataset: { fresh: mark }, title: f.text },
+    h('span', { text }),
+    h('span', { class: ['small', f.stale ? 'stale-note' : 'live-note'], text: f.stale ? 'stale · as of ' + fmt.clock(new Date(f.lastSample)) : 'live reads' }));
+}
+
+// freshnessNote is a line saying how fresh a page's figures are; null when fresh.
+export function freshnessNote(f) {
+  if (!f || !f.text) return null;
+  return h('p', { class: ['small', 'freshness', f.stale ? 'stale-note' : 'live-note'], dataset: { field: 'freshness', fresh: f.stale ? 'stale' : 'live' }, text: 'Rates and lag trends: ' + f.text + '.' });
+}
+
 // healthPill shows a health state ("ok", "warning", "critical").
 export function healthPill(hv) {
   const state = (hv && hv.state) || 'ok';
@@ -153,6 +176,7 @@ export function problemList(hv, link = () => null) {
   if (!probs.length) return null;
   return h('ul', { class: 'problems', dataset: { field: 'problems' } }, probs.map((p) => h('li', { class: p.severity, dataset: { code: p.code } },
     h('div', { class: 'problem-text', dataset: { field: 'problem' }, text: p.text }),
+    p.detail ? h('div', { class: 'problem-detail', dataset: { field: 'detail' }, text: p.detail }) : null,
     p.next || p.command ? nextStep(p, link(p)) : null)));
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/streamq-dev/streamq/internal/lease"
 	"github.com/streamq-dev/streamq/internal/outage"
 	"github.com/streamq-dev/streamq/internal/stream"
 )
@@ -31,6 +32,9 @@ type GroupPartition struct {
 	TrimLost   int64  // the group's hard-trim losses (its retention.LossField), 0 when none
 	// Outage is the group's downstream outage record there (package outage), nil when none.
 	Outage *outage.Record
+	// WriteRefused, when not nil, is why Redis refuses the outage record's write there now
+	// (it wraps outage.ErrRefused): with no record, the outage state is unknown.
+	WriteRefused error
 }
 
 // Group is one group over a topic's partitions.
@@ -44,56 +48,109 @@ type Group struct {
 	// Time is the server's TIME when read.
 	Time  time.Time
 	Parts []GroupPartition
+	// Last is the group's latest heartbeat or leave (lease.BeatsKey), kept after every
+	// member is gone; nil when none is recorded.
+	Last *lease.Beat
 }
 
 // Heartbeat is one member's entry in a membership zset.
 type Heartbeat struct {
 	Member  string
 	Expires time.Time // its heartbeat's expiry, on the server's clock
+	// Process is the member's host and PID and when it sent its latest heartbeat, as its
+	// capabilities record them (empty for a member of an older version).
+	Process lease.Beat
+}
+
+// GroupQuery names the keys GroupView reads of one group of a topic.
+type GroupQuery struct {
+	Group string
+	// Members is the group's membership zset, Caps the capabilities hash beside it.
+	Members, Caps string
+	LossField     string // the group's field of the trim-loss hashes (retention.LossField)
+	Parts         []GroupKeys
 }
 
 type groupRead struct {
-	groups func() ([]stream.GroupInfo, error)
-	info   func() (*stream.Info, error)
-	owner  *redis.StringCmd
-	ttl    *redis.DurationCmd
-	commit *redis.StringCmd
-	lost   *redis.StringCmd
-	outage *redis.StringCmd
+	groups   func() ([]stream.GroupInfo, error)
+	info     func() (*stream.Info, error)
+	owner    *redis.StringCmd
+	ttl      *redis.DurationCmd
+	commit   *redis.StringCmd
+	lost     *redis.StringCmd
+	outage   *redis.StringCmd
+	writable *redis.Cmd
 }
 
-// GroupView reads, in one pipeline, the server's TIME, group's membership zset (membersKey)
-// and, on every partition of parts, XINFO GROUPS and XINFO STREAM, the group's lease (GET and
-// PTTL), its commit frontier, its lossField of the trim-loss hash and its outage record. A
-// missing stream, lease, frontier, loss count or outage record is not an error.
-func GroupView(ctx context.Context, rdb redis.UniversalClient, membersKey, group, lossField string, parts []GroupKeys) (Group, error) {
-	reads := make([]groupRead, len(parts))
-	var members *redis.ZSliceCmd
-	var now *redis.TimeCmd
+// membershipRead is the reads of a group's membership.
+type membershipRead struct {
+	now     *redis.TimeCmd
+	members *redis.ZSliceCmd
+	caps    *redis.MapStringStringCmd
+	last    *redis.StringCmd
+}
+
+// GroupView reads, in one pipeline, the server's TIME, the group's membership zset, its
+// capabilities and its latest beat and, on every partition of q.Parts, XINFO GROUPS and XINFO
+// STREAM, the group's lease (GET and PTTL), its commit frontier, its loss field of the
+// trim-loss hash, its outage record and whether Redis takes that record's write now
+// (outage.QueueWritable). A missing stream, lease, frontier, loss count, outage record or
+// beat is not an error.
+func GroupView(ctx context.Context, rdb redis.UniversalClient, q GroupQuery) (Group, error) {
+	reads := make([]groupRead, len(q.Parts))
+	var m membershipRead
 	_, _ = rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
-		now = pipe.Time(ctx)
-		members = pipe.ZRangeWithScores(ctx, membersKey, 0, -1)
-		for p, k := range parts {
-			reads[p] = groupRead{
-				groups: stream.QueueGroups(ctx, pipe, k.Stream), info: stream.QueueInfo(ctx, pipe, k.Stream),
-				owner: pipe.Get(ctx, k.Lease), ttl: pipe.PTTL(ctx, k.Lease),
-				commit: pipe.HGet(ctx, k.Commit, group), lost: pipe.HGet(ctx, k.TrimLoss, lossField),
-				outage: pipe.Get(ctx, k.Outage),
-			}
+		m = queueMembership(ctx, pipe, q)
+		for p, k := range q.Parts {
+			reads[p] = queuePartition(ctx, pipe, q, k)
 		}
 		return nil
 	})
-	var g Group
-	var err error
-	if g.Members, err = liveMembers(members, now); err != nil {
-		return Group{}, fmt.Errorf("members of group %q: %w", group, err)
+	g, err := m.group()
+	if err != nil {
+		return Group{}, fmt.Errorf("members of group %q: %w", q.Group, err)
 	}
-	g.Heartbeats, g.Time = heartbeats(members), now.Val()
-	g.Parts = make([]GroupPartition, len(parts))
+	g.Parts = make([]GroupPartition, len(q.Parts))
 	for p, r := range reads {
 		if g.Parts[p], err = r.partition(); err != nil {
-			return Group{}, fmt.Errorf("stats of group %q on %s: %w", group, parts[p].Stream, err)
+			return Group{}, fmt.Errorf("stats of group %q on %s: %w", q.Group, q.Parts[p].Stream, err)
 		}
+	}
+	return g, nil
+}
+
+func queueMembership(ctx context.Context, pipe redis.Pipeliner, q GroupQuery) membershipRead {
+	beats, field := lease.BeatsKey(q.Members)
+	return membershipRead{
+		now: pipe.Time(ctx), members: pipe.ZRangeWithScores(ctx, q.Members, 0, -1),
+		caps: pipe.HGetAll(ctx, q.Caps), last: pipe.HGet(ctx, beats, field),
+	}
+}
+
+func queuePartition(ctx context.Context, pipe redis.Pipeliner, q GroupQuery, k GroupKeys) groupRead {
+	return groupRead{
+		groups: stream.QueueGroups(ctx, pipe, k.Stream), info: stream.QueueInfo(ctx, pipe, k.Stream),
+		owner: pipe.Get(ctx, k.Lease), ttl: pipe.PTTL(ctx, k.Lease),
+		commit: pipe.HGet(ctx, k.Commit, q.Group), lost: pipe.HGet(ctx, k.TrimLoss, q.LossField),
+		outage: pipe.Get(ctx, k.Outage), writable: outage.QueueWritable(ctx, pipe, k.Outage),
+	}
+}
+
+// group is the membership part of a Group.
+func (m membershipRead) group() (Group, error) {
+	live, err := liveMembers(m.members, m.now)
+	if err != nil {
+		return Group{}, err
+	}
+	if err := m.caps.Err(); err != nil {
+		return Group{}, err
+	}
+	g := Group{Members: live, Heartbeats: heartbeats(m.members), Time: m.now.Val()}
+	for i, h := range g.Heartbeats {
+		g.Heartbeats[i].Process = lease.ParseCaps(h.Member, m.caps.Val()[h.Member])
+	}
+	if b, ok := lease.ParseBeat(m.last.Val()); ok {
+		g.Last = &b
 	}
 	return g, nil
 }
@@ -139,6 +196,6 @@ func (r groupRead) partition() (GroupPartition, error) {
 	lost, _ := strconv.ParseInt(r.lost.Val(), 10, 64) // "" when none
 	return GroupPartition{
 		Groups: groups, Info: info, LeaseToken: r.owner.Val(), LeaseTTL: max(r.ttl.Val(), 0),
-		Commit: r.commit.Val(), TrimLost: lost, Outage: outage.Decode(r.outage),
+		Commit: r.commit.Val(), TrimLost: lost, Outage: outage.Decode(r.outage), WriteRefused: outage.Writable(r.writable),
 	}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -113,12 +114,15 @@ func (m *Membership) member() Member {
 	return m.self
 }
 
-// Heartbeat marks self alive for the TTL and returns the live members sorted by name. A
-// static member whose name another instance took over gets ErrSuperseded, and nothing is
-// written.
+// Heartbeat marks self alive for the TTL and returns the live members sorted by name. It
+// records this process's host and PID beside the capabilities, and the heartbeat as the
+// group's latest (BeatsKey). A static member whose name another instance took over gets
+// ErrSuperseded, and nothing is written.
 func (m *Membership) Heartbeat(ctx context.Context) ([]Member, error) {
 	self := m.member()
-	keys, args := []string{m.membersKey, m.capsKey}, []any{self.Name, m.ttl.Milliseconds(), self.caps()}
+	beats, field := BeatsKey(m.membersKey)
+	keys := []string{m.membersKey, m.capsKey, beats}
+	args := []any{self.Name, m.ttl.Milliseconds(), self.caps(), processText(), field, BeatTTL.Milliseconds()}
 	if m.inst != nil {
 		keys, args = append(keys, m.inst.key), append(args, m.inst.id)
 	}
@@ -140,10 +144,13 @@ func (m *Membership) Heartbeat(ctx context.Context) ([]Member, error) {
 }
 
 // Leave removes self from the membership at once, so others rebalance without waiting for
-// the heartbeat to expire; a static member's record goes too, unless another instance holds
-// the name (then nothing is touched: the membership entry is the successor's).
+// the heartbeat to expire, and records the leave as the group's latest beat (BeatsKey); a
+// static member's record goes too, unless another instance holds the name (then nothing is
+// touched: the membership entry is the successor's).
 func (m *Membership) Leave(ctx context.Context) error {
-	keys, args := []string{m.membersKey, m.capsKey}, []any{m.member().Name}
+	beats, field := BeatsKey(m.membersKey)
+	keys := []string{m.membersKey, m.capsKey, beats}
+	args := []any{m.member().Name, processText(), field, BeatTTL.Milliseconds()}
 	if m.inst != nil {
 		keys, args = append(keys, m.inst.key), append(args, m.inst.id)
 	}
@@ -179,4 +186,116 @@ func Live(ctx context.Context, rdb redis.Scripter, keys []string) ([][]string, e
 		}
 	}
 	return out, nil
+}
+
+// BeatTTL is how long a group's latest beat (BeatsKey) outlives it: the membership zset and
+// its capabilities expire 10 heartbeat TTLs after the last heartbeat, the beat a week after,
+// so "no member seen since" is known long after the last member is gone.
+const BeatTTL = 7 * 24 * time.Hour
+
+// process is this process's PID and host as a heartbeat records them: "pid,host", the
+// host's commas dropped (the capabilities are comma-separated).
+var process = sync.OnceValue(func() string {
+	host, _ := os.Hostname()
+	return strconv.Itoa(os.Getpid()) + "," + strings.ReplaceAll(host, ",", "")
+})
+
+func processText() string { return process() }
+
+// BeatsKey is the hash that keeps the latest beat of every group whose membership zset is
+// beside it, and the field of membersKey's group: the members keys of a topic
+// ("…:members:{T}:G", "…:dlqmembers:{T}:G") share the hash "…:members:{T}" (field G), in the
+// topic's slot. No group name can make that key (a group is never empty).
+func BeatsKey(membersKey string) (key, field string) {
+	i := strings.LastIndex(membersKey, "}:")
+	if i < 0 {
+		return membersKey + ":beat", ""
+	}
+	return membersKey[:i+1], membersKey[i+2:]
+}
+
+// Beat is a member's heartbeat, or its leave, as the membership records it.
+type Beat struct {
+	Member string
+	// Host and PID are the member's process (empty and 0 when a member of an older version
+	// recorded no process).
+	Host string
+	PID  int
+	// At is when the heartbeat was sent (or the member left), on the Redis server's clock; zero
+	// when not recorded.
+	At time.Time
+	// Left: the member left (Leave) at At; otherwise At is its last heartbeat.
+	Left bool
+}
+
+// Process is "host pid 4121", "pid 4121" without a host, or "" when not recorded.
+func (b Beat) Process() string {
+	switch {
+	case b.PID == 0:
+		return ""
+	case b.Host == "":
+		return "pid " + strconv.Itoa(b.PID)
+	}
+	return b.Host + " pid " + strconv.Itoa(b.PID)
+}
+
+// ParseCaps reads the process and heartbeat time a capabilities value records
+// ("modulo,remainder,maxLeased,pid,host,sentMs"); an older member's "modulo,remainder,
+// maxLeased" records none.
+func ParseCaps(name, caps string) Beat {
+	b := Beat{Member: name}
+	parts := strings.Split(caps, ",")
+	if len(parts) < 6 {
+		return b
+	}
+	b.PID, _ = strconv.Atoi(parts[3])
+	b.Host = strings.Join(parts[4:len(parts)-1], ",")
+	b.At = unixMs(parts[len(parts)-1])
+	return b
+}
+
+// beat kinds of a BeatsKey value.
+const (
+	beatAlive = "beat"
+	beatLeft  = "left"
+)
+
+// ParseBeat reads a BeatsKey value ("sentMs,pid,host,beat|left,member"); false when it is
+// none.
+func ParseBeat(v string) (Beat, bool) {
+	parts := strings.SplitN(v, ",", 5)
+	if len(parts) < 5 || (parts[3] != beatAlive && parts[3] != beatLeft) || parts[4] == "" {
+		return Beat{}, false
+	}
+	pid, _ := strconv.Atoi(parts[1])
+	return Beat{Member: parts[4], Host: parts[2], PID: pid, At: unixMs(parts[0]), Left: parts[3] == beatLeft}, true
+}
+
+// EncodeBeat is b as a BeatsKey value records it (what ParseBeat reads).
+func EncodeBeat(b Beat) string {
+	kind := beatAlive
+	if b.Left {
+		kind = beatLeft
+	}
+	host := strings.ReplaceAll(b.Host, ",", "")
+	return strconv.FormatInt(b.At.UnixMilli(), 10) + "," + strconv.Itoa(b.PID) + "," + host + "," + kind + "," + b.Member
+}
+
+// unixMs is the time of a Unix ms string; zero for what does not parse or is not positive.
+func unixMs(v string) time.Time {
+	ms, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || ms <= 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms)
+}
+
+// ForgetBeat removes the latest beat of membersKey's group (a deleted group), leaving the
+// other groups' beats.
+func ForgetBeat(ctx context.Context, rdb redis.Cmdable, membersKey string) error {
+	key, field := BeatsKey(membersKey)
+	if err := rdb.HDel(ctx, key, field).Err(); err != nil {
+		return fmt.Errorf("forget the last beat of %s: %w", membersKey, err)
+	}
+	return nil
 }

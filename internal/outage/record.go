@@ -1,17 +1,40 @@
 // Package outage keeps the record of a partition waiting out a downstream outage, for the
 // operators' tools: the lease holder writes it when the outage starts and at each failed
 // probe, and deletes it when the partition resumes. It expires on its own when the holder
-// is gone.
+// is gone. The write is a small bounded step that runs at maxmemory (lua/write.lua); a
+// reader tells a partition with no record from one whose record Redis refused with
+// Writable.
 package outage
 
 import (
 	"context"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/streamq-dev/streamq/internal/script"
+)
+
+var (
+	//go:embed lua/write.lua
+	writeSrc string
+	//go:embed lua/writable.lua
+	writableSrc string
+
+	writeScript    = script.New(writeSrc)
+	writableScript = script.New(writableSrc)
+)
+
+// MaxReason bounds the reason a record keeps, in bytes (a longer one is cut, and ends in
+// "…"), and MaxMember the member name: the record stays a small write at maxmemory.
+const (
+	MaxReason = 512
+	MaxMember = 256
 )
 
 // Record is one partition's outage, as its lease holder saw it.
@@ -23,16 +46,31 @@ type Record struct {
 	Reason    string    `json:"reason"`
 }
 
-// Write stores rec at key for ttl.
+// Write stores rec at key for ttl (at least a millisecond), its reason and member cut to
+// MaxReason and MaxMember bytes. It runs at maxmemory.
 func Write(ctx context.Context, rdb redis.UniversalClient, key string, rec Record, ttl time.Duration) error {
+	rec.Reason, rec.Member = cut(rec.Reason, MaxReason), cut(rec.Member, MaxMember)
 	b, err := json.Marshal(rec)
 	if err != nil {
-		return err
+		return fmt.Errorf("encode outage record %s: %w", key, err)
 	}
-	if err := rdb.Set(ctx, key, b, ttl).Err(); err != nil {
+	if err := writeScript.Run(ctx, rdb, []string{key}, b, max(ttl.Milliseconds(), 1)).Err(); err != nil {
 		return fmt.Errorf("write outage record %s: %w", key, err)
 	}
 	return nil
+}
+
+// cut shortens s to at most n bytes, at a rune boundary, ending it in "…" when it was cut.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const ellipsis = "…"
+	s = s[:n-len(ellipsis)]
+	for !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s + ellipsis
 }
 
 // Clear deletes the record at key.

@@ -22,7 +22,7 @@ export default function groupPage(topic, group) {
       ctx = c;
       health = h('div', { id: 'group-health' });
       st = ui.stats([['members', 'Live members'], ['seen', 'Member last seen', 'small'], ['lag', 'Lag'], ['timelag', 'Oldest waiting'], ['pending', 'Pending'],
-        ['unowned', 'Unowned partitions'], ['delivery', 'Delivery'], ['retention', 'Retention']]);
+        ['unowned', 'Unowned partitions'], ['delivery', 'Delivery'], ['retention', 'Retention'], ['held', 'Memory held back', 'small']]);
       members = ui.card('Members');
       parts = ui.card('Partitions');
       pending = ui.card('Pending entries', h('span', { class: 'muted small', text: 'longest idle first' }));
@@ -37,12 +37,14 @@ export default function groupPage(topic, group) {
     },
     update({ info, pend }) {
       const live = info.members.filter((m) => m.live).length;
-      fill(health, ui.healthBlock(info.health, headline(group, info.health, live), ui.problemLinks(topic, group)));
-      // Running is green only for a healthy group: a group nobody consumes is not "running".
+      fill(health, ui.healthBlock(info.health, headline(group, info.health, live), ui.problemLinks(topic, group)), ui.freshnessNote(info.freshness));
+      // Running is green only for a healthy group: a group nobody consumes is not "running",
+      // and one whose outage state is unknown is not known to run.
       const outages = info.partitions.filter((p) => p.outage).length;
-      const delivery = info.paused ? 'danger' : outages ? 'warn' : info.health.state === 'ok' ? 'ok' : 'muted';
-      const deliveryText = info.paused ? 'paused' : outages ? outages + ' paused' : 'running';
-      st.set('delivery', h('span', { class: ['pill', delivery], dataset: { field: 'delivery' }, text: deliveryText }));
+      const unknown = info.outagesUnknown.length;
+      const delivery = info.paused ? 'danger' : outages || unknown ? 'warn' : info.health.state === 'ok' ? 'ok' : 'muted';
+      const deliveryText = info.paused ? 'paused' : outages ? outages + ' paused' : unknown ? 'unknown' : 'running';
+      st.set('delivery', h('span', { class: ['pill', delivery], dataset: { field: 'delivery' }, title: unknown ? info.outageUnknown : null, text: deliveryText }));
       pause.update(info, live);
       st.set('members', h('span', { class: live ? '' : 'warn', text: fmt.int(live) }));
       st.set('seen', lastSeen(info));
@@ -50,16 +52,41 @@ export default function groupPage(topic, group) {
       st.set('lag', fmt.int(info.lag));
       st.set('timelag', fmt.duration(info.timeLagMs));
       st.set('unowned', fmt.int(info.unowned.length));
-      st.set('retention', h('span', {
-        class: ['pill', info.expired ? 'danger' : 'ok'], dataset: { field: 'retention' },
-        title: info.expired ? 'No live member for the group expiry: retention no longer waits for it (its offsets stay, what it loses is counted)' : 'Retention waits for this group',
-        text: info.expired ? 'expired' : 'waits for it',
-      }));
+      st.set('retention', retentionPill(info));
+      st.set('held', heldText(info.held));
+      st.show('held', Boolean(info.held)); // while Redis memory is at or above the high-water mark
       fill(members.body, memberTable(info));
       fill(parts.body, partitionTable(info.partitions, info.time));
       fill(pending.body, pendingTable(pend.entries));
     },
   };
+}
+
+// retentionPill says whether retention waits for the group and, while Redis's memory is at or
+// above the high-water mark, whether that holds memory back: a group holding back the most
+// is not green.
+function retentionPill(info) {
+  const bytes = info.held ? info.held.unackedBytes + info.held.retryBytes : 0;
+  if (!info.expired && bytes > 0) {
+    return h('span', { class: ['pill', info.held.cause ? 'danger' : 'warn'], dataset: { field: 'retention' }, title: info.held.text, text: 'holds ~' + fmt.bytes(bytes) });
+  }
+  return h('span', {
+    class: ['pill', info.expired ? 'danger' : 'ok'], dataset: { field: 'retention' },
+    title: info.expired ? 'No live member for the group expiry: retention no longer waits for it (its offsets stay, what it loses is counted)' : 'Retention waits for this group',
+    text: info.expired ? 'expired' : 'waits for it',
+  });
+}
+
+// heldText is what the group holds back in Redis's memory, shown while memory is at or above
+// the high-water mark (null below it: the card is hidden).
+function heldText(held) {
+  if (!held) return null;
+  const parts = [fmt.int(held.unacked) + ' unacked'];
+  if (held.retries) parts.push(fmt.int(held.retries) + ' retries');
+  if (held.cause) parts.push('the most of any group');
+  return h('span', { class: 'stack', dataset: { field: 'held', cause: held.cause ? '1' : '0' }, title: held.text },
+    h('span', { class: held.cause ? 'danger-text' : '', text: '~' + fmt.bytes(held.unackedBytes + held.retryBytes) }),
+    h('span', { class: 'muted small wrap', text: parts.join(' · ') }));
 }
 
 // headline says in a sentence how the group is.
@@ -68,11 +95,20 @@ function headline(group, hv, live) {
   return group + ' needs attention: ' + ui.problemCount(hv);
 }
 
-// lastSeen is when a member last held a partition, and how long ago (on the server's clock).
+// lastSeen is when a member was last seen (its last heartbeat), how long ago (on the server's
+// clock), and which one, with its host and PID.
 function lastSeen(info) {
   if (!info.lastSeen) return h('span', { class: 'muted', dataset: { field: 'last-seen' }, text: 'never recorded' });
+  const m = info.lastMember;
   return h('span', { class: 'stack', dataset: { field: 'last-seen' }, title: fmt.time(info.lastSeen) }, h('span', { text: ago(info.lastSeen, info.time) }),
-    h('span', { class: 'muted small', text: 'at ' + fmt.clock(new Date(info.lastSeen)) }));
+    h('span', { class: 'muted small', text: 'at ' + fmt.clock(new Date(info.lastSeen)) + (m && m.left ? ', left' : '') }),
+    m ? h('span', { class: 'muted small wrap', dataset: { field: 'last-member' }, text: m.text }) : null);
+}
+
+// process is a member's host and PID, a dash when its streamq version did not record them.
+function processCell(m) {
+  if (!m.pid) return h('span', { class: 'muted', text: fmt.dash });
+  return ui.mono((m.host ? m.host + ' ' : '') + 'pid ' + m.pid);
 }
 
 // ago is how long before now (both RFC 3339) t was: "12m 3s ago".
@@ -93,18 +129,28 @@ function heartbeat(m, now) {
 function memberTable(info) {
   const rows = info.members.map((m) => [
     { node: ui.mono(m.name) },
+    { node: processCell(m), attrs: { dataset: { field: 'process' } } },
     { node: h('span', { class: ['pill', m.live ? 'ok' : 'muted'], text: m.live ? 'live' : 'heartbeat expired' }) },
     { node: heartbeat(m, info.time), attrs: { dataset: { field: 'heartbeat' } } },
     { node: m.partitions.length ? h('span', { class: 'chips' }, m.partitions.map((p) => h('span', { class: 'chip', text: String(p) }))) : h('span', { class: 'muted', text: 'none' }) },
   ]);
-  const seen = info.lastSeen ? ' A member last held a partition ' + ago(info.lastSeen, info.time) + ' (' + fmt.time(info.lastSeen) + ').' : '';
-  return ui.table([{ label: 'Member' }, { label: 'Status' }, { label: 'Heartbeat' }, { label: 'Owned partitions' }], rows,
-    'No member: nobody consumes this group now.' + seen, (i) => ({ dataset: { member: info.members[i].name } }));
+  return ui.table([{ label: 'Member' }, { label: 'Host and PID' }, { label: 'Status' }, { label: 'Heartbeat' }, { label: 'Owned partitions' }], rows,
+    'No member: nobody consumes this group now.' + lastMemberText(info), (i) => ({ dataset: { member: info.members[i].name } }));
 }
 
-// delivery says whether a partition hands out messages, or waits out a downstream outage.
+// lastMemberText says which member was seen last, and when: its last heartbeat, or its leave.
+function lastMemberText(info) {
+  if (!info.lastSeen) return '';
+  const m = info.lastMember;
+  const who = m ? ' The last member, ' + m.text + ', ' + (m.left ? 'left ' : 'sent its last heartbeat ') : ' A member was last seen ';
+  return who + ago(info.lastSeen, info.time) + ' (' + fmt.time(info.lastSeen) + ').';
+}
+
+// delivery says whether a partition hands out messages, or waits out a downstream outage, or
+// cannot tell (Redis refuses the outage record's write).
 function delivery(p, now) {
   const o = p.outage;
+  if (!o && p.outageUnknown) return h('span', { class: 'warn', dataset: { unknown: '1' }, text: p.outageUnknown });
   if (!o) return h('span', { class: 'muted', text: 'running' });
   const next = Date.parse(o.nextProbe) - Date.parse(now);
   const probe = next > 0 ? 'next probe in ' + fmt.duration(next) : 'probing now';
@@ -264,6 +310,10 @@ function pauseCard(topic, group, ctx) {
         running = 'Waiting out a downstream outage on partition' + (outages.length > 1 ? 's ' : ' ') + outages.join(', ') +
           ': they hand out nothing until a probe succeeds, then resume by themselves' +
           (outages.length < info.partitions.length ? ' (the others deliver as usual).' : '.');
+      } else if (info.outagesUnknown.length) {
+        const u = info.outagesUnknown;
+        running = info.outageUnknown[0].toUpperCase() + info.outageUnknown.slice(1) + ': partition' + (u.length > 1 ? 's ' : ' ') + u.join(', ') +
+          ' may be waiting out a downstream outage that could not be recorded.';
       }
       const state = paused
         ? h('p', { dataset: { field: 'pause-state' } }, 'Paused by an operator since ', h('strong', { text: fmt.time(info.pausedAt) }), '.')

@@ -46,10 +46,10 @@ export default function topicPage(topic) {
       st.set('lag', fmt.int(info.groups.reduce((n, g) => n + g.lag, 0)));
       st.set('over', fmt.int(info.overMaxLen));
       st.set('dlq', fmt.int(info.dlqLength), info.dlqLength > 0 ? route('topics', topic, 'dlq') : null);
-      st.set('rate', fmt.rate(info.publishRate));
+      st.set('rate', ui.rate(info.publishRate, info.freshness));
       st.set('memory', ui.memoryText(info.memory));
       fill(charts.body, renderCharts(rates, info));
-      fill(health, healthBlock(topic, info.health));
+      fill(health, healthBlock(topic, info.health), ui.freshnessNote(info.freshness));
       fill(retention, retentionText(info.retention));
       fill(parts.body, partitionTable(info));
       fill(groups.body, groupTable(topic, info.groups));
@@ -68,21 +68,45 @@ export function groupColors(names) {
 
 function renderCharts(rates, info) {
   const pts = rates.points;
-  const to = pts.length ? pts[pts.length - 1].t : Date.now();
+  const last = pts.length ? pts[pts.length - 1].t : null;
+  // A history that stopped being written runs on to now as a gap: nothing is drawn across it.
+  const trailing = last !== null && rates.nowMs - last > rates.gapAfterMs;
+  const to = last === null ? Date.now() : trailing ? rates.nowMs : last;
   const from = pts.length ? Math.max(pts[0].t, to - rates.windowMs) : to - rates.intervalMs;
+  const gaps = gapsOf(pts, trailing ? rates.nowMs : null);
   const color = groupColors(info.groups.map((g) => g.name).concat(rates.groups));
+  // line lists a series' points, a null before each point after a gap: the line breaks there.
+  const line = (pick) => pts.flatMap((p) => {
+    const v = pick(p);
+    if (v === undefined) return [];
+    return p.gap ? [[p.t, null], [p.t, v]] : [[p.t, v]];
+  });
   const series = (pick) => rates.groups.map((g) => ({
-    name: g, color: color(g), points: pts.filter((p) => p.groups[g] && pick(p.groups[g]) !== null).map((p) => [p.t, pick(p.groups[g])]),
+    name: g, color: color(g), points: line((p) => (p.groups[g] ? pick(p.groups[g]) : undefined)),
   }));
   // Published is a wide light band under the consumed lines: equal rates show both.
-  const throughput = [{ name: 'published', color: 'c7', band: true, points: pts.map((p) => [p.t, p.publishRate]) }]
+  const throughput = [{ name: 'published', color: 'c7', band: true, points: line((p) => p.publishRate) }]
     .concat(series((g) => g.consumeRate).map((x) => ({ ...x, name: x.name + ' consumed' })));
   const span = pts.length > 1 ? fmt.duration(pts[pts.length - 1].t - pts[0].t) : fmt.dash;
+  const f = rates.freshness;
+  const note = 'History kept in Redis: ' + span + ' shown of the last ' + fmt.duration(rates.windowMs) + '.' +
+    (gaps.length ? ' Shaded: no samples recorded' + (f.notWritten ? ' (the history is not written while Redis refuses writes)' : '') + '.' : '');
   return h('div', null,
-    h('p', { class: 'muted small chart-note', dataset: { field: 'history-span' }, text: 'History kept in Redis: ' + span + ' shown of the last ' + fmt.duration(rates.windowMs) + '.' }),
+    h('p', { class: ['small', 'chart-note', f.stale ? 'stale-note' : 'muted'], dataset: { field: 'history-span' }, text: note }),
     h('div', { class: 'charts' },
-      h('div', { dataset: { chart: 'throughput' } }, lineChart({ title: 'Throughput (msg/s)', series: throughput, from, to })),
-      h('div', { dataset: { chart: 'lag' } }, lineChart({ title: 'Lag (messages)', series: series((g) => g.lag), from, to, format: fmt.int, integer: true }))));
+      h('div', { dataset: { chart: 'throughput' } }, lineChart({ title: 'Throughput (msg/s)', series: throughput, from, to, gaps })),
+      h('div', { dataset: { chart: 'lag' } }, lineChart({ title: 'Lag (messages)', series: series((g) => g.lag), from, to, gaps, format: fmt.int, integer: true }))));
+}
+
+// gapsOf lists the spans without samples: before each point marked gap, and from the last
+// point to now when it is given.
+function gapsOf(pts, now) {
+  const gaps = [];
+  for (let i = 1; i < pts.length; i++) {
+    if (pts[i].gap) gaps.push([pts[i - 1].t, pts[i].t]);
+  }
+  if (now !== null && pts.length) gaps.push([pts[pts.length - 1].t, now]);
+  return gaps;
 }
 
 function partitionTable(info) {
@@ -129,8 +153,18 @@ function owner(g) {
   return h('span', { class: 'mono owner', title: 'lease expires in ' + fmt.duration(g.leaseTtlMs), text: g.owner });
 }
 
-// groupTable lists the groups, each group's problems under its row, the table's width.
+// heldCell is what a group holds back in Redis's memory: "~1.1 MiB" (its unacked messages
+// and retries), red for the group holding back the most.
+function heldCell(held) {
+  if (!held) return h('span', { class: 'muted', text: fmt.dash });
+  const bytes = held.unackedBytes + held.retryBytes;
+  return h('span', { class: held.cause ? 'pill danger' : bytes ? 'pill warn' : 'muted', title: held.text, text: bytes ? '~' + fmt.bytes(bytes) : '0' });
+}
+
+// groupTable lists the groups, each group's problems under its row, the table's width; a
+// Held back column while Redis's memory is at or above the high-water mark.
 function groupTable(topic, groups) {
+  const held = groups.some((g) => g.held);
   const rows = groups.flatMap((g) => {
     const list = ui.problemList(g.health, ui.problemLinks(topic, g.name));
     return [{
@@ -142,13 +176,15 @@ function groupTable(topic, groups) {
         { text: fmt.int(g.lag) + (g.lagUnknown ? '+' : ''), class: 'num', attrs: { dataset: { field: 'lag' } } },
         { text: fmt.duration(g.timeLagMs), class: 'num' },
         { text: fmt.rate(g.consumeRate), class: 'num' },
-        { text: g.lastSeen ? fmt.time(g.lastSeen) : fmt.dash, class: 'nowrap', title: 'when a member last held a partition' },
+        { text: g.lastSeen ? fmt.time(g.lastSeen) : fmt.dash, class: 'nowrap', title: 'when a member was last seen (its last heartbeat)' },
+        ...(held ? [{ node: heldCell(g.held), attrs: { dataset: { field: 'held' } } }] : []),
       ],
       attrs: { dataset: { group: g.name, health: g.health.state } },
     }, list ? { full: list, attrs: { class: 'detail', dataset: { problemsOf: g.name, health: g.health.state } } } : null].filter(Boolean);
   });
   return ui.table([{ label: 'Health' }, { label: 'Group' }, { label: 'Live members', class: 'num' }, { label: 'Pending', class: 'num' },
-    { label: 'Lag', class: 'num' }, { label: 'Oldest waiting', class: 'num' }, { label: 'Consume msg/s', class: 'num' }, { label: 'Member last seen' }],
+    { label: 'Lag', class: 'num' }, { label: 'Oldest waiting', class: 'num' }, { label: 'Consume msg/s', class: 'num' }, { label: 'Member last seen' },
+    ...(held ? [{ label: 'Held back' }] : [])],
   rows, 'No consumer group reads this topic yet.');
 }
 

@@ -73,7 +73,7 @@ export default function topicsPage() {
           lagAge(t),
           { node: groupList(t), attrs: { dataset: { field: 'groups' } } },
           deadLetters(t),
-          { text: fmt.rate(t.publishRate), class: 'num' },
+          { node: ui.rate(t.publishRate, t.freshness), class: 'num', attrs: { dataset: { field: 'publish-rate' } } },
           { text: fmt.int(t.partitions), class: 'num', attrs: { dataset: { field: 'partitions' } } },
           { text: fmt.int(t.length), class: 'num' },
         ],

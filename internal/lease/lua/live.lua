@@ -1,5 +1,7 @@
-#!lua flags=allow-oom
--- live.lua: read the live members of membership zsets against the server's clock.
+#!lua flags=no-writes
+-- live.lua: read the live members of membership zsets against the server's clock. no-writes:
+-- it writes nothing, so Redis runs it at maxmemory and where it refuses writes (MISCONF,
+-- NOREPLICAS, a replica), when the operators' tools need it most.
 -- KEYS[1..n] membership zsets (streaming:mq:members:{T}:G, streaming:mq:dlqmembers:{T}:G),
 --            member -> heartbeat expiry in server ms; all of one topic (one hash slot)
 -- returns an array of n arrays: the members of KEYS[i] whose expiry is after the server's

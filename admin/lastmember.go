@@ -1,0 +1,58 @@
+package admin
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/streamq-dev/streamq/internal/inspect"
+	"github.com/streamq-dev/streamq/internal/lease"
+)
+
+// LastMember is the member of a group whose heartbeat, or leave, the group recorded last:
+// every heartbeat records it (a member heartbeats every Membership.RebalanceInterval), kept a
+// week after the last member is gone (lease.BeatTTL).
+type LastMember struct {
+	Name string
+	// Host and PID are its process ("" and 0 for a member of a streamq version that did not
+	// record them).
+	Host string
+	PID  int
+	// At is when it sent its last heartbeat or, when Left, when it left; on the Redis server's
+	// clock. A member that crashed was alive at At and gone within one heartbeat interval.
+	At   time.Time
+	Left bool
+}
+
+// Process is "web-1 pid 4121" ("pid 4121" without a host; "" when not recorded).
+func (m LastMember) Process() string {
+	return lease.Beat{Host: m.Host, PID: m.PID}.Process()
+}
+
+// String is "worker-1 (web-1 pid 4121)" or the name alone when no process is recorded.
+func (m LastMember) String() string {
+	if p := m.Process(); p != "" {
+		return fmt.Sprintf("%s (%s)", m.Name, p)
+	}
+	return m.Name
+}
+
+func lastMemberOf(b *lease.Beat) *LastMember {
+	if b == nil {
+		return nil
+	}
+	return &LastMember{Name: b.Member, Host: b.Host, PID: b.PID, At: b.At, Left: b.Left}
+}
+
+// lastMembers reads the latest beat of every group of topic (one HGETALL): group -> member.
+func (a *Admin) lastMembers(ctx context.Context, topic string) (map[string]*LastMember, error) {
+	beats, err := inspect.Beats(ctx, a.rdb, a.space.Members(topic, ""))
+	if err != nil {
+		return nil, fmt.Errorf("last members of %q: %w", topic, err)
+	}
+	out := make(map[string]*LastMember, len(beats))
+	for g, b := range beats {
+		out[g] = lastMemberOf(&b)
+	}
+	return out, nil
+}
