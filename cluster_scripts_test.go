@@ -26,6 +26,8 @@ import (
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/lag"
 	"github.com/streamq-dev/streamq/internal/lease"
+	"github.com/streamq-dev/streamq/internal/member"
+	"github.com/streamq-dev/streamq/internal/outage"
 	"github.com/streamq-dev/streamq/internal/outboxstatus"
 	"github.com/streamq-dev/streamq/internal/partition"
 	"github.com/streamq-dev/streamq/internal/payload"
@@ -158,7 +160,7 @@ func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int
 	ok, err = leases.Renew(ctx, leaseKey, token)
 	require.NoError(t, err, "renew.lua")
 	require.True(t, ok)
-	members := lease.NewMembership(client, space.Members(topic, group), space.MemberCaps(topic, group), lease.Member{Name: "m"}, time.Minute)
+	members := member.NewMembership(client, space.Members(topic, group), space.MemberCaps(topic, group), member.Member{Name: "m"}, time.Minute)
 	live, err := members.Heartbeat(ctx)
 	require.NoError(t, err, "heartbeat.lua")
 	require.Len(t, live, 1)
@@ -291,13 +293,21 @@ func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int
 	require.NoError(t, err, "regroup.lua")
 	_, err = stream.PruneConsumers(ctx, client, str, group, 0, []string{"member"})
 	require.NoError(t, err, "prune.lua")
-	_, err = lease.Live(ctx, client, []string{space.Members(topic, group), space.DLQMembers(topic, group)})
+	_, err = member.Live(ctx, client, []string{space.Members(topic, group), space.DLQMembers(topic, group)})
 	require.NoError(t, err, "live.lua")
 	_, err = retention.TrimLen(ctx, client, dlqStr, 100)
 	require.NoError(t, err)
 	_, _, err = retention.SweepOrphans(ctx, client, retention.Sweep{Stream: str, Index: space.PayloadIndex(topic, p),
 		Key: func(ref string) string { return space.Payload(topic, p, ref) }, OlderThan: time.Now(), Limit: 100})
 	require.NoError(t, err)
+
+	require.NoError(t, outage.Write(ctx, client, space.Outage(topic, p, group), outage.Record{Member: "m"}, time.Minute), "write.lua")
+	var probe *redis.Cmd
+	_, _ = client.Pipelined(ctx, func(pp redis.Pipeliner) error {
+		probe = outage.QueueWritable(ctx, pp, space.Outage(topic, p, group))
+		return nil
+	})
+	require.NoError(t, outage.Writable(probe), "writable.lua")
 
 	_, err = outboxstatus.Write(ctx, client, "", topic+"_outbox", outboxstatus.Report{Relay: outboxstatus.Relay{ID: "r"},
 		Table: topic + "_outbox", Interval: time.Second, Measured: true, Pending: 1})
@@ -327,14 +337,14 @@ func staticScriptRound(t *testing.T, client redis.UniversalClient, topic string,
 	ctx := context.Background()
 	space := keys.New("", "")
 	const group = "static"
-	inst := lease.NewInstance(client, space.MemberInstances(topic, group), "s", watermill.NewShortUUID(), time.Minute, time.Minute)
+	inst := member.NewInstance(client, space.MemberInstances(topic, group), "s", watermill.NewShortUUID(), time.Minute, time.Minute)
 	c, err := inst.Claim(ctx)
 	require.NoError(t, err, "claim.lua")
 	require.True(t, c.Taken)
 	renewed, err := inst.Refresh(ctx)
 	require.NoError(t, err, "refresh.lua")
 	require.True(t, renewed)
-	members := lease.NewMembership(client, space.Members(topic, group), space.MemberCaps(topic, group), lease.Member{Name: "s"}, time.Minute).Static(inst)
+	members := member.NewMembership(client, space.Members(topic, group), space.MemberCaps(topic, group), member.Member{Name: "s"}, time.Minute).Static(inst)
 	_, err = members.Heartbeat(ctx)
 	require.NoError(t, err, "heartbeat.lua (static)")
 	key := space.Lease(topic, p, group)

@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/streamq-dev/streamq/internal/keys"
-	"github.com/streamq-dev/streamq/internal/lease"
+	"github.com/streamq-dev/streamq/internal/member"
 )
 
 // received is what a test consumer saw: one row per delivery.
@@ -123,7 +123,7 @@ func leaseOwners(t *testing.T, client redis.UniversalClient, topic, group string
 			continue
 		}
 		require.NoError(t, err)
-		out[p] = lease.TokenMember(v)
+		out[p] = member.TokenMember(v)
 	}
 	return out
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/streamq-dev/streamq/internal/chaos"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/lease"
+	"github.com/streamq-dev/streamq/internal/member"
 	"github.com/streamq-dev/streamq/internal/redistest"
 )
 
@@ -309,7 +310,7 @@ func TestStaticMemberKilledPastGraceIsReplaced(t *testing.T) {
 			}
 		}
 		require.NotEmpty(t, next, "partition %d: %v", p, h)
-		assert.Contains(t, []string{"b", "c"}, lease.TokenMember(next[0].token))
+		assert.Contains(t, []string{"b", "c"}, member.TokenMember(next[0].token))
 		assert.GreaterOrEqual(t, next[0].at.Sub(killed), cfg.Membership.StaticMemberGrace-cfg.Membership.RenewInterval,
 			"partition %d was taken before the grace ended (its lease expired first): %v", p, h)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/lease"
+	"github.com/streamq-dev/streamq/internal/member"
 	"github.com/streamq-dev/streamq/internal/redistest"
 )
 
@@ -108,18 +109,18 @@ func (l *leaseLog) current(p int) string {
 
 // tokenInstance is the process part of a token "member#instance.epoch".
 func tokenInstance(token string) string {
-	rest := strings.TrimPrefix(token, lease.TokenMember(token)+"#")
+	rest := strings.TrimPrefix(token, member.TokenMember(token)+"#")
 	if i := strings.LastIndexByte(rest, '.'); i >= 0 {
 		return rest[:i]
 	}
 	return rest
 }
 
-// ownedBy is the partitions of n whose current token belongs to member.
-func (l *leaseLog) ownedBy(member string, n int) []int {
+// ownedBy is the partitions of n whose current token belongs to member name.
+func (l *leaseLog) ownedBy(name string, n int) []int {
 	var out []int
 	for p := 0; p < n; p++ {
-		if tok := l.current(p); tok != "" && lease.TokenMember(tok) == member {
+		if tok := l.current(p); tok != "" && member.TokenMember(tok) == name {
 			out = append(out, p)
 		}
 	}
@@ -139,10 +140,10 @@ func (l *leaseLog) instanceOf(t *testing.T, parts []int) string {
 
 // movedOn reports whether every partition of parts is held by member with a token of
 // another process than oldInst.
-func (l *leaseLog) movedOn(parts []int, member, oldInst string) bool {
+func (l *leaseLog) movedOn(parts []int, name, oldInst string) bool {
 	for _, p := range parts {
 		tok := l.current(p)
-		if tok == "" || lease.TokenMember(tok) != member || tokenInstance(tok) == oldInst {
+		if tok == "" || member.TokenMember(tok) != name || tokenInstance(tok) == oldInst {
 			return false
 		}
 	}
@@ -152,7 +153,7 @@ func (l *leaseLog) movedOn(parts []int, member, oldInst string) bool {
 // assertTakenBackDirectly checks that each partition of parts went from process oldInst of
 // member straight to another process of member: its lease was never free in between (the new
 // process did not wait for it to expire) and no other member held it.
-func (l *leaseLog) assertTakenBackDirectly(t *testing.T, parts []int, member, oldInst string) {
+func (l *leaseLog) assertTakenBackDirectly(t *testing.T, parts []int, name, oldInst string) {
 	t.Helper()
 	for _, p := range parts {
 		h := l.history(p)
@@ -170,7 +171,7 @@ func (l *leaseLog) assertTakenBackDirectly(t *testing.T, parts []int, member, ol
 		require.NotEmpty(t, next, "partition %d was not taken back: %v", p, h)
 		for _, c := range next {
 			assert.NotEmpty(t, c.token, "partition %d: its lease was free before the new process took it (waited for expiry): %v", p, h)
-			assert.Equal(t, member, lease.TokenMember(c.token), "partition %d: held by another member meanwhile: %v", p, h)
+			assert.Equal(t, name, member.TokenMember(c.token), "partition %d: held by another member meanwhile: %v", p, h)
 		}
 	}
 }
@@ -358,7 +359,7 @@ func TestStaticMemberLeaveOnClose(t *testing.T) {
 	assert.NotContains(t, leaseOwners(t, client, topic, group, n), "a", "a's leases were released, not kept for the grace")
 	require.Eventually(t, func() bool { return countByMember(leaseOwners(t, client, topic, group, n))["b"] == n },
 		10*time.Second, 10*time.Millisecond, "b takes a's partitions")
-	c, err := lease.NewInstance(client, keys.New("", "").MemberInstances(topic, group), "a", "other", time.Second, time.Minute).
+	c, err := member.NewInstance(client, keys.New("", "").MemberInstances(topic, group), "a", "other", time.Second, time.Minute).
 		Claim(context.Background())
 	require.NoError(t, err)
 	assert.True(t, c.Taken, "the name is free")

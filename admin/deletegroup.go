@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/streamq-dev/streamq/internal/keys"
-	"github.com/streamq-dev/streamq/internal/lease"
+	"github.com/streamq-dev/streamq/internal/member"
 	"github.com/streamq-dev/streamq/internal/partition"
 	"github.com/streamq-dev/streamq/internal/retention"
 	"github.com/streamq-dev/streamq/internal/stream"
@@ -82,7 +82,7 @@ func (a *Admin) removeGroup(ctx context.Context, d *DeletedGroup, n int, found [
 	if err := a.reg.ForgetGroup(ctx, d.Topic, d.Group); err != nil {
 		return err
 	}
-	if err := lease.ForgetBeat(ctx, a.rdb, a.space.Members(d.Topic, d.Group)); err != nil {
+	if err := member.ForgetBeat(ctx, a.rdb, a.space.Members(d.Topic, d.Group)); err != nil {
 		return err
 	}
 	return a.dropFrontier(ctx, d.Topic, d.Group, n)

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/streamq-dev/streamq/admin"
-	"github.com/streamq-dev/streamq/internal/lease"
+	"github.com/streamq-dev/streamq/internal/member"
 )
 
 // TestDeleteGroup removes one group and its keys and leaves another group alone.
@@ -34,8 +34,8 @@ func TestDeleteGroup(t *testing.T) {
 	require.NoError(t, c.HSet(e.ctx, e.space.MemberCaps(topic, "gone"), "m", "0,0,0").Err())
 	require.NoError(t, c.HSet(e.ctx, e.space.MemberInstances(topic, "gone"), "m", "i|1|live").Err()) // a static member's record
 	groupKeys = append(groupKeys, e.space.Members(topic, "gone"), e.space.MemberCaps(topic, "gone"), e.space.MemberInstances(topic, "gone"))
-	beats, field := lease.BeatsKey(e.space.Members(topic, "gone"))
-	require.NoError(t, c.HSet(e.ctx, beats, field, lease.EncodeBeat(lease.Beat{Member: "m"}), "stay", lease.EncodeBeat(lease.Beat{Member: "s"})).Err())
+	beats, field := member.BeatsKey(e.space.Members(topic, "gone"))
+	require.NoError(t, c.HSet(e.ctx, beats, field, member.EncodeBeat(member.Beat{Member: "m"}), "stay", member.EncodeBeat(member.Beat{Member: "s"})).Err())
 
 	d, err := e.adm.DeleteGroup(e.ctx, topic, "gone")
 	require.NoError(t, err)

@@ -6,12 +6,12 @@ import (
 	"time"
 
 	"github.com/streamq-dev/streamq/internal/inspect"
-	"github.com/streamq-dev/streamq/internal/lease"
+	"github.com/streamq-dev/streamq/internal/member"
 )
 
 // LastMember is the member of a group whose heartbeat, or leave, the group recorded last:
 // every heartbeat records it (a member heartbeats every Membership.RebalanceInterval), kept a
-// week after the last member is gone (lease.BeatTTL).
+// week after the last member is gone (member.BeatTTL).
 type LastMember struct {
 	Name string
 	// Host and PID are its process ("" and 0 for a member of a streamq version that did not
@@ -26,7 +26,7 @@ type LastMember struct {
 
 // Process is "web-1 pid 4121" ("pid 4121" without a host; "" when not recorded).
 func (m LastMember) Process() string {
-	return lease.Beat{Host: m.Host, PID: m.PID}.Process()
+	return member.Beat{Host: m.Host, PID: m.PID}.Process()
 }
 
 // String is "worker-1 (web-1 pid 4121)" or the name alone when no process is recorded.
@@ -37,7 +37,7 @@ func (m LastMember) String() string {
 	return m.Name
 }
 
-func lastMemberOf(b *lease.Beat) *LastMember {
+func lastMemberOf(b *member.Beat) *LastMember {
 	if b == nil {
 		return nil
 	}

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/streamq-dev/streamq/internal/lease"
+	"github.com/streamq-dev/streamq/internal/member"
 	"github.com/streamq-dev/streamq/internal/stream"
 )
 
@@ -139,7 +139,7 @@ func (a *Admin) live(ctx context.Context, ms []membership) ([]LiveGroup, error) 
 	for i, m := range ms {
 		keys[i] = m.key
 	}
-	res, err := lease.Live(ctx, a.rdb, keys)
+	res, err := member.Live(ctx, a.rdb, keys)
 	if err != nil {
 		return nil, err
 	}

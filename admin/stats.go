@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/streamq-dev/streamq/internal/inspect"
-	"github.com/streamq-dev/streamq/internal/lease"
+	"github.com/streamq-dev/streamq/internal/member"
 	"github.com/streamq-dev/streamq/internal/retention"
 	"github.com/streamq-dev/streamq/internal/stream"
 )
@@ -216,7 +216,7 @@ func ownerName(token string) string {
 	if token == "" {
 		return ""
 	}
-	return lease.TokenMember(token)
+	return member.TokenMember(token)
 }
 
 func (gs *GroupStats) add(parts []PartitionGroupStats) {

@@ -19,7 +19,7 @@ import (
 	"github.com/streamq-dev/streamq/admin"
 	"github.com/streamq-dev/streamq/dashboard"
 	"github.com/streamq-dev/streamq/internal/keys"
-	"github.com/streamq-dev/streamq/internal/lease"
+	"github.com/streamq-dev/streamq/internal/member"
 	"github.com/streamq-dev/streamq/internal/redistest"
 	"github.com/streamq-dev/streamq/internal/retention"
 )
@@ -210,15 +210,15 @@ const (
 // behind: its expired heartbeat in the group's membership, the group's last beat (its last
 // heartbeat, in crashedHost's process crashedPID), and the partitions' record of when the
 // group was last seen live there.
-func (e *env) crashed(topic, group, member string, ago time.Duration) {
+func (e *env) crashed(topic, group, name string, ago time.Duration) {
 	e.t.Helper()
 	now, err := e.client.Time(e.ctx).Result()
 	require.NoError(e.t, err)
 	gone := now.Add(-ago)
 	space := keys.New("", "")
-	require.NoError(e.t, e.client.ZAdd(e.ctx, space.Members(topic, group), redis.Z{Member: member, Score: float64(gone.UnixMilli())}).Err())
-	beats, field := lease.BeatsKey(space.Members(topic, group))
-	beat := lease.EncodeBeat(lease.Beat{Member: member, Host: crashedHost, PID: crashedPID, At: gone})
+	require.NoError(e.t, e.client.ZAdd(e.ctx, space.Members(topic, group), redis.Z{Member: name, Score: float64(gone.UnixMilli())}).Err())
+	beats, field := member.BeatsKey(space.Members(topic, group))
+	beat := member.EncodeBeat(member.Beat{Member: name, Host: crashedHost, PID: crashedPID, At: gone})
 	require.NoError(e.t, e.client.HSet(e.ctx, beats, field, beat).Err())
 	q, err := e.adm.QueueInfo(e.ctx, topic)
 	require.NoError(e.t, err)

@@ -24,7 +24,6 @@ import (
 
 	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
-	"github.com/streamq-dev/streamq/internal/lease"
 	"github.com/streamq-dev/streamq/internal/redistest"
 )
 
@@ -211,8 +210,8 @@ func (s *scenario) waitBalanced(old *member, timeout time.Duration) {
 			if tok == "" {
 				continue
 			}
-			count[lease.TokenMember(tok)]++
-			stale = stale || old != nil && lease.TokenMember(tok) == old.name && s.leases.firstSeen(tok).Before(old.stopped)
+			count[member.TokenMember(tok)]++
+			stale = stale || old != nil && member.TokenMember(tok) == old.name && s.leases.firstSeen(tok).Before(old.stopped)
 		}
 		ok := len(count) == members && !stale
 		for _, n := range count {

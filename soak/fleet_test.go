@@ -18,7 +18,6 @@ import (
 
 	"github.com/streamq-dev/streamq/internal/chaos"
 	"github.com/streamq-dev/streamq/internal/keys"
-	"github.com/streamq-dev/streamq/internal/lease"
 )
 
 // proc is one incarnation of a child process in a slot ("pub0", "alpha1", ...).
@@ -207,7 +206,7 @@ func (f *fleet) owned(ctx context.Context, group, member string) ([]int, error) 
 	}
 	var out []int
 	for p, c := range cmds {
-		if lease.TokenMember(c.Val()) == member {
+		if member.TokenMember(c.Val()) == member {
 			out = append(out, p)
 		}
 	}

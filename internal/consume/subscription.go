@@ -14,6 +14,7 @@ import (
 	"github.com/streamq-dev/streamq/internal/clock"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/lease"
+	"github.com/streamq-dev/streamq/internal/member"
 	"github.com/streamq-dev/streamq/internal/partition"
 	"github.com/streamq-dev/streamq/internal/run"
 	"github.com/streamq-dev/streamq/internal/store"
@@ -118,8 +119,8 @@ func newSubscription(ctx context.Context, sh shared, v keys.View, member string)
 func (sub *subscription) rebalancerDeps() lease.RebalancerDeps {
 	cfg := sub.cfg
 	membersKey, capsKey := sub.view.Members(cfg.Group)
-	self := lease.Member{Name: sub.member, Modulo: sub.read.Modulo, Remainder: sub.read.Remainder, MaxLeased: cfg.Membership.MaxLeased}
-	members := lease.NewMembership(cfg.Client, membersKey, capsKey, self, cfg.Membership.LeaseTTL)
+	self := member.Member{Name: sub.member, Modulo: sub.read.Modulo, Remainder: sub.read.Remainder, MaxLeased: cfg.Membership.MaxLeased}
+	members := member.NewMembership(cfg.Client, membersKey, capsKey, self, cfg.Membership.LeaseTTL)
 	if inst := sub.static.Instance(); inst != nil {
 		members.Static(inst)
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/streamq-dev/streamq/internal/lease"
+	"github.com/streamq-dev/streamq/internal/member"
 	"github.com/streamq-dev/streamq/internal/outage"
 	"github.com/streamq-dev/streamq/internal/stream"
 )
@@ -48,9 +48,9 @@ type Group struct {
 	// Time is the server's TIME when read.
 	Time  time.Time
 	Parts []GroupPartition
-	// Last is the group's latest heartbeat or leave (lease.BeatsKey), kept after every
+	// Last is the group's latest heartbeat or leave (member.BeatsKey), kept after every
 	// member is gone; nil when none is recorded.
-	Last *lease.Beat
+	Last *member.Beat
 }
 
 // Heartbeat is one member's entry in a membership zset.
@@ -59,7 +59,7 @@ type Heartbeat struct {
 	Expires time.Time // its heartbeat's expiry, on the server's clock
 	// Process is the member's host and PID and when it sent its latest heartbeat, as its
 	// capabilities record them (empty for a member of an older version).
-	Process lease.Beat
+	Process member.Beat
 }
 
 // GroupQuery names the keys GroupView reads of one group of a topic.
@@ -120,7 +120,7 @@ func GroupView(ctx context.Context, rdb redis.UniversalClient, q GroupQuery) (Gr
 }
 
 func queueMembership(ctx context.Context, pipe redis.Pipeliner, q GroupQuery) membershipRead {
-	beats, field := lease.BeatsKey(q.Members)
+	beats, field := member.BeatsKey(q.Members)
 	return membershipRead{
 		now: pipe.Time(ctx), members: pipe.ZRangeWithScores(ctx, q.Members, 0, -1),
 		caps: pipe.HGetAll(ctx, q.Caps), last: pipe.HGet(ctx, beats, field),
@@ -147,9 +147,9 @@ func (m membershipRead) group() (Group, error) {
 	}
 	g := Group{Members: live, Heartbeats: heartbeats(m.members), Time: m.now.Val()}
 	for i, h := range g.Heartbeats {
-		g.Heartbeats[i].Process = lease.ParseCaps(h.Member, m.caps.Val()[h.Member])
+		g.Heartbeats[i].Process = member.ParseCaps(h.Member, m.caps.Val()[h.Member])
 	}
-	if b, ok := lease.ParseBeat(m.last.Val()); ok {
+	if b, ok := member.ParseBeat(m.last.Val()); ok {
 		g.Last = &b
 	}
 	return g, nil

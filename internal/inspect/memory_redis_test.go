@@ -13,7 +13,7 @@ import (
 
 	"github.com/streamq-dev/streamq/internal/inspect"
 	"github.com/streamq-dev/streamq/internal/keys"
-	"github.com/streamq-dev/streamq/internal/lease"
+	"github.com/streamq-dev/streamq/internal/member"
 	"github.com/streamq-dev/streamq/internal/outage"
 	"github.com/streamq-dev/streamq/internal/redistest"
 	"github.com/streamq-dev/streamq/internal/script"
@@ -85,7 +85,7 @@ func TestGroupViewReadsProcessesAndLastBeat(t *testing.T) {
 	script.Compat(client)
 	ctx := context.Background()
 	space := keys.New("", "")
-	m := lease.NewMembership(client, space.Members("t", "g"), space.MemberCaps("t", "g"), lease.Member{Name: "w1"}, time.Minute)
+	m := member.NewMembership(client, space.Members("t", "g"), space.MemberCaps("t", "g"), member.Member{Name: "w1"}, time.Minute)
 	_, err := m.Heartbeat(ctx)
 	require.NoError(t, err)
 	q := inspect.GroupQuery{Group: "g", Members: space.Members("t", "g"), Caps: space.MemberCaps("t", "g")}

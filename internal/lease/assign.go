@@ -4,6 +4,8 @@ import (
 	"hash/fnv"
 	"sort"
 	"strconv"
+
+	"github.com/streamq-dev/streamq/internal/member"
 )
 
 // Assign maps each of n partitions to a member name ("" when no member may take it). current
@@ -17,7 +19,7 @@ import (
 // partitions the newcomer needs. The rest goes in rendezvous-hash order, so a fresh group
 // spreads the same way every time. Partitions left over by filters or MaxLeased caps go, in
 // a last pass, to any eligible member under its cap.
-func Assign(n int, members []Member, current []string) []string {
+func Assign(n int, members []member.Member, current []string) []string {
 	owners := make([]string, n)
 	members = named(members)
 	if n == 0 || len(members) == 0 {
@@ -41,7 +43,7 @@ func Assign(n int, members []Member, current []string) []string {
 // even share (MaxLeased, or fewer eligible partitions) gets what it can take, and the rest
 // is shared evenly by the others, floor or ceil, the ceil going to members holding the
 // most today, ties broken by name.
-func quotas(n int, members []Member, current []string) []int {
+func quotas(n int, members []member.Member, current []string) []int {
 	held, limit := heldCounts(members, current), limits(n, members)
 	quota := make([]int, len(members))
 	active, remaining := capped(n, limit, quota)
@@ -64,7 +66,7 @@ func quotas(n int, members []Member, current []string) []int {
 }
 
 // heldCounts is how many partitions each member holds today.
-func heldCounts(members []Member, current []string) []int {
+func heldCounts(members []member.Member, current []string) []int {
 	held := make([]int, len(members))
 	idx := make(map[string]int, len(members))
 	for i, m := range members {
@@ -79,8 +81,8 @@ func heldCounts(members []Member, current []string) []int {
 }
 
 // limits is how many of n partitions each member can take: those it is eligible for, at
-// most MaxLeased (none for NoLeases).
-func limits(n int, members []Member) []int {
+// most MaxLeased (none for member.NoLeases).
+func limits(n int, members []member.Member) []int {
 	limit := make([]int, len(members))
 	for i, m := range members {
 		for p := 0; p < n; p++ {
@@ -89,7 +91,7 @@ func limits(n int, members []Member) []int {
 			}
 		}
 		switch {
-		case m.MaxLeased == NoLeases:
+		case m.MaxLeased == member.NoLeases:
 			limit[i] = 0
 		case m.MaxLeased > 0 && m.MaxLeased < limit[i]:
 			limit[i] = m.MaxLeased
@@ -127,7 +129,7 @@ func capped(n int, limit, quota []int) (active []int, remaining int) {
 
 // keepPass leaves each partition with its current owner while the owner is eligible and
 // under quota.
-func keepPass(members []Member, current, owners []string, count, quota []int) {
+func keepPass(members []member.Member, current, owners []string, count, quota []int) {
 	idx := make(map[string]int, len(members))
 	for i, m := range members {
 		idx[m.Name] = i
@@ -150,7 +152,7 @@ type pair struct {
 	score             uint64
 }
 
-func rankPairs(n int, members []Member) []pair {
+func rankPairs(n int, members []member.Member) []pair {
 	pairs := make([]pair, 0, n*len(members))
 	for mi, m := range members {
 		for p := 0; p < n; p++ {
@@ -173,7 +175,7 @@ func rankPairs(n int, members []Member) []pair {
 
 // fillPass gives partitions the fair pass could not place to any eligible member under its
 // cap, least loaded first.
-func fillPass(pairs []pair, members []Member, current, owners []string, count []int) {
+func fillPass(pairs []pair, members []member.Member, current, owners []string, count []int) {
 	idx := make(map[string]int, len(members))
 	for i, m := range members {
 		idx[m.Name] = i
@@ -206,8 +208,8 @@ func fillPass(pairs []pair, members []Member, current, owners []string, count []
 	}
 }
 
-func underCap(m Member, c int) bool {
-	return m.MaxLeased != NoLeases && (m.MaxLeased <= 0 || c < m.MaxLeased)
+func underCap(m member.Member, c int) bool {
+	return m.MaxLeased != member.NoLeases && (m.MaxLeased <= 0 || c < m.MaxLeased)
 }
 
 // score is the rendezvous weight of (member, partition): FNV-1a 64 with a splitmix finalizer.
@@ -238,7 +240,7 @@ func Owned(owners []string, name string) []int {
 
 // named drops members without a name: "" means "no owner" here, so such a member (only
 // possible through hand-written membership data) could never be counted as holding anything.
-func named(members []Member) []Member {
+func named(members []member.Member) []member.Member {
 	out := members[:0:0]
 	for _, m := range members {
 		if m.Name != "" {

@@ -10,24 +10,26 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/streamq-dev/streamq/internal/member"
 )
 
 // plain returns members without filters or caps, sorted by name as Heartbeat returns them.
-func plain(names ...string) []Member {
-	ms := make([]Member, len(names))
+func plain(names ...string) []member.Member {
+	ms := make([]member.Member, len(names))
 	for i, n := range names {
-		ms[i] = Member{Name: n}
+		ms[i] = member.Member{Name: n}
 	}
 	sortMembers(ms)
 	return ms
 }
 
-func sortMembers(ms []Member) {
+func sortMembers(ms []member.Member) {
 	sort.Slice(ms, func(a, b int) bool { return ms[a].Name < ms[b].Name })
 }
 
 // ownedCounts counts the partitions of every member, 0 for members that own none.
-func ownedCounts(owners []string, members []Member) map[string]int {
+func ownedCounts(owners []string, members []member.Member) map[string]int {
 	c := make(map[string]int, len(members))
 	for _, m := range members {
 		c[m.Name] = 0
@@ -83,10 +85,10 @@ func randomNames(r *rand.Rand, k int) []string {
 
 // assertValid checks the invariants every assignment keeps: one slot per partition, owners
 // are members, every owner is eligible for its partition and under its cap.
-func assertValid(t *testing.T, n int, members []Member, owners []string) {
+func assertValid(t *testing.T, n int, members []member.Member, owners []string) {
 	t.Helper()
 	require.Len(t, owners, n)
-	byName := map[string]Member{}
+	byName := map[string]member.Member{}
 	for _, m := range members {
 		byName[m.Name] = m
 	}
@@ -101,8 +103,8 @@ func assertValid(t *testing.T, n int, members []Member, owners []string) {
 	for name, c := range ownedCounts(owners, members) {
 		if m := byName[name]; m.MaxLeased > 0 {
 			assert.LessOrEqual(t, c, m.MaxLeased, "%s over its MaxLeased", name)
-		} else if m.MaxLeased == NoLeases {
-			assert.Zero(t, c, "%s leases nothing (NoLeases)", name)
+		} else if m.MaxLeased == member.NoLeases {
+			assert.Zero(t, c, "%s leases nothing (member.NoLeases)", name)
 		}
 	}
 }
@@ -110,7 +112,7 @@ func assertValid(t *testing.T, n int, members []Member, owners []string) {
 func TestAssignBalancedFromScratch(t *testing.T) {
 	type input struct {
 		n       int
-		members []Member
+		members []member.Member
 	}
 	tests := []struct {
 		name  string
@@ -168,10 +170,10 @@ func TestAssignJoinIsSticky(t *testing.T) {
 	for range 500 {
 		names := randomNames(r, 4)
 		joiner := names[r.IntN(4)]
-		var before []Member
+		var before []member.Member
 		for _, n := range names {
 			if n != joiner {
-				before = append(before, Member{Name: n})
+				before = append(before, member.Member{Name: n})
 			}
 		}
 		after := plain(names...)
@@ -202,7 +204,7 @@ func TestAssignLeaveMovesOnlyTheLeaversPartitions(t *testing.T) {
 		full := plain(names...)
 		prev := Assign(12, full, nil)
 		leaver := names[r.IntN(4)]
-		rest := slices.DeleteFunc(slices.Clone(full), func(m Member) bool { return m.Name == leaver })
+		rest := slices.DeleteFunc(slices.Clone(full), func(m member.Member) bool { return m.Name == leaver })
 		next := Assign(12, rest, prev)
 		assertValid(t, 12, rest, next)
 		assert.Equal(t, []int{4, 4, 4}, sortedCounts(ownedCounts(next, rest)))
@@ -226,7 +228,7 @@ func sortedCounts(c map[string]int) []int {
 func TestAssignMaxLeased(t *testing.T) {
 	type input struct {
 		n       int
-		members []Member
+		members []member.Member
 	}
 	tests := []struct {
 		name  string
@@ -235,27 +237,27 @@ func TestAssignMaxLeased(t *testing.T) {
 	}{
 		{
 			name:  "cap 1 each, 4 partitions, 2 members",
-			input: input{4, []Member{{Name: "a", MaxLeased: 1}, {Name: "b", MaxLeased: 1}}},
+			input: input{4, []member.Member{{Name: "a", MaxLeased: 1}, {Name: "b", MaxLeased: 1}}},
 			want:  map[string]int{"a": 1, "b": 1, "": 2},
 		},
 		{
 			name:  "capped member, the rest goes to the uncapped one",
-			input: input{6, []Member{{Name: "a", MaxLeased: 1}, {Name: "b"}}},
+			input: input{6, []member.Member{{Name: "a", MaxLeased: 1}, {Name: "b"}}},
 			want:  map[string]int{"a": 1, "b": 5, "": 0},
 		},
 		{
 			name:  "cap above fair share changes nothing",
-			input: input{6, []Member{{Name: "a", MaxLeased: 10}, {Name: "b", MaxLeased: 10}}},
+			input: input{6, []member.Member{{Name: "a", MaxLeased: 10}, {Name: "b", MaxLeased: 10}}},
 			want:  map[string]int{"a": 3, "b": 3, "": 0},
 		},
 		{
-			name:  "a full member (NoLeases) gets nothing, the other everything",
-			input: input{4, []Member{{Name: "a", MaxLeased: NoLeases}, {Name: "b"}}},
+			name:  "a full member (member.NoLeases) gets nothing, the other everything",
+			input: input{4, []member.Member{{Name: "a", MaxLeased: member.NoLeases}, {Name: "b"}}},
 			want:  map[string]int{"a": 0, "b": 4, "": 0},
 		},
 		{
 			name:  "full members only: nothing is assigned",
-			input: input{3, []Member{{Name: "a", MaxLeased: NoLeases}, {Name: "b", MaxLeased: NoLeases}}},
+			input: input{3, []member.Member{{Name: "a", MaxLeased: member.NoLeases}, {Name: "b", MaxLeased: member.NoLeases}}},
 			want:  map[string]int{"a": 0, "b": 0, "": 3},
 		},
 	}
@@ -270,10 +272,10 @@ func TestAssignMaxLeased(t *testing.T) {
 	}
 }
 
-// TestAssignFullMemberGivesUpWhatItHolds: a member whose cap became NoLeases (its
+// TestAssignFullMemberGivesUpWhatItHolds: a member whose cap became member.NoLeases (its
 // Subscriber's MaxLeasedPartitions are held on other topics) keeps nothing it holds.
 func TestAssignFullMemberGivesUpWhatItHolds(t *testing.T) {
-	members := []Member{{Name: "a", MaxLeased: NoLeases}, {Name: "b"}}
+	members := []member.Member{{Name: "a", MaxLeased: member.NoLeases}, {Name: "b"}}
 	owners := Assign(4, members, []string{"a", "a", "b", ""})
 	assertValid(t, 4, members, owners)
 	assert.Equal(t, []string{"b", "b", "b", "b"}, owners)
@@ -282,7 +284,7 @@ func TestAssignFullMemberGivesUpWhatItHolds(t *testing.T) {
 func TestAssignFilters(t *testing.T) {
 	type input struct {
 		n       int
-		members []Member
+		members []member.Member
 	}
 	type want struct {
 		owned      map[string][]int // exact partitions; nil entries not checked
@@ -296,27 +298,27 @@ func TestAssignFilters(t *testing.T) {
 	}{
 		{
 			name:  "odd-only member gets only odd partitions",
-			input: input{4, []Member{{Name: "a", Modulo: 2, Remainder: 1}, {Name: "b"}}},
+			input: input{4, []member.Member{{Name: "a", Modulo: 2, Remainder: 1}, {Name: "b"}}},
 			want:  want{only: map[string][]int{"a": {1, 3}}},
 		},
 		{
 			name:  "complementary filters",
-			input: input{6, []Member{{Name: "even", Modulo: 2, Remainder: 0}, {Name: "odd", Modulo: 2, Remainder: 1}}},
+			input: input{6, []member.Member{{Name: "even", Modulo: 2, Remainder: 0}, {Name: "odd", Modulo: 2, Remainder: 1}}},
 			want:  want{owned: map[string][]int{"even": {0, 2, 4}, "odd": {1, 3, 5}}},
 		},
 		{
 			name:  "leftovers of a narrow filter go to the eligible member",
-			input: input{8, []Member{{Name: "a", Modulo: 4, Remainder: 0}, {Name: "b"}}},
+			input: input{8, []member.Member{{Name: "a", Modulo: 4, Remainder: 0}, {Name: "b"}}},
 			want:  want{only: map[string][]int{"a": {0, 4}}},
 		},
 		{
 			name:  "partitions nobody may take stay unassigned",
-			input: input{4, []Member{{Name: "a", Modulo: 2, Remainder: 0}, {Name: "b", Modulo: 2, Remainder: 0}}},
+			input: input{4, []member.Member{{Name: "a", Modulo: 2, Remainder: 0}, {Name: "b", Modulo: 2, Remainder: 0}}},
 			want:  want{only: map[string][]int{"a": {0, 2}, "b": {0, 2}}, unassigned: []int{1, 3}},
 		},
 		{
 			name:  "filter and cap together",
-			input: input{6, []Member{{Name: "a", Modulo: 3, Remainder: 2, MaxLeased: 1}, {Name: "b"}}},
+			input: input{6, []member.Member{{Name: "a", Modulo: 3, Remainder: 2, MaxLeased: 1}, {Name: "b"}}},
 			want:  want{only: map[string][]int{"a": {2, 5}}},
 		},
 	}
@@ -344,7 +346,7 @@ func TestAssignFilters(t *testing.T) {
 func TestAssignDeterministic(t *testing.T) {
 	type input struct {
 		n       int
-		members []Member
+		members []member.Member
 		current []string
 	}
 	tests := []struct {
@@ -353,7 +355,7 @@ func TestAssignDeterministic(t *testing.T) {
 	}{
 		{name: "fresh group", input: input{12, plain("a", "b", "c"), nil}},
 		{name: "join", input: input{12, plain("a", "b", "c", "d"), []string{"a", "b", "c", "a", "b", "c", "a", "b", "c", "a", "b", "c"}}},
-		{name: "caps and filters", input: input{10, []Member{
+		{name: "caps and filters", input: input{10, []member.Member{
 			{Name: "a", MaxLeased: 2}, {Name: "b", Modulo: 2, Remainder: 1}, {Name: "c"}, {Name: "d", Modulo: 3}}, []string{"c", "", "x", "a"}}},
 	}
 	for _, tt := range tests {
@@ -392,12 +394,12 @@ func TestAssignIsFixedPoint(t *testing.T) {
 func TestAssignIsFixedPointWithCapsAndFilters(t *testing.T) {
 	tests := []struct {
 		name  string
-		input []Member
+		input []member.Member
 		n     int
 	}{
-		{name: "one member capped at 1", input: []Member{{Name: "m0"}, {Name: "m1"}, {Name: "m2", MaxLeased: 1}}, n: 10},
-		{name: "filtered and capped member", input: []Member{{Name: "m0"}, {Name: "m1"}, {Name: "m2", Modulo: 2, Remainder: 1, MaxLeased: 1}}, n: 10},
-		{name: "three filtered members", input: []Member{
+		{name: "one member capped at 1", input: []member.Member{{Name: "m0"}, {Name: "m1"}, {Name: "m2", MaxLeased: 1}}, n: 10},
+		{name: "filtered and capped member", input: []member.Member{{Name: "m0"}, {Name: "m1"}, {Name: "m2", Modulo: 2, Remainder: 1, MaxLeased: 1}}, n: 10},
+		{name: "three filtered members", input: []member.Member{
 			{Name: "m0"}, {Name: "m1", Modulo: 3, Remainder: 2}, {Name: "m2", Modulo: 3, Remainder: 2},
 			{Name: "m3", Modulo: 3, Remainder: 2}, {Name: "m4", Modulo: 1}}, n: 11},
 	}
@@ -424,7 +426,7 @@ func TestAssignIsFixedPointWithCapsAndFilters(t *testing.T) {
 				case 0, 1:
 					members[i].MaxLeased = 1 + r.IntN(4)
 				case 2: // full: its budget spent on other topics
-					members[i].MaxLeased = NoLeases
+					members[i].MaxLeased = member.NoLeases
 				}
 			}
 			n := r.IntN(20)
@@ -441,7 +443,7 @@ func TestAssignIsFixedPointWithCapsAndFilters(t *testing.T) {
 	})
 }
 
-func randomCurrent(r *rand.Rand, n int, members []Member) []string {
+func randomCurrent(r *rand.Rand, n int, members []member.Member) []string {
 	current := make([]string, n)
 	for p := range current {
 		switch r.IntN(4) {
@@ -458,7 +460,7 @@ func randomCurrent(r *rand.Rand, n int, members []Member) []string {
 func TestAssignEdgeCases(t *testing.T) {
 	type input struct {
 		n       int
-		members []Member
+		members []member.Member
 		current []string
 	}
 	tests := []struct {
@@ -494,72 +496,6 @@ func TestOwned(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			assert.Equal(t, tt.want, Owned(owners, tt.input))
-		})
-	}
-}
-
-func TestParseMember(t *testing.T) {
-	tests := []struct {
-		name  string
-		input string // caps
-		want  Member
-	}{
-		{name: "all fields", input: "4,1,2", want: Member{Name: "m", Modulo: 4, Remainder: 1, MaxLeased: 2}},
-		{name: "zeros", input: "0,0,0", want: Member{Name: "m"}},
-		{name: "empty", input: "", want: Member{Name: "m"}},
-		{name: "not numbers", input: "x,y,z", want: Member{Name: "m"}},
-		{name: "negative reads zero", input: "-1,-2,-3", want: Member{Name: "m"}},
-		{name: "one bad field", input: "2,oops,3", want: Member{Name: "m", Modulo: 2, MaxLeased: 3}},
-		{name: "too few fields", input: "2,1", want: Member{Name: "m", Modulo: 2, Remainder: 1}},
-		{name: "too many fields", input: "2,1,3,9", want: Member{Name: "m", Modulo: 2, Remainder: 1, MaxLeased: 3}},
-		{name: "spaces are bad", input: " 2, 1, 3", want: Member{Name: "m"}},
-		{name: "float", input: "2.5,1,1", want: Member{Name: "m", Remainder: 1, MaxLeased: 1}},
-		{name: "full member", input: "2,1,-1", want: Member{Name: "m", Modulo: 2, Remainder: 1, MaxLeased: NoLeases}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, ParseMember("m", tt.input))
-		})
-	}
-}
-
-func TestParseMemberRoundTrip(t *testing.T) {
-	tests := []struct {
-		name  string
-		input Member
-	}{
-		{name: "plain", input: Member{Name: "a"}},
-		{name: "filter", input: Member{Name: "b", Modulo: 3, Remainder: 2}},
-		{name: "cap", input: Member{Name: "c", MaxLeased: 7}},
-		{name: "full", input: Member{Name: "d", Modulo: 2, MaxLeased: NoLeases}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.input, ParseMember(tt.input.Name, tt.input.caps()))
-		})
-	}
-}
-
-func TestMemberEligible(t *testing.T) {
-	tests := []struct {
-		name  string
-		input Member
-		want  []int // eligible among 0..5
-	}{
-		{name: "no filter", input: Member{}, want: []int{0, 1, 2, 3, 4, 5}},
-		{name: "odd", input: Member{Modulo: 2, Remainder: 1}, want: []int{1, 3, 5}},
-		{name: "mod 3 rem 0", input: Member{Modulo: 3}, want: []int{0, 3}},
-		{name: "modulo 1", input: Member{Modulo: 1}, want: []int{0, 1, 2, 3, 4, 5}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var got []int
-			for p := range 6 {
-				if tt.input.Eligible(p) {
-					got = append(got, p)
-				}
-			}
-			assert.Equal(t, tt.want, got)
 		})
 	}
 }

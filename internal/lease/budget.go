@@ -1,6 +1,10 @@
 package lease
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/streamq-dev/streamq/internal/member"
+)
 
 // Budget is MaxLeasedPartitions over every subscription of a Subscriber. A subscription
 // reserves a slot before it acquires a lease and gives it back when the acquire fails or the
@@ -34,7 +38,7 @@ type Share struct {
 func (s Share) Unbounded() bool { return s.b == nil || s.b.max == 0 }
 
 // Capacity is the cap the subscription may lease up to this round: 0 when there is no cap,
-// NoLeases when the Subscriber's other subscriptions hold the whole cap.
+// member.NoLeases when the Subscriber's other subscriptions hold the whole cap.
 func (s Share) Capacity() int {
 	if s.Unbounded() {
 		return 0
@@ -44,7 +48,7 @@ func (s Share) Capacity() int {
 	if left := s.b.max - (s.b.total - s.b.held[s.owner]); left > 0 {
 		return left
 	}
-	return NoLeases
+	return member.NoLeases
 }
 
 // Reserve takes a slot for one lease; false when the cap is reached.

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/streamq-dev/streamq/internal/member"
 )
 
 // TestBudget: MaxLeasedPartitions over a Subscriber's subscriptions. Each step reserves
@@ -25,7 +27,7 @@ func TestBudget(t *testing.T) {
 		{name: "nothing held", max: 3, want: [2]int{3, 3}},
 		{name: "a holds one", max: 3, steps: []step{{"a", true, true}}, want: [2]int{3, 2}},
 		{name: "a holds the cap", max: 2, steps: []step{{"a", true, true}, {"a", true, true}, {"b", true, false}},
-			want: [2]int{2, NoLeases}},
+			want: [2]int{2, member.NoLeases}},
 		{name: "a gives one back", max: 2, steps: []step{{"a", true, true}, {"a", true, true}, {"a", false, true}, {"b", true, true}},
 			want: [2]int{1, 1}},
 		{name: "shared", max: 3, steps: []step{{"a", true, true}, {"b", true, true}, {"b", true, true}, {"a", true, false}},

@@ -1,6 +1,10 @@
 package lease
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/streamq-dev/streamq/internal/member"
+)
 
 // FuzzParseMemberAndAssign: member capabilities are stored data; any value parses, and the
 // assignment over parsed members never panics and gives each partition at most one owner
@@ -14,7 +18,7 @@ func FuzzParseMemberAndAssign(f *testing.F) {
 		if n < 0 {
 			n = -n
 		}
-		members := []Member{ParseMember(n1, c1), ParseMember(n2, c2)}
+		members := []member.Member{member.ParseMember(n1, c1), member.ParseMember(n2, c2)}
 		owners := Assign(n, members, nil)
 		if len(owners) != n {
 			t.Fatalf("%d owners for %d partitions", len(owners), n)

@@ -1,5 +1,9 @@
-// Package lease implements partition leases (one owner per partition and group), group
-// membership heartbeats and the deterministic partition assignment all members compute.
+// Package lease is how a member holds partitions: the partition leases (one owner per
+// partition and group, renewed, released, reclaimed by a static member's next process), the
+// deterministic assignment every member computes, and the membership engine that runs on
+// them: the rebalancer (heartbeat, assignment, acquire and hand over, healing what
+// disappeared in Redis), the renewer, a static member's presence and name, and the lease
+// budget of a Subscriber. The group's members as stored are package member's.
 package lease
 
 import (

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamq-dev/streamq/internal/clock"
+	"github.com/streamq-dev/streamq/internal/member"
 	"github.com/streamq-dev/streamq/internal/run"
 	"github.com/streamq-dev/streamq/internal/server"
 )
@@ -17,9 +18,9 @@ import (
 // presenceDeps is what a static member's presence keeper is built from.
 type presenceDeps struct {
 	rdb        redis.UniversalClient
-	inst       *Instance     // the process's hold on the member's name
-	term       *Term         // the presence term the refreshes renew
-	period     time.Duration // between two refreshes: a third of the presence window
+	inst       *member.Instance // the process's hold on the member's name
+	term       *Term            // the presence term the refreshes renew
+	period     time.Duration    // between two refreshes: a third of the presence window
 	clock      clock.Clock
 	log        watermill.LoggerAdapter
 	superseded func() // another process holds the name: stop as a crash would
@@ -78,7 +79,7 @@ func (p *presenceKeeper) refresh(ctx context.Context, sent time.Time) bool {
 			p.d.term.Renewed(sent)
 			p.lapsed.Store(false)
 		}
-	case errors.Is(err, ErrSuperseded):
+	case errors.Is(err, member.ErrSuperseded):
 		p.d.log.Error("Another process took over this ConsumerName (it found this one silent for the presence window, "+
 			"or it runs with the same name): the subscription stops", err, nil)
 		p.d.superseded()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/streamq-dev/streamq/internal/clock"
 	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/member"
 	"github.com/streamq-dev/streamq/internal/redistest"
 )
 
@@ -60,12 +61,12 @@ func newKeeperFixture(t *testing.T, rdb *redis.Client) keeperFixture {
 	}
 	f := keeperFixture{client: client, key: keys.New("", "").MemberInstances("t", "g"),
 		fake: clock.NewFake(time.Unix(1_700_000_000, 0)), crashed: make(chan struct{})}
-	claimed, err := NewInstance(client, f.key, "m", "one", keeperWindow, time.Hour).Claim(context.Background())
+	claimed, err := member.NewInstance(client, f.key, "m", "one", keeperWindow, time.Hour).Claim(context.Background())
 	require.NoError(t, err)
 	require.True(t, claimed.Taken)
 	f.term = NewTerm(f.fake, keeperWindow, f.fake.Now())
 	f.keeper = newPresenceKeeper(context.Background(), presenceDeps{
-		rdb: rdb, inst: NewInstance(rdb, f.key, "m", "one", keeperWindow, time.Hour), term: f.term,
+		rdb: rdb, inst: member.NewInstance(rdb, f.key, "m", "one", keeperWindow, time.Hour), term: f.term,
 		period: keeperWindow / 3, clock: f.fake, log: watermill.NopLogger{}, superseded: func() { close(f.crashed) },
 	})
 	f.keeper.start()

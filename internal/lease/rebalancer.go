@@ -12,6 +12,7 @@ import (
 
 	"github.com/streamq-dev/streamq/internal/clock"
 	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/member"
 	"github.com/streamq-dev/streamq/internal/partition"
 	"github.com/streamq-dev/streamq/internal/retention"
 	"github.com/streamq-dev/streamq/internal/run"
@@ -52,12 +53,12 @@ type RebalancerDeps struct {
 	Client   redis.UniversalClient
 	Registry *partition.Registry
 	Leases   *Leases
-	Members  *Membership
+	Members  *member.Membership
 	View     keys.View
 	Group    string
 	Member   string
-	Self     Member // this member's filter and cap, for the partition gauges
-	Share    Share  // this subscription's part of its Subscriber's MaxLeasedPartitions
+	Self     member.Member // this member's filter and cap, for the partition gauges
+	Share    Share         // this subscription's part of its Subscriber's MaxLeasedPartitions
 	Config   Config
 	// DeclaresGroup: the group is declared on the topic and checked against the group's
 	// tombstone; a DLQ consumer keeps its group name apart from the topic's groups.
@@ -116,7 +117,7 @@ func (r *Rebalancer) loop() {
 	for {
 		err := r.round(r.ctx)
 		switch {
-		case err == nil || r.ctx.Err() != nil || errors.Is(err, ErrForcedDelete) || errors.Is(err, ErrSuperseded):
+		case err == nil || r.ctx.Err() != nil || errors.Is(err, ErrForcedDelete) || errors.Is(err, member.ErrSuperseded):
 		case server.IsClosed(err):
 			// Closed under us: nothing can work any more, so stop rather than log for ever.
 			r.d.Log.Error("The Redis client was closed under the subscription: it stops (close the client after the Subscriber)", err, nil)
@@ -239,7 +240,7 @@ func (r *Rebalancer) LengthRetention() retention.Length {
 
 // owners reads the lease owner (member name) of every partition; "" when free or held by a
 // member that is not live.
-func (r *Rebalancer) owners(ctx context.Context, n int, live []Member) ([]string, error) {
+func (r *Rebalancer) owners(ctx context.Context, n int, live []member.Member) ([]string, error) {
 	keys := make([]string, n)
 	for i := range keys {
 		keys[i] = r.d.View.Lease(i, r.d.Group)
@@ -254,7 +255,7 @@ func (r *Rebalancer) owners(ctx context.Context, n int, live []Member) ([]string
 	}
 	out := make([]string, n)
 	for i, t := range tokens {
-		if name := TokenMember(t); alive[name] {
+		if name := member.TokenMember(t); alive[name] {
 			out[i] = name
 		}
 	}
@@ -290,7 +291,7 @@ func (r *Rebalancer) take(ctx context.Context, mine []int, current []string) err
 }
 
 // setLive records the live members of the group from the last heartbeat.
-func (r *Rebalancer) setLive(live []Member) {
+func (r *Rebalancer) setLive(live []member.Member) {
 	names := make([]string, len(live))
 	for i, m := range live {
 		names[i] = m.Name
@@ -346,9 +347,9 @@ func (r *Rebalancer) refreshPause(ctx context.Context) error {
 // stops the subscription the way a crash would (no ack flush, no release, no leave: its
 // leases and membership entry are the successor's now); its presence keeper, not the
 // heartbeat, renews its presence.
-func (r *Rebalancer) heartbeat(ctx context.Context) ([]Member, error) {
+func (r *Rebalancer) heartbeat(ctx context.Context) ([]member.Member, error) {
 	live, err := r.d.Members.Heartbeat(ctx)
-	if errors.Is(err, ErrSuperseded) {
+	if errors.Is(err, member.ErrSuperseded) {
 		r.d.Log.Error("Another process took over this ConsumerName (it found this one silent for the presence window, "+
 			"or it runs with the same name): the subscription stops", err, nil)
 		r.d.CrashAll()

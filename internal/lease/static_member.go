@@ -11,6 +11,7 @@ import (
 
 	"github.com/streamq-dev/streamq/internal/clock"
 	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/member"
 )
 
 // ErrNameInUse is returned by StaticMember.Claim when another live process holds the name: it
@@ -44,7 +45,7 @@ var ErrNameInUse = errors.New("consumer name in use by another live process")
 // another member) and leaves the group: the others wait for the leases, the next process
 // takes them back at once.
 type StaticMember struct {
-	inst     *Instance
+	inst     *member.Instance
 	presence *Term
 	keeper   *presenceKeeper
 	clock    clock.Clock
@@ -91,7 +92,7 @@ func NewStaticMember(parent context.Context, d StaticDeps) *StaticMember {
 	}
 	w := PresenceWindow(d.Config, d.Block)
 	st := &StaticMember{
-		inst:     NewInstance(d.Client, d.View.Instances(d.Group), d.Name, d.ID, w, 10*d.Config.LeaseTTL),
+		inst:     member.NewInstance(d.Client, d.View.Instances(d.Group), d.Name, d.ID, w, 10*d.Config.LeaseTTL),
 		presence: NewTerm(d.Clock, w, time.Time{}), // none until the name is claimed
 		clock:    d.Clock, log: d.Log,
 	}
@@ -103,7 +104,7 @@ func NewStaticMember(parent context.Context, d StaticDeps) *StaticMember {
 }
 
 // Instance is the process's hold on the name, for the membership heartbeat.
-func (st *StaticMember) Instance() *Instance {
+func (st *StaticMember) Instance() *member.Instance {
 	if st == nil {
 		return nil
 	}
@@ -141,7 +142,7 @@ func (st *StaticMember) Claim(ctx context.Context, wait func(time.Duration) erro
 	if st == nil {
 		return nil
 	}
-	var first Claim
+	var first member.Claim
 	for {
 		sent := st.clock.Now()
 		c, err := st.inst.Claim(ctx)
@@ -165,7 +166,7 @@ func (st *StaticMember) Claim(ctx context.Context, wait func(time.Duration) erro
 	}
 }
 
-func (st *StaticMember) logClaim(c Claim) {
+func (st *StaticMember) logClaim(c member.Claim) {
 	if c.How == "gone" {
 		st.log.Info("Took the ConsumerName over from a process silent for the presence window (presumed crashed): "+
 			"taking back its partitions", nil)

@@ -1,4 +1,8 @@
-package lease
+// Package member stores a group's members on a topic: the membership zset of heartbeat
+// expiries and each member's capabilities (Membership, Live), its host and process and the
+// group's last heartbeat (Beat), a static member's hold on its name (Instance), and whose a
+// lease token is (TokenMember). The engine writes them (package lease); admin reads them.
+package member
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package lease_test
+package member_test
 
 import (
 	"context"
@@ -9,11 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/streamq-dev/streamq/internal/fence"
 	"github.com/streamq-dev/streamq/internal/keys"
-	"github.com/streamq-dev/streamq/internal/lease"
+	"github.com/streamq-dev/streamq/internal/member"
 	"github.com/streamq-dev/streamq/internal/redistest"
-	"github.com/streamq-dev/streamq/internal/stream"
 )
 
 const staticWindow = 300 * time.Millisecond
@@ -23,7 +21,7 @@ const staticWindow = 300 * time.Millisecond
 type staticFixture struct {
 	client   *redis.Client
 	space    keys.Space
-	one, two *lease.Instance
+	one, two *member.Instance
 }
 
 func newStaticFixture(t *testing.T) staticFixture {
@@ -32,16 +30,16 @@ func newStaticFixture(t *testing.T) staticFixture {
 	space := keys.New("", "")
 	key := space.MemberInstances("t", "g")
 	return staticFixture{client: client, space: space,
-		one: lease.NewInstance(client, key, "m", "one", staticWindow, time.Minute),
-		two: lease.NewInstance(client, key, "m", "two", staticWindow, time.Minute)}
+		one: member.NewInstance(client, key, "m", "one", staticWindow, time.Minute),
+		two: member.NewInstance(client, key, "m", "two", staticWindow, time.Minute)}
 }
 
-func (f staticFixture) membership(inst *lease.Instance) *lease.Membership {
-	return lease.NewMembership(f.client, f.space.Members("t", "g"), f.space.MemberCaps("t", "g"),
-		lease.Member{Name: "m"}, time.Minute).Static(inst)
+func (f staticFixture) membership(inst *member.Instance) *member.Membership {
+	return member.NewMembership(f.client, f.space.Members("t", "g"), f.space.MemberCaps("t", "g"),
+		member.Member{Name: "m"}, time.Minute).Static(inst)
 }
 
-func claim(t *testing.T, inst *lease.Instance) lease.Claim {
+func claim(t *testing.T, inst *member.Instance) member.Claim {
 	t.Helper()
 	c, err := inst.Claim(context.Background())
 	require.NoError(t, err)
@@ -55,8 +53,8 @@ func claim(t *testing.T, inst *lease.Instance) lease.Claim {
 func TestInstanceClaim(t *testing.T) {
 	f := newStaticFixture(t)
 	ctx := context.Background()
-	assert.Equal(t, lease.Claim{Taken: true, How: "new"}, claim(t, f.one))
-	assert.Equal(t, lease.Claim{Taken: true, How: "mine"}, claim(t, f.one))
+	assert.Equal(t, member.Claim{Taken: true, How: "new"}, claim(t, f.one))
+	assert.Equal(t, member.Claim{Taken: true, How: "mine"}, claim(t, f.one))
 
 	held := claim(t, f.two)
 	assert.False(t, held.Taken)
@@ -78,7 +76,7 @@ func TestInstanceClaim(t *testing.T) {
 	assert.Greater(t, again.Left, staticWindow-50*time.Millisecond, "to one window from the refresh")
 
 	require.Eventually(t, func() bool { return claim(t, f.two).Taken }, 5*time.Second, 20*time.Millisecond)
-	assert.Equal(t, lease.Claim{Taken: true, How: "mine"}, claim(t, f.two))
+	assert.Equal(t, member.Claim{Taken: true, How: "mine"}, claim(t, f.two))
 	assert.False(t, claim(t, f.one).Taken, "the silent process lost the name")
 }
 
@@ -96,9 +94,9 @@ func TestStaticHeartbeatSuperseded(t *testing.T) {
 	before := f.snapshot(t)
 
 	_, err = f.membership(f.one).Heartbeat(ctx)
-	require.ErrorIs(t, err, lease.ErrSuperseded)
+	require.ErrorIs(t, err, member.ErrSuperseded)
 	renewed, err := f.one.Refresh(ctx)
-	require.ErrorIs(t, err, lease.ErrSuperseded)
+	require.ErrorIs(t, err, member.ErrSuperseded)
 	assert.False(t, renewed)
 	require.NoError(t, f.membership(f.one).Leave(ctx))
 	mine, err := f.one.Closing(ctx, time.Minute)
@@ -107,10 +105,10 @@ func TestStaticHeartbeatSuperseded(t *testing.T) {
 	assert.Equal(t, before, f.snapshot(t), "the superseded process wrote nothing")
 
 	require.NoError(t, f.membership(f.two).Leave(ctx))
-	live, err := lease.Live(ctx, f.client, []string{f.space.Members("t", "g")})
+	live, err := member.Live(ctx, f.client, []string{f.space.Members("t", "g")})
 	require.NoError(t, err)
 	assert.Equal(t, [][]string{nil}, live, "the holder's Leave removes the member")
-	assert.Equal(t, lease.Claim{Taken: true, How: "new"}, claim(t, f.one), "and its record: the name is free at once")
+	assert.Equal(t, member.Claim{Taken: true, How: "new"}, claim(t, f.one), "and its record: the name is free at once")
 }
 
 // snapshot is the membership zset and the instances hash.
@@ -146,53 +144,5 @@ func TestInstanceClosing(t *testing.T) {
 	assert.Greater(t, c.Left, 50*time.Second)
 
 	require.NoError(t, f.membership(f.one).Leave(ctx))
-	assert.Equal(t, lease.Claim{Taken: true, How: "new"}, claim(t, f.two))
-}
-
-// TestReclaim: a static member's process takes a lease that is free, its own, or held by an
-// earlier process of the member; never one of another member (not even one whose name
-// starts with the member's). The earlier process is fenced out: its renewals and acks fail.
-func TestReclaim(t *testing.T) {
-	f := newStaticFixture(t)
-	ctx := context.Background()
-	key := f.space.Lease("t", 0, "g")
-	old := lease.New(f.client, "m", "old", time.Minute)
-	oldToken := old.NextToken()
-	ok, err := old.Acquire(ctx, key, oldToken)
-	require.NoError(t, err)
-	require.True(t, ok)
-
-	fresh := lease.New(f.client, "m", "new", time.Minute)
-	token := fresh.NextToken()
-	held, took, err := fresh.Reclaim(ctx, key, token)
-	require.NoError(t, err)
-	assert.True(t, held)
-	assert.True(t, took, "taken over from the earlier process")
-	held, took, err = fresh.Reclaim(ctx, key, token)
-	require.NoError(t, err)
-	assert.True(t, held)
-	assert.False(t, took, "its own lease is only extended")
-
-	ok, err = old.Renew(ctx, key, oldToken)
-	require.NoError(t, err)
-	assert.False(t, ok, "the earlier process cannot renew")
-	err = stream.Ack(ctx, f.client, stream.AckBatch{Keys: stream.AckKeys{Lease: key, Stream: f.space.PartitionStream("t", 0),
-		Commit: f.space.Commit("t", 0), PayloadIndex: f.space.PayloadIndex("t", 0)},
-		Token: oldToken, Group: "g", Policy: "none", AckSetTTL: time.Minute, Frontier: "1-1", Entries: []stream.Acked{{ID: "1-1"}}})
-	require.ErrorIs(t, err, fence.ErrLeaseLost, "nor ack")
-
-	for _, other := range []string{"m#x", "mm", "n"} {
-		l := lease.New(f.client, other, "n", time.Minute)
-		held, _, err := l.Reclaim(ctx, key, l.NextToken())
-		require.NoError(t, err)
-		assert.False(t, held, "member %q took member m's lease", other)
-	}
-	free := f.space.Lease("t", 1, "g")
-	held, took, err = fresh.Reclaim(ctx, free, fresh.NextToken())
-	require.NoError(t, err)
-	assert.True(t, held)
-	assert.False(t, took)
-	ttl, err := f.client.PTTL(ctx, free).Result()
-	require.NoError(t, err)
-	assert.Greater(t, ttl, 50*time.Second, "the lease lives the Leases' TTL")
+	assert.Equal(t, member.Claim{Taken: true, How: "new"}, claim(t, f.two))
 }

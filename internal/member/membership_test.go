@@ -1,4 +1,4 @@
-package lease_test
+package member_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/streamq-dev/streamq/internal/keys"
-	"github.com/streamq-dev/streamq/internal/lease"
+	"github.com/streamq-dev/streamq/internal/member"
 	"github.com/streamq-dev/streamq/internal/redistest"
 )
 
@@ -24,30 +24,30 @@ func TestHeartbeatRecordsProcessAndBeat(t *testing.T) {
 	ctx := context.Background()
 	space := keys.New("", "")
 	members, caps := space.Members("t", "g"), space.MemberCaps("t", "g")
-	m := lease.NewMembership(client, members, caps, lease.Member{Name: "alpha", Modulo: 2, Remainder: 1, MaxLeased: 3}, time.Minute)
+	m := member.NewMembership(client, members, caps, member.Member{Name: "alpha", Modulo: 2, Remainder: 1, MaxLeased: 3}, time.Minute)
 	before, err := client.Time(ctx).Result()
 	require.NoError(t, err)
 	live, err := m.Heartbeat(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, []lease.Member{{Name: "alpha", Modulo: 2, Remainder: 1, MaxLeased: 3}}, live, "the capabilities read back")
+	assert.Equal(t, []member.Member{{Name: "alpha", Modulo: 2, Remainder: 1, MaxLeased: 3}}, live, "the capabilities read back")
 
 	host, _ := os.Hostname()
 	raw, err := client.HGet(ctx, caps, "alpha").Result()
 	require.NoError(t, err)
-	c := lease.ParseCaps("alpha", raw)
+	c := member.ParseCaps("alpha", raw)
 	assert.Equal(t, host, c.Host)
 	assert.Equal(t, os.Getpid(), c.PID)
 	assert.WithinDuration(t, before, c.At, time.Second)
 
-	key, field := lease.BeatsKey(members)
+	key, field := member.BeatsKey(members)
 	assert.Equal(t, "streaming:mq:members:{t}", key)
 	assert.Equal(t, "g", field)
 	b := readBeat(t, client.HGet(ctx, key, field).Val())
-	assert.Equal(t, lease.Beat{Member: "alpha", Host: host, PID: os.Getpid(), At: c.At}, b)
+	assert.Equal(t, member.Beat{Member: "alpha", Host: host, PID: os.Getpid(), At: c.At}, b)
 	assert.Equal(t, host+" pid "+strconv.Itoa(os.Getpid()), b.Process())
 	ttl, err := client.PTTL(ctx, key).Result()
 	require.NoError(t, err)
-	assert.Greater(t, ttl, lease.BeatTTL-time.Minute, "the beat outlives the membership")
+	assert.Greater(t, ttl, member.BeatTTL-time.Minute, "the beat outlives the membership")
 
 	require.NoError(t, m.Leave(ctx))
 	left := readBeat(t, client.HGet(ctx, key, field).Val())
@@ -63,8 +63,8 @@ func TestBeatOfACrashedMember(t *testing.T) {
 	client := redistest.Start(t).Client(t)
 	ctx := context.Background()
 	space := keys.New("", "")
-	one := lease.NewMembership(client, space.Members("t", "g"), space.MemberCaps("t", "g"), lease.Member{Name: "one"}, 100*time.Millisecond)
-	other := lease.NewMembership(client, space.Members("t", "h"), space.MemberCaps("t", "h"), lease.Member{Name: "two"}, time.Minute)
+	one := member.NewMembership(client, space.Members("t", "g"), space.MemberCaps("t", "g"), member.Member{Name: "one"}, 100*time.Millisecond)
+	other := member.NewMembership(client, space.Members("t", "h"), space.MemberCaps("t", "h"), member.Member{Name: "two"}, time.Minute)
 	_, err := one.Heartbeat(ctx)
 	require.NoError(t, err)
 	last, err := client.Time(ctx).Result()
@@ -72,10 +72,10 @@ func TestBeatOfACrashedMember(t *testing.T) {
 	_, err = other.Heartbeat(ctx)
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
-		got, err := lease.Live(ctx, client, []string{space.Members("t", "g")})
+		got, err := member.Live(ctx, client, []string{space.Members("t", "g")})
 		return err == nil && len(got[0]) == 0
 	}, 5*time.Second, 20*time.Millisecond, "the heartbeat never expired")
-	key, _ := lease.BeatsKey(space.Members("t", "g"))
+	key, _ := member.BeatsKey(space.Members("t", "g"))
 	all, err := client.HGetAll(ctx, key).Result()
 	require.NoError(t, err)
 	require.Len(t, all, 2)
@@ -86,9 +86,9 @@ func TestBeatOfACrashedMember(t *testing.T) {
 	assert.Equal(t, "two", readBeat(t, all["h"]).Member)
 }
 
-func readBeat(t *testing.T, v string) lease.Beat {
+func readBeat(t *testing.T, v string) member.Beat {
 	t.Helper()
-	b, ok := lease.ParseBeat(v)
+	b, ok := member.ParseBeat(v)
 	require.True(t, ok, "no beat in %q", v)
 	return b
 }
@@ -100,19 +100,19 @@ func TestParseBeat(t *testing.T) {
 	tests := []struct {
 		name string
 		in   string
-		want lease.Beat
+		want member.Beat
 		ok   bool
 	}{
-		{"round trip", lease.EncodeBeat(lease.Beat{Member: "w,1", Host: "h", PID: 7, At: at}), lease.Beat{Member: "w,1", Host: "h", PID: 7, At: at}, true},
-		{"left", lease.EncodeBeat(lease.Beat{Member: "w", At: at, Left: true}), lease.Beat{Member: "w", At: at, Left: true}, true},
-		{"commas dropped from the host", lease.EncodeBeat(lease.Beat{Member: "w", Host: "a,b", At: at}), lease.Beat{Member: "w", Host: "ab", At: at}, true},
-		{"empty", "", lease.Beat{}, false},
-		{"no kind", "1,2,h,x,w", lease.Beat{}, false},
-		{"no member", "1,2,h,beat,", lease.Beat{}, false},
+		{"round trip", member.EncodeBeat(member.Beat{Member: "w,1", Host: "h", PID: 7, At: at}), member.Beat{Member: "w,1", Host: "h", PID: 7, At: at}, true},
+		{"left", member.EncodeBeat(member.Beat{Member: "w", At: at, Left: true}), member.Beat{Member: "w", At: at, Left: true}, true},
+		{"commas dropped from the host", member.EncodeBeat(member.Beat{Member: "w", Host: "a,b", At: at}), member.Beat{Member: "w", Host: "ab", At: at}, true},
+		{"empty", "", member.Beat{}, false},
+		{"no kind", "1,2,h,x,w", member.Beat{}, false},
+		{"no member", "1,2,h,beat,", member.Beat{}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, ok := lease.ParseBeat(tt.in)
+			got, ok := member.ParseBeat(tt.in)
 			assert.Equal(t, tt.ok, ok)
 			assert.Equal(t, tt.want, got)
 		})
@@ -121,9 +121,9 @@ func TestParseBeat(t *testing.T) {
 
 // TestParseCaps: the process and heartbeat time of new capabilities, none of old ones.
 func TestParseCaps(t *testing.T) {
-	assert.Equal(t, lease.Beat{Member: "m", PID: 12, Host: "web-1", At: time.UnixMilli(5)}, lease.ParseCaps("m", "0,0,0,12,web-1,5"))
-	assert.Equal(t, lease.Beat{Member: "m"}, lease.ParseCaps("m", "0,0,-1"))
-	assert.Equal(t, lease.Member{Name: "m", MaxLeased: lease.NoLeases}, lease.ParseMember("m", "0,0,-1,12,web-1,5"))
+	assert.Equal(t, member.Beat{Member: "m", PID: 12, Host: "web-1", At: time.UnixMilli(5)}, member.ParseCaps("m", "0,0,0,12,web-1,5"))
+	assert.Equal(t, member.Beat{Member: "m"}, member.ParseCaps("m", "0,0,-1"))
+	assert.Equal(t, member.Member{Name: "m", MaxLeased: member.NoLeases}, member.ParseMember("m", "0,0,-1,12,web-1,5"))
 }
 
 // TestLeaveAfterADeleteWritesNothing: a member that leaves after its membership was deleted
@@ -132,10 +132,10 @@ func TestLeaveAfterADeleteWritesNothing(t *testing.T) {
 	client := redistest.Start(t).Client(t)
 	ctx := context.Background()
 	space := keys.New("", "")
-	m := lease.NewMembership(client, space.Members("t", "g"), space.MemberCaps("t", "g"), lease.Member{Name: "alpha"}, time.Minute)
+	m := member.NewMembership(client, space.Members("t", "g"), space.MemberCaps("t", "g"), member.Member{Name: "alpha"}, time.Minute)
 	_, err := m.Heartbeat(ctx)
 	require.NoError(t, err)
-	key, _ := lease.BeatsKey(space.Members("t", "g"))
+	key, _ := member.BeatsKey(space.Members("t", "g"))
 	require.NoError(t, client.Del(ctx, space.Members("t", "g"), space.MemberCaps("t", "g"), key).Err())
 	require.NoError(t, m.Leave(ctx))
 	n, err := client.Exists(ctx, key).Result()

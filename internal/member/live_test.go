@@ -1,4 +1,4 @@
-package lease_test
+package member_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/streamq-dev/streamq/internal/keys"
-	"github.com/streamq-dev/streamq/internal/lease"
+	"github.com/streamq-dev/streamq/internal/member"
 	"github.com/streamq-dev/streamq/internal/redistest"
 )
 
@@ -67,7 +67,7 @@ func TestLive(t *testing.T) {
 			if tt.seed != nil {
 				tt.seed(t)
 			}
-			got, err := lease.Live(ctx, client, tt.keys)
+			got, err := member.Live(ctx, client, tt.keys)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, got)
 		})
@@ -79,15 +79,15 @@ func TestLiveSeesHeartbeats(t *testing.T) {
 	client := redistest.Start(t).Client(t)
 	ctx := context.Background()
 	space := keys.New("", "")
-	m := lease.NewMembership(client, space.Members("t", "g"), space.MemberCaps("t", "g"), lease.Member{Name: "alpha"}, time.Minute)
+	m := member.NewMembership(client, space.Members("t", "g"), space.MemberCaps("t", "g"), member.Member{Name: "alpha"}, time.Minute)
 	_, err := m.Heartbeat(ctx)
 	require.NoError(t, err)
-	got, err := lease.Live(ctx, client, []string{space.Members("t", "g")})
+	got, err := member.Live(ctx, client, []string{space.Members("t", "g")})
 	require.NoError(t, err)
 	assert.Equal(t, [][]string{{"alpha"}}, got)
 
 	require.NoError(t, m.Leave(ctx))
-	got, err = lease.Live(ctx, client, []string{space.Members("t", "g")})
+	got, err = member.Live(ctx, client, []string{space.Members("t", "g")})
 	require.NoError(t, err)
 	assert.Equal(t, [][]string{nil}, got)
 }
