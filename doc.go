@@ -114,11 +114,12 @@
 //
 // # How it is built
 //
-// This package holds the API and the consumer engine; every Redis command, pipeline and
-// script lives in internal/ packages, one per concept (keys, topic metadata, leases, a
-// partition's read position, stream reads and acks, retries and delays, dead letters,
-// payloads, retention, the lease fence). A subscription runs a rebalancer and a renewer,
-// and one worker per owned partition with its claimer, acker, settler, mover and
-// housekeeper, each built from explicit dependencies. docs/internals.md in the repository
-// maps the packages and every key.
+// This package is the API: what a Watermill user reads, the config groups, and one seam
+// (wire.go) that maps them onto the engine. The engine lives in internal/ packages by
+// concern: the publish engine (pipelines, idempotency), the consume engine (one
+// subscription's partitions: fetch, deliver, settle, ack, claim, move, housekeep), the
+// membership engine (leases, rebalancing, static members), the retry decision and outage
+// state, server and memory checks; below them the storage steps (one Lua script per atomic
+// step), reached through a store built once per owned partition. docs/internals.md in the
+// repository maps the packages, the import rule and every key.
 package streamq
