@@ -3,6 +3,7 @@ package streamq
 import (
 	"errors"
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/streamq-dev/streamq/internal/codec"
@@ -20,6 +21,11 @@ var (
 	// ErrInvalidName reports a topic, group or consumer name that would break the key layout
 	// (empty, braces, spaces or control characters).
 	ErrInvalidName = keys.ErrInvalidName
+	// ErrInvalidMessage reports a message Publish refuses before sending anything of the call:
+	// nil, an empty UUID, an x-force-partition-id that is not a decimal partition index,
+	// metadata over 1 MiB or a payload over 512 MiB (what Redis takes in one value by
+	// default). The error names the message and what is wrong.
+	ErrInvalidMessage = errors.New("invalid message")
 	// ErrPartitionOutOfRange reports an x-force-partition-id outside the topic's partitions.
 	ErrPartitionOutOfRange = errors.New("partition out of range")
 	// ErrReservedMetadata reports a message whose metadata uses a key the marshaler reserves.
@@ -118,18 +124,23 @@ func (e *PartitionError) Error() string {
 // Unwrap returns the underlying error.
 func (e *PartitionError) Unwrap() error { return e.Err }
 
-// apiError is an error of the engine as Publish, Subscribe and SubscribeInitialize return it:
-// one caused by a closed client, or by credentials a server refused, wraps ErrInvalidConfig
-// as well (the caller closed the client before the Publisher or Subscriber that uses it, or
-// configured it wrongly).
-func apiError(err error) error {
+// apiError is an error of the engine as Publish, Subscribe and SubscribeInitialize (op:
+// `publish to "orders"`, ...) return it. One caused by a closed client, or by credentials a
+// server refused, wraps ErrInvalidConfig as well: the caller closed the client before the
+// Publisher or Subscriber that uses it, or configured it wrongly. One of a server that cannot
+// be reached says so and where, without the engine's step that met it.
+func apiError(op string, err error) error {
+	var netErr *net.OpError
 	switch {
 	case err == nil || errors.Is(err, ErrInvalidConfig):
 		return err
 	case errors.Is(err, health.ErrAuth):
 		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	case server.IsClosed(err):
-		return fmt.Errorf("%w: the Redis client is closed (close it after the Publishers and Subscribers that use it): %w", ErrInvalidConfig, err)
+		return fmt.Errorf("%w: %s: the Redis client was closed by the caller (close it after the Publishers and Subscribers that use it): %w",
+			ErrInvalidConfig, op, err)
+	case errors.As(err, &netErr) && netErr.Addr != nil:
+		return fmt.Errorf("%s: cannot reach Redis at %s: %w", op, netErr.Addr, netErr)
 	}
 	return err
 }

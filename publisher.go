@@ -62,7 +62,7 @@ func (p *Publisher) Publish(topic string, msgs ...*message.Message) error {
 	if p.config.Tracer != nil {
 		return p.tracedPublish(topic, msgs)
 	}
-	return apiError(p.publish(topic, msgs))
+	return apiError(publishOp(topic), p.publish(topic, msgs))
 }
 
 func (p *Publisher) publish(topic string, msgs []*message.Message) error {
@@ -78,10 +78,63 @@ func (p *Publisher) publish(topic string, msgs []*message.Message) error {
 	if len(msgs) == 0 {
 		return nil
 	}
+	if err := checkMessages(msgs); err != nil {
+		return fmt.Errorf("publish to %q: %w", topic, err)
+	}
 	ctx, cancel := mergeContexts(msgs)
 	defer cancel()
 	return p.engine.Publish(ctx, topic, msgs)
 }
+
+// The largest message Publish takes: metadata of at most maxMetadataSize bytes (keys and
+// values; a stream entry carries it inline), and a payload of at most maxPayloadSize bytes
+// (Redis's default proto-max-bulk-len: the most one value may hold).
+const (
+	maxMetadataSize = 1 << 20
+	maxPayloadSize  = 512 << 20
+)
+
+// checkMessages refuses, before anything is sent, a call with a message Redis could not take
+// or its partition could not be told: each error wraps ErrInvalidMessage.
+func checkMessages(msgs []*message.Message) error {
+	for i, m := range msgs {
+		if err := checkMessage(m); err != nil {
+			name := fmt.Sprintf("#%d", i)
+			if m != nil && m.UUID != "" {
+				name = fmt.Sprintf("%s (#%d)", m.UUID, i)
+			}
+			return fmt.Errorf("%w: message %s: %s", ErrInvalidMessage, name, err)
+		}
+	}
+	return nil
+}
+
+func checkMessage(m *message.Message) error {
+	switch {
+	case m == nil:
+		return errors.New("nil")
+	case m.UUID == "":
+		return errors.New("empty UUID (watermill.NewUUID() makes one)")
+	case len(m.Payload) > maxPayloadSize:
+		return fmt.Errorf("payload of %d bytes, more than %d", len(m.Payload), maxPayloadSize)
+	}
+	size := 0
+	for k, v := range m.Metadata {
+		size += len(k) + len(v)
+	}
+	if size > maxMetadataSize {
+		return fmt.Errorf("metadata of %d bytes, more than %d", size, maxMetadataSize)
+	}
+	if forced := m.Metadata.Get(ForcePartitionMetadata); forced != "" {
+		if _, err := strconv.Atoi(forced); err != nil {
+			return fmt.Errorf("%s=%q is not a decimal partition index", ForcePartitionMetadata, forced)
+		}
+	}
+	return nil
+}
+
+// publishOp names a Publish to topic in its errors.
+func publishOp(topic string) string { return fmt.Sprintf("publish to %q", topic) }
 
 // router picks each message's partition: x-force-partition-id when set, else the
 // Partitioner, given the message's key, or under idempotent publish (byUUID) its UUID when
@@ -164,7 +217,7 @@ func (p *Publisher) tracedPublish(topic string, msgs []*message.Message) error {
 			ends[i] = p.config.Tracer.StartPublish(topic, m)
 		}
 	}
-	err := apiError(p.publish(topic, msgs))
+	err := apiError(publishOp(topic), p.publish(topic, msgs))
 	for i, end := range ends {
 		if end != nil {
 			end(publishErrOf(msgs[i], err))

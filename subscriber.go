@@ -2,6 +2,7 @@ package streamq
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/ThreeDotsLabs/watermill"
 	"github.com/ThreeDotsLabs/watermill/message"
@@ -53,7 +54,7 @@ func (s *Subscriber) Subscribe(ctx context.Context, topic string) (<-chan *messa
 		return nil, err
 	}
 	ch, err := s.engine.Subscribe(ctx, v)
-	return ch, apiError(err)
+	return ch, apiError(fmt.Sprintf("subscribe to %q", topic), err)
 }
 
 // SubscribeInitialize registers the consumer group on topic, so that messages published
@@ -67,7 +68,7 @@ func (s *Subscriber) SubscribeInitialize(topic string) error {
 	if err != nil {
 		return err
 	}
-	return apiError(s.engine.Initialize(context.Background(), v))
+	return apiError(fmt.Sprintf("subscribe to %q", topic), s.engine.Initialize(context.Background(), v))
 }
 
 // Close stops every subscription: it stops fetching, waits up to CloseTimeout for in-flight

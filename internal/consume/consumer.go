@@ -34,6 +34,7 @@ type Consumer struct {
 	budget       *lease.Budget
 	stats        counts
 	hint         nackHint
+	full         fullNotice
 	inFlight     chan struct{}
 	pause        *run.Gate
 	warned       sync.Map // topic -> struct{}: a differing stated partition count was logged
@@ -184,7 +185,7 @@ func (c *Consumer) newTrackedSubscription(ctx context.Context, v keys.View) *sub
 // shared is what each subscription shares with the others.
 func (c *Consumer) shared() shared {
 	return shared{cfg: &c.cfg, reg: c.reg, budget: c.budget, stats: &c.stats, hint: &c.hint, inFlight: c.inFlight,
-		pause: c.pause, pressure: c.pressure, leaveOnClose: &c.leaveOnClose, closing: c.closing}
+		pause: c.pause, pressure: c.pressure, full: &c.full, leaveOnClose: &c.leaveOnClose, closing: c.closing}
 }
 
 func (c *Consumer) untrack(sub *subscription) {

@@ -1,12 +1,14 @@
 package consume
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
 
 	"github.com/streamq-dev/streamq/internal/retention"
 	"github.com/streamq-dev/streamq/internal/run"
+	"github.com/streamq-dev/streamq/internal/script"
 )
 
 // housekeeper applies retention to an owned partition every interval, starting at once:
@@ -25,6 +27,7 @@ type housekeeper struct {
 	length   func() retention.Length // what the topic's publishers recorded
 	live     func() []string         // the group's live members at the last heartbeat
 	pressure func() bool             // Redis memory is at or above the high-water mark
+	full     *fullNotice             // the Consumer's: Redis refuses steps at maxmemory
 	run      *run.Runner
 	cursor   int64 // where the orphan sweep goes on
 }
@@ -39,11 +42,12 @@ type keeperDeps struct {
 	length   func() retention.Length // what the topic's publishers recorded
 	live     func() []string         // the group's live members at the last heartbeat
 	pressure func() bool             // Redis memory is at or above the high-water mark
+	full     *fullNotice             // the Consumer's
 }
 
 func newHousekeeper(d partDeps, cfg Retention, k keeperDeps) *housekeeper {
 	return &housekeeper{d: d, store: d.store, cfg: cfg, leaseTTL: k.leaseTTL, length: k.length, live: k.live,
-		pressure: k.pressure, run: run.NewRunner()}
+		pressure: k.pressure, full: k.full, run: run.NewRunner()}
 }
 
 func (h *housekeeper) start() { h.run.Start(h.loop) }
@@ -71,7 +75,9 @@ func (h *housekeeper) loop() {
 
 func (h *housekeeper) step() {
 	now := h.d.clock.Now()
-	h.markSeen(now)
+	if h.markSeen(now) {
+		h.full.room()
+	}
 	if h.pressure() {
 		h.trim("pressure", retention.Rule{Acked: true}, now)
 	}
@@ -88,16 +94,18 @@ func (h *housekeeper) step() {
 }
 
 // markSeen records the group live on the partition; a group retention had left out for its
-// expiry is back, which is logged (reportLosses then tells what it lost).
-func (h *housekeeper) markSeen(now time.Time) {
+// expiry is back, which is logged (reportLosses then tells what it lost). false when the
+// record could not be written.
+func (h *housekeeper) markSeen(now time.Time) bool {
 	since, err := h.store.MarkSeen(h.d.ctx, now)
 	switch {
-	case err != nil && h.d.ctx.Err() == nil:
-		h.d.log.Error("Could not record the group live on the partition", err, nil)
+	case err != nil:
+		h.failed("Could not record the group live on the partition", err, nil)
 	case !since.IsZero():
 		h.d.log.Info("Consumer group is live again on the partition after its group expiry: retention waits for it again",
 			watermill.LogFields{"expired_since": since})
 	}
+	return err == nil
 }
 
 // trim applies one retention rule of the partition at now (never past what a live group
@@ -106,9 +114,7 @@ func (h *housekeeper) trim(kind string, rule retention.Rule, now time.Time) {
 	rule.GroupExpiry, rule.Now = h.cfg.GroupExpiry, now
 	res, err := h.store.Trim(h.d.ctx, rule)
 	if err != nil {
-		if h.d.ctx.Err() == nil {
-			h.d.log.Error("Retention trim failed", err, watermill.LogFields{"rule": kind})
-		}
+		h.failed("Retention trim failed", err, watermill.LogFields{"rule": kind})
 		return
 	}
 	retention.Report(h.d.log, h.d.count, nil, kind, res)
@@ -119,8 +125,8 @@ func (h *housekeeper) trim(kind string, rule retention.Rule, now time.Time) {
 func (h *housekeeper) reportLosses() {
 	n, err := h.store.TakeLosses(h.d.ctx)
 	switch {
-	case err != nil && h.d.ctx.Err() == nil:
-		h.d.log.Error("Could not read retention losses", err, nil)
+	case err != nil:
+		h.failed("Could not read retention losses", err, nil)
 	case n > 0:
 		h.d.stats.trimmedUnacked.Add(n)
 		h.d.count.Trimmed("unacked", n)
@@ -139,8 +145,8 @@ func (h *housekeeper) pruneConsumers() {
 	}
 	names, err := h.store.PruneConsumers(h.d.ctx, h.leaseTTL, live)
 	switch {
-	case err != nil && h.d.ctx.Err() == nil:
-		h.d.log.Error("Could not remove the consumers of members that left", err, nil)
+	case err != nil:
+		h.failed("Could not remove the consumers of members that left", err, nil)
 	case len(names) > 0:
 		h.d.log.Debug("Removed consumers of members that left", watermill.LogFields{"consumers": names})
 	}
@@ -168,10 +174,37 @@ func (h *housekeeper) sweepPayloads(now time.Time) {
 // report logs and counts the outcome of one DLQ or payload retention step.
 func (h *housekeeper) report(kind string, n int64, err error) {
 	switch {
-	case err != nil && h.d.ctx.Err() == nil:
-		h.d.log.Error("Retention step failed", err, watermill.LogFields{"step": kind})
+	case err != nil:
+		h.failed("Retention step failed", err, watermill.LogFields{"step": kind})
 	case n > 0:
 		h.d.count.Trimmed(kind, n)
 		h.d.log.Debug("Retention", watermill.LogFields{"step": kind, "removed": n})
 	}
 }
+
+// failed logs a step that failed: nothing when the partition is stopping; one line for the
+// whole Consumer while Redis refuses the steps because it is full (fullNotice), the error
+// otherwise.
+func (h *housekeeper) failed(what string, err error, fields watermill.LogFields) {
+	switch {
+	case h.d.ctx.Err() != nil:
+	case script.IsOOM(err):
+		h.full.say(h.d.log)
+	default:
+		h.d.log.Error(what, err, fields)
+	}
+}
+
+// fullNotice says once, for every partition of a Consumer, that Redis refuses the
+// housekeepers' bookkeeping because it is at maxmemory, until a step goes through again.
+type fullNotice struct{ said atomic.Bool }
+
+func (n *fullNotice) say(log watermill.LoggerAdapter) {
+	if !n.said.Swap(true) {
+		log.Info("Redis is full (used memory at maxmemory): retention bookkeeping (trim losses, the group's live record, "+
+			"orphaned payloads) waits for room; consumers go on draining, and the trims that follow their acks free memory", nil)
+	}
+}
+
+// room is told a step that went through: the next refusal is said again.
+func (n *fullNotice) room() { n.said.Store(false) }

@@ -124,7 +124,7 @@ func (sub *subscription) buildComponents(w *worker) {
 	if d.rules.background {
 		w.mover = newMover(d, cfg.Retry, sub.rebal.Partitions)
 		w.keeper = newHousekeeper(d, cfg.Retention, keeperDeps{leaseTTL: cfg.Membership.LeaseTTL,
-			length: sub.rebal.LengthRetention, live: sub.rebal.LiveMembers, pressure: sub.pressure})
+			length: sub.rebal.LengthRetention, live: sub.rebal.LiveMembers, pressure: sub.pressure, full: sub.full})
 		w.settle.wake = w.mover.wakeAt
 	}
 	w.hooks = workerHooks{fetch: fetch, release: sub.releaseOf(w), exited: func() { sub.exited(w) }}

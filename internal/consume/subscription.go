@@ -33,6 +33,7 @@ type shared struct {
 	inFlight     chan struct{} // MaxInFlight semaphore; nil when unbounded
 	pause        *run.Gate
 	pressure     func() bool
+	full         *fullNotice
 	leaveOnClose *atomic.Bool
 	closing      <-chan struct{}
 }

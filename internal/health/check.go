@@ -86,7 +86,7 @@ func (c *Check) judge(nodes []server.Node, logger watermill.LoggerAdapter) (agai
 		case n.Err == nil:
 			old = append(old, c.judgeFacts(n, logger))
 		case server.IsClosed(n.Err):
-			return false, fmt.Errorf("check the Redis server: %w", n.Err)
+			return false, n.Err // the caller closed its client: its own error
 		case server.AuthProblem(n.Addr, n.Err) != nil:
 			return false, fmt.Errorf("%w: %w", ErrAuth, server.AuthProblem(n.Addr, n.Err))
 		case server.Refused(n.Err):

@@ -148,14 +148,21 @@ func (s Space) Members(t, g string) string { return s.Control + ":members:{" + t
 func (s Space) MemberCaps(t, g string) string { return s.Members(t, g) + ":caps" }
 
 // MemberInstances is the hash (static member -> "instance|until ms|state") beside Members:
-// which process holds each static member's name (see internal/lease/lua/claim.lua).
+// which process holds each static member's name (see internal/member/lua/claim.lua).
 func (s Space) MemberInstances(t, g string) string { return s.Members(t, g) + ":static" }
 
-// ValidateName rejects names that would break the key layout: empty, braces, whitespace or
-// control characters. kind names the thing in the error ("topic", "consumer group", ...).
+// MaxNameLength is the longest topic, group or consumer name, in bytes (Kafka's topic limit):
+// each is part of several keys, and of every line an operator reads.
+const MaxNameLength = 249
+
+// ValidateName rejects names that would break the key layout: empty, longer than
+// MaxNameLength, braces, whitespace or control characters. kind names the thing in the error ("topic", "consumer group", ...).
 func ValidateName(kind, name string) error {
 	if name == "" {
 		return fmt.Errorf("%w: %s name is empty", ErrInvalidName, kind)
+	}
+	if len(name) > MaxNameLength {
+		return fmt.Errorf("%w: %s name %q... is %d bytes long, more than %d", ErrInvalidName, kind, name[:32], len(name), MaxNameLength)
 	}
 	if strings.ContainsAny(name, "{}") {
 		return fmt.Errorf("%w: %s name %q contains a brace, which would break Redis Cluster hash tags", ErrInvalidName, kind, name)

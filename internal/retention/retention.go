@@ -127,11 +127,12 @@ func flag(b bool) string {
 // last call (any member's), and clears that count; the cumulative count stays.
 func TakeLosses(ctx context.Context, rdb redis.UniversalClient, lossKey, group string) (int64, error) {
 	var get *redis.StringCmd
-	_, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+	cmds, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		get = p.HGet(ctx, lossKey, "new:"+group)
 		p.HDel(ctx, lossKey, "new:"+group)
 		return nil
 	})
+	err = script.TxError(err, cmds...)
 	if errors.Is(err, redis.Nil) || errors.Is(get.Err(), redis.Nil) {
 		return 0, nil
 	}
@@ -255,11 +256,12 @@ func sweep(ctx context.Context, rdb redis.UniversalClient, stream, index string,
 	}
 	for _, m := range gone {
 		_, ref, _ := payload.IndexMember(m)
-		if _, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		cmds, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			p.Del(ctx, key(ref))
 			p.ZRem(ctx, index, m)
 			return nil
-		}); err != nil {
+		})
+		if err = script.TxError(err, cmds...); err != nil {
 			return 0, fmt.Errorf("delete orphaned payload %s: %w", ref, err)
 		}
 	}

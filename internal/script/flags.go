@@ -180,3 +180,18 @@ func stringOf(a any) string {
 // IsOOM reports whether err is Redis's refusal of a command at maxmemory ("OOM command not
 // allowed when used memory > 'maxmemory'"), also when a script got it.
 func IsOOM(err error) bool { return err != nil && redis.HasErrorPrefix(err, "OOM") }
+
+// TxError is the error of a transaction (MULTI ... EXEC) whose EXEC answered err: the OOM
+// reply of one of its queued commands when Redis refused the transaction at maxmemory (Redis
+// refuses every command queued in MULTI then, and EXEC answers EXECABORT), else err.
+func TxError(err error, cmds ...redis.Cmder) error {
+	if err == nil || !redis.HasErrorPrefix(err, "EXECABORT") {
+		return err
+	}
+	for _, c := range cmds {
+		if IsOOM(c.Err()) {
+			return c.Err()
+		}
+	}
+	return err
+}
