@@ -25,10 +25,11 @@ servers:
 	bash scripts/servers.sh $(SERVERS)
 
 ## test-servers: the server matrix: on each of SERVERS (Redis 8.0, Valkey 8.1, Redis 8.6,
-## Valkey 9.1, fetched by make servers; Valkey 8.0 with SERVERS=valkey8), with -race, Watermill's universal suite, the core scenario
-## tests (a full Redis draining, fencing, handover, retries, DLQ, retention) and every
-## internal package's script tests; prints each server's time. A server not fetched is
-## skipped, saying how to fetch it, or fails with STREAMQ_REQUIRE_REDIS=1 (scripts/test-servers.sh)
+## Valkey 9.1, fetched by make servers; Valkey 8.0 with SERVERS=valkey8), with -race,
+## Watermill's universal suite, the core scenario tests (a full Redis draining, fencing,
+## handover, retries, DLQ, retention) and every internal package's script tests; prints
+## each server's time. A server not fetched is skipped, saying how to fetch it, or fails
+## with STREAMQ_REQUIRE_REDIS=1 (scripts/test-servers.sh)
 test-servers:
 	GO=$(GO) TIMEOUT=$(TIMEOUT) PARALLEL=$(PARALLEL) bash scripts/test-servers.sh $(SERVERS)
 
