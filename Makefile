@@ -20,15 +20,16 @@ test: vet
 
 ## servers: fetch the servers of test-servers from Debian's packages into .servers/ (no
 ## install: apt-get download through a private apt state, dpkg -x; see scripts/servers.sh)
-SERVERS ?= valkey8 redis8 valkey8.1
+SERVERS ?= redis8 valkey8.1 redis8.6 valkey9.1
 servers:
 	bash scripts/servers.sh $(SERVERS)
 
-## test-servers: the server matrix: on each of SERVERS (Valkey 8.0, Redis 8.0, Valkey 8.1,
-## fetched by make servers), with -race, Watermill's universal suite, the core scenario
-## tests (a full Redis draining, fencing, handover, retries, DLQ, retention) and every
-## internal package's script tests; prints each server's time. A server not fetched is
-## skipped, saying how to fetch it, or fails with STREAMQ_REQUIRE_REDIS=1 (scripts/test-servers.sh)
+## test-servers: the server matrix: on each of SERVERS (Redis 8.0, Valkey 8.1, Redis 8.6,
+## Valkey 9.1, fetched by make servers; Valkey 8.0 with SERVERS=valkey8), with -race,
+## Watermill's universal suite, the core scenario tests (a full Redis draining, fencing,
+## handover, retries, DLQ, retention) and every internal package's script tests; prints
+## each server's time. A server not fetched is skipped, saying how to fetch it, or fails
+## with STREAMQ_REQUIRE_REDIS=1 (scripts/test-servers.sh)
 test-servers:
 	GO=$(GO) TIMEOUT=$(TIMEOUT) PARALLEL=$(PARALLEL) bash scripts/test-servers.sh $(SERVERS)
 

@@ -5,32 +5,36 @@
 #   valkey8     Valkey 8.0 (bookworm-backports valkey-tools)
 #   redis8      Redis 8.0  (trixie redis-tools)
 #   valkey8.1   Valkey 8.1 (trixie valkey-tools)
+#   redis8.6    Redis 8.6  (experimental redis-tools, its libraries from sid)
+#   valkey9.1   Valkey 9.1 (sid valkey-tools)
 #
 # Each server's package and the libraries it links against (libc6 and its loader included,
-# from the same suite) are fetched with `apt-get download` through a private apt
-# configuration (its own sources, lists and cache under the servers folder: the system's
-# apt state is neither read for sources nor changed), unpacked with `dpkg -x` into
-# SERVERS_DIR/NAME/root, and started through that folder's own loader by the wrappers
-# SERVERS_DIR/NAME/bin/redis-server and bin/redis-cli:
+# from the same suite, or from sid for experimental) are fetched with `apt-get download`
+# through a private apt configuration (its own sources, lists and cache under the servers
+# folder: the system's apt state is neither read for sources nor changed), unpacked with
+# `dpkg -x` into SERVERS_DIR/NAME/root, and started through that folder's own loader by the
+# wrappers SERVERS_DIR/NAME/bin/redis-server and bin/redis-cli:
 #
 #   root/.../ld-linux-x86-64.so.2 --library-path root/... --argv0 redis-server root/usr/bin/...
 #
 # (--argv0 because the Debian server binary is *-check-rdb, which serves when called
 # redis-server.) internal/redistest starts them with STREAMQ_REDIS_SERVER=NAME.
 #
-# Usage: scripts/servers.sh [NAME...]   (no NAME: all three). Idempotent: a server already
+# Usage: scripts/servers.sh [NAME...]   (no NAME: all five). Idempotent: a server already
 # fetched is checked (its --version) and kept, with no network access.
 # SERVERS_DIR defaults to STREAMQ_SERVERS_DIR, else .servers/ in the repository (gitignored).
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 SERVERS_DIR=${STREAMQ_SERVERS_DIR:-$repo/.servers}
-ALL_SERVERS="valkey8 redis8 valkey8.1"
+ALL_SERVERS="valkey8 redis8 valkey8.1 redis8.6 valkey9.1"
 MIRROR=${STREAMQ_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 
-# spec NAME sets suite (of the server package), pkg, version (upstream, checked against the
-# binary's --version), prog (binary prefix) and libs (packages of the libraries it links).
+# spec NAME sets suite (of the server package), libsuite (of its libraries), pkg, version
+# (upstream, checked against the binary's --version: a pattern, 9.1.*, where the suite moves
+# on: sid and experimental keep only their newest build), prog (binary prefix) and libs
+# (packages of the libraries it links; on sid libsystemd0 no longer needs libcap2).
 spec() {
   case $1 in
   valkey8)
@@ -45,6 +49,14 @@ spec() {
     suite=trixie libsuite=trixie pkg=valkey-tools version=8.1.1 prog=valkey
     libs="libc6 libatomic1 libjemalloc2 liblzf1 libssl3t64 libstdc++6 libgcc-s1 libsystemd0 libcap2 zlib1g libzstd1"
     ;;
+  redis8.6)
+    suite=experimental libsuite=sid pkg=redis-tools version="8.6.*" prog=redis
+    libs="libc6 libatomic1 libjemalloc2 liblzf1 libssl3t64 libsystemd0 libstdc++6 libgcc-s1 zlib1g libzstd1"
+    ;;
+  valkey9.1)
+    suite=sid libsuite=sid pkg=valkey-tools version="9.1.*" prog=valkey
+    libs="libc6 libatomic1 libjemalloc2 liblzf1 libssl3t64 libstdc++6 libgcc-s1 libsystemd0 zlib1g libzstd1"
+    ;;
   *)
     echo "servers.sh: unknown server '$1' (known: $ALL_SERVERS)" >&2
     return 1
@@ -54,14 +66,19 @@ spec() {
 
 apt_dir=$SERVERS_DIR/.apt
 
-# apt_setup writes the private apt configuration: Debian's bookworm, bookworm-backports and
-# trixie, Packages indexes only, no system apt.conf.d or sources.list.d.
+# apt_setup writes the private apt configuration: Debian's bookworm, bookworm-backports,
+# trixie, sid and experimental, Packages indexes only, no system apt.conf.d or sources.list.d.
+# sid's and experimental's Release files are valid for a week only: a mirror that lags behind
+# serves them expired, so their dates are not checked (their signatures still are).
 apt_setup() {
   mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial" "$apt_dir/empty"
   local s
   : >"$apt_dir/sources.list"
   for s in bookworm bookworm-backports trixie; do
     echo "deb [signed-by=$KEYRING target=Packages] $MIRROR $s main" >>"$apt_dir/sources.list"
+  done
+  for s in sid experimental; do
+    echo "deb [signed-by=$KEYRING target=Packages check-valid-until=no] $MIRROR $s main" >>"$apt_dir/sources.list"
   done
   cat >"$apt_dir/apt.conf" <<EOF
 Dir::Etc::main "/dev/null";
@@ -129,8 +146,9 @@ check() {
   local d=$SERVERS_DIR/$1 out r
   r=$(cd "$d/root" && pwd)
   out=$("$d/bin/redis-server" --version 2>&1) || { echo "servers.sh: $1: $out" >&2; return 1; }
+  # shellcheck disable=SC2254 # $version may be a pattern
   case $out in
-  *"v=$version "*) ;;
+  *"v="$version" "*) ;;
   *) echo "servers.sh: $1: want version $version, got: $out" >&2; return 1 ;;
   esac
   local ld

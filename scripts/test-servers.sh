@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The server matrix (make test-servers): on each server named (default: valkey8 redis8
-# valkey8.1, fetched by scripts/servers.sh), with -race,
+# The server matrix (make test-servers): on each server named (default: redis8 valkey8.1
+# redis8.6 valkey9.1, fetched by scripts/servers.sh; valkey8 when named), with -race,
 #   - Watermill's universal suite: single node, 8 partitions keyed, ordered by key, Cluster,
 #     Sentinel;
 #   - the core scenario tests below: a full Redis draining (the scripts' allow-oom flags),
@@ -62,7 +62,7 @@ run_server() {
 }
 
 servers=("$@")
-[ ${#servers[@]} -gt 0 ] || servers=(valkey8 redis8 valkey8.1)
+[ ${#servers[@]} -gt 0 ] || servers=(redis8 valkey8.1 redis8.6 valkey9.1)
 failed=()
 for s in "${servers[@]}"; do
   if [ ! -x "$SERVERS_DIR/$s/bin/redis-server" ] && [ "${STREAMQ_REQUIRE_REDIS:-}" != 1 ]; then
