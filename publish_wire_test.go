@@ -85,7 +85,7 @@ func TestPublishConfigMapsEveryGroup(t *testing.T) {
 // *ReplicationError, and a WAIT that failed ErrNotReplicated wrapping the failure.
 func TestPublishErrorsOfTheEngine(t *testing.T) {
 	t.Parallel()
-	oom := errors.New("OOM command not allowed when used memory > 'maxmemory'.")
+	oom := errors.New(oomReply)
 	err := redisFullError(publish.FullInfo{Topic: "t", Partition: 3, Server: "10.0.0.1:6379", UsedMemory: 3 << 20,
 		MaxMemory: 2 << 20}, oom)
 	assert.ErrorIs(t, err, ErrRedisFull)
@@ -168,3 +168,6 @@ func TestPublishCountersBindMetrics(t *testing.T) {
 	plain.DuplicateDropped("t", 0)
 	plain.GroupExpired("t", 0, "g")
 }
+
+// oomReply is the text of Redis's refusal at maxmemory.
+const oomReply = "OOM command not allowed when used memory > 'maxmemory'."

@@ -103,7 +103,7 @@ func checkMessages(msgs []*message.Message) error {
 			if m != nil && m.UUID != "" {
 				name = fmt.Sprintf("%s (#%d)", m.UUID, i)
 			}
-			return fmt.Errorf("%w: message %s: %s", ErrInvalidMessage, name, err)
+			return fmt.Errorf("%w: message %s: %w", ErrInvalidMessage, name, err)
 		}
 	}
 	return nil

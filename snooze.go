@@ -3,7 +3,6 @@ package streamq
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill/message"
@@ -31,27 +30,4 @@ func Snooze(msg *message.Message, d time.Duration) error {
 	d = max(d, 0)
 	msg.Metadata.Set(codec.HeaderSnooze, d.String())
 	return fmt.Errorf("%w for %s", ErrSnoozed, d)
-}
-
-// snoozedFor is the delay a handler asked for with Snooze during this delivery; false when
-// it asked for none.
-func snoozedFor(m *message.Message) (time.Duration, bool) {
-	v := m.Metadata.Get(codec.HeaderSnooze)
-	if v == "" {
-		return 0, false
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d < 0 {
-		return 0, true
-	}
-	return d, true
-}
-
-// snoozeCount reads HeaderSnoozeCount; missing or bad reads as 0.
-func snoozeCount(md message.Metadata) int {
-	n, err := strconv.Atoi(md.Get(codec.HeaderSnoozeCount))
-	if err != nil || n < 0 {
-		return 0
-	}
-	return n
 }

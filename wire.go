@@ -114,19 +114,6 @@ func serverMemoryOf(m health.Reading) ServerMemory {
 	return ServerMemory{Addr: m.Addr, Used: m.Used, Max: m.Max, High: m.High, FullSince: m.FullSince}
 }
 
-// serverMemories are the memory watch's last readings, nil when memory is not watched.
-func serverMemories(w *health.Watch) []ServerMemory {
-	if w == nil {
-		return nil
-	}
-	rs := w.Status()
-	out := make([]ServerMemory, len(rs))
-	for i, r := range rs {
-		out[i] = serverMemoryOf(r)
-	}
-	return out
-}
-
 // trimReporter counts one partition's trims in the metrics (labels l) and its group expiries
 // in a GroupExpiryReporter.
 type trimReporter struct {

@@ -385,9 +385,10 @@ func (f groupFacts) growth() (first, last int64, ok bool) {
 func topicHealth(topic string, names []string, groups []healthView, unattributed arrivals, now time.Time) healthView {
 	v := okHealth()
 	for i, g := range groups {
+		name := names[i]
 		for _, p := range g.Problems {
-			q := v.add(p.Code, p.Severity, "group %s: %s", names[i], p.Text)
-			q.Since, q.Next, q.Command, q.Group, q.Detail = p.Since, p.Next, p.Command, names[i], p.Detail
+			q := v.add(p.Code, p.Severity, "group %s: %s", name, p.Text)
+			q.Since, q.Next, q.Command, q.Group, q.Detail = p.Since, p.Next, p.Command, name, p.Detail
 		}
 	}
 	if unattributed.count > 0 {

@@ -201,7 +201,7 @@ func TestNoMemberNamesTheLast(t *testing.T) {
 func TestOutageUnknown(t *testing.T) {
 	now := time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC)
 	f := groupFacts{Topic: "orders", Name: "g", Now: now, Members: 1, OutageUnknown: []int{0, 2},
-		OutageRefused: fmt.Errorf("%w: NOREPLICAS Not enough good replicas to write.", admin.ErrWritesRefused)}
+		OutageRefused: fmt.Errorf("%w: %s", admin.ErrWritesRefused, "NOREPLICAS Not enough good replicas to write.")}
 	v := groupHealth(f)
 	assert.Equal(t, sevWarning, v.State)
 	p := problemOf(t, v, probOutageState)

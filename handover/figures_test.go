@@ -18,7 +18,7 @@ import (
 
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/lease"
-	"github.com/streamq-dev/streamq/internal/member"
+	membership "github.com/streamq-dev/streamq/internal/member"
 )
 
 // leaseLog reads every lease of the topic every 5ms and keeps each change.
@@ -105,7 +105,7 @@ func (l *leaseLog) ownerChanges(p int, from, to time.Time) int {
 	defer l.mu.Unlock()
 	last, n := "", 0
 	for _, c := range l.changes[p] {
-		name := member.TokenMember(c.token)
+		name := membership.TokenMember(c.token)
 		if c.token == "" || c.at.After(to) {
 			continue
 		}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
+	membership "github.com/streamq-dev/streamq/internal/member"
 	"github.com/streamq-dev/streamq/internal/redistest"
 )
 
@@ -210,8 +211,8 @@ func (s *scenario) waitBalanced(old *member, timeout time.Duration) {
 			if tok == "" {
 				continue
 			}
-			count[member.TokenMember(tok)]++
-			stale = stale || old != nil && member.TokenMember(tok) == old.name && s.leases.firstSeen(tok).Before(old.stopped)
+			count[membership.TokenMember(tok)]++
+			stale = stale || old != nil && membership.TokenMember(tok) == old.name && s.leases.firstSeen(tok).Before(old.stopped)
 		}
 		ok := len(count) == members && !stale
 		for _, n := range count {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/streamq-dev/streamq/internal/chaos"
 	"github.com/streamq-dev/streamq/internal/keys"
+	membership "github.com/streamq-dev/streamq/internal/member"
 )
 
 // proc is one incarnation of a child process in a slot ("pub0", "alpha1", ...).
@@ -206,7 +207,7 @@ func (f *fleet) owned(ctx context.Context, group, member string) ([]int, error) 
 	}
 	var out []int
 	for p, c := range cmds {
-		if member.TokenMember(c.Val()) == member {
+		if membership.TokenMember(c.Val()) == member {
 			out = append(out, p)
 		}
 	}

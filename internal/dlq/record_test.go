@@ -84,7 +84,7 @@ func FuzzNewRecord(f *testing.F) {
 		r, err := NewRecord(Failure{UUID: uuid, Metadata: map[string]string{key: value}, Payload: []byte(body),
 			StreamID: id, OriginalID: id, Reason: reason, RetryCount: retries})
 		if err != nil {
-			if !errors.Is(err, codec.ErrReserved) && !(uuid == "" && errors.Is(err, ErrNoUUID)) {
+			if !errors.Is(err, codec.ErrReserved) && (uuid != "" || !errors.Is(err, ErrNoUUID)) {
 				t.Fatalf("unexpected error %v", err)
 			}
 			return

@@ -38,18 +38,6 @@ func newStaticFixture(t *testing.T) staticFixture {
 		two: member.NewInstance(client, key, "m", "two", staticWindow, time.Minute)}
 }
 
-func (f staticFixture) membership(inst *member.Instance) *member.Membership {
-	return member.NewMembership(f.client, f.space.Members("t", "g"), f.space.MemberCaps("t", "g"),
-		member.Member{Name: "m"}, time.Minute).Static(inst)
-}
-
-func claim(t *testing.T, inst *member.Instance) member.Claim {
-	t.Helper()
-	c, err := inst.Claim(context.Background())
-	require.NoError(t, err)
-	return c
-}
-
 // TestInstanceClaim: a name nobody holds is taken ("new"), claimed again by its holder
 // ("mine"); another process finds it held (live, with the time it is presumed present) until
 // the holder was silent for the window ("gone"), and a refresh of the holder moves that time

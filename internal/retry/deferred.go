@@ -1,8 +1,11 @@
-// Package deferred holds what a partition gets later than it is written: a consumer
-// group's retries (requeued at once, or parked in the group's retry set until due) and
-// publish-time delays (parked in the partition's delay set), the items they wait as, the
-// backoff arithmetic, and the mover step that appends due items back to their partition.
-// The Lua steps that requeue or park a nacked entry ack the original in the same script.
+// Package retry is what becomes of a nacked message: the one decision on a delivery's
+// outcome (Decide: ack, retry now or later, dead letter, replay, drop, redeliver, wait out a
+// downstream outage), the outage state machine of a partition, snoozes; and what a partition
+// gets later than it is written: a consumer group's retries (requeued at once, or parked in
+// the group's retry set until due) and publish-time delays (parked in the partition's delay
+// set), the items they wait as, and the mover step that appends due items back to their
+// partition. The Lua steps that requeue or park a nacked entry ack the original in the same
+// script.
 package retry
 
 import (
