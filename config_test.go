@@ -135,7 +135,7 @@ func TestSubscriberConfigAccepts(t *testing.T) {
 		{name: "modulo only", input: SubscriberConfig{Client: client, Read: ReadConfig{PartitionModulo: 2}}},
 		{name: "unicode names", input: SubscriberConfig{Client: client, ConsumerGroup: "группа", Membership: MembershipConfig{ConsumerName: "消费者-1"}}},
 		{name: "custom prefixes", input: SubscriberConfig{Client: client, Keyspace: Keyspace{StreamPrefix: "s:x", ControlPrefix: "c:x"}}},
-		{name: "static member, grace LeaseTTL", input: SubscriberConfig{Client: client, Membership: MembershipConfig{ConsumerName: "a", StaticMemberGrace: defaultLeaseTTL}}},
+		{name: "static member, grace LeaseTTL", input: SubscriberConfig{Client: client, Membership: MembershipConfig{ConsumerName: "a", StaticMemberGrace: DefaultLeaseTTL}}},
 		{name: "static member, long grace", input: SubscriberConfig{Client: client, Membership: MembershipConfig{ConsumerName: "a", StaticMemberGrace: time.Hour}}},
 		{name: "GroupExpiry off", input: SubscriberConfig{Client: client, Retention: RetentionConfig{GroupExpiry: -1}}},
 		{name: "short GroupExpiry", input: SubscriberConfig{Client: client, Retention: RetentionConfig{GroupExpiry: 2 * time.Second, TrimInterval: time.Second}}},
@@ -159,43 +159,43 @@ func TestSubscriberConfigDefaults(t *testing.T) {
 	sub, err := NewSubscriber(SubscriberConfig{Client: client}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sub.Close() })
-	got := sub.config
+	got := SubscriberConfigOf(sub)
 
 	assert.Equal(t, DefaultMarshaler{}, got.Unmarshaler)
 	assert.Zero(t, got.DefaultPartitionCount, "no count stated: the Subscriber never creates a topic")
 	assert.Equal(t, TrimAcked, got.Retention.Policy)
-	assert.Equal(t, defaultMaxRetries, got.Retry.MaxRetries)
-	assert.Equal(t, defaultPartitionRefreshInterval, got.Membership.PartitionRefreshInterval)
-	assert.Equal(t, defaultConsumerGroup, got.ConsumerGroup)
-	assert.Equal(t, defaultConsumerNamePrefix, got.Membership.ConsumerNamePrefix)
-	assert.True(t, strings.HasPrefix(got.Membership.ConsumerName, defaultConsumerNamePrefix), "consumer name %q", got.Membership.ConsumerName)
-	assert.Greater(t, len(got.Membership.ConsumerName), len(defaultConsumerNamePrefix), "a random suffix follows the prefix")
-	assert.Equal(t, defaultGroupStartID, got.Membership.GroupStartID)
-	assert.Equal(t, defaultBatchCount, got.Read.BatchCount)
-	assert.Equal(t, defaultBlockTime, got.Read.BlockTime)
-	assert.Equal(t, defaultLeaseTTL, got.Membership.LeaseTTL)
-	assert.Equal(t, defaultRenewInterval, got.Membership.RenewInterval)
-	assert.Equal(t, defaultRebalanceInterval, got.Membership.RebalanceInterval)
-	assert.Equal(t, defaultScanInterval, got.Reclaim.ScanInterval)
-	assert.Equal(t, defaultClaimIdle, got.Reclaim.Idle)
-	assert.Equal(t, defaultClaimBatchSize, got.Reclaim.BatchSize)
+	assert.Equal(t, DefaultMaxRetries, got.Retry.MaxRetries)
+	assert.Equal(t, DefaultPartitionRefreshInterval, got.Membership.PartitionRefreshInterval)
+	assert.Equal(t, DefaultConsumerGroup, got.ConsumerGroup)
+	assert.Equal(t, DefaultConsumerNamePrefix, got.Membership.ConsumerNamePrefix)
+	assert.True(t, strings.HasPrefix(got.Membership.ConsumerName, DefaultConsumerNamePrefix), "consumer name %q", got.Membership.ConsumerName)
+	assert.Greater(t, len(got.Membership.ConsumerName), len(DefaultConsumerNamePrefix), "a random suffix follows the prefix")
+	assert.Equal(t, DefaultGroupStartID, got.Membership.GroupStartID)
+	assert.Equal(t, DefaultBatchCount, got.Read.BatchCount)
+	assert.Equal(t, DefaultBlockTime, got.Read.BlockTime)
+	assert.Equal(t, DefaultLeaseTTL, got.Membership.LeaseTTL)
+	assert.Equal(t, DefaultRenewInterval, got.Membership.RenewInterval)
+	assert.Equal(t, DefaultRebalanceInterval, got.Membership.RebalanceInterval)
+	assert.Equal(t, DefaultScanInterval, got.Reclaim.ScanInterval)
+	assert.Equal(t, DefaultClaimIdle, got.Reclaim.Idle)
+	assert.Equal(t, DefaultClaimBatchSize, got.Reclaim.BatchSize)
 	assert.Equal(t, 1, got.Delivery.MaxInFlightPerPartition)
-	assert.Equal(t, defaultAckBatchSize, got.Acks.BatchSize)
-	assert.Equal(t, defaultAckFlushInterval, got.Acks.FlushInterval)
-	assert.Equal(t, defaultCloseTimeout, got.Delivery.CloseTimeout)
+	assert.Equal(t, DefaultAckBatchSize, got.Acks.BatchSize)
+	assert.Equal(t, DefaultAckFlushInterval, got.Acks.FlushInterval)
+	assert.Equal(t, DefaultCloseTimeout, got.Delivery.CloseTimeout)
 	assert.Zero(t, got.Membership.MaxLeasedPartitions, "0 means no cap")
 	assert.Zero(t, got.Delivery.MaxInFlight, "0 means no cap")
 	assert.Zero(t, got.Read.PartitionModulo, "0 means every partition")
-	assert.Equal(t, keys.Space{Stream: keys.DefaultStreamPrefix, Control: keys.DefaultControlPrefix}, sub.space)
+	assert.Equal(t, keys.Space{Stream: keys.DefaultStreamPrefix, Control: keys.DefaultControlPrefix}, SubscriberSpace(sub))
 
 	// The documented relations between the defaults hold.
-	assert.Greater(t, defaultLeaseTTL, defaultRenewInterval)
-	assert.Greater(t, defaultLeaseTTL, defaultRebalanceInterval)
+	assert.Greater(t, DefaultLeaseTTL, DefaultRenewInterval)
+	assert.Greater(t, DefaultLeaseTTL, DefaultRebalanceInterval)
 
 	other, err := NewSubscriber(SubscriberConfig{Client: client}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = other.Close() })
-	assert.NotEqual(t, got.Membership.ConsumerName, other.config.Membership.ConsumerName, "generated names are unique")
+	assert.NotEqual(t, got.Membership.ConsumerName, SubscriberConfigOf(other).Membership.ConsumerName, "generated names are unique")
 }
 
 func TestSubscriberConfigKeepsSetValues(t *testing.T) {
@@ -234,7 +234,7 @@ func TestSubscriberConfigKeepsSetValues(t *testing.T) {
 			sub, err := NewSubscriber(tt.input, nil)
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = sub.Close() })
-			tt.want(t, sub.config)
+			tt.want(t, SubscriberConfigOf(sub))
 		})
 	}
 }
@@ -282,24 +282,24 @@ func TestPublisherConfigDefaults(t *testing.T) {
 	pub, err := NewPublisher(PublisherConfig{Client: client}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = pub.Close() })
-	got := pub.config
+	got := PublisherConfigOf(pub)
 
 	assert.Equal(t, DefaultMarshaler{}, got.Marshaler)
 	assert.Zero(t, got.DefaultPartitionCount, "no count stated: a new topic gets DefaultPartitionCount")
 	assert.Equal(t, TrimAcked, got.Trim.Policy)
 	assert.Equal(t, HashPartitioner{}, got.Partitioning.Partitioner)
 	assert.NotNil(t, got.Partitioning.PartitionKey)
-	assert.Equal(t, defaultMaxLen, got.Trim.MaxLen)
+	assert.Equal(t, DefaultMaxLen, got.Trim.MaxLen)
 	assert.False(t, got.Trim.Exact)
-	assert.Equal(t, defaultPartitionRefreshInterval, got.Partitioning.RefreshInterval)
-	assert.Equal(t, defaultIdempotencyWindow, got.Idempotency.Window, "idempotent appends by default")
-	assert.Equal(t, defaultGroupExpiry, got.Trim.GroupExpiry)
+	assert.Equal(t, DefaultPartitionRefreshInterval, got.Partitioning.RefreshInterval)
+	assert.Equal(t, DefaultIdempotencyWindow, got.Idempotency.Window, "idempotent appends by default")
+	assert.Equal(t, DefaultGroupExpiry, got.Trim.GroupExpiry)
 	assert.Equal(t, keys.Space{Stream: keys.DefaultStreamPrefix, Control: keys.DefaultControlPrefix},
-		publishConfig(got, watermill.NopLogger{}).Space, "the engine's keys")
+		PublishConfig(got, watermill.NopLogger{}).Space, "the engine's keys")
 
 	uncapped, err := NewPublisher(PublisherConfig{Client: client, Trim: TrimConfig{MaxLen: -1}}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = uncapped.Close() })
-	assert.Equal(t, int64(-1), uncapped.config.Trim.MaxLen, "-1 disables the cap")
-	assert.Equal(t, int64(-1), publishConfig(uncapped.config, watermill.NopLogger{}).Trim.MaxLen, "and the engine's length retention")
+	assert.Equal(t, int64(-1), PublisherConfigOf(uncapped).Trim.MaxLen, "-1 disables the cap")
+	assert.Equal(t, int64(-1), PublishConfig(PublisherConfigOf(uncapped), watermill.NopLogger{}).Trim.MaxLen, "and the engine's length retention")
 }

@@ -61,10 +61,10 @@ func TestPublisherConfigReplicas(t *testing.T) {
 	}
 
 	c := PublisherConfig{Client: client, Replication: ReplicationConfig{MinReplicas: 1}}
-	c.setDefaults()
-	assert.Equal(t, defaultReplicaTimeout, c.Replication.Timeout)
+	SetDefaults(&c)
+	assert.Equal(t, DefaultReplicaTimeout, c.Replication.Timeout)
 	c = PublisherConfig{Client: client}
-	c.setDefaults()
+	SetDefaults(&c)
 	assert.Zero(t, c.Replication.Timeout, "no timeout without MinReplicas")
 }
 

@@ -258,7 +258,7 @@ func TestCrashedMemberPartitionsAndPendingTakenOver(t *testing.T) {
 	first := <-chA // delivered to a, never acked
 	require.Equal(t, "0", first.Metadata.Get("seq"))
 	crashedAt := time.Now()
-	subA.crash()
+	Crash(subA)
 
 	rec := newRecorder()
 	consumeInto(chB, rec)

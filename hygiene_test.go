@@ -53,7 +53,7 @@ func testConsumersOfMembersThatLeftAreRemoved(t *testing.T, client redis.Univers
 	ackAll(ch)
 	require.Eventually(t, func() bool {
 		names := consumerNames(t, client, str, "g")
-		return len(names) == 1 && names[0] == last.config.Membership.ConsumerName
+		return len(names) == 1 && names[0] == SubscriberConfigOf(last).Membership.ConsumerName
 	}, 15*time.Second, 100*time.Millisecond, "consumers: %v", consumerNames(t, client, str, "g"))
 }
 

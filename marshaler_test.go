@@ -101,7 +101,7 @@ func TestMarshalerRoundTrip(t *testing.T) {
 // must read every entry the same way.
 var decoders = map[string]func(map[string]any) (*message.Message, error){
 	"DefaultMarshaler.Unmarshal": DefaultMarshaler{}.Unmarshal,
-	"unmarshalReply":             unmarshalReply,
+	"unmarshalReply":             UnmarshalReply,
 }
 
 // The copy-free decoder's payload is the reply's bytes: an empty payload is still a non-nil
@@ -109,10 +109,10 @@ var decoders = map[string]func(map[string]any) (*message.Message, error){
 func TestUnmarshalReplyPayload(t *testing.T) {
 	t.Parallel()
 	payload := string([]byte("reply bytes")) // a heap string, as go-redis returns
-	msg, err := unmarshalReply(map[string]any{UUIDField: "u", PayloadField: payload})
+	msg, err := UnmarshalReply(map[string]any{UUIDField: "u", PayloadField: payload})
 	require.NoError(t, err)
 	assert.Equal(t, []byte("reply bytes"), []byte(msg.Payload))
-	empty, err := unmarshalReply(map[string]any{UUIDField: "u", PayloadField: ""})
+	empty, err := UnmarshalReply(map[string]any{UUIDField: "u", PayloadField: ""})
 	require.NoError(t, err)
 	assert.NotNil(t, empty.Payload)
 	assert.Empty(t, empty.Payload)
@@ -255,7 +255,7 @@ func FuzzUnmarshal(f *testing.F) {
 			values[MetadataField] = metadata
 		}
 		msg, err := DefaultMarshaler{}.Unmarshal(values)
-		owned, ownedErr := unmarshalReply(values)
+		owned, ownedErr := UnmarshalReply(values)
 		if err != nil {
 			require.ErrorIs(t, err, ErrMalformedEntry)
 			require.Nil(t, msg)

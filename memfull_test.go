@@ -242,7 +242,7 @@ func crashHolding(t *testing.T, cfg SubscriberConfig, topic string, n int) {
 			t.Fatal("no message from the full Redis")
 		}
 	}
-	sub.crash()
+	Crash(sub)
 	require.NoError(t, sub.Close())
 }
 

@@ -97,7 +97,7 @@ func TestOutagePausesInsteadOfDeadLettering(t *testing.T) {
 		recs, err := outage.Read(context.Background(), client, []string{keys.New("", "").Outage("outage", 0, "g")})
 		require.NoError(t, err)
 		require.NotNil(t, recs[0], "the record admin reads")
-		assert.Equal(t, sub.config.Membership.ConsumerName, recs[0].Member)
+		assert.Equal(t, SubscriberConfigOf(sub).Membership.ConsumerName, recs[0].Member)
 		time.Sleep(30 * time.Second) // the outage
 		close(svc.up)
 		require.Eventually(t, func() bool { return ledger.handled() == n }, 2*time.Minute, 100*time.Millisecond)

@@ -88,7 +88,7 @@ func TestPauseKeepsLeasesAndResumesInOrder(t *testing.T) {
 		assert.Equal(t, 40, got.count(), "delivered while paused")
 		assert.Equal(t, owners, leaseOwners(t, client, topic, group, parts), "the leases moved while paused")
 		for p, o := range owners {
-			assert.Equal(t, sub.config.Membership.ConsumerName, o, "partition %d is not the paused member's", p)
+			assert.Equal(t, SubscriberConfigOf(sub).Membership.ConsumerName, o, "partition %d is not the paused member's", p)
 		}
 
 		sub.Resume()

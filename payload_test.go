@@ -256,8 +256,8 @@ func testPayloadThreshold(t *testing.T, client redis.UniversalClient) {
 		offloaded bool
 	}{
 		{"small", 0, 1000, false},
-		{"at default threshold", 0, defaultPayloadThreshold, false},
-		{"above default threshold", 0, defaultPayloadThreshold + 1, true},
+		{"at default threshold", 0, DefaultPayloadThreshold, false},
+		{"above default threshold", 0, DefaultPayloadThreshold + 1, true},
 		{"disabled", -1, bigPayloadSize, false},
 		{"custom threshold", 500, 1000, true},
 	}

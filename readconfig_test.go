@@ -82,7 +82,7 @@ func TestTopicSettings(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := base
 			cfg.Topics = map[string]ReadConfig{"a": tt.input}
-			assert.Equal(t, tt.want, cfg.readFor(tt.topic))
+			assert.Equal(t, tt.want, ReadFor(cfg, tt.topic))
 		})
 	}
 }
@@ -96,6 +96,6 @@ func TestTopicsAreCopied(t *testing.T) {
 	t.Cleanup(func() { _ = sub.Close() })
 	topics["a"] = ReadConfig{BatchCount: 9}
 	topics["b"] = ReadConfig{BatchCount: 1}
-	assert.Equal(t, 5, sub.config.readFor("a").BatchCount)
-	assert.Equal(t, defaultBatchCount, sub.config.readFor("b").BatchCount)
+	assert.Equal(t, 5, ReadFor(SubscriberConfigOf(sub), "a").BatchCount)
+	assert.Equal(t, DefaultBatchCount, ReadFor(SubscriberConfigOf(sub), "b").BatchCount)
 }

@@ -104,10 +104,10 @@ func testLengthRetentionWithoutGroups(t *testing.T, client redis.UniversalClient
 		require.NoError(t, pub.Publish("no-group", seqMessages(from, 1000, nil)...))
 	}
 	str := space.PartitionStream("no-group", 0)
-	bound := defaultMaxLen + 1000 + 100 // a trim per 1000 appends (MaxLen/100, at most 1000), whole nodes
+	bound := DefaultMaxLen + 1000 + 100 // a trim per 1000 appends (MaxLen/100, at most 1000), whole nodes
 	require.Eventually(t, func() bool { return xlen(t, client, str) <= bound }, 10*time.Second, 20*time.Millisecond,
 		"length %d, want at most %d", xlen(t, client, str), bound)
-	assert.GreaterOrEqual(t, xlen(t, client, str), defaultMaxLen)
+	assert.GreaterOrEqual(t, xlen(t, client, str), DefaultMaxLen)
 }
 
 // TestLengthRetentionKeepsWhatAGroupIsOwed: a group registered on a one-partition topic, no
@@ -155,7 +155,7 @@ func testLengthRetentionKeepsWhatAGroupIsOwed(t *testing.T, client redis.Univers
 		}
 		m.Ack()
 	}
-	limit := cmp.Or(maxLen, defaultMaxLen)
+	limit := cmp.Or(maxLen, DefaultMaxLen)
 	require.Eventually(t, func() bool { return xlen(t, client, str) <= limit+100 }, 10*time.Second, 50*time.Millisecond,
 		"the partition shrinks back once the group acked: length %d", xlen(t, client, str))
 	assert.GreaterOrEqual(t, xlen(t, client, str), limit)

@@ -207,9 +207,9 @@ func TestExponentialBackoffTable(t *testing.T) {
 		{"attempt MaxInt does not overflow", eb, math.MaxInt, 800 * ms},
 		{"max MaxInt64, attempt 70", ExponentialBackoff{Base: time.Second, Max: math.MaxInt64}, 70, math.MaxInt64},
 		{"max MaxInt64, attempt MaxInt", ExponentialBackoff{Base: time.Nanosecond, Max: math.MaxInt64}, math.MaxInt, math.MaxInt64},
-		{"default policy, first", defaultRetryPolicy(), 1, time.Second},
-		{"default policy, fifth", defaultRetryPolicy(), 5, 16 * time.Second},
-		{"default policy, capped", defaultRetryPolicy(), 30, 60 * time.Second},
+		{"default policy, first", DefaultRetryPolicy(), 1, time.Second},
+		{"default policy, fifth", DefaultRetryPolicy(), 5, 16 * time.Second},
+		{"default policy, capped", DefaultRetryPolicy(), 30, 60 * time.Second},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -254,7 +254,7 @@ func TestExponentialBackoffMaxAttempts(t *testing.T) {
 	t.Parallel()
 	assert.Equal(t, 3, ExponentialBackoff{Attempts: 3}.MaxAttempts())
 	assert.Equal(t, -1, ExponentialBackoff{Attempts: -1}.MaxAttempts())
-	assert.Zero(t, defaultRetryPolicy().MaxAttempts(), "the default policy states no cap: Retry.MaxRetries decides")
+	assert.Zero(t, DefaultRetryPolicy().MaxAttempts(), "the default policy states no cap: Retry.MaxRetries decides")
 }
 
 // TestRetryBackoffThenDeadLetter: an always-failing message is delivered 1 + 2 times with the
@@ -475,7 +475,7 @@ func testCrashWhileRetryParkedIsTakenOver(t *testing.T, client redis.UniversalCl
 		return err == nil && n == 1
 	}, 5*time.Second, 5*time.Millisecond, "the retry was never parked")
 	crashedAt := time.Now()
-	subA.crash()
+	Crash(subA)
 	for range chA {
 		t.Error("member a delivered after its crash")
 	}
