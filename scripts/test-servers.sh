@@ -25,7 +25,7 @@ scenario_tests=(
   # a full Redis drains: publishes refused, consumers read, ack, retry and trim
   TestRedisFullDrains TestRedisFullDrainsWithDefaults
   # fencing and handover
-  TestStaleOwnerIsFencedAfterAPause TestFinalFlushAfterLosingTheLeaseIsLogged TestCommitFrontierFencedAck
+  TestStaleOwnerIsFencedAfterAPause TestFinalFlushAfterLosingTheLeaseIsLogged
   TestPerKeyOrderAcrossGracefulHandover TestCrashedMemberPartitionsAndPendingTakenOver
   TestTwelvePartitionsBalanceAndStickyJoin TestLostReadReplyIsRecoveredInOrder
   # retries and dead letters
