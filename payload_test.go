@@ -22,7 +22,7 @@ import (
 	"github.com/streamq-dev/streamq/internal/payload"
 )
 
-// Helpers shared by payload_test.go, ackpolicy_test.go and retention_test.go.
+// Helpers shared by payload_test.go, delivery_acks_test.go and retention_test.go.
 
 const bigPayloadSize = 80_000 // above the default 64 KiB offload threshold
 
