@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
@@ -8,13 +8,15 @@ import (
 	"github.com/ThreeDotsLabs/watermill"
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/streamq-dev/streamq"
 )
 
 // BenchmarkPublishParallel: 64 goroutines per core-ish publishing one 64-byte message per
 // Publish call, as a Watermill app does; coalescing turns them into pipelines.
 func BenchmarkPublishParallel(b *testing.B) {
 	_, client := startRedis(b)
-	pub := newTestPublisher(b, PublisherConfig{Client: client, DefaultPartitionCount: 8, Trim: TrimConfig{MaxLen: -1}})
+	pub := newTestPublisher(b, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 8, Trim: streamq.TrimConfig{MaxLen: -1}})
 	payload := make([]byte, 64)
 	b.SetParallelism(32)
 	b.ReportAllocs()
@@ -37,7 +39,7 @@ func BenchmarkConsume(b *testing.B) {
 		b.Run(strconv.Itoa(parts)+"-partitions", func(b *testing.B) {
 			_, client := startRedis(b)
 			topic := "consume"
-			pub := newTestPublisher(b, PublisherConfig{Client: client, DefaultPartitionCount: parts, Trim: TrimConfig{MaxLen: -1}})
+			pub := newTestPublisher(b, streamq.PublisherConfig{Client: client, DefaultPartitionCount: parts, Trim: streamq.TrimConfig{MaxLen: -1}})
 			payload := make([]byte, 64)
 			for sent := 0; sent < b.N; {
 				n := min(500, b.N-sent)
@@ -50,7 +52,7 @@ func BenchmarkConsume(b *testing.B) {
 				}
 				sent += n
 			}
-			cfg := SubscriberConfig{Client: client, ConsumerGroup: "bench", DefaultPartitionCount: parts}
+			cfg := streamq.SubscriberConfig{Client: client, ConsumerGroup: "bench", DefaultPartitionCount: parts}
 			sub := newTestSubscriber(b, cfg)
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -79,7 +81,7 @@ func BenchmarkCeilingPipelinedXAdd(b *testing.B) {
 		pipe := client.Pipeline()
 		for i := 0; i < min(100, b.N-sent); i++ {
 			pipe.XAdd(ctx, &redis.XAddArgs{Stream: "ceiling", Values: map[string]any{
-				UUIDField: watermill.NewUUID(), MetadataField: "", PayloadField: payload}})
+				streamq.UUIDField: watermill.NewUUID(), streamq.MetadataField: "", streamq.PayloadField: payload}})
 		}
 		if _, err := pipe.Exec(ctx); err != nil {
 			b.Fatal(err)
@@ -137,7 +139,7 @@ func BenchmarkCeilingCoalescedXAdd(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			m := message.NewMessage(watermill.NewUUID(), payload)
-			c := &call{args: []any{"xadd", "ceiling", "*", UUIDField, m.UUID, MetadataField, "", PayloadField, []byte(m.Payload)},
+			c := &call{args: []any{"xadd", "ceiling", "*", streamq.UUIDField, m.UUID, streamq.MetadataField, "", streamq.PayloadField, []byte(m.Payload)},
 				done: make(chan struct{})}
 			queue <- c
 			<-c.done

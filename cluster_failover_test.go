@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/redistest"
 )
@@ -131,7 +132,7 @@ func TestFailoverLossClassification(t *testing.T) {
 type failoverRun struct {
 	topic      string
 	partitions int
-	pub        *Publisher
+	pub        *streamq.Publisher
 	stop       chan struct{}
 	wg         sync.WaitGroup
 	stopOnce   sync.Once
@@ -142,7 +143,7 @@ type failoverRun struct {
 	firstSeen map[string]time.Time // uuid -> first delivery
 }
 
-func newFailoverRun(topic string, partitions int, pub *Publisher) *failoverRun {
+func newFailoverRun(topic string, partitions int, pub *streamq.Publisher) *failoverRun {
 	return &failoverRun{topic: topic, partitions: partitions, pub: pub, stop: make(chan struct{}),
 		handled: map[string]int{}, firstSeen: map[string]time.Time{}}
 }
@@ -206,7 +207,7 @@ func (r *failoverRun) publishOne(i int) publishRecord {
 		payload += strings.Repeat(".", offloadedSize)
 	}
 	m := message.NewMessage(watermill.NewUUID(), []byte(payload))
-	m.Metadata.Set(ForcePartitionMetadata, strconv.Itoa(p))
+	m.Metadata.Set(streamq.ForcePartitionMetadata, strconv.Itoa(p))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	m.SetContext(ctx)
@@ -297,7 +298,7 @@ func storedUUIDs(t *testing.T, client redis.UniversalClient, topic string, parti
 		msgs, err := client.XRange(context.Background(), space.PartitionStream(topic, p), "-", "+").Result()
 		require.NoError(t, err)
 		for _, m := range msgs {
-			if u, ok := m.Values[UUIDField].(string); ok {
+			if u, ok := m.Values[streamq.UUIDField].(string); ok {
 				out[u] = true
 			}
 		}
@@ -340,12 +341,12 @@ func TestClusterFailover(t *testing.T) {
 	require.NotEmpty(t, k.partitions, "the master to kill serves no partition of the topic")
 	t.Logf("will kill %s: topic metadata, membership and partitions %v", k.master, sortedInts(k.partitions))
 
-	run := newFailoverRun(topic, partitions, newTestPublisher(t, PublisherConfig{Client: failoverClient(t, c),
-		DefaultPartitionCount: partitions, Trim: TrimConfig{MaxLen: -1}, Partitioning: PartitioningConfig{RefreshInterval: 500 * time.Millisecond},
-		Payloads: PayloadConfig{Threshold: offloadedSize / 2}}))
-	members := map[string]*Subscriber{}
+	run := newFailoverRun(topic, partitions, newTestPublisher(t, streamq.PublisherConfig{Client: failoverClient(t, c),
+		DefaultPartitionCount: partitions, Trim: streamq.TrimConfig{MaxLen: -1}, Partitioning: streamq.PartitioningConfig{RefreshInterval: 500 * time.Millisecond},
+		Payloads: streamq.PayloadConfig{Threshold: offloadedSize / 2}}))
+	members := map[string]*streamq.Subscriber{}
 	for _, name := range []string{"a", "b"} {
-		sub, ch := subscribeMember(t, failoverClient(t, c), topic, group, name, partitions, func(cfg *SubscriberConfig) {
+		sub, ch := subscribeMember(t, failoverClient(t, c), topic, group, name, partitions, func(cfg *streamq.SubscriberConfig) {
 			cfg.Membership.LeaseTTL = 3 * time.Second
 			cfg.Membership.RenewInterval = 500 * time.Millisecond
 		})
@@ -410,4 +411,50 @@ func TestClusterFailover(t *testing.T) {
 		assert.Zero(t, stats.PayloadMissing, "member %s found offloaded payloads missing", name)
 		assert.Zero(t, stats.DeadLettered, "member %s dead-lettered messages", name)
 	}
+}
+
+func (r *failoverRun) sentinelFailuresAfter(t time.Time) sentinelPublishFailures {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var f sentinelPublishFailures
+	for _, p := range r.published {
+		if p.err == nil || p.start.Before(t) {
+			continue
+		}
+		f.all++
+		if redis.HasErrorPrefix(p.err, "READONLY") {
+			f.readOnly++
+		}
+		if f.first == nil {
+			f.first = p.err
+		}
+	}
+	return f
+}
+
+// lostAfter lists the messages whose Publish started after t and returned nil that are not
+// stored in Redis or were never handled.
+func (r *failoverRun) lostAfter(t time.Time, stored map[string]bool) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var lost []string
+	for _, p := range r.published {
+		if p.err == nil && !p.start.Before(t) && (!stored[p.uuid] || r.handled[p.uuid] == 0) {
+			lost = append(lost, p.uuid)
+		}
+	}
+	return lost
+}
+
+// longestPublishAfter returns the longest Publish call started after t.
+func (r *failoverRun) longestPublishAfter(t time.Time) time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var longest time.Duration
+	for _, p := range r.published {
+		if d := p.end.Sub(p.start); !p.start.Before(t) && d > longest {
+			longest = d
+		}
+	}
+	return longest
 }

@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/streamq-dev/streamq"
 )
 
 // A nil pointer inside the Client interface passes a nil check and panicked at the first
@@ -31,12 +33,12 @@ func TestTypedNilClientIsInvalidConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			for _, replicas := range []int{0, 1} {
-				_, err := NewPublisher(PublisherConfig{Client: tt.client, Replication: ReplicationConfig{MinReplicas: replicas}}, nil)
-				require.ErrorIs(t, err, ErrInvalidConfig)
+				_, err := streamq.NewPublisher(streamq.PublisherConfig{Client: tt.client, Replication: streamq.ReplicationConfig{MinReplicas: replicas}}, nil)
+				require.ErrorIs(t, err, streamq.ErrInvalidConfig)
 				assert.Contains(t, err.Error(), tt.want)
 			}
-			_, err := NewSubscriber(SubscriberConfig{Client: tt.client}, nil)
-			require.ErrorIs(t, err, ErrInvalidConfig)
+			_, err := streamq.NewSubscriber(streamq.SubscriberConfig{Client: tt.client}, nil)
+			require.ErrorIs(t, err, streamq.ErrInvalidConfig)
 			assert.Contains(t, err.Error(), tt.want)
 		})
 	}
@@ -53,29 +55,29 @@ func TestClosedClientIsInvalidConfig(t *testing.T) {
 	t.Run("closed before first use", func(t *testing.T) {
 		c := srv.Client(t)
 		require.NoError(t, c.Close())
-		pub := newTestPublisher(t, PublisherConfig{Client: c}) // no I/O: no error yet
+		pub := newTestPublisher(t, streamq.PublisherConfig{Client: c}) // no I/O: no error yet
 		err := pub.Publish("closed", msg())
-		require.ErrorIs(t, err, ErrInvalidConfig)
+		require.ErrorIs(t, err, streamq.ErrInvalidConfig)
 		require.ErrorIs(t, err, redis.ErrClosed)
 
-		sub := newTestSubscriber(t, SubscriberConfig{Client: c, ConsumerGroup: "g"})
+		sub := newTestSubscriber(t, streamq.SubscriberConfig{Client: c, ConsumerGroup: "g"})
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_, err = sub.Subscribe(ctx, "closed")
-		require.ErrorIs(t, err, ErrInvalidConfig)
+		require.ErrorIs(t, err, streamq.ErrInvalidConfig)
 		require.ErrorIs(t, err, redis.ErrClosed)
 		err = sub.SubscribeInitialize("closed")
-		require.ErrorIs(t, err, ErrInvalidConfig)
+		require.ErrorIs(t, err, streamq.ErrInvalidConfig)
 		require.ErrorIs(t, err, redis.ErrClosed)
 	})
 
 	t.Run("closed after use", func(t *testing.T) {
 		c := srv.Client(t)
-		pub := newTestPublisher(t, PublisherConfig{Client: c})
+		pub := newTestPublisher(t, streamq.PublisherConfig{Client: c})
 		require.NoError(t, pub.Publish("used", msg()))
 		require.NoError(t, c.Close())
 		err := pub.Publish("used", msg())
-		require.ErrorIs(t, err, ErrInvalidConfig)
+		require.ErrorIs(t, err, streamq.ErrInvalidConfig)
 		require.ErrorIs(t, err, redis.ErrClosed)
 	})
 

@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"testing"
@@ -6,32 +6,34 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/streamq-dev/streamq"
 )
 
 func TestTopicsConfigRejects(t *testing.T) {
 	t.Parallel()
 	client := unusedClient(t)
-	cfg := func(topics map[string]ReadConfig) SubscriberConfig {
-		return SubscriberConfig{Client: client, Topics: topics}
+	cfg := func(topics map[string]streamq.ReadConfig) streamq.SubscriberConfig {
+		return streamq.SubscriberConfig{Client: client, Topics: topics}
 	}
-	invalid := []error{ErrInvalidConfig}
-	badName := []error{ErrInvalidConfig, ErrInvalidName}
+	invalid := []error{streamq.ErrInvalidConfig}
+	badName := []error{streamq.ErrInvalidConfig, streamq.ErrInvalidName}
 	tests := []struct {
 		name  string
-		input SubscriberConfig
+		input streamq.SubscriberConfig
 		want  []error
 	}{
-		{name: "empty topic name", input: cfg(map[string]ReadConfig{"": {BatchCount: 1}}), want: badName},
-		{name: "topic name with a brace", input: cfg(map[string]ReadConfig{"a{b": {BatchCount: 1}}), want: badName},
-		{name: "DLQ of a DLQ", input: cfg(map[string]ReadConfig{DLQTopic(DLQTopic("a")): {}}), want: badName},
-		{name: "negative BatchCount", input: cfg(map[string]ReadConfig{"a": {BatchCount: -1}}), want: invalid},
-		{name: "negative BlockTime", input: cfg(map[string]ReadConfig{"a": {BlockTime: -time.Millisecond}}), want: invalid},
-		{name: "BlockTime beyond LeaseTTL - RenewInterval", input: cfg(map[string]ReadConfig{"a": {BlockTime: 8 * time.Second}}), want: invalid},
-		{name: "remainder equal to modulo", input: cfg(map[string]ReadConfig{"a": {PartitionModulo: 2, PartitionRemainder: 2}}), want: invalid},
-		{name: "remainder above modulo", input: cfg(map[string]ReadConfig{"a": {PartitionModulo: 2, PartitionRemainder: 3}}), want: invalid},
-		{name: "remainder without modulo", input: cfg(map[string]ReadConfig{"a": {PartitionRemainder: 1}}), want: invalid},
-		{name: "negative modulo", input: cfg(map[string]ReadConfig{"a": {PartitionModulo: -2}}), want: invalid},
-		{name: "negative remainder", input: cfg(map[string]ReadConfig{"a": {PartitionModulo: 2, PartitionRemainder: -1}}), want: invalid},
+		{name: "empty topic name", input: cfg(map[string]streamq.ReadConfig{"": {BatchCount: 1}}), want: badName},
+		{name: "topic name with a brace", input: cfg(map[string]streamq.ReadConfig{"a{b": {BatchCount: 1}}), want: badName},
+		{name: "DLQ of a DLQ", input: cfg(map[string]streamq.ReadConfig{streamq.DLQTopic(streamq.DLQTopic("a")): {}}), want: badName},
+		{name: "negative BatchCount", input: cfg(map[string]streamq.ReadConfig{"a": {BatchCount: -1}}), want: invalid},
+		{name: "negative BlockTime", input: cfg(map[string]streamq.ReadConfig{"a": {BlockTime: -time.Millisecond}}), want: invalid},
+		{name: "BlockTime beyond LeaseTTL - RenewInterval", input: cfg(map[string]streamq.ReadConfig{"a": {BlockTime: 8 * time.Second}}), want: invalid},
+		{name: "remainder equal to modulo", input: cfg(map[string]streamq.ReadConfig{"a": {PartitionModulo: 2, PartitionRemainder: 2}}), want: invalid},
+		{name: "remainder above modulo", input: cfg(map[string]streamq.ReadConfig{"a": {PartitionModulo: 2, PartitionRemainder: 3}}), want: invalid},
+		{name: "remainder without modulo", input: cfg(map[string]streamq.ReadConfig{"a": {PartitionRemainder: 1}}), want: invalid},
+		{name: "negative modulo", input: cfg(map[string]streamq.ReadConfig{"a": {PartitionModulo: -2}}), want: invalid},
+		{name: "negative remainder", input: cfg(map[string]streamq.ReadConfig{"a": {PartitionModulo: 2, PartitionRemainder: -1}}), want: invalid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { requireSubscriberRejected(t, tt.input, tt.want) })
@@ -43,18 +45,18 @@ func TestTopicsConfigAccepts(t *testing.T) {
 	client := unusedClient(t)
 	tests := []struct {
 		name  string
-		input map[string]ReadConfig
+		input map[string]streamq.ReadConfig
 	}{
 		{name: "nil map", input: nil},
-		{name: "empty options", input: map[string]ReadConfig{"a": {}}},
-		{name: "every field", input: map[string]ReadConfig{"a": {BatchCount: 5, BlockTime: time.Second, PartitionModulo: 3, PartitionRemainder: 2}}},
-		{name: "modulo only", input: map[string]ReadConfig{"a": {PartitionModulo: 2}}},
-		{name: "a DLQ topic", input: map[string]ReadConfig{DLQTopic("a"): {BatchCount: 1, PartitionModulo: 2, PartitionRemainder: 1}}},
-		{name: "several topics", input: map[string]ReadConfig{"a": {BatchCount: 1}, "b": {BatchCount: 2}, DLQTopic("a"): {}}},
+		{name: "empty options", input: map[string]streamq.ReadConfig{"a": {}}},
+		{name: "every field", input: map[string]streamq.ReadConfig{"a": {BatchCount: 5, BlockTime: time.Second, PartitionModulo: 3, PartitionRemainder: 2}}},
+		{name: "modulo only", input: map[string]streamq.ReadConfig{"a": {PartitionModulo: 2}}},
+		{name: "a DLQ topic", input: map[string]streamq.ReadConfig{streamq.DLQTopic("a"): {BatchCount: 1, PartitionModulo: 2, PartitionRemainder: 1}}},
+		{name: "several topics", input: map[string]streamq.ReadConfig{"a": {BatchCount: 1}, "b": {BatchCount: 2}, streamq.DLQTopic("a"): {}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sub, err := NewSubscriber(SubscriberConfig{Client: client, Topics: tt.input}, nil)
+			sub, err := streamq.NewSubscriber(streamq.SubscriberConfig{Client: client, Topics: tt.input}, nil)
 			require.NoError(t, err)
 			require.NoError(t, sub.Close())
 		})
@@ -65,24 +67,24 @@ func TestTopicsConfigAccepts(t *testing.T) {
 // filter pair replaces the Subscriber's pair together.
 func TestTopicSettings(t *testing.T) {
 	t.Parallel()
-	base := SubscriberConfig{Read: ReadConfig{BatchCount: 50, BlockTime: 100 * time.Millisecond, PartitionModulo: 3, PartitionRemainder: 1}}
+	base := streamq.SubscriberConfig{Read: streamq.ReadConfig{BatchCount: 50, BlockTime: 100 * time.Millisecond, PartitionModulo: 3, PartitionRemainder: 1}}
 	tests := []struct {
 		name  string
-		input ReadConfig
+		input streamq.ReadConfig
 		topic string // the topic subscribed to; the options are for "a"
-		want  ReadConfig
+		want  streamq.ReadConfig
 	}{
-		{name: "topic not listed", input: ReadConfig{BatchCount: 5}, topic: "b", want: ReadConfig{BatchCount: 50, BlockTime: 100 * time.Millisecond, PartitionModulo: 3, PartitionRemainder: 1}},
-		{name: "empty options", input: ReadConfig{}, topic: "a", want: ReadConfig{BatchCount: 50, BlockTime: 100 * time.Millisecond, PartitionModulo: 3, PartitionRemainder: 1}},
-		{name: "batch and block", input: ReadConfig{BatchCount: 5, BlockTime: time.Second}, topic: "a", want: ReadConfig{BatchCount: 5, BlockTime: time.Second, PartitionModulo: 3, PartitionRemainder: 1}},
-		{name: "filter replaces the pair", input: ReadConfig{PartitionModulo: 2}, topic: "a", want: ReadConfig{BatchCount: 50, BlockTime: 100 * time.Millisecond, PartitionModulo: 2, PartitionRemainder: 0}},
-		{name: "modulo 1 turns the filter off", input: ReadConfig{PartitionModulo: 1}, topic: "a", want: ReadConfig{BatchCount: 50, BlockTime: 100 * time.Millisecond, PartitionModulo: 1, PartitionRemainder: 0}},
+		{name: "topic not listed", input: streamq.ReadConfig{BatchCount: 5}, topic: "b", want: streamq.ReadConfig{BatchCount: 50, BlockTime: 100 * time.Millisecond, PartitionModulo: 3, PartitionRemainder: 1}},
+		{name: "empty options", input: streamq.ReadConfig{}, topic: "a", want: streamq.ReadConfig{BatchCount: 50, BlockTime: 100 * time.Millisecond, PartitionModulo: 3, PartitionRemainder: 1}},
+		{name: "batch and block", input: streamq.ReadConfig{BatchCount: 5, BlockTime: time.Second}, topic: "a", want: streamq.ReadConfig{BatchCount: 5, BlockTime: time.Second, PartitionModulo: 3, PartitionRemainder: 1}},
+		{name: "filter replaces the pair", input: streamq.ReadConfig{PartitionModulo: 2}, topic: "a", want: streamq.ReadConfig{BatchCount: 50, BlockTime: 100 * time.Millisecond, PartitionModulo: 2, PartitionRemainder: 0}},
+		{name: "modulo 1 turns the filter off", input: streamq.ReadConfig{PartitionModulo: 1}, topic: "a", want: streamq.ReadConfig{BatchCount: 50, BlockTime: 100 * time.Millisecond, PartitionModulo: 1, PartitionRemainder: 0}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := base
-			cfg.Topics = map[string]ReadConfig{"a": tt.input}
-			assert.Equal(t, tt.want, ReadFor(cfg, tt.topic))
+			cfg.Topics = map[string]streamq.ReadConfig{"a": tt.input}
+			assert.Equal(t, tt.want, streamq.ReadFor(cfg, tt.topic))
 		})
 	}
 }
@@ -90,12 +92,12 @@ func TestTopicSettings(t *testing.T) {
 // TestTopicsAreCopied: changing the map after NewSubscriber changes nothing.
 func TestTopicsAreCopied(t *testing.T) {
 	t.Parallel()
-	topics := map[string]ReadConfig{"a": {BatchCount: 5}}
-	sub, err := NewSubscriber(SubscriberConfig{Client: unusedClient(t), Topics: topics}, nil)
+	topics := map[string]streamq.ReadConfig{"a": {BatchCount: 5}}
+	sub, err := streamq.NewSubscriber(streamq.SubscriberConfig{Client: unusedClient(t), Topics: topics}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sub.Close() })
-	topics["a"] = ReadConfig{BatchCount: 9}
-	topics["b"] = ReadConfig{BatchCount: 1}
-	assert.Equal(t, 5, ReadFor(SubscriberConfigOf(sub), "a").BatchCount)
-	assert.Equal(t, DefaultBatchCount, ReadFor(SubscriberConfigOf(sub), "b").BatchCount)
+	topics["a"] = streamq.ReadConfig{BatchCount: 9}
+	topics["b"] = streamq.ReadConfig{BatchCount: 1}
+	assert.Equal(t, 5, streamq.ReadFor(streamq.SubscriberConfigOf(sub), "a").BatchCount)
+	assert.Equal(t, streamq.DefaultBatchCount, streamq.ReadFor(streamq.SubscriberConfigOf(sub), "b").BatchCount)
 }

@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"strings"
@@ -7,28 +7,30 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/streamq-dev/streamq"
 )
 
 // TestValidateReportsEveryFieldInOrder: one config with a bad field in many groups gets one
 // error naming every one by its path, in the order of the fields, the same at every call.
 func TestValidateReportsEveryFieldInOrder(t *testing.T) {
 	t.Parallel()
-	cfg := SubscriberConfig{
+	cfg := streamq.SubscriberConfig{
 		Client:     unusedClient(t),
-		Membership: MembershipConfig{LeaseTTL: time.Second, RenewInterval: 2 * time.Second},
-		Topics: map[string]ReadConfig{
+		Membership: streamq.MembershipConfig{LeaseTTL: time.Second, RenewInterval: 2 * time.Second},
+		Topics: map[string]streamq.ReadConfig{
 			"zeta":  {BatchCount: -1},
 			"alpha": {PartitionModulo: 2, PartitionRemainder: 5},
 		},
-		Reclaim:   ReclaimConfig{BatchSize: -1},
-		Delivery:  DeliveryConfig{OrderByKey: true},
-		Acks:      AckConfig{DeletePolicy: "sometimes"},
-		Retry:     RetryConfig{MaxRetries: 5, Policy: ExponentialBackoff{Attempts: 10}},
-		Retention: RetentionConfig{MaxAge: -time.Second},
-		Payloads:  PayloadConfig{Threshold: -2},
+		Reclaim:   streamq.ReclaimConfig{BatchSize: -1},
+		Delivery:  streamq.DeliveryConfig{OrderByKey: true},
+		Acks:      streamq.AckConfig{DeletePolicy: "sometimes"},
+		Retry:     streamq.RetryConfig{MaxRetries: 5, Policy: streamq.ExponentialBackoff{Attempts: 10}},
+		Retention: streamq.RetentionConfig{MaxAge: -time.Second},
+		Payloads:  streamq.PayloadConfig{Threshold: -2},
 	}
-	_, err := NewSubscriber(cfg, nil)
-	require.ErrorIs(t, err, ErrInvalidConfig)
+	_, err := streamq.NewSubscriber(cfg, nil)
+	require.ErrorIs(t, err, streamq.ErrInvalidConfig)
 	want := []string{
 		"Membership.LeaseTTL 1s must exceed Membership.RenewInterval 2s",
 		`Topics["alpha"].PartitionRemainder 5 must be below PartitionModulo 2`,
@@ -40,13 +42,13 @@ func TestValidateReportsEveryFieldInOrder(t *testing.T) {
 		"Retention.MaxAge",
 		"Payloads.Threshold",
 	}
-	lines := strings.Split(strings.TrimPrefix(err.Error(), ErrInvalidConfig.Error()+": "), "\n")
+	lines := strings.Split(strings.TrimPrefix(err.Error(), streamq.ErrInvalidConfig.Error()+": "), "\n")
 	require.Len(t, lines, len(want), "one line per bad field:\n%s", err)
 	for i, w := range want {
 		assert.Contains(t, lines[i], w, "line %d", i)
 	}
 	for range 20 { // Topics is a map: its order must not leak into the message
-		_, again := NewSubscriber(cfg, nil)
+		_, again := streamq.NewSubscriber(cfg, nil)
 		require.Equal(t, err.Error(), again.Error())
 	}
 }
@@ -58,25 +60,25 @@ func TestRetryCapsInOnePlace(t *testing.T) {
 	client := unusedClient(t)
 	tests := []struct {
 		name  string
-		retry RetryConfig
+		retry streamq.RetryConfig
 		fails string
 	}{
-		{name: "the same cap twice", retry: RetryConfig{MaxRetries: 4, Policy: ExponentialBackoff{Attempts: 4}}},
-		{name: "for ever twice", retry: RetryConfig{MaxRetries: RetryForever, Policy: ExponentialBackoff{Attempts: RetryForever}}},
-		{name: "two counts", retry: RetryConfig{MaxRetries: 3, Policy: ExponentialBackoff{Attempts: 10}}, fails: "Retry.MaxRetries 3 and Retry.Policy's MaxAttempts 10"},
-		{name: "NoRetries and a count", retry: RetryConfig{MaxRetries: NoRetries, Policy: ExponentialBackoff{Attempts: 2}}, fails: "Retry.MaxRetries -2 and Retry.Policy's MaxAttempts 2"},
-		{name: "for ever and a count", retry: RetryConfig{MaxRetries: 2, Policy: ExponentialBackoff{Attempts: RetryForever}}, fails: "two different retry caps"},
-		{name: "a policy cap out of range", retry: RetryConfig{Policy: ExponentialBackoff{Attempts: -3}}, fails: "Retry.Policy's MaxAttempts must be"},
+		{name: "the same cap twice", retry: streamq.RetryConfig{MaxRetries: 4, Policy: streamq.ExponentialBackoff{Attempts: 4}}},
+		{name: "for ever twice", retry: streamq.RetryConfig{MaxRetries: streamq.RetryForever, Policy: streamq.ExponentialBackoff{Attempts: streamq.RetryForever}}},
+		{name: "two counts", retry: streamq.RetryConfig{MaxRetries: 3, Policy: streamq.ExponentialBackoff{Attempts: 10}}, fails: "Retry.MaxRetries 3 and Retry.Policy's MaxAttempts 10"},
+		{name: "NoRetries and a count", retry: streamq.RetryConfig{MaxRetries: streamq.NoRetries, Policy: streamq.ExponentialBackoff{Attempts: 2}}, fails: "Retry.MaxRetries -2 and Retry.Policy's MaxAttempts 2"},
+		{name: "for ever and a count", retry: streamq.RetryConfig{MaxRetries: 2, Policy: streamq.ExponentialBackoff{Attempts: streamq.RetryForever}}, fails: "two different retry caps"},
+		{name: "a policy cap out of range", retry: streamq.RetryConfig{Policy: streamq.ExponentialBackoff{Attempts: -3}}, fails: "Retry.Policy's MaxAttempts must be"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sub, err := NewSubscriber(SubscriberConfig{Client: client, Retry: tt.retry}, nil)
+			sub, err := streamq.NewSubscriber(streamq.SubscriberConfig{Client: client, Retry: tt.retry}, nil)
 			if tt.fails == "" {
 				require.NoError(t, err)
 				require.NoError(t, sub.Close())
 				return
 			}
-			require.ErrorIs(t, err, ErrInvalidConfig)
+			require.ErrorIs(t, err, streamq.ErrInvalidConfig)
 			assert.Contains(t, err.Error(), tt.fails)
 		})
 	}

@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/retry"
 )
@@ -39,7 +40,7 @@ func testMoverSkipsBadItemsAndKeepsRunning(t *testing.T, client redis.UniversalC
 		for k, v := range md {
 			msg.Metadata.Set(k, v)
 		}
-		values, err := DefaultMarshaler{}.Marshal(topic, msg)
+		values, err := streamq.DefaultMarshaler{}.Marshal(topic, msg)
 		require.NoError(t, err)
 		flat, err := retry.Flatten(values)
 		require.NoError(t, err)
@@ -84,7 +85,7 @@ func testMoverSkipsBadItemsAndKeepsRunning(t *testing.T, client redis.UniversalC
 		}},
 		{name: "retryCount NaN still moved", set: 0, want: 0, blob: func(uuid string) (string, bool) {
 			return item(retry.Item{Topic: topic, PartitionID: "0", RetryCount: "NaN", MaxRetries: "NaN",
-				Fields: fields(uuid, map[string]string{RetryCountMetadata: "NaN"})}), true
+				Fields: fields(uuid, map[string]string{streamq.RetryCountMetadata: "NaN"})}), true
 		}, check: func(t *testing.T, d rtDelivery) { assert.Zero(t, d.retries, "a bad x-retry-count reads as 0") }},
 		{name: "retryCount not a string still moved", set: 0, want: 0, blob: func(uuid string) (string, bool) {
 			return raw(map[string]any{"topic": topic, "partitionId": "0", "retryCount": 2.5, "maxRetries": true, "fields": fields(uuid, nil)}), true
@@ -102,7 +103,7 @@ func testMoverSkipsBadItemsAndKeepsRunning(t *testing.T, client redis.UniversalC
 			return item(retry.Item{Topic: topic, PartitionID: "0"}), true
 		}},
 		{name: "fields not a list dropped", set: 0, want: dropped, blob: func(uuid string) (string, bool) {
-			return raw(map[string]any{"topic": topic, "partitionId": "0", "fields": map[string]string{UUIDField: uuid}}), true
+			return raw(map[string]any{"topic": topic, "partitionId": "0", "fields": map[string]string{streamq.UUIDField: uuid}}), true
 		}},
 		{name: "odd number of fields dropped", set: 0, want: dropped, blob: func(uuid string) (string, bool) {
 			return item(retry.Item{Topic: topic, PartitionID: "0", Fields: fields(uuid, nil)[1:]}), true
@@ -224,7 +225,7 @@ func testDelayedPublish(t *testing.T, client redis.UniversalClient) {
 		_, ch := subscribeMember(t, client, topic, g, "member-"+g, partitions, nil)
 		rtHandle(ch, log, func(*message.Message, rtDelivery) bool { return true })
 	}
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: partitions})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: partitions})
 	space := keys.New("", "")
 
 	type row struct {
@@ -256,7 +257,7 @@ func testDelayedPublish(t *testing.T, client redis.UniversalClient) {
 	published := make([]time.Time, len(rows))
 	for i, r := range rows {
 		msgs[i] = rtMessage(r.name)
-		msgs[i].Metadata.Set(ForcePartitionMetadata, strconv.Itoa(r.p))
+		msgs[i].Metadata.Set(streamq.ForcePartitionMetadata, strconv.Itoa(r.p))
 		published[i] = time.Now()
 		delay.Message(msgs[i], r.delay(published[i]))
 		require.NoError(t, pub.Publish(topic, msgs[i]))
@@ -318,7 +319,7 @@ func testDelayedMessagesOfOneKeyKeepTheirOrder(t *testing.T, client redis.Univer
 	sub := newTestSubscriber(t, fastSub(client, "g"))
 	ch, err := sub.Subscribe(ctx, topic)
 	require.NoError(t, err)
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 4})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 4})
 	type sent struct {
 		seq int
 		at  time.Time
@@ -329,7 +330,7 @@ func testDelayedMessagesOfOneKeyKeepTheirOrder(t *testing.T, client redis.Univer
 		for i := range batch {
 			batch[i] = rtMessage("m")
 			batch[i].Metadata.Set("seq", strconv.Itoa(i))
-			batch[i].Metadata.Set(PartitionKeyMetadata, "one-key")
+			batch[i].Metadata.Set(streamq.PartitionKeyMetadata, "one-key")
 			delay.Message(batch[i], delay.For(1500*time.Millisecond))
 		}
 		now := time.Now()
@@ -340,7 +341,7 @@ func testDelayedMessagesOfOneKeyKeepTheirOrder(t *testing.T, client redis.Univer
 		for i := 10; i < 20; i++ {
 			m := rtMessage("m")
 			m.Metadata.Set("seq", strconv.Itoa(i))
-			m.Metadata.Set(PartitionKeyMetadata, "one-key")
+			m.Metadata.Set(streamq.PartitionKeyMetadata, "one-key")
 			delay.Message(m, delay.For(1500*time.Millisecond))
 			at := time.Now()
 			require.NoError(t, pub.Publish(topic, m), "back-to-back calls")
@@ -368,17 +369,17 @@ func testParkedRetriesOfOneKeyKeepTheirOrder(t *testing.T, client redis.Universa
 	ctx := context.Background()
 	const topic, n = "retry-order", 20
 	cfg := fastSub(client, "g")
-	cfg.Retry.Policy = ExponentialBackoff{Base: 300 * time.Millisecond, Max: 300 * time.Millisecond, Attempts: 1}
+	cfg.Retry.Policy = streamq.ExponentialBackoff{Base: 300 * time.Millisecond, Max: 300 * time.Millisecond, Attempts: 1}
 	sub := newTestSubscriber(t, cfg)
 	ch, err := sub.Subscribe(ctx, topic)
 	require.NoError(t, err)
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 1})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 1})
 	require.NoError(t, pub.Publish(topic, seqMessages(0, n, nil)...))
 	var retried []int
 	for len(retried) < n {
 		m := nextMsg(t, ch, 10*time.Second)
 		seq, _ := strconv.Atoi(m.Metadata.Get("seq"))
-		if m.Metadata.Get(RetryCountMetadata) == "" {
+		if m.Metadata.Get(streamq.RetryCountMetadata) == "" {
 			m.Nack()
 			continue
 		}

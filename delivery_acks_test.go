@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
 )
 
@@ -24,7 +25,7 @@ func testAckPolicyDeletesEntries(t *testing.T, client redis.UniversalClient) {
 	const ackSetTTL = 30 * time.Second
 	cases := []struct {
 		name   string
-		policy AckDeletePolicy
+		policy streamq.AckDeletePolicy
 		// secondGroup: a group g2 exists on the stream (subscribed once, then closed) and
 		// acks after g1.
 		secondGroup bool
@@ -32,9 +33,9 @@ func testAckPolicyDeletesEntries(t *testing.T, client redis.UniversalClient) {
 		lenAfterG1 int64
 		ackSet     bool // an ack set holding g1 exists once g1 acked
 	}{
-		{name: "none", policy: AckDeleteNone, lenAfterG1: 1},
-		{name: "immediate", policy: AckDeleteImmediate, lenAfterG1: 0},
-		{name: "all-groups-ack", policy: AckDeleteAllGroups, secondGroup: true, lenAfterG1: 1, ackSet: true},
+		{name: "none", policy: streamq.AckDeleteNone, lenAfterG1: 1},
+		{name: "immediate", policy: streamq.AckDeleteImmediate, lenAfterG1: 0},
+		{name: "all-groups-ack", policy: streamq.AckDeleteAllGroups, secondGroup: true, lenAfterG1: 1, ackSet: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -43,7 +44,7 @@ func testAckPolicyDeletesEntries(t *testing.T, client redis.UniversalClient) {
 			space := keys.New("", "")
 			topic := "policy-" + tc.name
 			str := space.PartitionStream(topic, 0)
-			cfg := func(group string) SubscriberConfig {
+			cfg := func(group string) streamq.SubscriberConfig {
 				c := fastSub(client, group)
 				c.Acks.DeletePolicy = tc.policy
 				c.Acks.SetTTL = ackSetTTL
@@ -58,7 +59,7 @@ func testAckPolicyDeletesEntries(t *testing.T, client redis.UniversalClient) {
 			g1 := newTestSubscriber(t, cfg("g1"))
 			ch1, err := g1.Subscribe(ctx, topic)
 			require.NoError(t, err)
-			pub := newTestPublisher(t, PublisherConfig{Client: client})
+			pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
 			require.NoError(t, pub.Publish(topic, message.NewMessage(watermill.NewUUID(), []byte("x"))))
 			id := onlyEntry(t, client, str).ID
 			ackSet := space.Acks(topic, 0, id)
@@ -101,7 +102,7 @@ func testCommitFrontierFollowsAcksPerGroup(t *testing.T, client redis.UniversalC
 	ctx := context.Background()
 	space := keys.New("", "")
 	topic := "frontier"
-	pub := newTestPublisher(t, PublisherConfig{Client: client})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
 	g1 := newTestSubscriber(t, fastSub(client, "g1"))
 	ch1, err := g1.Subscribe(ctx, topic)
 	require.NoError(t, err)
@@ -111,7 +112,7 @@ func testCommitFrontierFollowsAcksPerGroup(t *testing.T, client redis.UniversalC
 	last := entries[9].ID
 	for i := 0; i < 10; i++ {
 		m := nextMsg(t, ch1, 10*time.Second)
-		id, _ := StreamIDFromCtx(m.Context())
+		id, _ := streamq.StreamIDFromCtx(m.Context())
 		require.Equal(t, entries[i].ID, id, "delivered in order")
 		m.Ack()
 	}

@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
 )
 
@@ -54,13 +55,13 @@ func (c *concurrency) handle(msg *message.Message) {
 }
 
 // publishTo publishes perPartition messages to each of partitions partitions of topic.
-func publishTo(t *testing.T, pub *Publisher, topic string, partitions, perPartition int) {
+func publishTo(t *testing.T, pub *streamq.Publisher, topic string, partitions, perPartition int) {
 	t.Helper()
 	var msgs []*message.Message
 	for p := 0; p < partitions; p++ {
 		for i := 0; i < perPartition; i++ {
 			m := message.NewMessage(watermill.NewUUID(), []byte("x"))
-			m.Metadata.Set(ForcePartitionMetadata, strconv.Itoa(p))
+			m.Metadata.Set(streamq.ForcePartitionMetadata, strconv.Itoa(p))
 			msgs = append(msgs, m)
 		}
 	}
@@ -90,7 +91,7 @@ func TestInFlightCaps(t *testing.T) {
 			cfg.DefaultPartitionCount = tt.partitions
 			cfg.Delivery.MaxInFlight, cfg.Delivery.MaxInFlightPerPartition = tt.maxInFlight, tt.perPartition
 			sub := newTestSubscriber(t, cfg)
-			pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: tt.partitions})
+			pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: tt.partitions})
 			c := newConcurrency(int(tt.want))
 			var handled sync.WaitGroup
 			const perPartition = 12
@@ -123,7 +124,7 @@ func TestMaxLeasedPartitionsHoldsOverTopics(t *testing.T) {
 	capped.Membership.ConsumerName, capped.DefaultPartitionCount, capped.Membership.MaxLeasedPartitions = "capped", 4, 3
 	free := fastSub(client, "g")
 	free.Membership.ConsumerName, free.DefaultPartitionCount = "free", 4
-	for _, cfg := range []SubscriberConfig{capped, free} {
+	for _, cfg := range []streamq.SubscriberConfig{capped, free} {
 		sub := newTestSubscriber(t, cfg)
 		for _, topic := range topics {
 			ch, err := sub.Subscribe(context.Background(), topic)
@@ -161,23 +162,23 @@ func TestTopicOptionsThroughRouter(t *testing.T) {
 		const partitions, published = 4, 20
 		topics := []struct {
 			name      string
-			opts      ReadConfig
+			opts      streamq.ReadConfig
 			partition int    // where the messages go: one the filter leaves to the member
 			leased    []bool // by partition
 		}{
-			{name: "opts-even", opts: ReadConfig{BatchCount: 3, PartitionModulo: 2}, partition: 2, leased: []bool{true, false, true, false}},
-			{name: "opts-odd", opts: ReadConfig{BatchCount: 7, PartitionModulo: 2, PartitionRemainder: 1}, partition: 1, leased: []bool{false, true, false, true}},
+			{name: "opts-even", opts: streamq.ReadConfig{BatchCount: 3, PartitionModulo: 2}, partition: 2, leased: []bool{true, false, true, false}},
+			{name: "opts-odd", opts: streamq.ReadConfig{BatchCount: 7, PartitionModulo: 2, PartitionRemainder: 1}, partition: 1, leased: []bool{false, true, false, true}},
 		}
 		cfg := fastSub(client, "g")
 		cfg.Membership.ConsumerName, cfg.DefaultPartitionCount = "member", partitions
-		cfg.Topics = map[string]ReadConfig{}
-		pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: partitions})
+		cfg.Topics = map[string]streamq.ReadConfig{}
+		pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: partitions})
 		for _, tp := range topics {
 			cfg.Topics[tp.name] = tp.opts
 			var msgs []*message.Message
 			for i := 0; i < published; i++ {
 				m := message.NewMessage(watermill.NewUUID(), []byte("x"))
-				m.Metadata.Set(ForcePartitionMetadata, strconv.Itoa(tp.partition))
+				m.Metadata.Set(streamq.ForcePartitionMetadata, strconv.Itoa(tp.partition))
 				msgs = append(msgs, m)
 			}
 			require.NoError(t, pub.Publish(tp.name, msgs...))
@@ -239,11 +240,11 @@ func waitGroup(t *testing.T, wg *sync.WaitGroup, timeout time.Duration) {
 
 // waitMetrics counts the BackpressureWait observations.
 type waitMetrics struct {
-	NoopMetrics
+	streamq.NoopMetrics
 	waits atomic.Int64
 }
 
-func (m *waitMetrics) BackpressureWait(Labels, time.Duration) { m.waits.Add(1) }
+func (m *waitMetrics) BackpressureWait(streamq.Labels, time.Duration) { m.waits.Add(1) }
 
 // TestBackpressureWaitTimesEverySlot: a message that waits for a slot is timed once, whether
 // the slot it waits for is its partition's (MaxInFlightPerPartition) or the Subscriber's
@@ -267,7 +268,7 @@ func TestBackpressureWaitTimesEverySlot(t *testing.T) {
 			cfg.DefaultPartitionCount, cfg.Metrics = tt.partitions, m
 			cfg.Delivery.MaxInFlight, cfg.Delivery.MaxInFlightPerPartition = tt.maxInFlight, tt.perPartition
 			sub := newTestSubscriber(t, cfg)
-			pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: tt.partitions})
+			pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: tt.partitions})
 			publishTo(t, pub, "waits", tt.partitions, tt.messages)
 			most := tt.perPartition * tt.partitions
 			if tt.maxInFlight > 0 {

@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/streamq-dev/streamq"
 )
 
 func isDone(ctx context.Context) bool {
@@ -34,7 +36,7 @@ func TestMessageContextEndsAfterAckAndNack(t *testing.T) {
 	t.Parallel()
 	_, client := startRedis(t)
 	const topic = "msg-ctx"
-	pub := newTestPublisher(t, PublisherConfig{Client: client})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
 	publishKeyed(t, pub, topic, 0, 1, 1)
 	_, ch := subscribeMember(t, client, topic, "g", "a", 1, nil)
 

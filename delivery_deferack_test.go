@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
@@ -13,12 +13,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
 )
 
 // deferredSub is a subscriber whose pending scan runs often and claims soon, so a scan that
 // took deferred entries from their live owner would show.
-func deferredSub(client redis.UniversalClient) SubscriberConfig {
+func deferredSub(client redis.UniversalClient) streamq.SubscriberConfig {
 	cfg := fastSub(client, "deferring")
 	cfg.Reclaim.ScanInterval = 100 * time.Millisecond
 	cfg.Reclaim.Idle = 200 * time.Millisecond
@@ -32,15 +33,15 @@ func TestDeferredAcksSettleLater(t *testing.T) {
 	t.Parallel()
 	onBackends(t, func(t *testing.T, client redis.UniversalClient) {
 		const topic = "deferred"
-		pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 1})
+		pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 1})
 		require.NoError(t, pub.Publish(topic, seqMessages(0, 10, nil)...))
 		sub := newTestSubscriber(t, deferredSub(client))
 		ch, err := sub.Subscribe(context.Background(), topic)
 		require.NoError(t, err)
-		var handles []*DeferredAck
+		var handles []*streamq.DeferredAck
 		for range 10 { // nothing acked yet: the partition still moves on
 			m := nextMsg(t, ch, 10*time.Second)
-			d, err := DeferAck(m)
+			d, err := streamq.DeferAck(m)
 			require.NoError(t, err)
 			handles = append(handles, d)
 			m.Ack()
@@ -78,18 +79,18 @@ func TestDeferredUnackedGoToTheNextOwner(t *testing.T) {
 	t.Parallel()
 	onBackends(t, func(t *testing.T, client redis.UniversalClient) {
 		const topic = "deferred-handover"
-		pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 2})
+		pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 2})
 		require.NoError(t, pub.Publish(topic, seqMessages(0, 10, nil)...))
-		first, err := NewSubscriber(deferredSub(client), testLogger())
+		first, err := streamq.NewSubscriber(deferredSub(client), testLogger())
 		require.NoError(t, err)
 		ch, err := first.Subscribe(context.Background(), topic)
 		require.NoError(t, err)
 		deferSeq := map[string]bool{"2": true, "5": true, "7": true, "9": true}
-		var handles []*DeferredAck
+		var handles []*streamq.DeferredAck
 		for range 10 {
 			m := nextMsg(t, ch, 10*time.Second)
 			if deferSeq[m.Metadata.Get("seq")] {
-				d, err := DeferAck(m)
+				d, err := streamq.DeferAck(m)
 				require.NoError(t, err)
 				handles = append(handles, d)
 			}
@@ -97,7 +98,7 @@ func TestDeferredUnackedGoToTheNextOwner(t *testing.T) {
 		}
 		require.NoError(t, first.Close())
 		for _, d := range handles {
-			assert.ErrorIs(t, d.Ack(), ErrLeaseLost)
+			assert.ErrorIs(t, d.Ack(), streamq.ErrLeaseLost)
 		}
 
 		next := newTestSubscriber(t, deferredSub(client))
@@ -124,23 +125,23 @@ func TestDeferredUnackedGoToTheNextOwner(t *testing.T) {
 // message nacked later is retried.
 func TestDeferAckNeedsADelivery(t *testing.T) {
 	t.Parallel()
-	_, err := DeferAck(message.NewMessage("x", nil))
-	assert.ErrorIs(t, err, ErrNotDelivered)
+	_, err := streamq.DeferAck(message.NewMessage("x", nil))
+	assert.ErrorIs(t, err, streamq.ErrNotDelivered)
 
 	_, client := startRedis(t)
 	const topic = "deferred-nack"
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 1})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 1})
 	require.NoError(t, pub.Publish(topic, seqMessages(0, 1, nil)...))
 	sub := newTestSubscriber(t, deferredSub(client))
 	ch, err := sub.Subscribe(context.Background(), topic)
 	require.NoError(t, err)
 	m := nextMsg(t, ch, 10*time.Second)
-	d, err := DeferAck(m)
+	d, err := streamq.DeferAck(m)
 	require.NoError(t, err)
 	m.Ack()
 	require.NoError(t, d.Nack())
 	again := nextMsg(t, ch, 10*time.Second)
 	assert.Equal(t, "0", again.Metadata.Get("seq"))
-	assert.Equal(t, "1", again.Metadata.Get(RetryCountMetadata), "a retry")
+	assert.Equal(t, "1", again.Metadata.Get(streamq.RetryCountMetadata), "a retry")
 	again.Ack()
 }

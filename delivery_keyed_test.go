@@ -1,9 +1,8 @@
-package streamq
+package streamq_test
 
 import (
 	"bufio"
 	"context"
-
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -21,20 +20,22 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/streamq-dev/streamq"
 )
 
 // keyedRun publishes n messages over keys keys to topic (one partition), seq per key in
 // metadata "seq", in calls of 100.
 func keyedPublish(t testing.TB, client redis.UniversalClient, topic string, keys, n int) {
 	t.Helper()
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 1})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 1})
 	seq := make([]int, keys)
 	for from := 0; from < n; from += 100 {
 		var msgs []*message.Message
 		for i := from; i < min(from+100, n); i++ {
 			k := i % keys
 			m := message.NewMessage(watermill.NewUUID(), []byte("x"))
-			m.Metadata.Set(PartitionKeyMetadata, "k"+strconv.Itoa(k))
+			m.Metadata.Set(streamq.PartitionKeyMetadata, "k"+strconv.Itoa(k))
 			m.Metadata.Set("seq", strconv.Itoa(seq[k]))
 			seq[k]++
 			msgs = append(msgs, m)
@@ -62,7 +63,7 @@ func (h *keyedHandled) see(m *message.Message) int {
 	seq, _ := strconv.Atoi(m.Metadata.Get("seq"))
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	k := m.Metadata.Get(PartitionKeyMetadata)
+	k := m.Metadata.Get(streamq.PartitionKeyMetadata)
 	h.byKey[k] = append(h.byKey[k], seq)
 	h.count[m.UUID]++
 	return h.count[m.UUID]
@@ -91,7 +92,7 @@ func (h *keyedHandled) handle(ch <-chan *message.Message, fail func(*message.Mes
 	}
 }
 
-func keyedSub(client redis.UniversalClient, n int) SubscriberConfig {
+func keyedSub(client redis.UniversalClient, n int) streamq.SubscriberConfig {
 	cfg := fastSub(client, "g")
 	cfg.Delivery.OrderByKey, cfg.Delivery.MaxInFlightPerPartition = true, n
 	return cfg
@@ -134,7 +135,7 @@ func TestOrderByKeyRetryHoldsItsKey(t *testing.T) {
 	const topic = "by-key-retry"
 	keyedPublish(t, client, topic, 4, 400) // keys k0..k3, 100 messages each
 	cfg := keyedSub(client, 8)
-	cfg.Retry.Policy = ExponentialBackoff{Base: 300 * time.Millisecond, Max: 300 * time.Millisecond, Attempts: 5}
+	cfg.Retry.Policy = streamq.ExponentialBackoff{Base: 300 * time.Millisecond, Max: 300 * time.Millisecond, Attempts: 5}
 	sub := newTestSubscriber(t, cfg)
 	ch, err := sub.Subscribe(context.Background(), topic)
 	require.NoError(t, err)
@@ -142,7 +143,7 @@ func TestOrderByKeyRetryHoldsItsKey(t *testing.T) {
 	var othersDuringRetry atomic.Int64
 	var waiting atomic.Bool
 	go h.handle(ch, func(m *message.Message, _ int) bool {
-		if m.Metadata.Get(PartitionKeyMetadata) != "k0" {
+		if m.Metadata.Get(streamq.PartitionKeyMetadata) != "k0" {
 			if waiting.Load() {
 				othersDuringRetry.Add(1)
 			}
@@ -193,7 +194,7 @@ func runKeyedChild() int {
 	client := redis.NewClient(&redis.Options{Addr: os.Getenv(keyedAddrEnv)})
 	cfg := keyedSub(client, 16)
 	cfg.Membership.ConsumerName = "doomed"
-	sub, err := NewSubscriber(cfg, nil)
+	sub, err := streamq.NewSubscriber(cfg, nil)
 	if err != nil {
 		return 2
 	}
@@ -206,7 +207,7 @@ func runKeyedChild() int {
 	h.handle(ch, func(m *message.Message, _ int) bool {
 		mu.Lock()
 		defer mu.Unlock()
-		_, _ = fmt.Fprintf(f, "%s %s %s\n", m.UUID, m.Metadata.Get(PartitionKeyMetadata), m.Metadata.Get("seq"))
+		_, _ = fmt.Fprintf(f, "%s %s %s\n", m.UUID, m.Metadata.Get(streamq.PartitionKeyMetadata), m.Metadata.Get("seq"))
 		return false
 	})
 	return 0
@@ -325,7 +326,7 @@ func TestOrderByKeyGracefulHandover(t *testing.T) {
 	const topic, keys, n = "by-key-handover", 64, 10_000
 	keyedPublish(t, client, topic, keys, n)
 	h := newKeyedHandled()
-	first, err := NewSubscriber(keyedSub(client, 16), testLogger())
+	first, err := streamq.NewSubscriber(keyedSub(client, 16), testLogger())
 	require.NoError(t, err)
 	ch, err := first.Subscribe(context.Background(), topic)
 	require.NoError(t, err)
@@ -355,6 +356,6 @@ func TestOrderByKeyGracefulHandover(t *testing.T) {
 
 // retriesOf is a delivered message's retry count (0 on its first delivery).
 func retriesOf(m *message.Message) int {
-	n, _ := RetryCountFromCtx(m.Context())
+	n, _ := streamq.RetryCountFromCtx(m.Context())
 	return n
 }

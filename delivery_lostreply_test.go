@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
 )
 
@@ -86,9 +87,9 @@ func TestLostReadReplyIsRecoveredInOrder(t *testing.T) {
 		hook := &loseReadReply{resend: resend}
 		client.AddHook(hook)
 		const topic = "lost-reply"
-		pub := newTestPublisher(t, PublisherConfig{Client: client})
+		pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
 		publishKeyed(t, pub, topic, 0, 1, 1)
-		_, ch := subscribeMember(t, client, topic, "g", "a", 1, func(c *SubscriberConfig) {
+		_, ch := subscribeMember(t, client, topic, "g", "a", 1, func(c *streamq.SubscriberConfig) {
 			c.Reclaim.ScanInterval = time.Hour // only the read round may find the lost entries
 			c.Read.BatchCount = 4              // more lost entries than one re-read returns
 		})
@@ -119,9 +120,9 @@ func TestStaleOwnersLateReadIsClaimedInOrder(t *testing.T) {
 	t.Parallel()
 	_, client := startRedis(t)
 	const topic = "late-read"
-	pub := newTestPublisher(t, PublisherConfig{Client: client})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
 	publishKeyed(t, pub, topic, 0, 1, 1)
-	_, ch := subscribeMember(t, client, topic, "g", "a", 1, func(c *SubscriberConfig) {
+	_, ch := subscribeMember(t, client, topic, "g", "a", 1, func(c *streamq.SubscriberConfig) {
 		c.Reclaim.ScanInterval = time.Hour // only the read round may find them
 	})
 	require.Equal(t, 0, seqOf(ackNext(t, ch)))
@@ -149,9 +150,9 @@ func staleRead(t *testing.T, client redis.UniversalClient, topic string, from, t
 	_, err := client.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		for seq := from; seq <= to; seq++ {
 			m := message.NewMessage(watermill.NewUUID(), []byte("late"))
-			m.Metadata.Set(PartitionKeyMetadata, "key-0")
+			m.Metadata.Set(streamq.PartitionKeyMetadata, "key-0")
 			m.Metadata.Set("seq", strconv.Itoa(seq))
-			fields, err := DefaultMarshaler{}.Marshal(topic, m)
+			fields, err := streamq.DefaultMarshaler{}.Marshal(topic, m)
 			require.NoError(t, err)
 			p.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: fields})
 		}
@@ -177,9 +178,9 @@ func TestLostReplyAndStaleReadAtOnceStayInOrder(t *testing.T) {
 			close(lateRead)
 		}
 		client.AddHook(hook)
-		pub := newTestPublisher(t, PublisherConfig{Client: client})
+		pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
 		publishKeyed(t, pub, topic, 0, 1, 1)
-		_, ch := subscribeMember(t, client, topic, "g", "a", 1, func(c *SubscriberConfig) {
+		_, ch := subscribeMember(t, client, topic, "g", "a", 1, func(c *streamq.SubscriberConfig) {
 			c.Reclaim.ScanInterval = time.Hour // only the read rounds may find them
 		})
 		require.Equal(t, 0, seqOf(ackNext(t, ch)))

@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/partition"
 )
@@ -63,7 +64,7 @@ func TestPauseKeepsLeasesAndResumesInOrder(t *testing.T) {
 	t.Parallel()
 	onBackends(t, func(t *testing.T, client redis.UniversalClient) {
 		const topic, group, parts, keys = "paused", "workers", 4, 16
-		pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: parts})
+		pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: parts})
 		sub := newTestSubscriber(t, fastSub(client, group))
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
@@ -88,7 +89,7 @@ func TestPauseKeepsLeasesAndResumesInOrder(t *testing.T) {
 		assert.Equal(t, 40, got.count(), "delivered while paused")
 		assert.Equal(t, owners, leaseOwners(t, client, topic, group, parts), "the leases moved while paused")
 		for p, o := range owners {
-			assert.Equal(t, SubscriberConfigOf(sub).Membership.ConsumerName, o, "partition %d is not the paused member's", p)
+			assert.Equal(t, streamq.SubscriberConfigOf(sub).Membership.ConsumerName, o, "partition %d is not the paused member's", p)
 		}
 
 		sub.Resume()
@@ -110,7 +111,7 @@ func TestPauseLetsInFlightFinish(t *testing.T) {
 	t.Parallel()
 	_, client := startRedis(t)
 	const topic = "paused-inflight"
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 1})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 1})
 	sub := newTestSubscriber(t, fastSub(client, "g"))
 	require.NoError(t, pub.Publish(topic, seqMessages(0, 3, nil)...))
 	ch, err := sub.Subscribe(context.Background(), topic)
@@ -131,12 +132,12 @@ func TestPauseLetsInFlightFinish(t *testing.T) {
 
 // pauseMetrics records what a PauseReporter is told.
 type pauseMetrics struct {
-	NoopMetrics
+	streamq.NoopMetrics
 	mu    sync.Mutex
 	since []time.Time
 }
 
-func (p *pauseMetrics) Paused(_ Labels, since time.Time) {
+func (p *pauseMetrics) Paused(_ streamq.Labels, since time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.since = append(p.since, since)
@@ -164,7 +165,7 @@ func groupPauseFromOutside(t *testing.T, client redis.UniversalClient) {
 	metrics := &pauseMetrics{}
 	cfg := fastSub(client, group)
 	cfg.Metrics = metrics
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 2})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 2})
 	sub := newTestSubscriber(t, cfg)
 	require.NoError(t, pub.Publish(topic, seqMessages(0, 1, nil)...))
 	ch, err := sub.Subscribe(context.Background(), topic)

@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/streamq-dev/streamq"
 )
 
 // TestDLQHandlerReplaysItsFix: a DLQ handler that changes the dead letter's payload and
@@ -28,21 +30,21 @@ func testDLQHandlerReplaysItsFix(t *testing.T, client redis.UniversalClient) {
 	ch, err := workers.Subscribe(ctx, topic)
 	require.NoError(t, err)
 	fixers := newTestSubscriber(t, fastSub(client, "fixers"))
-	letters, err := fixers.Subscribe(ctx, DLQTopic(topic))
+	letters, err := fixers.Subscribe(ctx, streamq.DLQTopic(topic))
 	require.NoError(t, err)
-	pub := newTestPublisher(t, PublisherConfig{Client: client})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
 	sent := message.NewMessage(watermill.NewUUID(), []byte("broken"))
 	sent.Metadata.Set("keep", "me")
 	require.NoError(t, pub.Publish(topic, sent))
 
 	first := nextMsg(t, ch, 10*time.Second)
-	_ = DeadLetter(first, nil)
+	_ = streamq.DeadLetter(first, nil)
 	first.Nack()
 	letter := nextMsg(t, letters, 10*time.Second)
 	letter.Payload = []byte("fixed")
 	letter.Metadata.Set("fixed-by", "fixers")
-	Replay(letter)
-	Drop(letter) // also delete it from the DLQ
+	streamq.Replay(letter)
+	streamq.Drop(letter) // also delete it from the DLQ
 	letter.Ack()
 
 	again := nextMsg(t, ch, 10*time.Second)
@@ -50,7 +52,7 @@ func testDLQHandlerReplaysItsFix(t *testing.T, client redis.UniversalClient) {
 	assert.Equal(t, "fixed", string(again.Payload), "the handler's fix is replayed")
 	assert.Equal(t, "fixers", again.Metadata.Get("fixed-by"))
 	assert.Equal(t, "me", again.Metadata.Get("keep"))
-	for _, k := range []string{DeadLetterMetadata, ReplayMetadata, DropMetadata, RetryCountMetadata} {
+	for _, k := range []string{streamq.DeadLetterMetadata, streamq.ReplayMetadata, streamq.DropMetadata, streamq.RetryCountMetadata} {
 		assert.Empty(t, again.Metadata.Get(k), "%s came along", k)
 	}
 	again.Ack()

@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/streamid"
 )
@@ -21,19 +22,19 @@ import (
 type letterSeen struct {
 	streamID, originalID string
 	partition, retries   int
-	letter               DeadLetterInfo
+	letter               streamq.DeadLetterInfo
 	isLetter             bool
 	replayedFrom         string
 }
 
 func letterSeenOf(m *message.Message) letterSeen {
 	ctx := m.Context()
-	s := letterSeen{replayedFrom: m.Metadata.Get(ReplayedFromMetadata)}
-	s.streamID, _ = StreamIDFromCtx(ctx)
-	s.originalID, _ = OriginalIDFromCtx(ctx)
-	s.partition, _ = PartitionFromCtx(ctx)
-	s.retries, _ = RetryCountFromCtx(ctx)
-	s.letter, s.isLetter = DeadLetterFromCtx(ctx)
+	s := letterSeen{replayedFrom: m.Metadata.Get(streamq.ReplayedFromMetadata)}
+	s.streamID, _ = streamq.StreamIDFromCtx(ctx)
+	s.originalID, _ = streamq.OriginalIDFromCtx(ctx)
+	s.partition, _ = streamq.PartitionFromCtx(ctx)
+	s.retries, _ = streamq.RetryCountFromCtx(ctx)
+	s.letter, s.isLetter = streamq.DeadLetterFromCtx(ctx)
 	return s
 }
 
@@ -75,23 +76,23 @@ func testDLQHandlerResults(t *testing.T, client redis.UniversalClient) {
 	const topic, partitions = "letters", 3
 	space := keys.New("", "")
 	start := time.Now()
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: partitions})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: partitions})
 
 	// The workers dead-letter "invalid-*" at once and fail "flaky-*" until retries run out
 	// (2, retried at once); replays are recorded and acked.
 	workCfg := fastSub(client, "workers")
 	workCfg.DefaultPartitionCount = partitions
-	workCfg.Retry.Policy = ExponentialBackoff{}
+	workCfg.Retry.Policy = streamq.ExponentialBackoff{}
 	workCfg.Retry.MaxRetries = 2
 	work, replays := &letterLog{}, &letterLog{}
 	rtRouter(t, newTestSubscriber(t, workCfg), topic, func(m *message.Message) error {
-		if m.Metadata.Get(ReplayedFromMetadata) != "" {
+		if m.Metadata.Get(streamq.ReplayedFromMetadata) != "" {
 			replays.add(m)
 			return nil
 		}
 		work.add(m)
 		if strings.HasPrefix(string(m.Payload), "invalid") {
-			return DeadLetter(m, errors.New("invalid "+string(m.Payload)))
+			return streamq.DeadLetter(m, errors.New("invalid "+string(m.Payload)))
 		}
 		return errors.New("flaky " + string(m.Payload))
 	})
@@ -106,18 +107,18 @@ func testDLQHandlerResults(t *testing.T, client redis.UniversalClient) {
 	// Group "ops" handles the dead letters through a Router.
 	opsCfg := fastSub(client, "ops")
 	ops := &letterLog{}
-	rtRouter(t, newTestSubscriber(t, opsCfg), DLQTopic(topic), func(m *message.Message) error {
+	rtRouter(t, newTestSubscriber(t, opsCfg), streamq.DLQTopic(topic), func(m *message.Message) error {
 		ops.add(m)
 		switch string(m.Payload) {
 		case "invalid-replay":
-			Replay(m)
+			streamq.Replay(m)
 		case "flaky-drop":
-			Drop(m)
+			streamq.Drop(m)
 		case "invalid-fail":
-			return DeadLetter(m, errors.New("cannot be saved"))
+			return streamq.DeadLetter(m, errors.New("cannot be saved"))
 		case "flaky-move":
-			Replay(m)
-			Drop(m)
+			streamq.Replay(m)
+			streamq.Drop(m)
 		}
 		return nil
 	})
@@ -146,7 +147,7 @@ func testDLQHandlerResults(t *testing.T, client redis.UniversalClient) {
 			assert.False(t, first.isLetter, "no dead letter on a topic")
 
 			retried := strings.HasPrefix(payload, "flaky")
-			want := DeadLetterInfo{
+			want := streamq.DeadLetterInfo{
 				Reason: "invalid " + payload, Group: "workers", OriginalTopic: topic, OriginalPartition: p,
 				OriginalStreamID: last.streamID, OriginalMessageID: first.streamID,
 				Timestamp: streamid.Time(first.streamID), MaxRetries: 2,

@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
 )
 
@@ -36,7 +37,7 @@ func testConsumersOfMembersThatLeftAreRemoved(t *testing.T, client redis.Univers
 	t.Parallel()
 	const topic = "restarts"
 	str := keys.New("", "").PartitionStream(topic, 0)
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 1})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 1})
 	cfg := fastSub(client, "g")
 	cfg.Retention.TrimInterval = 200 * time.Millisecond
 	for i := 0; i < 5; i++ {
@@ -51,6 +52,6 @@ func testConsumersOfMembersThatLeftAreRemoved(t *testing.T, client redis.Univers
 	ackAll(ch)
 	require.Eventually(t, func() bool {
 		names := consumerNames(t, client, str, "g")
-		return len(names) == 1 && names[0] == SubscriberConfigOf(last).Membership.ConsumerName
+		return len(names) == 1 && names[0] == streamq.SubscriberConfigOf(last).Membership.ConsumerName
 	}, 15*time.Second, 100*time.Millisecond, "consumers: %v", consumerNames(t, client, str, "g"))
 }

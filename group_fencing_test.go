@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
 )
 
@@ -122,12 +123,12 @@ func TestStaleOwnerIsFencedAfterAPause(t *testing.T) {
 		WriteTimeout: 500 * time.Millisecond, MaxRetries: -1})
 	defer viaProxy.Close()
 	topic := "fenced-owner"
-	ttl := func(c *SubscriberConfig) { c.Membership.LeaseTTL = 1500 * time.Millisecond }
+	ttl := func(c *streamq.SubscriberConfig) { c.Membership.LeaseTTL = 1500 * time.Millisecond }
 
 	subA, chA := subscribeMember(t, viaProxy, topic, "g", "a", 1, ttl)
 	waitOwners(t, direct, topic, "g", 1, balanced(map[string]int{"a": 1}))
 	_, chB := subscribeMember(t, direct, topic, "g", "b", 1, ttl)
-	pub := newTestPublisher(t, PublisherConfig{Client: direct})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: direct})
 	publishKeyed(t, pub, topic, 0, 1, 1)
 
 	held := <-chA // a's handler holds it, unacked
@@ -136,8 +137,8 @@ func TestStaleOwnerIsFencedAfterAPause(t *testing.T) {
 	select {
 	case m := <-chB:
 		r := received{}
-		r.count, _ = DeliveryCountFromCtx(m.Context())
-		r.member, _ = ConsumerFromCtx(m.Context())
+		r.count, _ = streamq.DeliveryCountFromCtx(m.Context())
+		r.member, _ = streamq.ConsumerFromCtx(m.Context())
 		fromB = &r
 		assert.Equal(t, held.UUID, m.UUID, "b takes over the message a was holding")
 		m.Ack()
@@ -219,11 +220,11 @@ func TestFinalFlushAfterLosingTheLeaseIsLogged(t *testing.T) {
 	cfg := fastSub(client, "g")
 	cfg.DefaultPartitionCount = 1
 	cfg.Acks.FlushInterval = time.Hour // the only ack flush is the final one
-	sub, err := NewSubscriber(cfg, logs)
+	sub, err := streamq.NewSubscriber(cfg, logs)
 	require.NoError(t, err)
 	ch, err := sub.Subscribe(context.Background(), topic)
 	require.NoError(t, err)
-	pub := newTestPublisher(t, PublisherConfig{Client: client})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
 	publishKeyed(t, pub, topic, 0, 1, 1)
 	hook.armed.Store(true)
 	receiveOne(t, ch, 10*time.Second).Ack()

@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/partition"
 	"github.com/streamq-dev/streamq/internal/payload"
@@ -20,7 +21,7 @@ import (
 // healSub is a subscription of group "g" on topic with a capturing logger, acking every
 // message into a set of seqs.
 type healSub struct {
-	sub  *Subscriber
+	sub  *streamq.Subscriber
 	log  *captureLogger
 	seen chan int
 	ch   <-chan *message.Message
@@ -30,7 +31,7 @@ func startHealSub(t *testing.T, client redis.UniversalClient, topic string) *hea
 	t.Helper()
 	h := &healSub{log: newCaptureLogger(), seen: make(chan int, 1<<16)}
 	var err error
-	h.sub, err = NewSubscriber(fastSub(client, "g"), h.log)
+	h.sub, err = streamq.NewSubscriber(fastSub(client, "g"), h.log)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = h.sub.Close() })
 	h.ch, err = h.sub.Subscribe(context.Background(), topic)
@@ -77,7 +78,7 @@ func testGroupDestroyedUnderARunningSubscriptionIsRecreated(t *testing.T, client
 	const topic, partitions = "destroyed", 4
 	space := keys.New("", "")
 	h := startHealSub(t, client, topic)
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: partitions})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: partitions})
 	require.NoError(t, pub.Publish(topic, seqMessages(0, 100, nil)...))
 	h.waitSeqs(t, 0, 100, 10*time.Second)
 
@@ -111,7 +112,7 @@ func testFlushAllUnderARunningPublisherAndSubscriber(t *testing.T, client redis.
 	ctx := context.Background()
 	const topic, partitions = "flushed", 4
 	h := startHealSub(t, client, topic)
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: partitions})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: partitions})
 	require.NoError(t, pub.Publish(topic, seqMessages(0, 50, nil)...))
 	h.waitSeqs(t, 0, 50, 10*time.Second)
 
@@ -139,12 +140,12 @@ func TestGroupDeletedByForceStopsTheSubscription(t *testing.T) {
 	const topic = "forced"
 	space := keys.New("", "")
 	log := newCaptureLogger()
-	sub, err := NewSubscriber(fastSub(client, "g"), log)
+	sub, err := streamq.NewSubscriber(fastSub(client, "g"), log)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sub.Close() })
 	ch, err := sub.Subscribe(ctx, topic)
 	require.NoError(t, err)
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 2})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 2})
 	require.NoError(t, pub.Publish(topic, seqMessages(0, 2, nil)...))
 	for i := 0; i < 2; i++ {
 		nextMsg(t, ch, 10*time.Second).Ack()
@@ -197,7 +198,7 @@ func TestDestroyedGroupStillHoldsItsPayloads(t *testing.T) {
 	str := space.PartitionStream(topic, 0)
 	require.NoError(t, stream.CreateGroups(ctx, client, []string{str}, "a", "0-0"))
 	require.NoError(t, stream.CreateGroups(ctx, client, []string{str}, "b", "0-0"))
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 1})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 1})
 	require.NoError(t, pub.Publish(topic, message.NewMessage("big", randomPayload(t, bigPayloadSize))))
 	entry := streamEntries(t, client, str)[0]
 	ref := payload.Ref(entry.Values)
@@ -207,7 +208,7 @@ func TestDestroyedGroupStillHoldsItsPayloads(t *testing.T) {
 		leaseKey := space.Lease(topic, 0, group)
 		require.NoError(t, client.Set(ctx, leaseKey, "token", time.Minute).Err())
 		k := stream.AckKeys{Lease: leaseKey, Stream: str, Commit: space.Commit(topic, 0), PayloadIndex: space.PayloadIndex(topic, 0)}
-		require.NoError(t, stream.Ack(ctx, client, stream.AckBatch{Keys: k, Token: "token", Group: group, Policy: string(AckDeleteNone),
+		require.NoError(t, stream.Ack(ctx, client, stream.AckBatch{Keys: k, Token: "token", Group: group, Policy: string(streamq.AckDeleteNone),
 			AckSetTTL: time.Minute, Frontier: entry.ID,
 			Entries: []stream.Acked{{ID: entry.ID, Ref: ref, AckSet: space.Acks(topic, 0, entry.ID), PayloadKey: payloadKey}}}))
 	}

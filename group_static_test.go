@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/lease"
 	"github.com/streamq-dev/streamq/internal/member"
@@ -22,7 +23,7 @@ import (
 // is 2s, its RebalanceInterval 150ms, its BlockTime 50ms: the shortest presence window, 300ms).
 const staticGrace = 5 * time.Second
 
-func staticTweak(c *SubscriberConfig) { c.Membership.StaticMemberGrace = staticGrace }
+func staticTweak(c *streamq.SubscriberConfig) { c.Membership.StaticMemberGrace = staticGrace }
 
 // tokenAt is a lease token seen from a time on ("" when the lease was free).
 type tokenAt struct {
@@ -219,7 +220,7 @@ func (d *deliveries) counts(uuids []string) (missing, twice int) {
 }
 
 // publishSeq publishes count keyed messages over 48 keys and returns their UUIDs.
-func publishSeq(t *testing.T, pub *Publisher, topic string, from, count int) []string {
+func publishSeq(t *testing.T, pub *streamq.Publisher, topic string, from, count int) []string {
 	t.Helper()
 	msgs := keyedMessages(from, count, 48)
 	require.NoError(t, pub.Publish(topic, msgs...))
@@ -243,9 +244,9 @@ func TestStaticMemberTakesBackItsPartitionsAfterClose(t *testing.T) {
 	t.Parallel()
 	onBackends(t, func(t *testing.T, client redis.UniversalClient) {
 		const topic, group, n = "static-close", "g", 12
-		pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: n})
+		pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: n})
 		got := newDeliveries()
-		subs := map[string]*Subscriber{}
+		subs := map[string]*streamq.Subscriber{}
 		for _, name := range []string{"a", "b", "c"} {
 			sub, ch := subscribeMember(t, client, topic, group, name, n, staticTweak)
 			subs[name] = sub
@@ -300,7 +301,7 @@ func TestStaticMemberNameInUse(t *testing.T) {
 	twoClientBackends(t, func(t *testing.T, newClient func() redis.UniversalClient) {
 		const topic, group, n = "static-dup", "g", 4
 		first := newClient()
-		pub := newTestPublisher(t, PublisherConfig{Client: first, DefaultPartitionCount: n})
+		pub := newTestPublisher(t, streamq.PublisherConfig{Client: first, DefaultPartitionCount: n})
 		sub1, ch1 := subscribeMember(t, first, topic, group, "dup", n, staticTweak)
 		require.Eventually(t, func() bool { return countByMember(leaseOwners(t, first, topic, group, n))["dup"] == n },
 			10*time.Second, 10*time.Millisecond)
@@ -316,7 +317,7 @@ func TestStaticMemberNameInUse(t *testing.T) {
 		staticTweak(&cfg)
 		sub2 := newTestSubscriber(t, cfg)
 		_, err := sub2.Subscribe(context.Background(), topic)
-		require.ErrorIs(t, err, ErrConsumerNameInUse)
+		require.ErrorIs(t, err, streamq.ErrConsumerNameInUse)
 		t.Logf("refused: %v", err)
 
 		publishKeyed(t, pub, topic, 0, 8, 8)
@@ -363,4 +364,14 @@ func TestStaticMemberLeaveOnClose(t *testing.T) {
 		Claim(context.Background())
 	require.NoError(t, err)
 	assert.True(t, c.Taken, "the name is free")
+}
+
+// firstTokenOf is when partition p first had a token of process inst.
+func (l *leaseLog) firstTokenOf(p int, inst string) (time.Time, bool) {
+	for _, c := range l.history(p) {
+		if c.token != "" && tokenInstance(c.token) == inst {
+			return c.at, true
+		}
+	}
+	return time.Time{}, false
 }

@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/member"
 )
@@ -42,12 +43,12 @@ func newRecorder() *recorder {
 
 func (r *recorder) add(msg *message.Message) {
 	ctx := msg.Context()
-	member, _ := ConsumerFromCtx(ctx)
-	part, _ := PartitionFromCtx(ctx)
-	count, _ := DeliveryCountFromCtx(ctx)
+	member, _ := streamq.ConsumerFromCtx(ctx)
+	part, _ := streamq.PartitionFromCtx(ctx)
+	count, _ := streamq.DeliveryCountFromCtx(ctx)
 	seq, _ := strconv.Atoi(msg.Metadata.Get("seq"))
 	r.mu.Lock()
-	r.rows = append(r.rows, received{member, part, msg.Metadata.Get(PartitionKeyMetadata), seq, count})
+	r.rows = append(r.rows, received{member, part, msg.Metadata.Get(streamq.PartitionKeyMetadata), seq, count})
 	first := !r.seen[msg.UUID]
 	r.seen[msg.UUID] = true
 	r.mu.Unlock()
@@ -86,7 +87,7 @@ func consumeInto(ch <-chan *message.Message, r *recorder) {
 	}()
 }
 
-func subscribeMember(t *testing.T, client redis.UniversalClient, topic, group, name string, partitions int, tweak func(*SubscriberConfig)) (*Subscriber, <-chan *message.Message) {
+func subscribeMember(t *testing.T, client redis.UniversalClient, topic, group, name string, partitions int, tweak func(*streamq.SubscriberConfig)) (*streamq.Subscriber, <-chan *message.Message) {
 	t.Helper()
 	cfg := fastSub(client, group)
 	cfg.Membership.ConsumerName = name
@@ -100,12 +101,12 @@ func subscribeMember(t *testing.T, client redis.UniversalClient, topic, group, n
 	return sub, ch
 }
 
-func publishKeyed(t *testing.T, pub *Publisher, topic string, from, to, keys int) {
+func publishKeyed(t *testing.T, pub *streamq.Publisher, topic string, from, to, keys int) {
 	t.Helper()
 	var msgs []*message.Message
 	for i := from; i < to; i++ {
 		m := message.NewMessage(watermill.NewUUID(), []byte(fmt.Sprintf("m%d", i)))
-		m.Metadata.Set(PartitionKeyMetadata, fmt.Sprintf("key-%d", i%keys))
+		m.Metadata.Set(streamq.PartitionKeyMetadata, fmt.Sprintf("key-%d", i%keys))
 		m.Metadata.Set("seq", strconv.Itoa(i))
 		msgs = append(msgs, m)
 	}
@@ -169,7 +170,7 @@ func TestOnePartitionTwoMembersOneHandlesAll(t *testing.T) {
 	rec := newRecorder()
 	consumeInto(chA, rec)
 	consumeInto(chB, rec)
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 1})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 1})
 	publishKeyed(t, pub, topic, 0, 200, 10)
 	rec.waitUnique(t, 200, 20*time.Second)
 
@@ -184,7 +185,7 @@ func TestMaxLeasedPartitionsCapsEachMember(t *testing.T) {
 	t.Parallel()
 	_, client := startRedis(t)
 	topic := "capped"
-	capOne := func(c *SubscriberConfig) { c.Membership.MaxLeasedPartitions = 1 }
+	capOne := func(c *streamq.SubscriberConfig) { c.Membership.MaxLeasedPartitions = 1 }
 	_, chA := subscribeMember(t, client, topic, "g", "a", 4, capOne)
 	_, chB := subscribeMember(t, client, topic, "g", "b", 4, capOne)
 	rec := newRecorder()
@@ -192,11 +193,11 @@ func TestMaxLeasedPartitionsCapsEachMember(t *testing.T) {
 	consumeInto(chB, rec)
 
 	owners := waitOwners(t, client, topic, "g", 4, func(c map[string]int) bool { return c["a"] == 1 && c["b"] == 1 })
-	pub := newTestPublisher(t, PublisherConfig{Client: client})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
 	for p := 0; p < 4; p++ {
 		for i := 0; i < 10; i++ {
 			m := message.NewMessage(watermill.NewUUID(), []byte("x"))
-			m.Metadata.Set(ForcePartitionMetadata, strconv.Itoa(p))
+			m.Metadata.Set(streamq.ForcePartitionMetadata, strconv.Itoa(p))
 			require.NoError(t, pub.Publish(topic, m))
 		}
 		for _, c := range countByMember(leaseOwners(t, client, topic, "g", 4)) {
@@ -247,18 +248,18 @@ func TestCrashedMemberPartitionsAndPendingTakenOver(t *testing.T) {
 	t.Parallel()
 	_, client := startRedis(t)
 	topic := "crash"
-	ttl := func(c *SubscriberConfig) { c.Membership.LeaseTTL = 1500 * time.Millisecond }
+	ttl := func(c *streamq.SubscriberConfig) { c.Membership.LeaseTTL = 1500 * time.Millisecond }
 	subA, chA := subscribeMember(t, client, topic, "g", "a", 1, ttl)
 	waitOwners(t, client, topic, "g", 1, balanced(map[string]int{"a": 1}))
 	_, chB := subscribeMember(t, client, topic, "g", "b", 1, ttl)
 
-	pub := newTestPublisher(t, PublisherConfig{Client: client})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
 	publishKeyed(t, pub, topic, 0, 5, 1)
 
 	first := <-chA // delivered to a, never acked
 	require.Equal(t, "0", first.Metadata.Get("seq"))
 	crashedAt := time.Now()
-	Crash(subA)
+	streamq.Crash(subA)
 
 	rec := newRecorder()
 	consumeInto(chB, rec)
@@ -280,14 +281,14 @@ func TestPartitionFilter(t *testing.T) {
 	t.Parallel()
 	_, client := startRedis(t)
 	topic := "filtered"
-	even := func(c *SubscriberConfig) { c.Read.PartitionModulo, c.Read.PartitionRemainder = 2, 0 }
-	odd := func(c *SubscriberConfig) { c.Read.PartitionModulo, c.Read.PartitionRemainder = 2, 1 }
+	even := func(c *streamq.SubscriberConfig) { c.Read.PartitionModulo, c.Read.PartitionRemainder = 2, 0 }
+	odd := func(c *streamq.SubscriberConfig) { c.Read.PartitionModulo, c.Read.PartitionRemainder = 2, 1 }
 	_, chE := subscribeMember(t, client, topic, "g", "even", 6, even)
 	_, chO := subscribeMember(t, client, topic, "g", "odd", 6, odd)
 	rec := newRecorder()
 	consumeInto(chE, rec)
 	consumeInto(chO, rec)
-	pub := newTestPublisher(t, PublisherConfig{Client: client})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
 	publishKeyed(t, pub, topic, 0, 300, 30)
 	rec.waitUnique(t, 300, 20*time.Second)
 
@@ -322,7 +323,7 @@ func TestPerKeyOrderAcrossGracefulHandover(t *testing.T) {
 	}
 	subA, chA := subscribeMember(t, client, topic, "g", "a", 6, nil)
 	slow(chA)
-	pub := newTestPublisher(t, PublisherConfig{Client: client})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
 	publishKeyed(t, pub, topic, 0, total/2, keyCount)
 
 	rec.waitUnique(t, 300, 20*time.Second)

@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
@@ -11,33 +11,34 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/redistest"
 )
 
 // fastSub shortens the background intervals so tests converge quickly.
-func fastSub(client redis.UniversalClient, group string) SubscriberConfig {
-	return SubscriberConfig{
+func fastSub(client redis.UniversalClient, group string) streamq.SubscriberConfig {
+	return streamq.SubscriberConfig{
 		Client:        client,
 		ConsumerGroup: group,
-		Membership:    MembershipConfig{LeaseTTL: 2 * time.Second, RenewInterval: 300 * time.Millisecond, RebalanceInterval: 150 * time.Millisecond},
-		Reclaim:       ReclaimConfig{ScanInterval: time.Second, Idle: 3 * time.Second},
-		Read:          ReadConfig{BlockTime: 50 * time.Millisecond},
-		Delivery:      DeliveryConfig{CloseTimeout: 2 * time.Second},
-		Retry:         RetryConfig{Policy: ExponentialBackoff{Attempts: -1}, MoverInterval: 100 * time.Millisecond}, // nacks retry at once, for ever
+		Membership:    streamq.MembershipConfig{LeaseTTL: 2 * time.Second, RenewInterval: 300 * time.Millisecond, RebalanceInterval: 150 * time.Millisecond},
+		Reclaim:       streamq.ReclaimConfig{ScanInterval: time.Second, Idle: 3 * time.Second},
+		Read:          streamq.ReadConfig{BlockTime: 50 * time.Millisecond},
+		Delivery:      streamq.DeliveryConfig{CloseTimeout: 2 * time.Second},
+		Retry:         streamq.RetryConfig{Policy: streamq.ExponentialBackoff{Attempts: -1}, MoverInterval: 100 * time.Millisecond}, // nacks retry at once, for ever
 	}
 }
 
-func newTestSubscriber(t testing.TB, cfg SubscriberConfig) *Subscriber {
+func newTestSubscriber(t testing.TB, cfg streamq.SubscriberConfig) *streamq.Subscriber {
 	t.Helper()
-	sub, err := NewSubscriber(cfg, testLogger())
+	sub, err := streamq.NewSubscriber(cfg, testLogger())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sub.Close() })
 	return sub
 }
 
-func newTestPublisher(t testing.TB, cfg PublisherConfig) *Publisher {
+func newTestPublisher(t testing.TB, cfg streamq.PublisherConfig) *streamq.Publisher {
 	t.Helper()
-	pub, err := NewPublisher(cfg, testLogger())
+	pub, err := streamq.NewPublisher(cfg, testLogger())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = pub.Close() })
 	return pub

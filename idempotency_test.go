@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/chaos"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/redistest"
@@ -98,8 +99,8 @@ func TestIdempotentPublishThroughLostReplies(t *testing.T) {
 			t.Parallel()
 			for _, tc := range []struct {
 				name string
-				idem IdempotencyConfig
-			}{{"by sequence", IdempotencyConfig{}}, {"by UUID", IdempotencyConfig{ByUUID: true}}, {"off", IdempotencyConfig{Window: -1}}} {
+				idem streamq.IdempotencyConfig
+			}{{"by sequence", streamq.IdempotencyConfig{}}, {"by UUID", streamq.IdempotencyConfig{ByUUID: true}}, {"off", streamq.IdempotencyConfig{Window: -1}}} {
 				t.Run(tc.name, func(t *testing.T) {
 					n := newLossyNet(t)
 					client := b.start(t, n)
@@ -120,9 +121,9 @@ func TestIdempotentPublishThroughLostReplies(t *testing.T) {
 // publishThroughLosses publishes 10,000 messages in batches of 10 from 4 goroutines while
 // replies are lost (one before about every 8th batch), retrying each failed batch; it returns
 // the entries and distinct UUIDs on the topic's 8 partitions, and how many losses it asked for.
-func publishThroughLosses(t *testing.T, client redis.UniversalClient, n *lossyNet, idem IdempotencyConfig) (int, int, int) {
+func publishThroughLosses(t *testing.T, client redis.UniversalClient, n *lossyNet, idem streamq.IdempotencyConfig) (int, int, int) {
 	const topic, partitions, batches, batch = "idem", 8, 1000, 10
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: partitions, Idempotency: idem})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: partitions, Idempotency: idem})
 	require.NoError(t, pub.Publish(topic, message.NewMessage(watermill.NewUUID(), []byte("warm-up"))))
 	var next, lost, failed atomic.Int64
 	var wg sync.WaitGroup
@@ -158,11 +159,11 @@ func publishThroughLosses(t *testing.T, client redis.UniversalClient, n *lossyNe
 		entries, err := client.XRange(context.Background(), space.PartitionStream(topic, p), "-", "+").Result()
 		require.NoError(t, err)
 		for _, e := range entries {
-			if e.Values[PayloadField] == "warm-up" {
+			if e.Values[streamq.PayloadField] == "warm-up" {
 				continue
 			}
 			total++
-			uuids[e.Values[UUIDField].(string)] = true
+			uuids[e.Values[streamq.UUIDField].(string)] = true
 		}
 	}
 	return total, len(uuids), int(lost.Load())
@@ -170,7 +171,7 @@ func publishThroughLosses(t *testing.T, client redis.UniversalClient, n *lossyNe
 
 // dupCounter records the duplicates a Publisher dropped (streamq.DuplicateReporter).
 type dupCounter struct {
-	NoopMetrics
+	streamq.NoopMetrics
 	mu      sync.Mutex
 	dropped map[int]int
 }
@@ -201,22 +202,22 @@ func testIdempotentPublish(t *testing.T, client redis.UniversalClient) {
 	const topic, partitions = "once", 4
 	dups := &dupCounter{dropped: map[int]int{}}
 	window := 400 * time.Millisecond
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: partitions, Idempotency: IdempotencyConfig{Window: window, ByUUID: true},
-		Payloads: PayloadConfig{Threshold: 64}, Metrics: dups})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: partitions, Idempotency: streamq.IdempotencyConfig{Window: window, ByUUID: true},
+		Payloads: streamq.PayloadConfig{Threshold: 64}, Metrics: dups})
 	m := message.NewMessage(watermill.NewUUID(), []byte("once"))
-	m.Metadata.Set(ForcePartitionMetadata, "2")
+	m.Metadata.Set(streamq.ForcePartitionMetadata, "2")
 	require.NoError(t, pub.Publish(topic, m))
-	first, ok := PublishedStreamID(m)
+	first, ok := streamq.PublishedStreamID(m)
 	require.True(t, ok)
 
 	require.NoError(t, pub.Publish(topic, m), "the same message again")
-	again, _ := PublishedStreamID(m)
+	again, _ := streamq.PublishedStreamID(m)
 	assert.Equal(t, first, again, "a duplicate reports the first append")
 	cp := m.Copy()
 	big := message.NewMessage(watermill.NewUUID(), make([]byte, 100)) // offloaded
-	big.Metadata.Set(ForcePartitionMetadata, "2")
+	big.Metadata.Set(streamq.ForcePartitionMetadata, "2")
 	require.NoError(t, pub.Publish(topic, cp, big, big), "a copy, and one message twice in a call")
-	id, _ := PublishedStreamID(cp)
+	id, _ := streamq.PublishedStreamID(cp)
 	assert.Equal(t, first, id)
 	stored := storedByUUID(t, client, topic, partitions)
 	assert.Len(t, stored[m.UUID], 1, "appended once")
@@ -230,11 +231,11 @@ func testIdempotentPublish(t *testing.T, client redis.UniversalClient) {
 	// Remembered for at least the window, at most one and a half.
 	time.Sleep(window * 3 / 2)
 	require.NoError(t, pub.Publish(topic, m))
-	later, _ := PublishedStreamID(m)
+	later, _ := streamq.PublishedStreamID(m)
 	assert.NotEqual(t, first, later, "after the window, appended again")
 	assert.Len(t, storedByUUID(t, client, topic, partitions)[m.UUID], 2)
 
-	plain := newTestPublisher(t, PublisherConfig{Client: client, Idempotency: IdempotencyConfig{Window: -1}})
+	plain := newTestPublisher(t, streamq.PublisherConfig{Client: client, Idempotency: streamq.IdempotencyConfig{Window: -1}})
 	require.NoError(t, plain.Publish(topic, m, m))
 	assert.Len(t, storedByUUID(t, client, topic, partitions)[m.UUID], 4, "with the window off, every publish appends")
 }
@@ -245,7 +246,7 @@ func TestIdempotencyKeysExpire(t *testing.T) {
 	t.Parallel()
 	_, client := startRedis(t)
 	ctx := context.Background()
-	pub := newTestPublisher(t, PublisherConfig{Client: client, Idempotency: IdempotencyConfig{Window: 200 * time.Millisecond, ByUUID: true}})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, Idempotency: streamq.IdempotencyConfig{Window: 200 * time.Millisecond, ByUUID: true}})
 	require.NoError(t, pub.Publish("expiring", message.NewMessage(watermill.NewUUID(), []byte("x"))))
 	found, err := client.Keys(ctx, keys.New("", "").Idempotency("expiring", 0)+":*").Result()
 	require.NoError(t, err)

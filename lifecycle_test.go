@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
 )
 
@@ -22,9 +23,9 @@ func TestCloseIsIdempotentLeakFreeAndKeepsClient(t *testing.T) {
 	require.NoError(t, client.Ping(context.Background()).Err())
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 
-	pub, err := NewPublisher(PublisherConfig{Client: client, DefaultPartitionCount: 4}, nil)
+	pub, err := streamq.NewPublisher(streamq.PublisherConfig{Client: client, DefaultPartitionCount: 4}, nil)
 	require.NoError(t, err)
-	sub, err := NewSubscriber(fastSub(client, "g"), nil)
+	sub, err := streamq.NewSubscriber(fastSub(client, "g"), nil)
 	require.NoError(t, err)
 	ch1, err := sub.Subscribe(context.Background(), "life")
 	require.NoError(t, err)
@@ -56,9 +57,9 @@ func TestCloseIsIdempotentLeakFreeAndKeepsClient(t *testing.T) {
 	_, open = <-ch2
 	assert.False(t, open)
 
-	assert.ErrorIs(t, pub.Publish("life", message.NewMessage("x", nil)), ErrPublisherClosed)
+	assert.ErrorIs(t, pub.Publish("life", message.NewMessage("x", nil)), streamq.ErrPublisherClosed)
 	_, err = sub.Subscribe(context.Background(), "life")
-	assert.ErrorIs(t, err, ErrSubscriberClosed)
+	assert.ErrorIs(t, err, streamq.ErrSubscriberClosed)
 	require.NoError(t, client.Ping(context.Background()).Err(), "the caller's client stays usable")
 
 	space := keys.New("", "")
@@ -75,7 +76,7 @@ func TestCloseIsIdempotentLeakFreeAndKeepsClient(t *testing.T) {
 func TestSubscribeContextCancelClosesOnlyThatSubscription(t *testing.T) {
 	_, client := startRedis(t)
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	sub, err := NewSubscriber(fastSub(client, "g"), nil)
+	sub, err := streamq.NewSubscriber(fastSub(client, "g"), nil)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	ch1, err := sub.Subscribe(ctx, "ctx-a")
@@ -97,12 +98,12 @@ func TestMalformedEntryDeadLetteredAndCounted(t *testing.T) {
 	_, client := startRedis(t)
 	ctx := context.Background()
 	logger := watermill.NewCaptureLogger()
-	sub, err := NewSubscriber(fastSub(client, "g"), logger)
+	sub, err := streamq.NewSubscriber(fastSub(client, "g"), logger)
 	require.NoError(t, err)
 	defer sub.Close()
 	topic := "malformed"
 	require.NoError(t, sub.SubscribeInitialize(topic))
-	pub := newTestPublisher(t, PublisherConfig{Client: client})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
 	stream := keys.New("", "").PartitionStream(topic, 0)
 
 	publish := func(i int) {
@@ -111,7 +112,7 @@ func TestMalformedEntryDeadLetteredAndCounted(t *testing.T) {
 	}
 	publish(0)
 	require.NoError(t, client.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: map[string]any{"only": "one field"}}).Err())
-	require.NoError(t, client.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: map[string]any{UUIDField: "u", PayloadField: "p", MetadataField: "\xc1garbage"}}).Err())
+	require.NoError(t, client.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: map[string]any{streamq.UUIDField: "u", streamq.PayloadField: "p", streamq.MetadataField: "\xc1garbage"}}).Err())
 	publish(1)
 
 	ch, err := sub.Subscribe(ctx, topic)
@@ -138,7 +139,7 @@ func TestMalformedEntryDeadLetteredAndCounted(t *testing.T) {
 	assert.Equal(t, "0", dead[0].Values["partitionId"])
 	logged := 0
 	for _, c := range logger.Captured()[watermill.ErrorLogLevel] {
-		if errors.Is(c.Err, ErrMalformedEntry) {
+		if errors.Is(c.Err, streamq.ErrMalformedEntry) {
 			logged++
 		}
 	}

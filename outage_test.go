@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/outage"
 )
@@ -48,8 +49,8 @@ func newOutageLedger() *outageLedger {
 }
 
 func (l *outageLedger) success(msg *message.Message) {
-	p, _ := PartitionFromCtx(msg.Context())
-	id, _ := StreamIDFromCtx(msg.Context())
+	p, _ := streamq.PartitionFromCtx(msg.Context())
+	id, _ := streamq.StreamIDFromCtx(msg.Context())
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.ids[p] = append(l.ids[p], id)
@@ -83,7 +84,7 @@ func TestOutagePausesInsteadOfDeadLettering(t *testing.T) {
 		rtRouter(t, sub, "outage", func(msg *message.Message) error {
 			if err := svc.call(); err != nil {
 				ledger.failed.Add(1)
-				return Outage(msg, err)
+				return streamq.Outage(msg, err)
 			}
 			ledger.success(msg)
 			return nil
@@ -97,7 +98,7 @@ func TestOutagePausesInsteadOfDeadLettering(t *testing.T) {
 		recs, err := outage.Read(context.Background(), client, []string{keys.New("", "").Outage("outage", 0, "g")})
 		require.NoError(t, err)
 		require.NotNil(t, recs[0], "the record admin reads")
-		assert.Equal(t, SubscriberConfigOf(sub).Membership.ConsumerName, recs[0].Member)
+		assert.Equal(t, streamq.SubscriberConfigOf(sub).Membership.ConsumerName, recs[0].Member)
 		time.Sleep(30 * time.Second) // the outage
 		close(svc.up)
 		require.Eventually(t, func() bool { return ledger.handled() == n }, 2*time.Minute, 100*time.Millisecond)
@@ -137,15 +138,15 @@ func redistestClient(t *testing.T) redis.UniversalClient {
 }
 
 // outageSub has the default retries (1, 2, 4 s) and probes backing off 1 s to 4 s.
-func outageSub(client redis.UniversalClient) SubscriberConfig {
+func outageSub(client redis.UniversalClient) streamq.SubscriberConfig {
 	c := fastSub(client, "g")
-	c.Retry = RetryConfig{MoverInterval: 100 * time.Millisecond, Outage: OutageConfig{MaxBackoff: 4 * time.Second}}
+	c.Retry = streamq.RetryConfig{MoverInterval: 100 * time.Millisecond, Outage: streamq.OutageConfig{MaxBackoff: 4 * time.Second}}
 	return c
 }
 
 // publishNumbered publishes n messages to topic's 4 partitions, numbered by "seq".
 func publishNumbered(t *testing.T, client redis.UniversalClient, topic string, n int) {
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 4})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 4})
 	for from := 0; from < n; from += 100 {
 		var msgs []*message.Message
 		for i := from; i < min(from+100, n); i++ {
@@ -186,7 +187,7 @@ func TestOutageDetectedByFailuresInARow(t *testing.T) {
 		}
 		ledger.success(msg)
 		return nil
-	}, FailureMiddleware(nil))
+	}, streamq.FailureMiddleware(nil))
 	require.Eventually(t, func() bool { return len(sub.Stats().Outages) == 4 }, 20*time.Second, 50*time.Millisecond)
 	assert.Contains(t, sub.Stats().Outages[0].Reason, "503", "the handler's error, recorded by FailureMiddleware")
 	time.Sleep(3 * time.Second) // the outage goes on: no retry, no dead letter
@@ -214,7 +215,7 @@ func TestOutageWithMessagesInFlight(t *testing.T) {
 	rtRouter(t, sub, "in-flight", func(msg *message.Message) error {
 		if err := svc.call(); err != nil {
 			ledger.failed.Add(1)
-			return Outage(msg, err)
+			return streamq.Outage(msg, err)
 		}
 		ledger.success(msg)
 		return nil

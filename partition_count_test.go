@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/partition"
 )
@@ -35,13 +36,13 @@ func testSubscriberFirstDoesNotDecideThePartitionCount(t *testing.T, client redi
 	require.NoError(t, err)
 	require.Zero(t, exists, "a Subscriber without a stated count created the topic")
 
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 8})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 8})
 	msgs := seqMessages(0, 200, nil)
 	for i, m := range msgs {
-		m.Metadata.Set(PartitionKeyMetadata, "key-"+strconv.Itoa(i))
+		m.Metadata.Set(streamq.PartitionKeyMetadata, "key-"+strconv.Itoa(i))
 	}
 	forced := message.NewMessage(watermill.NewUUID(), []byte("forced"))
-	forced.Metadata.Set(ForcePartitionMetadata, "5")
+	forced.Metadata.Set(streamq.ForcePartitionMetadata, "5")
 	forced.Metadata.Set("seq", "200")
 	require.NoError(t, pub.Publish(topic, append(msgs, forced)...))
 	n, _, err := partition.NewRegistry(client, keys.New("", "")).Count(ctx, topic)
@@ -53,7 +54,7 @@ func testSubscriberFirstDoesNotDecideThePartitionCount(t *testing.T, client redi
 	for len(seen) < 201 {
 		m := nextMsg(t, ch, 15*time.Second)
 		seq, _ := strconv.Atoi(m.Metadata.Get("seq"))
-		p, _ := PartitionFromCtx(m.Context())
+		p, _ := streamq.PartitionFromCtx(m.Context())
 		if seq == 200 {
 			assert.Equal(t, 5, p, "the forced message's partition")
 		}
@@ -72,11 +73,11 @@ func TestStatedCountThatDiffersIsLoggedOnce(t *testing.T) {
 	_, client := startRedis(t)
 	ctx := context.Background()
 	const topic = "eight"
-	creator := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 8})
+	creator := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 8})
 	require.NoError(t, creator.Publish(topic, seqMessages(0, 1, nil)...))
 
 	pubLog := newCaptureLogger()
-	pub, err := NewPublisher(PublisherConfig{Client: client, DefaultPartitionCount: 12, Partitioning: PartitioningConfig{RefreshInterval: 10 * time.Millisecond}}, pubLog)
+	pub, err := streamq.NewPublisher(streamq.PublisherConfig{Client: client, DefaultPartitionCount: 12, Partitioning: streamq.PartitioningConfig{RefreshInterval: 10 * time.Millisecond}}, pubLog)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = pub.Close() })
 	for i := 0; i < 5; i++ {
@@ -88,7 +89,7 @@ func TestStatedCountThatDiffersIsLoggedOnce(t *testing.T) {
 	subLog := newCaptureLogger()
 	cfg := fastSub(client, "g")
 	cfg.DefaultPartitionCount = 2
-	sub, err := NewSubscriber(cfg, subLog)
+	sub, err := streamq.NewSubscriber(cfg, subLog)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sub.Close() })
 	for i := 0; i < 3; i++ {
@@ -125,7 +126,7 @@ func TestNobodyStatesACount(t *testing.T) {
 	sub := newTestSubscriber(t, fastSub(client, "g"))
 	ch, err := sub.Subscribe(ctx, "plain")
 	require.NoError(t, err)
-	pub := newTestPublisher(t, PublisherConfig{Client: client})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
 	require.NoError(t, pub.Publish("plain", seqMessages(0, 3, nil)...))
 	for i := 0; i < 3; i++ {
 		m := nextMsg(t, ch, 10*time.Second)
@@ -151,7 +152,7 @@ func TestDeclaredGroupKeepsMessagesPublishedBeforeSubscribe(t *testing.T) {
 	sub := newTestSubscriber(t, cfg)
 	require.NoError(t, sub.SubscribeInitialize(topic))
 
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 4})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 4})
 	require.NoError(t, pub.Publish(topic, seqMessages(0, 20, nil)...))
 	space := keys.New("", "")
 	for p := 0; p < 4; p++ {

@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
 )
 
@@ -45,7 +46,7 @@ func TestOffloadedPublishRetriedByTheClient(t *testing.T) {
 	retrying := srv.Client(t)
 	retrying.AddHook(resendPipelines{})
 	const topic = "offload-retried"
-	pub := newTestPublisher(t, PublisherConfig{Client: retrying})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: retrying})
 	require.NoError(t, pub.Publish(topic, message.NewMessage(watermill.NewUUID(), randomPayload(t, bigPayloadSize))))
 
 	stream := keys.New("", "").PartitionStream(topic, 0)
@@ -53,7 +54,7 @@ func TestOffloadedPublishRetriedByTheClient(t *testing.T) {
 	// Both groups are registered before either consumes: a group that joined after the other had
 	// acked (and the payload was deleted, no other group being registered) would find it
 	// gone, which is retention doing its job, not what this test is about.
-	subs := map[string]*Subscriber{}
+	subs := map[string]*streamq.Subscriber{}
 	for _, g := range []string{"g1", "g2"} {
 		subs[g] = newTestSubscriber(t, fastSub(direct, g))
 		require.NoError(t, subs[g].SubscribeInitialize(topic))

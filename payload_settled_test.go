@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
 )
 
@@ -26,16 +27,16 @@ func testSettledEntriesFinishTheirBookkeeping(t *testing.T, client redis.Univers
 	t.Parallel()
 	cases := []struct {
 		name   string
-		policy AckDeletePolicy
-		retry  RetryPolicy
+		policy streamq.AckDeletePolicy
+		retry  streamq.RetryPolicy
 		nacks  int  // how many times the failing group nacks the message before it acks
 		dead   bool // the failing group dead-letters it instead
 	}{
-		{name: "retried at once", policy: AckDeleteNone, retry: ExponentialBackoff{Attempts: -1}, nacks: 1},
-		{name: "retried after a backoff", policy: AckDeleteNone, retry: ExponentialBackoff{Attempts: 3, Base: 50 * time.Millisecond, Max: 50 * time.Millisecond}, nacks: 1},
-		{name: "dead-lettered", policy: AckDeleteNone, retry: ExponentialBackoff{Attempts: -1}, dead: true},
-		{name: "retried, all-groups-ack", policy: AckDeleteAllGroups, retry: ExponentialBackoff{Attempts: -1}, nacks: 2},
-		{name: "dead-lettered, all-groups-ack", policy: AckDeleteAllGroups, retry: ExponentialBackoff{Attempts: -1}, dead: true},
+		{name: "retried at once", policy: streamq.AckDeleteNone, retry: streamq.ExponentialBackoff{Attempts: -1}, nacks: 1},
+		{name: "retried after a backoff", policy: streamq.AckDeleteNone, retry: streamq.ExponentialBackoff{Attempts: 3, Base: 50 * time.Millisecond, Max: 50 * time.Millisecond}, nacks: 1},
+		{name: "dead-lettered", policy: streamq.AckDeleteNone, retry: streamq.ExponentialBackoff{Attempts: -1}, dead: true},
+		{name: "retried, all-groups-ack", policy: streamq.AckDeleteAllGroups, retry: streamq.ExponentialBackoff{Attempts: -1}, nacks: 2},
+		{name: "dead-lettered, all-groups-ack", policy: streamq.AckDeleteAllGroups, retry: streamq.ExponentialBackoff{Attempts: -1}, dead: true},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -48,7 +49,7 @@ func testSettledEntriesFinishTheirBookkeeping(t *testing.T, client redis.Univers
 			failing := newTestSubscriber(t, withPolicy(fastSub(client, "failing"), tc.policy, tc.retry))
 			failCh, err := failing.Subscribe(context.Background(), topic)
 			require.NoError(t, err)
-			pub := newTestPublisher(t, PublisherConfig{Client: client})
+			pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
 			sent := bigMessage(t)
 			require.NoError(t, pub.Publish(topic, sent))
 			original := onlyEntry(t, client, stream).ID
@@ -59,7 +60,7 @@ func testSettledEntriesFinishTheirBookkeeping(t *testing.T, client redis.Univers
 				m := nextMsg(t, failCh, 10*time.Second)
 				assert.Equal(t, sent.UUID, m.UUID)
 				if tc.dead {
-					_ = DeadLetter(m, nil) // marks m; its error is for a handler to return
+					_ = streamq.DeadLetter(m, nil) // marks m; its error is for a handler to return
 					m.Nack()
 					break
 				}
@@ -72,7 +73,7 @@ func testSettledEntriesFinishTheirBookkeeping(t *testing.T, client redis.Univers
 			require.Eventually(t, func() bool { return zcardOf(t, client, index) == 0 }, 10*time.Second, 10*time.Millisecond,
 				"the offloaded payload outlives every group being done with the message")
 			assert.False(t, keyExists(t, client, space.Acks(topic, 0, original)), "the ack set is gone too")
-			if tc.policy == AckDeleteAllGroups {
+			if tc.policy == streamq.AckDeleteAllGroups {
 				require.Eventually(t, func() bool {
 					return len(client.XRange(context.Background(), stream, original, original).Val()) == 0
 				}, 10*time.Second, 10*time.Millisecond, "all-groups-ack keeps the settled entry")
@@ -81,7 +82,7 @@ func testSettledEntriesFinishTheirBookkeeping(t *testing.T, client redis.Univers
 	}
 }
 
-func withPolicy(cfg SubscriberConfig, policy AckDeletePolicy, retry RetryPolicy) SubscriberConfig {
+func withPolicy(cfg streamq.SubscriberConfig, policy streamq.AckDeletePolicy, retry streamq.RetryPolicy) streamq.SubscriberConfig {
 	cfg.Acks.DeletePolicy, cfg.Retry.Policy = policy, retry
 	return cfg
 }

@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/dlq"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/payload"
@@ -122,7 +123,7 @@ func groupPending(t testing.TB, client redis.UniversalClient, stream, group stri
 // entryMetadata decodes the msgpack metadata field of a stream or DLQ entry.
 func entryMetadata(t testing.TB, m redis.XMessage) map[string]string {
 	t.Helper()
-	raw, _ := m.Values[MetadataField].(string)
+	raw, _ := m.Values[streamq.MetadataField].(string)
 	md := map[string]string{}
 	if raw != "" {
 		require.NoError(t, msgpack.Unmarshal([]byte(raw), &md))
@@ -142,7 +143,7 @@ func offloadedRef(t testing.TB, entry redis.XMessage, size int) string {
 	require.NotEmpty(t, ref, "entry has no %s: %v", payload.FieldRef, entry.Values)
 	assert.Equal(t, payload.StorageString, entry.Values[payload.FieldStorageType])
 	assert.Equal(t, strconv.Itoa(size), entry.Values[payload.FieldOriginalSize])
-	assert.Equal(t, "", entry.Values[PayloadField], "the entry's payload field must be empty")
+	assert.Equal(t, "", entry.Values[streamq.PayloadField], "the entry's payload field must be empty")
 	return ref
 }
 
@@ -156,7 +157,7 @@ func testPayloadOffloadedAndDeletedAfterAck(t *testing.T, client redis.Universal
 	ctx := context.Background()
 	space := keys.New("", "")
 	topic := "big"
-	pub := newTestPublisher(t, PublisherConfig{Client: client})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
 	sub := newTestSubscriber(t, fastSub(client, "g1"))
 	ch, err := sub.Subscribe(ctx, topic)
 	require.NoError(t, err)
@@ -211,7 +212,7 @@ func testPayloadKeptUntilEveryGroupAcked(t *testing.T, client redis.UniversalCli
 	g1 := newTestSubscriber(t, fastSub(client, "g1"))
 	ch1, err := g1.Subscribe(ctx, topic)
 	require.NoError(t, err)
-	pub := newTestPublisher(t, PublisherConfig{Client: client})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
 
 	sent := bigMessage(t)
 	require.NoError(t, pub.Publish(topic, sent))
@@ -256,14 +257,14 @@ func testPayloadThreshold(t *testing.T, client redis.UniversalClient) {
 		offloaded bool
 	}{
 		{"small", 0, 1000, false},
-		{"at default threshold", 0, DefaultPayloadThreshold, false},
-		{"above default threshold", 0, DefaultPayloadThreshold + 1, true},
+		{"at default threshold", 0, streamq.DefaultPayloadThreshold, false},
+		{"above default threshold", 0, streamq.DefaultPayloadThreshold + 1, true},
 		{"disabled", -1, bigPayloadSize, false},
 		{"custom threshold", 500, 1000, true},
 	}
 	for i, tc := range cases {
 		topic := "threshold-" + strconv.Itoa(i)
-		pub := newTestPublisher(t, PublisherConfig{Client: client, Payloads: PayloadConfig{Threshold: tc.threshold}})
+		pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, Payloads: streamq.PayloadConfig{Threshold: tc.threshold}})
 		sent := message.NewMessage(watermill.NewUUID(), randomPayload(t, tc.size))
 		require.NoError(t, pub.Publish(topic, sent), tc.name)
 		entry := onlyEntry(t, client, space.PartitionStream(topic, 0))
@@ -273,7 +274,7 @@ func testPayloadThreshold(t *testing.T, client redis.UniversalClient) {
 		} else {
 			assert.NotContains(t, entry.Values, payload.FieldRef, tc.name)
 			assert.NotContains(t, entry.Values, payload.FieldOriginalSize, tc.name)
-			assert.True(t, bytes.Equal(sent.Payload, []byte(entry.Values[PayloadField].(string))), "%s: inline payload differs", tc.name)
+			assert.True(t, bytes.Equal(sent.Payload, []byte(entry.Values[streamq.PayloadField].(string))), "%s: inline payload differs", tc.name)
 			assert.False(t, keyExists(t, client, space.PayloadIndex(topic, 0)), "%s: nothing indexed", tc.name)
 		}
 		sub := newTestSubscriber(t, fastSub(client, "g"))
@@ -296,7 +297,7 @@ func testPayloadRetentionSetsTTL(t *testing.T, client redis.UniversalClient) {
 	ctx := context.Background()
 	space := keys.New("", "")
 	topic := "big-ttl"
-	pub := newTestPublisher(t, PublisherConfig{Client: client, Payloads: PayloadConfig{TTL: 2 * time.Second}})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, Payloads: streamq.PayloadConfig{TTL: 2 * time.Second}})
 	require.NoError(t, pub.Publish(topic, bigMessage(t)))
 	ref := offloadedRef(t, onlyEntry(t, client, space.PartitionStream(topic, 0)), bigPayloadSize)
 	ttl, err := client.PTTL(ctx, space.Payload(topic, 0, ref)).Result()
@@ -316,7 +317,7 @@ func testPayloadMissingGoesToDLQ(t *testing.T, client redis.UniversalClient) {
 	space := keys.New("", "")
 	topic := "big-missing"
 	stream := space.PartitionStream(topic, 0)
-	pub := newTestPublisher(t, PublisherConfig{Client: client})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
 	lost := bigMessage(t)
 	require.NoError(t, pub.Publish(topic, lost))
 	entry := onlyEntry(t, client, stream)
@@ -337,16 +338,16 @@ func testPayloadMissingGoesToDLQ(t *testing.T, client redis.UniversalClient) {
 		10*time.Second, 10*time.Millisecond)
 	dead := onlyEntry(t, client, space.DLQ(topic, 0))
 	md := entryMetadata(t, dead)
-	assert.Equal(t, "true", md[PayloadMissingMetadata])
-	assert.Equal(t, ref, md[PayloadMissingRefMetadata])
-	assert.Equal(t, lost.UUID, dead.Values[UUIDField])
+	assert.Equal(t, "true", md[streamq.PayloadMissingMetadata])
+	assert.Equal(t, ref, md[streamq.PayloadMissingRefMetadata])
+	assert.Equal(t, lost.UUID, dead.Values[streamq.UUIDField])
 	assert.Equal(t, entry.ID, dead.Values[dlq.FieldOriginalStreamID])
 	assert.Contains(t, dead.Values[dlq.FieldReason], "payload missing")
 	var headers map[string]string
 	require.NoError(t, json.Unmarshal([]byte(dead.Values[dlq.FieldHeaders].(string)), &headers))
-	assert.Equal(t, "true", headers[PayloadMissingMetadata], "headers carry the flags")
-	assert.Equal(t, ref, headers[PayloadMissingRefMetadata])
-	assert.Equal(t, dead.Values[dlq.FieldReason], headers[DeadLetterMetadata])
+	assert.Equal(t, "true", headers[streamq.PayloadMissingMetadata], "headers carry the flags")
+	assert.Equal(t, ref, headers[streamq.PayloadMissingRefMetadata])
+	assert.Equal(t, dead.Values[dlq.FieldReason], headers[streamq.DeadLetterMetadata])
 
 	require.Eventually(t, func() bool { return groupPending(t, client, stream, "g1") == 0 },
 		10*time.Second, 10*time.Millisecond, "the original entry and the later one must be acked")

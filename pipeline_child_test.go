@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/streamq-dev/streamq"
 )
 
 // The child process of TestEffectivelyOnceThroughKills is this test binary run again with
@@ -39,11 +41,11 @@ func TestPipelineChild(_ *testing.T) {
 
 func runPipelineChild() int {
 	client := redis.NewClient(&redis.Options{Addr: os.Getenv(pipeAddrEnv)})
-	sub, err := NewSubscriber(pipeSubConfig(client), nil)
+	sub, err := streamq.NewSubscriber(pipeSubConfig(client), nil)
 	if err != nil {
 		return 2
 	}
-	pub, err := NewPublisher(PublisherConfig{Client: client, DefaultPartitionCount: 4}, nil)
+	pub, err := streamq.NewPublisher(streamq.PublisherConfig{Client: client, DefaultPartitionCount: 4}, nil)
 	if err != nil {
 		return 2
 	}
@@ -53,7 +55,7 @@ func runPipelineChild() int {
 		return 2
 	}
 	if os.Getenv(pipeDeriveEnv) == "1" {
-		r.AddMiddleware(DeriveUUIDs)
+		r.AddMiddleware(streamq.DeriveUUIDs)
 	}
 	killer := &killAfterPublish{Publisher: pub, left: int64(1 + rand.IntN(2*every))}
 	r.AddHandler("stage", os.Getenv(pipeInEnv), sub, os.Getenv(pipeOutEnv), killer, pipeStage)
@@ -75,7 +77,7 @@ func pipeStage(msg *message.Message) ([]*message.Message, error) {
 }
 
 // pipeSubConfig is the stage's Subscriber: a short lease, so the next child takes over soon.
-func pipeSubConfig(client redis.UniversalClient) SubscriberConfig {
+func pipeSubConfig(client redis.UniversalClient) streamq.SubscriberConfig {
 	c := fastSub(client, pipeGroup)
 	c.Membership.LeaseTTL = time.Second
 	c.Membership.RenewInterval = 200 * time.Millisecond
@@ -85,7 +87,7 @@ func pipeSubConfig(client redis.UniversalClient) SubscriberConfig {
 // killAfterPublish SIGKILLs the process when its left-th publish has returned: the outputs
 // are in Redis, the input is not acked.
 type killAfterPublish struct {
-	*Publisher
+	*streamq.Publisher
 	left int64
 	n    atomic.Int64
 }

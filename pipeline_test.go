@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
@@ -16,6 +16,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/streamq-dev/streamq"
 )
 
 // TestEffectivelyOnceThroughKills is #30's first acceptance: a stage handling topic A into
@@ -130,7 +132,7 @@ func pipeOutputs(t *testing.T, client redis.UniversalClient, topic string) map[s
 		entries, err := client.XRange(context.Background(), fmt.Sprintf("stream:topic:{%s:p:%d}", topic, p), "-", "+").Result()
 		require.NoError(t, err)
 		for _, e := range entries {
-			m, err := DefaultMarshaler{}.Unmarshal(e.Values)
+			m, err := streamq.DefaultMarshaler{}.Unmarshal(e.Values)
 			require.NoError(t, err)
 			out[m.Metadata.Get("in")+"#"+m.Metadata.Get("idx")]++
 		}
@@ -149,10 +151,10 @@ func TestEffectivelyOnceThroughFailedAcks(t *testing.T) {
 		in, out := "fa-in", "fa-out"
 		publishNumbered(t, client, in, inputs)
 		sub := newTestSubscriber(t, fastSub(client, pipeGroup))
-		lossy := &lossyPublisher{Publisher: newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 4})}
+		lossy := &lossyPublisher{Publisher: newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 4})}
 		r, err := message.NewRouter(message.RouterConfig{CloseTimeout: 5 * time.Second}, testLogger())
 		require.NoError(t, err)
-		r.AddMiddleware(DeriveUUIDs)
+		r.AddMiddleware(streamq.DeriveUUIDs)
 		r.AddHandler("stage", in, sub, out, lossy, pipeStage)
 		go func() { _ = r.Run(context.Background()) }()
 		t.Cleanup(func() { _ = r.Close() })
@@ -168,7 +170,7 @@ func TestEffectivelyOnceThroughFailedAcks(t *testing.T) {
 
 // lossyPublisher publishes, and reports every third publish as failed.
 type lossyPublisher struct {
-	*Publisher
+	*streamq.Publisher
 	n, lost atomic.Int64
 }
 

@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
 )
 
@@ -21,7 +22,7 @@ import (
 func TestPublishKeepsOrderAfterScriptCacheLoss(t *testing.T) {
 	t.Parallel()
 	_, client := startRedis(t)
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 1})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 1})
 	const topic = "script-order"
 	publish := func(from int) {
 		t.Helper()
@@ -32,7 +33,7 @@ func TestPublishKeepsOrderAfterScriptCacheLoss(t *testing.T) {
 				payload = randomPayload(t, bigPayloadSize)
 			}
 			msgs[i] = message.NewMessage(watermill.NewUUID(), payload)
-			msgs[i].Metadata.Set(PartitionKeyMetadata, "k")
+			msgs[i].Metadata.Set(streamq.PartitionKeyMetadata, "k")
 			msgs[i].Metadata.Set("seq", strconv.Itoa(from+i))
 		}
 		require.NoError(t, pub.Publish(topic, msgs...))
@@ -45,7 +46,7 @@ func TestPublishKeepsOrderAfterScriptCacheLoss(t *testing.T) {
 	require.NoError(t, err)
 	var seqs []int
 	for _, e := range entries {
-		m, err := DefaultMarshaler{}.Unmarshal(e.Values)
+		m, err := streamq.DefaultMarshaler{}.Unmarshal(e.Values)
 		require.NoError(t, err)
 		seqs = append(seqs, seqOf(m))
 	}

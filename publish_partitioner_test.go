@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"strconv"
@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/publish"
 )
 
@@ -34,7 +35,7 @@ func TestHashPartitionerDistribution(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			n := tt.input.partitions
 			counts := make([]int, n)
-			var p HashPartitioner
+			var p streamq.HashPartitioner
 			for i := range tt.input.keys {
 				part := p.Partition("key-"+strconv.Itoa(i), n)
 				require.GreaterOrEqual(t, part, 0)
@@ -68,8 +69,8 @@ func TestHashPartitionerStable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var a, b HashPartitioner
-			var viaInterface Partitioner = HashPartitioner{}
+			var a, b streamq.HashPartitioner
+			var viaInterface streamq.Partitioner = streamq.HashPartitioner{}
 			want := publish.KafkaPartition([]byte(tt.input), tt.n)
 			for range 100 {
 				assert.Equal(t, want, a.Partition(tt.input, tt.n))
@@ -84,17 +85,17 @@ func TestHashPartitionerEmptyKey(t *testing.T) {
 	t.Parallel()
 	t.Run("one partition", func(t *testing.T) {
 		for range 100 {
-			assert.Equal(t, 0, HashPartitioner{}.Partition("", 1))
+			assert.Equal(t, 0, streamq.HashPartitioner{}.Partition("", 1))
 		}
 	})
 	t.Run("keyed with one partition", func(t *testing.T) {
-		assert.Equal(t, 0, HashPartitioner{}.Partition("key", 1))
+		assert.Equal(t, 0, streamq.HashPartitioner{}.Partition("key", 1))
 	})
 	t.Run("n partitions spread at random", func(t *testing.T) {
 		const n = 8
 		seen := map[int]int{}
 		for range 1000 {
-			part := HashPartitioner{}.Partition("", n)
+			part := streamq.HashPartitioner{}.Partition("", n)
 			require.GreaterOrEqual(t, part, 0)
 			require.Less(t, part, n)
 			seen[part]++
@@ -106,7 +107,7 @@ func TestHashPartitionerEmptyKey(t *testing.T) {
 
 func TestPartitionerFunc(t *testing.T) {
 	t.Parallel()
-	var p Partitioner = PartitionerFunc(func(key string, partitions int) int { return len(key) % partitions })
+	var p streamq.Partitioner = streamq.PartitionerFunc(func(key string, partitions int) int { return len(key) % partitions })
 	assert.Equal(t, 3, p.Partition("abc", 8))
 }
 
@@ -115,7 +116,7 @@ func BenchmarkHashPartitioner(b *testing.B) {
 	for i := range keys {
 		keys[i] = "order-" + strconv.Itoa(i*7919)
 	}
-	var p HashPartitioner
+	var p streamq.HashPartitioner
 	b.ReportAllocs()
 	b.ResetTimer()
 	sink := 0

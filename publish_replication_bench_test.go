@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"strconv"
@@ -7,6 +7,7 @@ import (
 	"github.com/ThreeDotsLabs/watermill"
 	"github.com/ThreeDotsLabs/watermill/message"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/redistest"
 )
 
@@ -29,8 +30,8 @@ func BenchmarkPublishReplicated(b *testing.B) {
 	for _, run := range runs {
 		for _, replicas := range []int{0, 1} {
 			b.Run(run.name+"/min-replicas="+strconv.Itoa(replicas), func(b *testing.B) {
-				pub := newTestPublisher(b, PublisherConfig{Client: client, DefaultPartitionCount: 8, Trim: TrimConfig{MaxLen: -1},
-					Replication: ReplicationConfig{MinReplicas: replicas}, Pipeline: PipelineConfig{Flushers: run.flushers}})
+				pub := newTestPublisher(b, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 8, Trim: streamq.TrimConfig{MaxLen: -1},
+					Replication: streamq.ReplicationConfig{MinReplicas: replicas}, Pipeline: streamq.PipelineConfig{Flushers: run.flushers}})
 				if err := pub.Publish("bench", message.NewMessage(watermill.NewUUID(), payload)); err != nil {
 					b.Fatal(err) // the server check and the topic's registration, outside the timing
 				}

@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/redistest"
 )
@@ -32,39 +33,39 @@ func TestPublisherConfigReplicas(t *testing.T) {
 	t.Cleanup(func() { _ = unbounded.Close() })
 	tests := []struct {
 		name    string
-		cfg     PublisherConfig
+		cfg     streamq.PublisherConfig
 		invalid string // "" when valid
 	}{
-		{name: "off", cfg: PublisherConfig{Client: client}},
-		{name: "one replica, default timeout", cfg: PublisherConfig{Client: client, Replication: ReplicationConfig{MinReplicas: 1}}},
-		{name: "timeout at half the read timeout", cfg: PublisherConfig{Client: short, Replication: ReplicationConfig{MinReplicas: 1, Timeout: 500 * time.Millisecond}}},
-		{name: "no read timeout", cfg: PublisherConfig{Client: unbounded, Replication: ReplicationConfig{MinReplicas: 2, Timeout: time.Minute}}},
-		{name: "negative MinReplicas", cfg: PublisherConfig{Client: client, Replication: ReplicationConfig{MinReplicas: -1}}, invalid: "MinReplicas must not be negative"},
-		{name: "negative Replication.Timeout", cfg: PublisherConfig{Client: client, Replication: ReplicationConfig{MinReplicas: 1, Timeout: -time.Second}}, invalid: "Replication.Timeout must not be negative"},
-		{name: "sub-millisecond timeout", cfg: PublisherConfig{Client: client, Replication: ReplicationConfig{MinReplicas: 1, Timeout: 500 * time.Microsecond}}, invalid: "at least 1ms"},
-		{name: "timeout above half the read timeout", cfg: PublisherConfig{Client: short, Replication: ReplicationConfig{MinReplicas: 1, Timeout: 600 * time.Millisecond}}, invalid: "half the client's ReadTimeout 1s"},
-		{name: "cluster client", cfg: PublisherConfig{Client: cluster, Replication: ReplicationConfig{MinReplicas: 1}}, invalid: "not a *redis.ClusterClient"},
-		{name: "ring client", cfg: PublisherConfig{Client: ring, Replication: ReplicationConfig{MinReplicas: 1}}, invalid: "not a *redis.Ring"},
-		{name: "a timeout alone does nothing", cfg: PublisherConfig{Client: cluster, Replication: ReplicationConfig{Timeout: time.Hour}}, invalid: "Replication.Timeout 1h0m0s needs Replication.MinReplicas"},
+		{name: "off", cfg: streamq.PublisherConfig{Client: client}},
+		{name: "one replica, default timeout", cfg: streamq.PublisherConfig{Client: client, Replication: streamq.ReplicationConfig{MinReplicas: 1}}},
+		{name: "timeout at half the read timeout", cfg: streamq.PublisherConfig{Client: short, Replication: streamq.ReplicationConfig{MinReplicas: 1, Timeout: 500 * time.Millisecond}}},
+		{name: "no read timeout", cfg: streamq.PublisherConfig{Client: unbounded, Replication: streamq.ReplicationConfig{MinReplicas: 2, Timeout: time.Minute}}},
+		{name: "negative MinReplicas", cfg: streamq.PublisherConfig{Client: client, Replication: streamq.ReplicationConfig{MinReplicas: -1}}, invalid: "MinReplicas must not be negative"},
+		{name: "negative Replication.Timeout", cfg: streamq.PublisherConfig{Client: client, Replication: streamq.ReplicationConfig{MinReplicas: 1, Timeout: -time.Second}}, invalid: "Replication.Timeout must not be negative"},
+		{name: "sub-millisecond timeout", cfg: streamq.PublisherConfig{Client: client, Replication: streamq.ReplicationConfig{MinReplicas: 1, Timeout: 500 * time.Microsecond}}, invalid: "at least 1ms"},
+		{name: "timeout above half the read timeout", cfg: streamq.PublisherConfig{Client: short, Replication: streamq.ReplicationConfig{MinReplicas: 1, Timeout: 600 * time.Millisecond}}, invalid: "half the client's ReadTimeout 1s"},
+		{name: "cluster client", cfg: streamq.PublisherConfig{Client: cluster, Replication: streamq.ReplicationConfig{MinReplicas: 1}}, invalid: "not a *redis.ClusterClient"},
+		{name: "ring client", cfg: streamq.PublisherConfig{Client: ring, Replication: streamq.ReplicationConfig{MinReplicas: 1}}, invalid: "not a *redis.Ring"},
+		{name: "a timeout alone does nothing", cfg: streamq.PublisherConfig{Client: cluster, Replication: streamq.ReplicationConfig{Timeout: time.Hour}}, invalid: "Replication.Timeout 1h0m0s needs Replication.MinReplicas"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			pub, err := NewPublisher(tt.cfg, nil)
+			pub, err := streamq.NewPublisher(tt.cfg, nil)
 			if tt.invalid == "" {
 				require.NoError(t, err)
 				_ = pub.Close()
 				return
 			}
-			require.ErrorIs(t, err, ErrInvalidConfig)
+			require.ErrorIs(t, err, streamq.ErrInvalidConfig)
 			assert.Contains(t, err.Error(), tt.invalid)
 		})
 	}
 
-	c := PublisherConfig{Client: client, Replication: ReplicationConfig{MinReplicas: 1}}
-	SetDefaults(&c)
-	assert.Equal(t, DefaultReplicaTimeout, c.Replication.Timeout)
-	c = PublisherConfig{Client: client}
-	SetDefaults(&c)
+	c := streamq.PublisherConfig{Client: client, Replication: streamq.ReplicationConfig{MinReplicas: 1}}
+	streamq.SetDefaults(&c)
+	assert.Equal(t, streamq.DefaultReplicaTimeout, c.Replication.Timeout)
+	c = streamq.PublisherConfig{Client: client}
+	streamq.SetDefaults(&c)
 	assert.Zero(t, c.Replication.Timeout, "no timeout without MinReplicas")
 }
 
@@ -79,8 +80,8 @@ func TestPublishWaitsForReplicas(t *testing.T) {
 	client, onReplica := master.Client(t), replica.Client(t)
 	ctx := context.Background()
 	const timeout = 300 * time.Millisecond
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 4, Replication: ReplicationConfig{MinReplicas: 1, Timeout: timeout},
-		Payloads: PayloadConfig{Threshold: 1024}})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 4, Replication: streamq.ReplicationConfig{MinReplicas: 1, Timeout: timeout},
+		Payloads: streamq.PayloadConfig{Threshold: 1024}})
 	topic := "durable"
 	stream := func(p int) string { return keys.New("", "").PartitionStream(topic, p) }
 	length := func(c *redis.Client) int64 {
@@ -126,10 +127,10 @@ func TestPublishWaitsForReplicas(t *testing.T) {
 
 	require.NoError(t, replica.Pause())
 	err = pub.Publish(topic, message.NewMessage(watermill.NewUUID(), []byte("stalled")))
-	require.ErrorIs(t, err, ErrNotReplicated)
-	var re *ReplicationError
+	require.ErrorIs(t, err, streamq.ErrNotReplicated)
+	var re *streamq.ReplicationError
 	require.ErrorAs(t, err, &re)
-	assert.Equal(t, ReplicationError{Wanted: 1, Acked: 0, Timeout: timeout}, *re)
+	assert.Equal(t, streamq.ReplicationError{Wanted: 1, Acked: 0, Timeout: timeout}, *re)
 	assert.Equal(t, int64(71), length(client), "the message was written to the master")
 
 	require.NoError(t, replica.Resume())
@@ -143,13 +144,13 @@ func TestPublishNeedsMoreReplicasThanThereAre(t *testing.T) {
 	t.Parallel()
 	master := redistest.Start(t)
 	redistest.StartReplica(t, master)
-	pub := newTestPublisher(t, PublisherConfig{Client: master.Client(t), Replication: ReplicationConfig{MinReplicas: 2, Timeout: 50 * time.Millisecond}})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: master.Client(t), Replication: streamq.ReplicationConfig{MinReplicas: 2, Timeout: 50 * time.Millisecond}})
 	err := pub.Publish("few", message.NewMessage(watermill.NewUUID(), []byte("x")))
-	var re *ReplicationError
+	var re *streamq.ReplicationError
 	require.ErrorAs(t, err, &re)
 	assert.Equal(t, 2, re.Wanted)
 	assert.Equal(t, 1, re.Acked)
-	assert.True(t, errors.Is(err, ErrNotReplicated))
+	assert.True(t, errors.Is(err, streamq.ErrNotReplicated))
 }
 
 // pipelineRecorder is a go-redis hook recording the command names of every pipeline.
@@ -181,8 +182,8 @@ func TestPublishSendsOneWaitPerPipeline(t *testing.T) {
 	master := redistest.Start(t)
 	redistest.StartReplica(t, master)
 	client := master.Client(t)
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 8, Replication: ReplicationConfig{MinReplicas: 1}, Trim: TrimConfig{MaxLen: -1},
-		Idempotency: IdempotencyConfig{Window: -1}}) // plain XADDs: the commands are named below
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 8, Replication: streamq.ReplicationConfig{MinReplicas: 1}, Trim: streamq.TrimConfig{MaxLen: -1},
+		Idempotency: streamq.IdempotencyConfig{Window: -1}}) // plain XADDs: the commands are named below
 	require.NoError(t, pub.Publish("waits", message.NewMessage(watermill.NewUUID(), []byte("warm")))) // check, register
 	rec := &pipelineRecorder{}
 	client.AddHook(rec)

@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/codec"
 	"github.com/streamq-dev/streamq/internal/dlq"
 	"github.com/streamq-dev/streamq/internal/keys"
@@ -55,15 +56,15 @@ func assertPublishedAt(t *testing.T, stored map[string][]storedEntry, msgs []*me
 	for _, m := range msgs {
 		es := stored[m.UUID]
 		require.Greater(t, len(es), nth, "message %s has %d entries", m.UUID, len(es))
-		p, ok := PublishedPartition(m)
+		p, ok := streamq.PublishedPartition(m)
 		require.True(t, ok, "partition of %s", m.UUID)
-		id, ok := PublishedStreamID(m)
+		id, ok := streamq.PublishedStreamID(m)
 		require.True(t, ok, "stream id of %s", m.UUID)
 		assert.Equal(t, es[nth].partition, p, "partition of %s", m.UUID)
 		assert.Equal(t, es[nth].id, id, "stream id of %s", m.UUID)
 		for _, e := range es {
-			assert.NotContains(t, e.metadata, PublishedPartitionMetadata, "stored entry %s", e.id)
-			assert.NotContains(t, e.metadata, PublishedStreamIDMetadata, "stored entry %s", e.id)
+			assert.NotContains(t, e.metadata, streamq.PublishedPartitionMetadata, "stored entry %s", e.id)
+			assert.NotContains(t, e.metadata, streamq.PublishedStreamIDMetadata, "stored entry %s", e.id)
 		}
 	}
 }
@@ -84,45 +85,45 @@ func testPublishReportsPartitionAndStreamID(t *testing.T, client redis.Universal
 	const topic, partitions = "where", 6
 	// By UUID: publishing a message again after its Publish succeeded is a duplicate (the
 	// default, by producer and sequence, drops only what a failed Publish sent).
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: partitions, Payloads: PayloadConfig{Threshold: 64},
-		Idempotency: IdempotencyConfig{ByUUID: true}})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: partitions, Payloads: streamq.PayloadConfig{Threshold: 64},
+		Idempotency: streamq.IdempotencyConfig{ByUUID: true}})
 
 	var msgs []*message.Message
 	for i := 0; i < 18; i++ {
 		m := message.NewMessage(watermill.NewUUID(), []byte("m"+strconv.Itoa(i)))
-		m.Metadata.Set(PartitionKeyMetadata, "key-"+strconv.Itoa(i))
+		m.Metadata.Set(streamq.PartitionKeyMetadata, "key-"+strconv.Itoa(i))
 		msgs = append(msgs, m)
 	}
-	msgs[3].Metadata.Set(ForcePartitionMetadata, "5")
+	msgs[3].Metadata.Set(streamq.ForcePartitionMetadata, "5")
 	msgs[7].Payload = make([]byte, 100) // offloaded
 	require.NoError(t, pub.Publish(topic, msgs...))
 	stored := storedByUUID(t, client, topic, partitions)
 	assertPublishedAt(t, stored, msgs, 0)
 	used := map[int]bool{}
 	for _, m := range msgs {
-		p, _ := PublishedPartition(m)
+		p, _ := streamq.PublishedPartition(m)
 		used[p] = true
 	}
 	assert.Greater(t, len(used), 2, "the messages went to several partitions")
-	p3, _ := PublishedPartition(msgs[3])
+	p3, _ := streamq.PublishedPartition(msgs[3])
 	assert.Equal(t, 5, p3, "the forced partition")
 
 	// The same message objects published again: the idempotent append by UUID appends
 	// nothing and reports the first append; with it off, the new ids, the old ones not stored.
-	first, _ := PublishedStreamID(msgs[0])
+	first, _ := streamq.PublishedStreamID(msgs[0])
 	require.NoError(t, pub.Publish(topic, msgs...))
 	assertPublishedAt(t, storedByUUID(t, client, topic, partitions), msgs, 0)
-	again, _ := PublishedStreamID(msgs[0])
+	again, _ := streamq.PublishedStreamID(msgs[0])
 	assert.Equal(t, first, again, "a duplicate reports the first append")
-	plain := newTestPublisher(t, PublisherConfig{Client: client, Payloads: PayloadConfig{Threshold: 64}, Idempotency: IdempotencyConfig{Window: -1}})
+	plain := newTestPublisher(t, streamq.PublisherConfig{Client: client, Payloads: streamq.PayloadConfig{Threshold: 64}, Idempotency: streamq.IdempotencyConfig{Window: -1}})
 	require.NoError(t, plain.Publish(topic, msgs...))
 	assertPublishedAt(t, storedByUUID(t, client, topic, partitions), msgs, 1)
-	again, _ = PublishedStreamID(msgs[0])
+	again, _ = streamq.PublishedStreamID(msgs[0])
 	assert.NotEqual(t, first, again)
 
 	// A copy carries the results; published, it stores none of them and gets its own.
 	cp := msgs[1].Copy()
-	require.Equal(t, msgs[1].Metadata.Get(PublishedStreamIDMetadata), cp.Metadata.Get(PublishedStreamIDMetadata))
+	require.Equal(t, msgs[1].Metadata.Get(streamq.PublishedStreamIDMetadata), cp.Metadata.Get(streamq.PublishedStreamIDMetadata))
 	require.NoError(t, plain.Publish(topic, cp))
 	assertPublishedAt(t, storedByUUID(t, client, topic, partitions), []*message.Message{cp}, 2)
 
@@ -132,7 +133,7 @@ func testPublishReportsPartitionAndStreamID(t *testing.T, client redis.Universal
 	for b := range batches {
 		for i := 0; i < 5; i++ {
 			m := message.NewMessage(watermill.NewUUID(), []byte("c"))
-			m.Metadata.Set(PartitionKeyMetadata, strconv.Itoa(b*5+i))
+			m.Metadata.Set(streamq.PartitionKeyMetadata, strconv.Itoa(b*5+i))
 			batches[b] = append(batches[b], m)
 		}
 		wg.Add(1)
@@ -149,24 +150,24 @@ func testPublishReportsPartitionAndStreamID(t *testing.T, client redis.Universal
 
 	// A delayed message is parked: its partition, no stream id yet.
 	later := message.NewMessage(watermill.NewUUID(), []byte("later"))
-	later.Metadata.Set(ForcePartitionMetadata, "2")
-	later.Metadata.Set(PublishedStreamIDMetadata, "1-1") // stale: cleared by Publish
+	later.Metadata.Set(streamq.ForcePartitionMetadata, "2")
+	later.Metadata.Set(streamq.PublishedStreamIDMetadata, "1-1") // stale: cleared by Publish
 	delay.Message(later, delay.For(time.Hour))
 	require.NoError(t, pub.Publish(topic, later))
-	p, ok := PublishedPartition(later)
+	p, ok := streamq.PublishedPartition(later)
 	assert.True(t, ok)
 	assert.Equal(t, 2, p)
-	_, ok = PublishedStreamID(later)
+	_, ok = streamq.PublishedStreamID(later)
 	assert.False(t, ok, "a parked message has no entry yet")
 	assert.Empty(t, storedByUUID(t, client, topic, partitions)[later.UUID])
 
 	// A failed Publish leaves no results, not even a previous call's.
 	bad := msgs[0]
-	bad.Metadata.Set(ForcePartitionMetadata, strconv.Itoa(partitions))
-	require.ErrorIs(t, pub.Publish(topic, bad), ErrPartitionOutOfRange)
-	_, ok = PublishedPartition(bad)
+	bad.Metadata.Set(streamq.ForcePartitionMetadata, strconv.Itoa(partitions))
+	require.ErrorIs(t, pub.Publish(topic, bad), streamq.ErrPartitionOutOfRange)
+	_, ok = streamq.PublishedPartition(bad)
 	assert.False(t, ok)
-	_, ok = PublishedStreamID(bad)
+	_, ok = streamq.PublishedStreamID(bad)
 	assert.False(t, ok)
 }
 
@@ -176,22 +177,22 @@ func TestPublishReportsStreamIDWhenNotReplicated(t *testing.T) {
 	t.Parallel()
 	_, client := startRedis(t)
 	const topic, partitions = "unreplicated", 3
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: partitions,
-		Replication: ReplicationConfig{MinReplicas: 1, Timeout: 20 * time.Millisecond}})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: partitions,
+		Replication: streamq.ReplicationConfig{MinReplicas: 1, Timeout: 20 * time.Millisecond}})
 	msgs := []*message.Message{forced("a", 0), forced("b", 1), forced("c", 2)}
-	require.ErrorIs(t, pub.Publish(topic, msgs...), ErrNotReplicated)
+	require.ErrorIs(t, pub.Publish(topic, msgs...), streamq.ErrNotReplicated)
 	assertPublishedAt(t, storedByUUID(t, client, topic, partitions), msgs, 0)
 }
 
 func TestPublishedGettersWithoutPublish(t *testing.T) {
 	t.Parallel()
 	m := message.NewMessage(watermill.NewUUID(), nil)
-	_, ok := PublishedPartition(m)
+	_, ok := streamq.PublishedPartition(m)
 	assert.False(t, ok)
-	_, ok = PublishedStreamID(m)
+	_, ok = streamq.PublishedStreamID(m)
 	assert.False(t, ok)
-	m.Metadata.Set(PublishedPartitionMetadata, "-1")
-	_, ok = PublishedPartition(m)
+	m.Metadata.Set(streamq.PublishedPartitionMetadata, "-1")
+	_, ok = streamq.PublishedPartition(m)
 	assert.False(t, ok)
 }
 
@@ -202,21 +203,21 @@ func TestPublishResultsNotStoredByRetriesAndDeadLetters(t *testing.T) {
 	t.Parallel()
 	_, client := startRedis(t)
 	const topic, partitions = "relay", 2
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: partitions})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: partitions})
 	_, ch := subscribeMember(t, client, topic, "relays", "r1", partitions, nil)
 	retried := make(chan message.Metadata, 1)
 	go func() {
 		for m := range ch {
 			assert.NoError(t, pub.Publish("elsewhere", m))
-			_, ok := PublishedStreamID(m)
+			_, ok := streamq.PublishedStreamID(m)
 			assert.True(t, ok)
-			if n, _ := RetryCountFromCtx(m.Context()); n > 0 {
+			if n, _ := streamq.RetryCountFromCtx(m.Context()); n > 0 {
 				md := message.Metadata{}
 				for k, v := range m.Metadata {
 					md[k] = v
 				}
 				retried <- md
-				_ = DeadLetter(m, assert.AnError)
+				_ = streamq.DeadLetter(m, assert.AnError)
 			}
 			m.Nack()
 		}
@@ -228,13 +229,13 @@ func TestPublishResultsNotStoredByRetriesAndDeadLetters(t *testing.T) {
 	for _, es := range stored {
 		require.Len(t, es, 2, "the message and its retry")
 		for _, e := range es {
-			assert.NotContains(t, e.metadata, PublishedPartitionMetadata)
-			assert.NotContains(t, e.metadata, PublishedStreamIDMetadata)
+			assert.NotContains(t, e.metadata, streamq.PublishedPartitionMetadata)
+			assert.NotContains(t, e.metadata, streamq.PublishedStreamIDMetadata)
 		}
 	}
 	select {
 	case md := <-retried:
-		assert.Equal(t, "1", md.Get(RetryCountMetadata))
+		assert.Equal(t, "1", md.Get(streamq.RetryCountMetadata))
 	case <-time.After(10 * time.Second):
 		t.Fatal("no retry delivered")
 	}
@@ -242,10 +243,10 @@ func TestPublishResultsNotStoredByRetriesAndDeadLetters(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, es, 1)
 	letter := dlq.Decode(es[0].Values)
-	assert.NotContains(t, letter.Metadata, PublishedPartitionMetadata)
-	assert.NotContains(t, letter.Metadata, PublishedStreamIDMetadata)
-	assert.NotContains(t, letter.Headers, PublishedPartitionMetadata)
-	assert.NotContains(t, letter.Headers, PublishedStreamIDMetadata)
+	assert.NotContains(t, letter.Metadata, streamq.PublishedPartitionMetadata)
+	assert.NotContains(t, letter.Metadata, streamq.PublishedStreamIDMetadata)
+	assert.NotContains(t, letter.Headers, streamq.PublishedPartitionMetadata)
+	assert.NotContains(t, letter.Headers, streamq.PublishedStreamIDMetadata)
 }
 
 // The entry format never holds the results, whoever encodes it.
@@ -253,9 +254,9 @@ func TestDefaultMarshalerLeavesOutPublishResults(t *testing.T) {
 	t.Parallel()
 	m := message.NewMessage(watermill.NewUUID(), []byte("x"))
 	m.Metadata.Set("k", "v")
-	m.Metadata.Set(PublishedPartitionMetadata, "1")
-	m.Metadata.Set(PublishedStreamIDMetadata, "1-1")
-	fields, err := DefaultMarshaler{}.Marshal("t", m)
+	m.Metadata.Set(streamq.PublishedPartitionMetadata, "1")
+	m.Metadata.Set(streamq.PublishedStreamIDMetadata, "1-1")
+	fields, err := streamq.DefaultMarshaler{}.Marshal("t", m)
 	require.NoError(t, err)
 	values := map[string]any{}
 	for k, v := range fields {
@@ -266,8 +267,8 @@ func TestDefaultMarshalerLeavesOutPublishResults(t *testing.T) {
 			values[k] = v
 		}
 	}
-	back, err := DefaultMarshaler{}.Unmarshal(values)
+	back, err := streamq.DefaultMarshaler{}.Unmarshal(values)
 	require.NoError(t, err)
 	assert.Equal(t, message.Metadata{"k": "v"}, back.Metadata)
-	assert.Equal(t, "1-1", m.Metadata.Get(PublishedStreamIDMetadata), "the caller's message keeps them")
+	assert.Equal(t, "1-1", m.Metadata.Get(streamq.PublishedStreamIDMetadata), "the caller's message keeps them")
 }

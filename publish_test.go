@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/partition"
 	"github.com/streamq-dev/streamq/internal/publish"
@@ -21,7 +22,7 @@ func TestPublishRegistersTopicOnFirstWrite(t *testing.T) {
 	t.Parallel()
 	_, client := startRedis(t)
 	ctx := context.Background()
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 3})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 3})
 	require.NoError(t, pub.Publish("orders", message.NewMessage(watermill.NewUUID(), []byte("x"))))
 
 	space := keys.New("", "")
@@ -36,7 +37,7 @@ func TestPublishRegistersTopicOnFirstWrite(t *testing.T) {
 	assert.ElementsMatch(t, []string{"stream:topic:{orders:p:0}", "stream:topic:{orders:p:1}", "stream:topic:{orders:p:2}"}, parts)
 
 	// An existing topic keeps its count whatever another publisher's default says.
-	other := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 9})
+	other := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 9})
 	require.NoError(t, other.Publish("orders", message.NewMessage(watermill.NewUUID(), []byte("y"))))
 	count, _ = client.HGet(ctx, space.Meta("orders"), "partitionCount").Result()
 	assert.Equal(t, "3", count)
@@ -46,13 +47,13 @@ func TestPublishRoutesByKeyAndForcedPartition(t *testing.T) {
 	t.Parallel()
 	_, client := startRedis(t)
 	ctx := context.Background()
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 8})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 8})
 	space := keys.New("", "")
 
 	var msgs []*message.Message
 	for i := 0; i < 50; i++ {
 		m := message.NewMessage(watermill.NewUUID(), []byte("k"))
-		m.Metadata.Set(PartitionKeyMetadata, "customer-42")
+		m.Metadata.Set(streamq.PartitionKeyMetadata, "customer-42")
 		msgs = append(msgs, m)
 	}
 	require.NoError(t, pub.Publish("keyed", msgs...))
@@ -68,17 +69,17 @@ func TestPublishRoutesByKeyAndForcedPartition(t *testing.T) {
 	}
 
 	forced := message.NewMessage(watermill.NewUUID(), []byte("f"))
-	forced.Metadata.Set(ForcePartitionMetadata, "5")
+	forced.Metadata.Set(streamq.ForcePartitionMetadata, "5")
 	require.NoError(t, pub.Publish("forced", forced))
 	n, err := client.XLen(ctx, space.PartitionStream("forced", 5)).Result()
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), n)
 
 	bad := message.NewMessage(watermill.NewUUID(), []byte("f"))
-	bad.Metadata.Set(ForcePartitionMetadata, "8")
+	bad.Metadata.Set(streamq.ForcePartitionMetadata, "8")
 	err = pub.Publish("forced", bad)
-	assert.ErrorIs(t, err, ErrPartitionOutOfRange)
-	var pe *PartitionError
+	assert.ErrorIs(t, err, streamq.ErrPartitionOutOfRange)
+	var pe *streamq.PartitionError
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, "forced", pe.Topic)
 }
@@ -86,9 +87,9 @@ func TestPublishRoutesByKeyAndForcedPartition(t *testing.T) {
 func TestPublishRejectsBadTopicAndHonoursContext(t *testing.T) {
 	t.Parallel()
 	_, client := startRedis(t)
-	pub := newTestPublisher(t, PublisherConfig{Client: client})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
 	for _, topic := range []string{"", "a{b}", "with space", "ctl\x01"} {
-		assert.ErrorIs(t, pub.Publish(topic, message.NewMessage("1", nil)), ErrInvalidName, "topic %q", topic)
+		assert.ErrorIs(t, pub.Publish(topic, message.NewMessage("1", nil)), streamq.ErrInvalidName, "topic %q", topic)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -106,7 +107,7 @@ func TestGrownTopicPickedUpByRunningPublisherAndSubscriber(t *testing.T) {
 	_, client := startRedis(t)
 	ctx := context.Background()
 	topic := "growing"
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 2, Partitioning: PartitioningConfig{RefreshInterval: 100 * time.Millisecond}})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 2, Partitioning: streamq.PartitioningConfig{RefreshInterval: 100 * time.Millisecond}})
 	cfg := fastSub(client, "g")
 	cfg.Membership.PartitionRefreshInterval = 100 * time.Millisecond
 	sub := newTestSubscriber(t, cfg)
@@ -121,13 +122,13 @@ func TestGrownTopicPickedUpByRunningPublisherAndSubscriber(t *testing.T) {
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
 		m := message.NewMessage(watermill.NewUUID(), []byte("probe"))
-		m.Metadata.Set(ForcePartitionMetadata, "5")
+		m.Metadata.Set(streamq.ForcePartitionMetadata, "5")
 		return pub.Publish(topic, m) == nil
 	}, 5*time.Second, 50*time.Millisecond, "publisher never saw the new partitions")
 
 	for i := 0; i < 60; i++ {
 		m := message.NewMessage(watermill.NewUUID(), []byte("after"))
-		m.Metadata.Set(PartitionKeyMetadata, fmt.Sprintf("k%d", i))
+		m.Metadata.Set(streamq.PartitionKeyMetadata, fmt.Sprintf("k%d", i))
 		m.Metadata.Set("seq", strconv.Itoa(i))
 		require.NoError(t, pub.Publish(topic, m))
 	}
@@ -144,7 +145,7 @@ func TestPublishReloadsScriptsAfterTheCacheIsLost(t *testing.T) {
 	t.Parallel()
 	_, client := startRedis(t)
 	ctx := context.Background()
-	pub := newTestPublisher(t, PublisherConfig{Client: client})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
 	big := func() *message.Message { return message.NewMessage(watermill.NewUUID(), make([]byte, 70_000)) }
 	delayed := func() *message.Message {
 		m := message.NewMessage(watermill.NewUUID(), []byte("later"))

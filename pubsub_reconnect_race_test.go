@@ -1,6 +1,6 @@
 //go:build race
 
-package streamq
+package streamq_test
 
 import (
 	"context"

@@ -1,8 +1,10 @@
 //go:build !race
 
-package streamq
+package streamq_test
 
-import "testing"
+import (
+	"testing"
+)
 
 // TestPubSubReconnect runs the universal suite with a RestartServiceCommand, so Watermill's
 // own TestReconnect restarts this test's redis-server twice under load.

@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"testing"
@@ -7,6 +7,8 @@ import (
 	"github.com/ThreeDotsLabs/watermill/pubsub/tests"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
+
+	"github.com/streamq-dev/streamq"
 )
 
 // universal runs Watermill's universal Pub/Sub suite against a redis-server of its own.
@@ -45,7 +47,7 @@ func runUniversalWith(t *testing.T, client redis.UniversalClient, features tests
 // runUniversalTuned is runUniversalWith with each Subscriber's config changed by tune (nil:
 // none).
 func runUniversalTuned(t *testing.T, client redis.UniversalClient, features tests.Features, partitions int, keyFromPayload,
-	subscriberStatesCount bool, tune func(*SubscriberConfig)) {
+	subscriberStatesCount bool, tune func(*streamq.SubscriberConfig)) {
 	constructor := func(t *testing.T, group string) (message.Publisher, message.Subscriber) {
 		return newPubSub(t, client, partitions, keyFromPayload, subscriberStatesCount, group, tune)
 	}
@@ -55,12 +57,12 @@ func runUniversalTuned(t *testing.T, client redis.UniversalClient, features test
 }
 
 func newPubSub(t *testing.T, client redis.UniversalClient, partitions int, keyFromPayload, subscriberStatesCount bool, group string,
-	tune func(*SubscriberConfig)) (message.Publisher, message.Subscriber) {
-	pcfg := PublisherConfig{Client: client, DefaultPartitionCount: partitions, Trim: TrimConfig{MaxLen: -1}}
+	tune func(*streamq.SubscriberConfig)) (message.Publisher, message.Subscriber) {
+	pcfg := streamq.PublisherConfig{Client: client, DefaultPartitionCount: partitions, Trim: streamq.TrimConfig{MaxLen: -1}}
 	if keyFromPayload {
 		pcfg.Partitioning.PartitionKey = func(_ string, msg *message.Message) string { return string(msg.Payload) }
 	}
-	pub, err := NewPublisher(pcfg, testLogger())
+	pub, err := streamq.NewPublisher(pcfg, testLogger())
 	require.NoError(t, err)
 	scfg := fastSub(client, group)
 	if subscriberStatesCount {
@@ -69,7 +71,7 @@ func newPubSub(t *testing.T, client redis.UniversalClient, partitions int, keyFr
 	if tune != nil {
 		tune(&scfg)
 	}
-	sub, err := NewSubscriber(scfg, testLogger())
+	sub, err := streamq.NewSubscriber(scfg, testLogger())
 	require.NoError(t, err)
 	return pub, sub
 }
@@ -89,7 +91,7 @@ func TestPubSubEightPartitionsKeyedByPayload(t *testing.T) {
 func TestPubSubEightPartitionsOrderedByKey(t *testing.T) {
 	t.Parallel()
 	_, client := startRedis(t)
-	runUniversalTuned(t, client, universalFeatures(), 8, true, true, func(c *SubscriberConfig) {
+	runUniversalTuned(t, client, universalFeatures(), 8, true, true, func(c *streamq.SubscriberConfig) {
 		c.Delivery.OrderByKey, c.Delivery.MaxInFlightPerPartition = true, 16
 		c.Delivery.PartitionKey = func(_ string, msg *message.Message) string { return string(msg.Payload) }
 	})

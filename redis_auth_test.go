@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/redistest"
 )
 
@@ -37,7 +38,7 @@ func TestAuthErrorsSaySo(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			client := redis.NewClient(tc.opts)
 			t.Cleanup(func() { _ = client.Close() })
-			pub, err := NewPublisher(PublisherConfig{Client: client, DefaultPartitionCount: 4}, nil)
+			pub, err := streamq.NewPublisher(streamq.PublisherConfig{Client: client, DefaultPartitionCount: 4}, nil)
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = pub.Close() })
 			msgs := make([]*message.Message, 20)
@@ -45,15 +46,15 @@ func TestAuthErrorsSaySo(t *testing.T) {
 				msgs[i] = message.NewMessage(watermill.NewUUID(), []byte("x"))
 			}
 			err = pub.Publish("orders", msgs...)
-			require.ErrorIs(t, err, ErrInvalidConfig)
+			require.ErrorIs(t, err, streamq.ErrInvalidConfig)
 			assert.Contains(t, err.Error(), tc.want)
 			assert.NotContains(t, err.Error(), "multibulk")
 
-			sub, err := NewSubscriber(SubscriberConfig{Client: client, ConsumerGroup: "g"}, nil)
+			sub, err := streamq.NewSubscriber(streamq.SubscriberConfig{Client: client, ConsumerGroup: "g"}, nil)
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = sub.Close() })
 			_, err = sub.Subscribe(context.Background(), "orders")
-			require.ErrorIs(t, err, ErrInvalidConfig)
+			require.ErrorIs(t, err, streamq.ErrInvalidConfig)
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}

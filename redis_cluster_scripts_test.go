@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/dlq"
 	"github.com/streamq-dev/streamq/internal/fence"
 	"github.com/streamq-dev/streamq/internal/history"
@@ -167,9 +168,9 @@ func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int
 	staticScriptRound(t, client, topic, p)
 
 	require.NoError(t, stream.CreateGroups(ctx, client, []string{str, dlqStr}, group, "0-0"))
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 4})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 4})
 	forced := func(m *message.Message) *message.Message {
-		m.Metadata.Set(ForcePartitionMetadata, strconv.Itoa(p))
+		m.Metadata.Set(streamq.ForcePartitionMetadata, strconv.Itoa(p))
 		return m
 	}
 	big := forced(message.NewMessage(watermill.NewUUID(), randomPayload(t, bigPayloadSize)))
@@ -177,10 +178,10 @@ func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int
 	delay.Message(later, delay.For(time.Hour))
 	plain := forced(message.NewMessage(watermill.NewUUID(), []byte("plain")))
 	require.NoError(t, pub.Publish(topic, big, later, plain), "publish: appendseq.lua and park.lua in one pipeline")
-	plainPub := newTestPublisher(t, PublisherConfig{Client: client, Idempotency: IdempotencyConfig{Window: -1}})
+	plainPub := newTestPublisher(t, streamq.PublisherConfig{Client: client, Idempotency: streamq.IdempotencyConfig{Window: -1}})
 	require.NoError(t, plainPub.Publish(topic, forced(message.NewMessage(watermill.NewUUID(), randomPayload(t, bigPayloadSize))),
 		forced(message.NewMessage(watermill.NewUUID(), []byte("plain")))), "publish: XADD and offload.lua in one pipeline")
-	uuidPub := newTestPublisher(t, PublisherConfig{Client: client, Idempotency: IdempotencyConfig{ByUUID: true}})
+	uuidPub := newTestPublisher(t, streamq.PublisherConfig{Client: client, Idempotency: streamq.IdempotencyConfig{ByUUID: true}})
 	require.NoError(t, uuidPub.Publish(topic, forced(message.NewMessage(watermill.NewUUID(), randomPayload(t, bigPayloadSize))),
 		forced(message.NewMessage(watermill.NewUUID(), []byte("by uuid")))), "publish by UUID: append.lua")
 
@@ -234,7 +235,7 @@ func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int
 	_, err = payload.Get(ctx, client, space.Payload(topic, p, ref))
 	require.NoError(t, err)
 	rec := dlq.Record{OriginalTopic: topic, Partition: p, OriginalMessageID: bigEntry.ID, OriginalStreamID: bigEntry.ID,
-		Reason: "test", Group: group, Headers: "{}", FailedAt: time.Now(), Message: map[string]any{UUIDField: "dead", PayloadField: "a payload of 28 bytes, large"}}
+		Reason: "test", Group: group, Headers: "{}", FailedAt: time.Now(), Message: map[string]any{streamq.UUIDField: "dead", streamq.PayloadField: "a payload of 28 bytes, large"}}
 	dlqID, _, err := dlq.Add(ctx, client, fence.Entry{Fence: fence.Fence{Key: leaseKey, Token: token}, Stream: str, Group: group, ID: bigEntry.ID}, dlqStr, rec)
 	require.NoError(t, err, "deadletter.lua")
 	dead, err := client.XRange(ctx, dlqStr, dlqID, dlqID).Result()
@@ -274,9 +275,9 @@ func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int
 	for _, e := range others {
 		acks = append(acks, stream.Acked{ID: e.ID, AckSet: space.Acks(topic, p, e.ID)})
 	}
-	require.NoError(t, stream.Ack(ctx, client, stream.AckBatch{Keys: ackKeys, Token: token, Group: group, Policy: string(AckDeleteAllGroups), AckSetTTL: time.Minute, Frontier: stream.Highest(acks), Entries: acks}), "ack.lua")
+	require.NoError(t, stream.Ack(ctx, client, stream.AckBatch{Keys: ackKeys, Token: token, Group: group, Policy: string(streamq.AckDeleteAllGroups), AckSetTTL: time.Minute, Frontier: stream.Highest(acks), Entries: acks}), "ack.lua")
 	ref2 := payload.Ref(bigEntry.Values)
-	require.NoError(t, stream.Ack(ctx, client, stream.AckBatch{Keys: ackKeys, Token: token, Group: group, Policy: string(AckDeleteImmediate),
+	require.NoError(t, stream.Ack(ctx, client, stream.AckBatch{Keys: ackKeys, Token: token, Group: group, Policy: string(streamq.AckDeleteImmediate),
 		AckSetTTL: time.Minute, Frontier: bigEntry.ID,
 		Entries: []stream.Acked{{ID: bigEntry.ID, Ref: ref2, AckSet: space.Acks(topic, p, bigEntry.ID), PayloadKey: space.Payload(topic, p, ref2)}}}),
 		"ack.lua (offloaded payload)")
@@ -415,7 +416,7 @@ func TestClusterScriptsStayInOneSlot(t *testing.T) {
 func TestPublishAfterScriptFlush(t *testing.T) {
 	t.Parallel()
 	onBackends(t, func(t *testing.T, client redis.UniversalClient) {
-		pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 8})
+		pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 8})
 		publishScripted := func() error {
 			var msgs []*message.Message
 			for p := 0; p < 8; p++ {
@@ -423,7 +424,7 @@ func TestPublishAfterScriptFlush(t *testing.T) {
 				later := message.NewMessage(watermill.NewUUID(), []byte("later"))
 				delay.Message(later, delay.For(time.Hour))
 				for _, m := range []*message.Message{big, later} {
-					m.Metadata.Set(ForcePartitionMetadata, strconv.Itoa(p))
+					m.Metadata.Set(streamq.ForcePartitionMetadata, strconv.Itoa(p))
 					msgs = append(msgs, m)
 				}
 			}
@@ -474,14 +475,14 @@ func TestPublishReloadsScriptsOnNoScript(t *testing.T) {
 	onBackends(t, func(t *testing.T, client redis.UniversalClient) {
 		hook := &noScriptBetweenLoadAndPipeline{flush: func() { flushScripts(t, client) }}
 		client.AddHook(hook)
-		pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 4})
+		pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 4})
 		space := keys.New("", "")
 		const topic = "noscript"
 		big := message.NewMessage(watermill.NewUUID(), randomPayload(t, bigPayloadSize))
 		later := message.NewMessage(watermill.NewUUID(), []byte("later"))
 		delay.Message(later, delay.For(time.Hour))
 		for _, m := range []*message.Message{big, later} {
-			m.Metadata.Set(ForcePartitionMetadata, "1")
+			m.Metadata.Set(streamq.ForcePartitionMetadata, "1")
 		}
 		err := pub.Publish(topic, big, later)
 		require.True(t, hook.fired.Load(), "the script cache was never emptied under the pipeline")

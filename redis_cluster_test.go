@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/redistest"
 )
@@ -82,11 +83,11 @@ func TestClusterPartitionsSpreadOverMasters(t *testing.T) {
 	owners := waitOwners(t, client, topic, group, partitions, func(n map[string]int) bool {
 		return n[""] == 0 && n["a"] >= 21 && n["b"] >= 21 && n["c"] >= 21
 	})
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: partitions})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: partitions})
 	var msgs []*message.Message
 	for p := 0; p < partitions; p++ {
 		m := message.NewMessage(watermill.NewUUID(), []byte("p"+strconv.Itoa(p)))
-		m.Metadata.Set(ForcePartitionMetadata, strconv.Itoa(p))
+		m.Metadata.Set(streamq.ForcePartitionMetadata, strconv.Itoa(p))
 		msgs = append(msgs, m)
 	}
 	require.NoError(t, pub.Publish(topic, msgs...))

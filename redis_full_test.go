@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/redistest"
 )
 
@@ -22,7 +23,7 @@ import (
 // consuming (a consumer that is down) while 1 KiB messages are published in batches of 50
 // until Redis refuses them; then the group's Subscriber starts.
 type fullScenario struct {
-	policy    AckDeletePolicy
+	policy    streamq.AckDeletePolicy
 	offload   bool // payloads over Payloads.Threshold: stored in their own keys
 	nackFirst bool // the handler nacks each message's first delivery: retries at maxmemory
 	deadEvery int  // the handler dead-letters every n-th message (0: none)
@@ -41,13 +42,13 @@ func TestRedisFullDrains(t *testing.T) {
 		t.Skip("fills a Redis to its maxmemory: not in -short")
 	}
 	scenarios := map[string]fullScenario{
-		"none":           {policy: AckDeleteNone},
-		"immediate":      {policy: AckDeleteImmediate},
-		"all-groups-ack": {policy: AckDeleteAllGroups},
-		"offloaded":      {policy: AckDeleteNone, offload: true},
-		"retry and dlq":  {policy: AckDeleteNone, nackFirst: true, deadEvery: 10},
-		"static member":  {policy: AckDeleteNone, static: true},
-		"takeover":       {policy: AckDeleteNone, takeover: true},
+		"none":           {policy: streamq.AckDeleteNone},
+		"immediate":      {policy: streamq.AckDeleteImmediate},
+		"all-groups-ack": {policy: streamq.AckDeleteAllGroups},
+		"offloaded":      {policy: streamq.AckDeleteNone, offload: true},
+		"retry and dlq":  {policy: streamq.AckDeleteNone, nackFirst: true, deadEvery: 10},
+		"static member":  {policy: streamq.AckDeleteNone, static: true},
+		"takeover":       {policy: streamq.AckDeleteNone, takeover: true},
 	}
 	onBackends(t, func(t *testing.T, client redis.UniversalClient) {
 		_, cluster := client.(*redis.ClusterClient)
@@ -72,11 +73,11 @@ func TestRedisFullDrainsWithDefaults(t *testing.T) {
 	}
 	client := redistest.StartWith(t, "maxmemory 40mb", "maxmemory-policy noeviction").Client(t)
 	topic := "orders"
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 4})
-	cfg := SubscriberConfig{Client: client, ConsumerGroup: "payments", DefaultPartitionCount: 4}
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 4})
+	cfg := streamq.SubscriberConfig{Client: client, ConsumerGroup: "payments", DefaultPartitionCount: 4}
 	require.NoError(t, newTestSubscriber(t, cfg).SubscribeInitialize(topic))
 	published, refused, err := fillUntilFull(t, pub, topic)
-	require.ErrorIs(t, err, ErrRedisFull)
+	require.ErrorIs(t, err, streamq.ErrRedisFull)
 	t.Logf("%d messages published before Redis refused a batch: %v", len(published), err)
 
 	received := consumeFull(t, cfg, topic, fullScenario{})
@@ -84,7 +85,7 @@ func TestRedisFullDrainsWithDefaults(t *testing.T) {
 	received.waitFor(t, published, "group payments")
 	start := time.Now()
 	for err = pub.Publish(topic, refused...); err != nil; err = pub.Publish(topic, refused...) {
-		require.ErrorIs(t, err, ErrRedisFull)
+		require.ErrorIs(t, err, streamq.ErrRedisFull)
 		require.Less(t, time.Since(start), 60*time.Second, "Publish still refused after the drain: %v", err)
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -102,17 +103,17 @@ func runFullScenario(t *testing.T, client redis.UniversalClient, topic string, s
 	if sc.offload {
 		threshold = 512
 	}
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 4, Payloads: PayloadConfig{Threshold: threshold}})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 4, Payloads: streamq.PayloadConfig{Threshold: threshold}})
 	cfg := fastSub(client, "g")
 	cfg.Acks.DeletePolicy = sc.policy
 	cfg.Payloads.Threshold = threshold
-	cfg.Memory = MemoryWatch{Interval: 200 * time.Millisecond}
-	cfg.Retry.Policy = ExponentialBackoff{Attempts: 5, Base: time.Millisecond, Max: time.Millisecond}
+	cfg.Memory = streamq.MemoryWatch{Interval: 200 * time.Millisecond}
+	cfg.Retry.Policy = streamq.ExponentialBackoff{Attempts: 5, Base: time.Millisecond, Max: time.Millisecond}
 	if sc.static {
 		cfg.Membership.ConsumerName, cfg.Membership.StaticMemberGrace = "static-1", 5*time.Second
 	}
 	require.NoError(t, newTestSubscriber(t, cfg).SubscribeInitialize(topic))
-	if sc.policy == AckDeleteAllGroups {
+	if sc.policy == streamq.AckDeleteAllGroups {
 		other := cfg
 		other.ConsumerGroup = "g2" // a second group, also down: entries go when both acked
 		require.NoError(t, newTestSubscriber(t, other).SubscribeInitialize(topic))
@@ -120,8 +121,8 @@ func runFullScenario(t *testing.T, client redis.UniversalClient, topic string, s
 
 	published, refused, fullErr := fillUntilFull(t, pub, topic)
 	t.Logf("%d messages published before Redis refused a batch", len(published))
-	var full *RedisFullError
-	require.ErrorIs(t, fullErr, ErrRedisFull)
+	var full *streamq.RedisFullError
+	require.ErrorIs(t, fullErr, streamq.ErrRedisFull)
 	require.ErrorAs(t, fullErr, &full)
 	assert.Equal(t, topic, full.Topic)
 	assert.Positive(t, full.MaxMemory, "the server's maxmemory")
@@ -133,7 +134,7 @@ func runFullScenario(t *testing.T, client redis.UniversalClient, topic string, s
 		crashHolding(t, cfg, topic, 4) // one per partition: each waits for its ack
 	}
 	received := consumeFull(t, cfg, topic, sc)
-	if sc.policy == AckDeleteAllGroups {
+	if sc.policy == streamq.AckDeleteAllGroups {
 		other := cfg
 		other.ConsumerGroup = "g2"
 		receivedOther := consumeFull(t, other, topic, sc)
@@ -148,7 +149,7 @@ func runFullScenario(t *testing.T, client redis.UniversalClient, topic string, s
 	start := time.Now()
 	var err error
 	for err = pub.Publish(topic, refused...); err != nil; err = pub.Publish(topic, refused...) {
-		require.ErrorIs(t, err, ErrRedisFull)
+		require.ErrorIs(t, err, streamq.ErrRedisFull)
 		require.Less(t, time.Since(start), 60*time.Second, "Publish still refused after the drain: %v", err)
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -191,7 +192,7 @@ func usedMemory(t *testing.T, ctx context.Context, node *redis.Client) int64 {
 
 // fillUntilFull publishes batches of 50 1 KiB messages until Publish fails; it returns the
 // UUIDs of the messages published, the batch refused and its error.
-func fillUntilFull(t *testing.T, pub *Publisher, topic string) ([]string, []*message.Message, error) {
+func fillUntilFull(t *testing.T, pub *streamq.Publisher, topic string) ([]string, []*message.Message, error) {
 	payload := []byte(strings.Repeat("x", 1024))
 	var published []string
 	for i := 0; ; i++ {
@@ -230,8 +231,8 @@ type fullConsumer struct {
 // crashHolding subscribes a member of cfg's group that takes n messages without acking them
 // and then stops as a killed process would: its partitions and pending entries are taken
 // over by the next member, on the full Redis.
-func crashHolding(t *testing.T, cfg SubscriberConfig, topic string, n int) {
-	sub, err := NewSubscriber(cfg, testLogger())
+func crashHolding(t *testing.T, cfg streamq.SubscriberConfig, topic string, n int) {
+	sub, err := streamq.NewSubscriber(cfg, testLogger())
 	require.NoError(t, err)
 	msgs, err := sub.Subscribe(context.Background(), topic)
 	require.NoError(t, err)
@@ -242,12 +243,12 @@ func crashHolding(t *testing.T, cfg SubscriberConfig, topic string, n int) {
 			t.Fatal("no message from the full Redis")
 		}
 	}
-	Crash(sub)
+	streamq.Crash(sub)
 	require.NoError(t, sub.Close())
 }
 
 // consumeFull subscribes cfg's group to topic with the scenario's handler.
-func consumeFull(t *testing.T, cfg SubscriberConfig, topic string, sc fullScenario) *fullConsumer {
+func consumeFull(t *testing.T, cfg streamq.SubscriberConfig, topic string, sc fullScenario) *fullConsumer {
 	sub := newTestSubscriber(t, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	msgs, err := sub.Subscribe(ctx, topic)
@@ -266,8 +267,8 @@ func consumeFull(t *testing.T, cfg SubscriberConfig, topic string, sc fullScenar
 }
 
 func (c *fullConsumer) handle(msg *message.Message, sc fullScenario) {
-	retries, _ := RetryCountFromCtx(msg.Context())
-	id, _ := StreamIDFromCtx(msg.Context())
+	retries, _ := streamq.RetryCountFromCtx(msg.Context())
+	id, _ := streamq.StreamIDFromCtx(msg.Context())
 	n, _ := strconv.Atoi(msg.Metadata.Get("n"))
 	c.mu.Lock()
 	if retries == 0 { // the message as published, not a retry's copy
@@ -279,7 +280,7 @@ func (c *fullConsumer) handle(msg *message.Message, sc fullScenario) {
 	c.mu.Unlock()
 	switch {
 	case sc.deadEvery > 0 && n%sc.deadEvery == 0:
-		msg.Metadata.Set(DeadLetterMetadata, "dead at maxmemory") // straight to the DLQ
+		msg.Metadata.Set(streamq.DeadLetterMetadata, "dead at maxmemory") // straight to the DLQ
 		msg.Nack()
 	case sc.nackFirst && retries == 0:
 		msg.Nack()

@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/redistest"
 	"github.com/streamq-dev/streamq/internal/server"
@@ -20,23 +21,23 @@ import (
 
 // memoryRecorder is a MetricsCollector that records what a MemoryReporter is told.
 type memoryRecorder struct {
-	NoopMetrics
+	streamq.NoopMetrics
 	mu    sync.Mutex
-	reads []ServerMemory
+	reads []streamq.ServerMemory
 }
 
-var _ MemoryReporter = (*memoryRecorder)(nil)
+var _ streamq.MemoryReporter = (*memoryRecorder)(nil)
 
-func (r *memoryRecorder) RedisMemory(m ServerMemory) {
+func (r *memoryRecorder) RedisMemory(m streamq.ServerMemory) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.reads = append(r.reads, m)
 }
 
-func (r *memoryRecorder) all() []ServerMemory {
+func (r *memoryRecorder) all() []streamq.ServerMemory {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]ServerMemory(nil), r.reads...)
+	return append([]streamq.ServerMemory(nil), r.reads...)
 }
 
 // setMaxMemory sets the server's maxmemory (noeviction) to its used memory times percent/100
@@ -62,11 +63,11 @@ func TestMemoryWatchOfPublisherAndSubscriber(t *testing.T) {
 	_, client := startRedis(t)
 	t.Cleanup(func() { _ = client.ConfigSet(context.Background(), "maxmemory", "0").Err() })
 	logs, metrics := newCaptureLogger(), &memoryRecorder{}
-	watch := MemoryWatch{Interval: 20 * time.Millisecond}
-	pub := newTestPublisherLogged(t, PublisherConfig{Client: client, DefaultPartitionCount: 2, Memory: watch, Metrics: metrics}, logs)
+	watch := streamq.MemoryWatch{Interval: 20 * time.Millisecond}
+	pub := newTestPublisherLogged(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 2, Memory: watch, Metrics: metrics}, logs)
 	cfg := fastSub(client, "g")
 	cfg.Memory, cfg.Metrics = watch, metrics
-	sub, err := NewSubscriber(cfg, logs)
+	sub, err := streamq.NewSubscriber(cfg, logs)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sub.Close() })
 	require.NoError(t, pub.Publish("watched", message.NewMessage(watermill.NewUUID(), []byte("x"))))
@@ -100,10 +101,10 @@ func TestServerCheckWarnsOnceAboutNoMaxmemory(t *testing.T) {
 		_, client := startRedis(t)
 		logs := watermill.NewCaptureLogger()
 		for range 3 {
-			pub := newTestPublisherLogged(t, PublisherConfig{Client: client, DefaultPartitionCount: 2}, logs)
+			pub := newTestPublisherLogged(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 2}, logs)
 			require.NoError(t, pub.Publish("unbounded", message.NewMessage(watermill.NewUUID(), []byte("x"))))
 		}
-		sub, err := NewSubscriber(fastSub(client, "g"), logs)
+		sub, err := streamq.NewSubscriber(fastSub(client, "g"), logs)
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = sub.Close() })
 		require.NoError(t, sub.SubscribeInitialize("unbounded"))
@@ -116,7 +117,7 @@ func TestServerCheckWarnsOnceAboutNoMaxmemory(t *testing.T) {
 		_, client := startRedis(t)
 		require.NoError(t, client.ConfigSet(context.Background(), "maxmemory", "1gb").Err())
 		logs := watermill.NewCaptureLogger()
-		pub := newTestPublisherLogged(t, PublisherConfig{Client: client, DefaultPartitionCount: 2}, logs)
+		pub := newTestPublisherLogged(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 2}, logs)
 		require.NoError(t, pub.Publish("bounded", message.NewMessage(watermill.NewUUID(), []byte("x"))))
 		assert.Empty(t, capturedInfo(logs, "Redis has no maxmemory"))
 	})
@@ -128,7 +129,7 @@ func TestServerCheckWarnsOnceAboutNoMaxmemory(t *testing.T) {
 		client := cluster.Client(t)
 		logs := watermill.NewCaptureLogger()
 		for range 2 {
-			pub := newTestPublisherLogged(t, PublisherConfig{Client: client, DefaultPartitionCount: 4}, logs)
+			pub := newTestPublisherLogged(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 4}, logs)
 			require.NoError(t, pub.Publish("unbounded", message.NewMessage(watermill.NewUUID(), []byte("x"))))
 		}
 		masters, err := cluster.Masters()
@@ -149,7 +150,7 @@ func TestPublishRefusedIsRecorded(t *testing.T) {
 	_, client := startRedis(t)
 	ctx := context.Background()
 	t.Cleanup(func() { _ = client.ConfigSet(ctx, "maxmemory", "0").Err() })
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 2})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 2})
 	const topic = "refused"
 	key := keys.New("", "").Refused(topic)
 	require.NoError(t, pub.Publish(topic, message.NewMessage(watermill.NewUUID(), []byte("x"))))
@@ -161,7 +162,7 @@ func TestPublishRefusedIsRecorded(t *testing.T) {
 	require.NoError(t, client.ConfigSet(ctx, "maxmemory", "1").Err())
 	publish := func() {
 		t.Helper()
-		require.ErrorIs(t, pub.Publish(topic, message.NewMessage(watermill.NewUUID(), []byte("x"))), ErrRedisFull)
+		require.ErrorIs(t, pub.Publish(topic, message.NewMessage(watermill.NewUUID(), []byte("x"))), streamq.ErrRedisFull)
 	}
 	record := func() (since, last string) {
 		t.Helper()

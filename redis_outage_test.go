@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/streamq-dev/streamq"
 )
 
 // A Redis that is not there: Publish and Subscribe fail with a clear error within the
@@ -25,7 +27,7 @@ func TestRedisDownAtStartFailsFastAndClearly(t *testing.T) {
 	client := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: 200 * time.Millisecond, MaxRetries: 1})
 	defer client.Close()
 
-	pub := newTestPublisher(t, PublisherConfig{Client: client})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
 	start := time.Now()
 	err = pub.Publish("down", message.NewMessage(watermill.NewUUID(), []byte("x")))
 	require.Error(t, err)
@@ -48,7 +50,7 @@ func TestRedisOutageMidRunRecovers(t *testing.T) {
 	client := redis.NewClient(&redis.Options{Addr: srv.Addr(), Protocol: 2})
 	defer client.Close()
 	topic := "outage"
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 4})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 4})
 	sub := newTestSubscriber(t, fastSub(client, "g"))
 	ch, err := sub.Subscribe(context.Background(), topic)
 	require.NoError(t, err)

@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
@@ -25,6 +25,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/redistest"
 )
 
@@ -46,13 +47,13 @@ func TestTLSAndACLEndToEnd(t *testing.T) {
 	defer client.Close()
 
 	logs := watermill.NewCaptureLogger()
-	pub, err := NewPublisher(PublisherConfig{Client: client, DefaultPartitionCount: 2}, logs)
+	pub, err := streamq.NewPublisher(streamq.PublisherConfig{Client: client, DefaultPartitionCount: 2}, logs)
 	require.NoError(t, err)
 	defer pub.Close()
 	cfg := fastSub(client, "secure")
-	cfg.Retry.Policy = ExponentialBackoff{Attempts: 1}
+	cfg.Retry.Policy = streamq.ExponentialBackoff{Attempts: 1}
 	cfg.DefaultPartitionCount = 2
-	sub, err := NewSubscriber(cfg, logs)
+	sub, err := streamq.NewSubscriber(cfg, logs)
 	require.NoError(t, err)
 	defer sub.Close()
 	ch, err := sub.Subscribe(context.Background(), "secure")
@@ -86,7 +87,7 @@ func TestTLSAndACLEndToEnd(t *testing.T) {
 	bad.Password = "wrong-" + password
 	badClient := redis.NewClient(bad)
 	defer badClient.Close()
-	badPub, err := NewPublisher(PublisherConfig{Client: badClient}, logs)
+	badPub, err := streamq.NewPublisher(streamq.PublisherConfig{Client: badClient}, logs)
 	require.NoError(t, err)
 	defer badPub.Close()
 	err = badPub.Publish("secure", message.NewMessage(watermill.NewUUID(), nil))

@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/redistest"
 	"github.com/streamq-dev/streamq/internal/server"
@@ -63,17 +64,17 @@ func TestServerCheckRefusesOldRedis(t *testing.T) {
 	_, client := startRedis(t)
 	hook := &fakeInfo{version: "6.2.14"}
 	client.AddHook(hook)
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 2})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 2})
 	err := pub.Publish("old", message.NewMessage(watermill.NewUUID(), []byte("x")))
-	require.ErrorIs(t, err, ErrUnsupportedServer)
+	require.ErrorIs(t, err, streamq.ErrUnsupportedServer)
 	assert.Contains(t, err.Error(), "Redis 6.2.14 at "+client.Options().Addr)
-	assert.Contains(t, err.Error(), "needs Redis "+MinRedisVersion+" or later")
-	assert.NotErrorIs(t, err, ErrInvalidConfig)
+	assert.Contains(t, err.Error(), "needs Redis "+streamq.MinRedisVersion+" or later")
+	assert.NotErrorIs(t, err, streamq.ErrInvalidConfig)
 
 	sub := newTestSubscriber(t, fastSub(client, "g"))
 	_, err = sub.Subscribe(context.Background(), "old")
-	require.ErrorIs(t, err, ErrUnsupportedServer)
-	require.ErrorIs(t, sub.SubscribeInitialize("old"), ErrUnsupportedServer)
+	require.ErrorIs(t, err, streamq.ErrUnsupportedServer)
+	require.ErrorIs(t, sub.SubscribeInitialize("old"), streamq.ErrUnsupportedServer)
 
 	n, err := client.Exists(context.Background(), keys.New("", "").Registry()).Result()
 	require.NoError(t, err)
@@ -95,7 +96,7 @@ func TestServerCheckWarnsOnceAboutEviction(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := 0; i < 3; i++ {
 		// the memory watch (its own INFO memory every Memory.Interval) is off: only the check is counted
-		pub, err := NewPublisher(PublisherConfig{Client: client, DefaultPartitionCount: 2, Memory: MemoryWatch{Interval: -1}}, logs)
+		pub, err := streamq.NewPublisher(streamq.PublisherConfig{Client: client, DefaultPartitionCount: 2, Memory: streamq.MemoryWatch{Interval: -1}}, logs)
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = pub.Close() })
 		for j := 0; j < 5; j++ {
@@ -109,7 +110,7 @@ func TestServerCheckWarnsOnceAboutEviction(t *testing.T) {
 	wg.Wait()
 	subCfg := fastSub(client, "g")
 	subCfg.Memory.Interval = -1
-	sub, err := NewSubscriber(subCfg, logs)
+	sub, err := streamq.NewSubscriber(subCfg, logs)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sub.Close() })
 	require.NoError(t, sub.SubscribeInitialize(topic))
@@ -127,7 +128,7 @@ func TestServerCheckWarnsOnceAboutEviction(t *testing.T) {
 	// Another client of the same server is checked, and warned about, on its own.
 	other := redis.NewClient(&redis.Options{Addr: client.Options().Addr, DisableIdentity: true})
 	t.Cleanup(func() { _ = other.Close() })
-	pub := newTestPublisherLogged(t, PublisherConfig{Client: other}, logs)
+	pub := newTestPublisherLogged(t, streamq.PublisherConfig{Client: other}, logs)
 	require.NoError(t, pub.Publish(topic, message.NewMessage(watermill.NewUUID(), []byte("x"))))
 	assert.Len(t, capturedInfo(logs, "maxmemory-policy"), 2)
 }
@@ -146,7 +147,7 @@ func TestServerCheckEveryClusterMaster(t *testing.T) {
 	require.NoError(t, node.ConfigSet(ctx, "maxmemory-policy", "volatile-lru").Err())
 
 	logs := watermill.NewCaptureLogger()
-	pub := newTestPublisherLogged(t, PublisherConfig{Client: client, DefaultPartitionCount: 4}, logs)
+	pub := newTestPublisherLogged(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 4}, logs)
 	require.NoError(t, pub.Publish("cluster-check", message.NewMessage(watermill.NewUUID(), []byte("x"))))
 	warnings := capturedInfo(logs, "maxmemory-policy")
 	require.Len(t, warnings, 1)
@@ -167,8 +168,8 @@ func TestServerCheckSkippedForUserWithoutInfo(t *testing.T) {
 
 	logs := watermill.NewCaptureLogger()
 	topic := "acl"
-	pub := newTestPublisherLogged(t, PublisherConfig{Client: client, DefaultPartitionCount: 2}, logs)
-	sub, err := NewSubscriber(fastSub(client, "g"), logs)
+	pub := newTestPublisherLogged(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 2}, logs)
+	sub, err := streamq.NewSubscriber(fastSub(client, "g"), logs)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sub.Close() })
 	subCtx, cancel := context.WithCancel(ctx)
@@ -194,12 +195,12 @@ func TestServerCheckSkippedForUserWithoutInfo(t *testing.T) {
 
 // The one minimum version, in the root package and in internal/server.
 func TestMinRedisVersionMatchesServerCheck(t *testing.T) {
-	assert.Equal(t, MinRedisVersion, server.MinVersion.String())
+	assert.Equal(t, streamq.MinRedisVersion, server.MinVersion.String())
 }
 
-func newTestPublisherLogged(t testing.TB, cfg PublisherConfig, logger watermill.LoggerAdapter) *Publisher {
+func newTestPublisherLogged(t testing.TB, cfg streamq.PublisherConfig, logger watermill.LoggerAdapter) *streamq.Publisher {
 	t.Helper()
-	pub, err := NewPublisher(cfg, logger)
+	pub, err := streamq.NewPublisher(cfg, logger)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = pub.Close() })
 	return pub

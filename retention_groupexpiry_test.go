@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
@@ -11,17 +11,18 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
 )
 
 // expiryMetrics records the group expiries reported to it.
 type expiryMetrics struct {
-	NoopMetrics
+	streamq.NoopMetrics
 	mu      sync.Mutex
-	expired []Labels
+	expired []streamq.Labels
 }
 
-func (m *expiryMetrics) GroupExpired(l Labels) {
+func (m *expiryMetrics) GroupExpired(l streamq.Labels) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.expired = append(m.expired, l)
@@ -42,8 +43,8 @@ type expiryEnv struct {
 	topic     string
 	stream    string
 	space     keys.Space
-	pub       *Publisher
-	forgotten *Subscriber
+	pub       *streamq.Publisher
+	forgotten *streamq.Subscriber
 	metrics   *expiryMetrics
 	logs      *captureLogger
 }
@@ -53,20 +54,20 @@ func newExpiryEnv(t *testing.T, client redis.UniversalClient, topic string, expi
 	e.stream = e.space.PartitionStream(topic, 0)
 	e.forgotten = newTestSubscriber(t, e.subConfig("forgotten", expiry))
 	require.NoError(t, e.forgotten.SubscribeInitialize(topic))
-	live, err := NewSubscriber(e.subConfig("live", expiry), e.logs)
+	live, err := streamq.NewSubscriber(e.subConfig("live", expiry), e.logs)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = live.Close() })
 	ch, err := live.Subscribe(context.Background(), topic)
 	require.NoError(t, err)
 	ackAll(ch)
-	e.pub, err = NewPublisher(PublisherConfig{Client: client, DefaultPartitionCount: 1, Trim: TrimConfig{MaxLen: 10, Exact: true, GroupExpiry: expiry},
+	e.pub, err = streamq.NewPublisher(streamq.PublisherConfig{Client: client, DefaultPartitionCount: 1, Trim: streamq.TrimConfig{MaxLen: 10, Exact: true, GroupExpiry: expiry},
 		Metrics: e.metrics}, e.logs)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = e.pub.Close() })
 	return e
 }
 
-func (e *expiryEnv) subConfig(group string, expiry time.Duration) SubscriberConfig {
+func (e *expiryEnv) subConfig(group string, expiry time.Duration) streamq.SubscriberConfig {
 	cfg := fastSub(e.client, group)
 	cfg.Retention.TrimInterval = 200 * time.Millisecond
 	cfg.Membership.PartitionRefreshInterval = 100 * time.Millisecond
@@ -130,7 +131,7 @@ func testGroupExpiry(t *testing.T, client redis.UniversalClient) {
 	assert.Contains(t, seen, "seen:live")
 	assert.NotContains(t, seen, "expired:live")
 	require.Eventually(t, func() bool { return e.metrics.count() == 1 }, 5*time.Second, 10*time.Millisecond)
-	assert.Equal(t, Labels{Topic: e.topic, Partition: 0, Group: "forgotten"}, e.metrics.expired[0])
+	assert.Equal(t, streamq.Labels{Topic: e.topic, Partition: 0, Group: "forgotten"}, e.metrics.expired[0])
 	<-time.After(600 * time.Millisecond) // a few more trims: reported once
 	assert.Equal(t, 1, e.metrics.count())
 	assert.Len(t, e.logs.matching("info", "Consumer group expired"), 1)

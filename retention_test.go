@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"cmp"
@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/retry"
 )
@@ -79,7 +80,7 @@ func testLengthRetentionWithoutGroups(t *testing.T, client redis.UniversalClient
 	}
 	for _, tc := range cases {
 		topic := "maxlen-" + strings.ReplaceAll(tc.name, " ", "-")
-		pub := newTestPublisher(t, PublisherConfig{Client: client, Trim: TrimConfig{MaxLen: 5, Exact: tc.exact}})
+		pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, Trim: streamq.TrimConfig{MaxLen: 5, Exact: tc.exact}})
 		for from := 0; from < tc.sends; from += 10 {
 			require.NoError(t, pub.Publish(topic, seqMessages(from, 10, tc.payload)...), tc.name)
 		}
@@ -99,15 +100,15 @@ func testLengthRetentionWithoutGroups(t *testing.T, client redis.UniversalClient
 
 	// The default MaxLen: 150,000 messages to a topic no group ever joined leave about MaxLen.
 	const published = 150_000
-	pub := newTestPublisher(t, PublisherConfig{Client: client})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
 	for from := 0; from < published; from += 1000 {
 		require.NoError(t, pub.Publish("no-group", seqMessages(from, 1000, nil)...))
 	}
 	str := space.PartitionStream("no-group", 0)
-	bound := DefaultMaxLen + 1000 + 100 // a trim per 1000 appends (MaxLen/100, at most 1000), whole nodes
+	bound := streamq.DefaultMaxLen + 1000 + 100 // a trim per 1000 appends (MaxLen/100, at most 1000), whole nodes
 	require.Eventually(t, func() bool { return xlen(t, client, str) <= bound }, 10*time.Second, 20*time.Millisecond,
 		"length %d, want at most %d", xlen(t, client, str), bound)
-	assert.GreaterOrEqual(t, xlen(t, client, str), DefaultMaxLen)
+	assert.GreaterOrEqual(t, xlen(t, client, str), streamq.DefaultMaxLen)
 }
 
 // TestLengthRetentionKeepsWhatAGroupIsOwed: a group registered on a one-partition topic, no
@@ -136,7 +137,7 @@ func testLengthRetentionKeepsWhatAGroupIsOwed(t *testing.T, client redis.Univers
 	cfg.Acks.BatchSize = 500
 	waiting := newTestSubscriber(t, cfg)
 	require.NoError(t, waiting.SubscribeInitialize(topic)) // the group, declared; no topic yet
-	pub := newTestPublisher(t, PublisherConfig{Client: client, Trim: TrimConfig{MaxLen: maxLen}})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, Trim: streamq.TrimConfig{MaxLen: maxLen}})
 	for from := 0; from < published; from += 1000 {
 		require.NoError(t, pub.Publish(topic, seqMessages(from, 1000, nil)...))
 	}
@@ -155,7 +156,7 @@ func testLengthRetentionKeepsWhatAGroupIsOwed(t *testing.T, client redis.Univers
 		}
 		m.Ack()
 	}
-	limit := cmp.Or(maxLen, DefaultMaxLen)
+	limit := cmp.Or(maxLen, streamq.DefaultMaxLen)
 	require.Eventually(t, func() bool { return xlen(t, client, str) <= limit+100 }, 10*time.Second, 50*time.Millisecond,
 		"the partition shrinks back once the group acked: length %d", xlen(t, client, str))
 	assert.GreaterOrEqual(t, xlen(t, client, str), limit)
@@ -173,7 +174,7 @@ func testLengthRetentionStopsAtTheSlowestGroup(t *testing.T, client redis.Univer
 	ctx := context.Background()
 	const topic = "slowest"
 	str := keys.New("", "").PartitionStream(topic, 0)
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 1, Trim: TrimConfig{MaxLen: -1}})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 1, Trim: streamq.TrimConfig{MaxLen: -1}})
 	require.NoError(t, pub.Publish(topic, seqMessages(0, 100, nil)...))
 	fast, slow := fastSub(client, "fast"), fastSub(client, "slow")
 	fast.Retention.TrimInterval, slow.Retention.TrimInterval = 200*time.Millisecond, 200*time.Millisecond
@@ -186,7 +187,7 @@ func testLengthRetentionStopsAtTheSlowestGroup(t *testing.T, client redis.Univer
 	waitCommit(t, client, topic, 0, "fast", streamEntries(t, client, str)[99].ID)
 
 	// From now on the topic keeps 10 entries.
-	capped := newTestPublisher(t, PublisherConfig{Client: client, Trim: TrimConfig{MaxLen: 10, Exact: true}})
+	capped := newTestPublisher(t, streamq.PublisherConfig{Client: client, Trim: streamq.TrimConfig{MaxLen: 10, Exact: true}})
 	require.NoError(t, capped.Publish(topic, seqMessages(100, 1, nil)...))
 	require.Eventually(t, func() bool { return xlen(t, client, str) == 51 }, 10*time.Second, 20*time.Millisecond,
 		"trimmed to the slow group's position (51 entries), length %d", xlen(t, client, str))
@@ -201,7 +202,7 @@ func testLengthRetentionStopsAtTheSlowestGroup(t *testing.T, client redis.Univer
 
 // consumeAndClose receives n messages of topic on a subscription of its own, acking them (or not),
 // then closes the subscription.
-func consumeAndClose(t *testing.T, sub *Subscriber, topic string, n int, ack bool) {
+func consumeAndClose(t *testing.T, sub *streamq.Subscriber, topic string, n int, ack bool) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	ch, err := sub.Subscribe(ctx, topic)
@@ -232,13 +233,13 @@ func testHardLengthCapCountsWhatItRemovesUnread(t *testing.T, client redis.Unive
 	const topic = "hard"
 	space := keys.New("", "")
 	str := space.PartitionStream(topic, 0)
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 1, Trim: TrimConfig{MaxLen: -1}})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 1, Trim: streamq.TrimConfig{MaxLen: -1}})
 	require.NoError(t, pub.Publish(topic, seqMessages(0, 100, nil)...))
 	consumeAndClose(t, newTestSubscriber(t, fastSub(client, "all")), topic, 100, true)
 	consumeAndClose(t, newTestSubscriber(t, fastSub(client, "some")), topic, 30, true)
 	waitCommit(t, client, topic, 0, "some", streamEntries(t, client, str)[29].ID)
 
-	capped := newTestPublisher(t, PublisherConfig{Client: client, Trim: TrimConfig{MaxLen: 10, Exact: true, Policy: TrimHard}})
+	capped := newTestPublisher(t, streamq.PublisherConfig{Client: client, Trim: streamq.TrimConfig{MaxLen: 10, Exact: true, Policy: streamq.TrimHard}})
 	require.NoError(t, capped.Publish(topic, seqMessages(100, 1, nil)...))
 	require.Eventually(t, func() bool { return xlen(t, client, str) == 10 }, 10*time.Second, 20*time.Millisecond,
 		"the hard cap keeps 10 entries, length %d", xlen(t, client, str))
@@ -283,13 +284,13 @@ func testRetentionTrimsByAge(t *testing.T, client redis.UniversalClient) {
 	require.NoError(t, lazy.SubscribeInitialize(topic))
 	cfg := fastSub(client, "g1")
 	cfg.Retention.MaxAge = time.Second
-	cfg.Retention.Policy = TrimHard
+	cfg.Retention.Policy = streamq.TrimHard
 	cfg.Retention.TrimInterval = 200 * time.Millisecond
 	sub := newTestSubscriber(t, cfg)
 	ch, err := sub.Subscribe(ctx, topic)
 	require.NoError(t, err)
 	ackAll(ch)
-	pub := newTestPublisher(t, PublisherConfig{Client: client})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
 
 	publishedAt := time.Now()
 	require.NoError(t, pub.Publish(topic, seqMessages(0, 5, nil)...))
@@ -328,7 +329,7 @@ func testSafeRetentionWaitsForEveryGroup(t *testing.T, client redis.UniversalCli
 	ch, err := sub.Subscribe(ctx, topic)
 	require.NoError(t, err)
 	ackAll(ch)
-	pub := newTestPublisher(t, PublisherConfig{Client: client})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
 
 	require.NoError(t, pub.Publish(topic, seqMessages(0, 3, nil)...))
 	last := streamEntries(t, client, str)[2].ID
@@ -351,7 +352,7 @@ func testSafeRetentionWaitsForEveryGroup(t *testing.T, client redis.UniversalCli
 func deadLetterAll(ch <-chan *message.Message) {
 	go func() {
 		for m := range ch {
-			_ = DeadLetter(m, errors.New("unwanted"))
+			_ = streamq.DeadLetter(m, errors.New("unwanted"))
 			m.Nack()
 		}
 	}()
@@ -375,7 +376,7 @@ func testDLQRetentionByLength(t *testing.T, client redis.UniversalClient) {
 	ch, err := sub.Subscribe(ctx, topic)
 	require.NoError(t, err)
 	deadLetterAll(ch)
-	pub := newTestPublisher(t, PublisherConfig{Client: client})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
 	require.NoError(t, pub.Publish(topic, seqMessages(0, 6, nil)...))
 
 	require.Eventually(t, func() bool {
@@ -402,7 +403,7 @@ func testDLQRetentionByAge(t *testing.T, client redis.UniversalClient) {
 	ch, err := sub.Subscribe(ctx, topic)
 	require.NoError(t, err)
 	deadLetterAll(ch)
-	pub := newTestPublisher(t, PublisherConfig{Client: client})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
 
 	require.NoError(t, pub.Publish(topic, seqMessages(0, 3, nil)...))
 	require.Eventually(t, func() bool { return xlen(t, client, dlqKey) == 3 }, 10*time.Second, 10*time.Millisecond)
@@ -428,7 +429,7 @@ func testOrphanedPayloadsSwept(t *testing.T, client redis.UniversalClient) {
 	space := keys.New("", "")
 	topic := "orphans"
 	str, index := space.PartitionStream(topic, 0), space.PayloadIndex(topic, 0)
-	pub := newTestPublisher(t, PublisherConfig{Client: client})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
 	require.NoError(t, pub.Publish(topic, bigMessage(t), bigMessage(t), bigMessage(t)))
 	entries := streamEntries(t, client, str)
 	require.Len(t, entries, 3)
@@ -482,26 +483,26 @@ func testLengthRetentionAppliesToEveryAppend(t *testing.T, client redis.Universa
 	t.Parallel()
 	ctx := context.Background()
 	space := keys.New("", "")
-	firstDelivery := func(m *message.Message) bool { return m.Metadata.Get(RetryCountMetadata) == "" }
+	firstDelivery := func(m *message.Message) bool { return m.Metadata.Get(streamq.RetryCountMetadata) == "" }
 	type row struct {
 		name    string
 		backoff time.Duration
 		p       int // the partition that grows
-		produce func(t *testing.T, pub *Publisher, topic string)
+		produce func(t *testing.T, pub *streamq.Publisher, topic string)
 		handle  func(m *message.Message) bool // false: nack
 	}
 	forced := func(from, n int, d time.Duration) []*message.Message {
 		msgs := seqMessages(from, n, nil)
 		for _, m := range msgs {
-			m.Metadata.Set(ForcePartitionMetadata, "0")
+			m.Metadata.Set(streamq.ForcePartitionMetadata, "0")
 			if d > 0 {
 				delay.Message(m, delay.For(d))
 			}
 		}
 		return msgs
 	}
-	publish := func(d time.Duration) func(*testing.T, *Publisher, string) {
-		return func(t *testing.T, pub *Publisher, topic string) {
+	publish := func(d time.Duration) func(*testing.T, *streamq.Publisher, string) {
+		return func(t *testing.T, pub *streamq.Publisher, topic string) {
 			require.NoError(t, pub.Publish(topic, forced(0, 20, d)...))
 		}
 	}
@@ -511,15 +512,15 @@ func testLengthRetentionAppliesToEveryAppend(t *testing.T, client redis.Universa
 		{name: "retried later", backoff: 150 * time.Millisecond, produce: publish(0),
 			handle: func(m *message.Message) bool { return !firstDelivery(m) }},
 		{name: "replayed", produce: publish(0), handle: func(m *message.Message) bool {
-			if m.Metadata.Get(ReplayedFromMetadata) == "" {
-				_ = DeadLetter(m, nil)
+			if m.Metadata.Get(streamq.ReplayedFromMetadata) == "" {
+				_ = streamq.DeadLetter(m, nil)
 				return false
 			}
 			return true
 		}},
-		{name: "handed back", p: 1, produce: func(t *testing.T, _ *Publisher, topic string) {
+		{name: "handed back", p: 1, produce: func(t *testing.T, _ *streamq.Publisher, topic string) {
 			for i := 0; i < 20; i++ {
-				fields, err := DefaultMarshaler{}.Marshal(topic, seqMessages(i, 1, nil)[0])
+				fields, err := streamq.DefaultMarshaler{}.Marshal(topic, seqMessages(i, 1, nil)[0])
 				require.NoError(t, err)
 				item, err := retry.NewItem(retry.Origin{Topic: topic, Partition: 1, MaxRetries: -1}, fields)
 				require.NoError(t, err)
@@ -533,11 +534,11 @@ func testLengthRetentionAppliesToEveryAppend(t *testing.T, client redis.Universa
 	for _, r := range rows {
 		t.Run(r.name, func(t *testing.T) {
 			topic := "every-append-" + strings.ReplaceAll(r.name, " ", "-")
-			pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 2, Trim: TrimConfig{MaxLen: 5, Exact: true}})
+			pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 2, Trim: streamq.TrimConfig{MaxLen: 5, Exact: true}})
 			require.NoError(t, pub.Publish(topic, forced(100, 1, 0)...)) // registers the retention
 			cfg := fastSub(client, "g")
 			cfg.Retention.TrimInterval = 100 * time.Millisecond
-			cfg.Retry.Policy = ExponentialBackoff{Base: r.backoff, Max: r.backoff, Attempts: -1}
+			cfg.Retry.Policy = streamq.ExponentialBackoff{Base: r.backoff, Max: r.backoff, Attempts: -1}
 			sub := newTestSubscriber(t, cfg)
 			ch, err := sub.Subscribe(ctx, topic)
 			require.NoError(t, err)
@@ -557,11 +558,11 @@ func testLengthRetentionAppliesToEveryAppend(t *testing.T, client redis.Universa
 			}()
 			if r.name == "replayed" {
 				dlq := newTestSubscriber(t, fastSub(client, "dlq-tool"))
-				dch, err := dlq.Subscribe(ctx, DLQTopic(topic))
+				dch, err := dlq.Subscribe(ctx, streamq.DLQTopic(topic))
 				require.NoError(t, err)
 				go func() {
 					for m := range dch {
-						Replay(m)
+						streamq.Replay(m)
 						m.Ack()
 					}
 				}()

@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"errors"
@@ -8,6 +8,8 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/streamq-dev/streamq"
 )
 
 // TestNackWithoutReasonHint: a Router handler that always fails is nacked twice (a delivery
@@ -24,7 +26,7 @@ func TestNackWithoutReasonHint(t *testing.T) {
 		wantReason string
 	}{
 		{"without FailureMiddleware", nil, 1, "retries exhausted (1): nacked"},
-		{"with FailureMiddleware", []message.HandlerMiddleware{FailureMiddleware(nil)}, 0, "retries exhausted (1): card declined"},
+		{"with FailureMiddleware", []message.HandlerMiddleware{streamq.FailureMiddleware(nil)}, 0, "retries exhausted (1): card declined"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -32,18 +34,18 @@ func TestNackWithoutReasonHint(t *testing.T) {
 			_, client := startRedis(t)
 			const topic = "nack-hint"
 			cfg := fastSub(client, "g")
-			cfg.Retry.Policy = ExponentialBackoff{Attempts: 1} // one retry, at once, then the DLQ
+			cfg.Retry.Policy = streamq.ExponentialBackoff{Attempts: 1} // one retry, at once, then the DLQ
 			logs := newCaptureLogger()
-			sub, err := NewSubscriber(cfg, logs)
+			sub, err := streamq.NewSubscriber(cfg, logs)
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = sub.Close() })
 			rtRouter(t, sub, topic, func(*message.Message) error { return errDeclined }, tc.mw...)
 
 			msg := rtMessage("order")
-			require.NoError(t, newTestPublisher(t, PublisherConfig{Client: client}).Publish(topic, msg))
+			require.NoError(t, newTestPublisher(t, streamq.PublisherConfig{Client: client}).Publish(topic, msg))
 			dead := rtWaitDLQ(t, client, topic, 0, 1, 10*time.Second)
 			assert.Equal(t, tc.wantReason, dead[0].Values["reason"])
-			assert.Equal(t, tc.wantReason, rtDeadMessage(t, dead[0]).Metadata.Get(DeadLetterMetadata))
+			assert.Equal(t, tc.wantReason, rtDeadMessage(t, dead[0]).Metadata.Get(streamq.DeadLetterMetadata))
 			require.Eventually(t, func() bool { return sub.Stats().Nacked == 2 }, 5*time.Second, 10*time.Millisecond)
 
 			hints := logs.matching("info", "nacked without a reason")

@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message/router/middleware"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/streamq-dev/streamq"
 )
 
 // rtRouter runs a Router with one consumer handler on topic; router-level middleware runs in
@@ -86,7 +88,7 @@ func TestRouterDelayOnErrorSetsTheRetryBackoff(t *testing.T) {
 			_, client := startRedis(t)
 			const topic = "delay-on-error"
 			cfg := fastSub(client, "g")
-			cfg.Retry.Policy = ExponentialBackoff{Base: 5 * time.Second, Attempts: 5}
+			cfg.Retry.Policy = streamq.ExponentialBackoff{Base: 5 * time.Second, Attempts: 5}
 			cfg.DefaultPartitionCount = 1 // the topic exists before anything is published
 			sub := newTestSubscriber(t, cfg)
 			require.NoError(t, sub.SubscribeInitialize(topic))
@@ -100,7 +102,7 @@ func TestRouterDelayOnErrorSetsTheRetryBackoff(t *testing.T) {
 			waitOwners(t, client, topic, "g", 1, func(c map[string]int) bool { return c[""] == 0 })
 
 			rtAlignSubsecond(tc.from, tc.to)
-			require.NoError(t, newTestPublisher(t, PublisherConfig{Client: client}).Publish(topic, rtMessage("x")))
+			require.NoError(t, newTestPublisher(t, streamq.PublisherConfig{Client: client}).Publish(topic, rtMessage("x")))
 			rtEventually(t, func() bool { return calls.log.len() >= 3 }, 15*time.Second, calls.log.dump)
 			got := calls.log.all()
 			gap1, gap2 := got[1].at.Sub(got[0].at), got[2].at.Sub(got[1].at)
@@ -128,7 +130,7 @@ func TestRouterInProcessRetryInsideStreamqRetry(t *testing.T) {
 	_, client := startRedis(t)
 	const topic = "retry-inside"
 	cfg := fastSub(client, "g")
-	cfg.Retry.Policy = ExponentialBackoff{Attempts: 3} // zero backoff: requeued at once
+	cfg.Retry.Policy = streamq.ExponentialBackoff{Attempts: 3} // zero backoff: requeued at once
 	sub := newTestSubscriber(t, cfg)
 	require.NoError(t, sub.SubscribeInitialize(topic))
 	calls := &rtCalls{}
@@ -138,11 +140,11 @@ func TestRouterInProcessRetryInsideStreamqRetry(t *testing.T) {
 		}
 		return nil
 	},
-		FailureMiddleware(nil), // outermost: sees what is left after the in-process retries
+		streamq.FailureMiddleware(nil), // outermost: sees what is left after the in-process retries
 		middleware.Retry{MaxRetries: 2, InitialInterval: 10 * time.Millisecond}.Middleware,
 	)
 	msg := rtMessage("x")
-	require.NoError(t, newTestPublisher(t, PublisherConfig{Client: client}).Publish(topic, msg))
+	require.NoError(t, newTestPublisher(t, streamq.PublisherConfig{Client: client}).Publish(topic, msg))
 
 	rtEventually(t, func() bool { return calls.log.len() >= 6 }, 10*time.Second, calls.log.dump)
 	require.Never(t, func() bool { return calls.log.len() > 6 }, 300*time.Millisecond, 20*time.Millisecond)
@@ -175,7 +177,7 @@ func TestRouterPoisonQueuePublishesWithStreamq(t *testing.T) {
 	const topic, poisonTopic = "poisoned-source", "poison"
 	sub := newTestSubscriber(t, fastSub(client, "g"))
 	require.NoError(t, sub.SubscribeInitialize(topic))
-	pub := newTestPublisher(t, PublisherConfig{Client: client})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
 	poisonSub := newTestSubscriber(t, fastSub(client, "poison-readers"))
 	poisoned, err := poisonSub.Subscribe(context.Background(), poisonTopic)
 	require.NoError(t, err)
@@ -216,7 +218,7 @@ func TestFailureMiddlewareTerminalAndLastError(t *testing.T) {
 	_, client := startRedis(t)
 	const topic = "failure-mw"
 	cfg := fastSub(client, "g")
-	cfg.Retry.Policy = ExponentialBackoff{Attempts: 5}
+	cfg.Retry.Policy = streamq.ExponentialBackoff{Attempts: 5}
 	sub := newTestSubscriber(t, cfg)
 	require.NoError(t, sub.SubscribeInitialize(topic))
 	calls := &rtCalls{}
@@ -236,9 +238,9 @@ func TestFailureMiddlewareTerminalAndLastError(t *testing.T) {
 			}
 		}
 		return nil
-	}, FailureMiddleware(func(err error) bool { return errors.Is(err, errBadInput) }))
+	}, streamq.FailureMiddleware(func(err error) bool { return errors.Is(err, errBadInput) }))
 	bad, flaky := rtMessage("bad"), rtMessage("flaky")
-	require.NoError(t, newTestPublisher(t, PublisherConfig{Client: client}).Publish(topic, bad, flaky))
+	require.NoError(t, newTestPublisher(t, streamq.PublisherConfig{Client: client}).Publish(topic, bad, flaky))
 
 	dead := rtWaitDLQ(t, client, topic, 0, 1, 10*time.Second)
 	rtEventually(t, func() bool { return len(calls.log.of(flaky.UUID, "")) >= 2 }, 10*time.Second, calls.log.dump)
@@ -248,11 +250,11 @@ func TestFailureMiddlewareTerminalAndLastError(t *testing.T) {
 	assert.Len(t, calls.log.of(bad.UUID, ""), 1, "a terminal error is not retried")
 	assert.Equal(t, "order 7: bad input", dead[0].Values["reason"])
 	assert.Equal(t, "0", dead[0].Values["retryCount"])
-	assert.Equal(t, bad.UUID, dead[0].Values[UUIDField])
+	assert.Equal(t, bad.UUID, dead[0].Values[streamq.UUIDField])
 	deadMsg := rtDeadMessage(t, dead[0])
-	assert.Equal(t, "order 7: bad input", deadMsg.Metadata.Get(LastErrorMetadata))
-	assert.Equal(t, "order 7: bad input", deadMsg.Metadata.Get(DeadLetterMetadata))
-	assert.Contains(t, dead[0].Values["headers"], LastErrorMetadata)
+	assert.Equal(t, "order 7: bad input", deadMsg.Metadata.Get(streamq.LastErrorMetadata))
+	assert.Equal(t, "order 7: bad input", deadMsg.Metadata.Get(streamq.DeadLetterMetadata))
+	assert.Contains(t, dead[0].Values["headers"], streamq.LastErrorMetadata)
 
 	f := calls.log.of(flaky.UUID, "")
 	require.Len(t, f, 2)
@@ -270,7 +272,7 @@ func TestDeadLetterFromRouterHandler(t *testing.T) {
 	_, client := startRedis(t)
 	const topic = "dead-letter-helper"
 	cfg := fastSub(client, "g")
-	cfg.Retry.Policy = ExponentialBackoff{Attempts: -1} // a plain nack would retry for ever
+	cfg.Retry.Policy = streamq.ExponentialBackoff{Attempts: -1} // a plain nack would retry for ever
 	sub := newTestSubscriber(t, cfg)
 	require.NoError(t, sub.SubscribeInitialize(topic))
 	errInvalid := errors.New("invalid order")
@@ -278,13 +280,13 @@ func TestDeadLetterFromRouterHandler(t *testing.T) {
 	returned := make(chan error, 10)
 	rtRouter(t, sub, topic, func(msg *message.Message) error {
 		calls.record(msg)
-		err := DeadLetter(msg, fmt.Errorf("order %q: %w", "o-1", errInvalid))
+		err := streamq.DeadLetter(msg, fmt.Errorf("order %q: %w", "o-1", errInvalid))
 		returned <- err
 		return err
 	})
 	msg := rtMessage("x")
 	msg.Metadata.Set("k", "v")
-	require.NoError(t, newTestPublisher(t, PublisherConfig{Client: client}).Publish(topic, msg))
+	require.NoError(t, newTestPublisher(t, streamq.PublisherConfig{Client: client}).Publish(topic, msg))
 
 	dead := rtWaitDLQ(t, client, topic, 0, 1, 10*time.Second)
 	var err error
@@ -293,7 +295,7 @@ func TestDeadLetterFromRouterHandler(t *testing.T) {
 	case <-time.After(time.Second):
 		t.Fatal("handler not called")
 	}
-	assert.ErrorIs(t, err, ErrDeadLettered)
+	assert.ErrorIs(t, err, streamq.ErrDeadLettered)
 	assert.ErrorIs(t, err, errInvalid)
 	require.Never(t, func() bool { return calls.log.len() > 1 }, 300*time.Millisecond, 20*time.Millisecond, "retried")
 	rtSettled(t, client, topic, "g", 0)
@@ -304,7 +306,7 @@ func TestDeadLetterFromRouterHandler(t *testing.T) {
 	deadMsg := rtDeadMessage(t, dead[0])
 	assert.Equal(t, msg.UUID, deadMsg.UUID)
 	assert.Equal(t, "v", deadMsg.Metadata.Get("k"), "the message's metadata is kept")
-	assert.Equal(t, `order "o-1": invalid order`, deadMsg.Metadata.Get(DeadLetterMetadata))
+	assert.Equal(t, `order "o-1": invalid order`, deadMsg.Metadata.Get(streamq.DeadLetterMetadata))
 	stats := sub.Stats()
 	assert.Equal(t, int64(1), stats.DeadLettered)
 	assert.Equal(t, int64(1), stats.Nacked)

@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"sync"
@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/codec"
 )
 
@@ -21,13 +22,13 @@ func TestSnoozeComesBackWithoutARetry(t *testing.T) {
 	client := redistestClient(t)
 	publishNumbered(t, client, "snooze", 20)
 	cfg := outageSub(client)
-	cfg.Retry.MaxRetries = NoRetries // a snooze counted as a failure would dead-letter at once
+	cfg.Retry.MaxRetries = streamq.NoRetries // a snooze counted as a failure would dead-letter at once
 	sub := newTestSubscriber(t, cfg)
 	var mu sync.Mutex
 	seen := map[string][]string{} // seq -> the snooze count at each delivery
 	rtRouter(t, sub, "snooze", func(msg *message.Message) error {
-		retries, _ := RetryCountFromCtx(msg.Context())
-		_, hasErr := LastErrorFromCtx(msg.Context())
+		retries, _ := streamq.RetryCountFromCtx(msg.Context())
+		_, hasErr := streamq.LastErrorFromCtx(msg.Context())
 		assert.Zero(t, retries)
 		assert.False(t, hasErr)
 		mu.Lock()
@@ -35,10 +36,10 @@ func TestSnoozeComesBackWithoutARetry(t *testing.T) {
 		seq := msg.Metadata.Get("seq")
 		seen[seq] = append(seen[seq], msg.Metadata.Get(codec.HeaderSnoozeCount))
 		if len(seen[seq]) < 3 {
-			return Snooze(msg, 200*time.Millisecond)
+			return streamq.Snooze(msg, 200*time.Millisecond)
 		}
 		return nil
-	}, FailureMiddleware(nil))
+	}, streamq.FailureMiddleware(nil))
 	require.Eventually(t, func() bool {
 		mu.Lock()
 		defer mu.Unlock()
@@ -67,7 +68,7 @@ func TestSnoozeBeyondTheBoundIsAFailure(t *testing.T) {
 	publishNumbered(t, client, "snooze-bound", 1)
 	cfg := outageSub(client)
 	cfg.Retry.MaxSnoozes, cfg.Retry.MaxRetries = 2, 1
-	cfg.Retry.Policy = ExponentialBackoff{} // retries at once
+	cfg.Retry.Policy = streamq.ExponentialBackoff{} // retries at once
 	sub := newTestSubscriber(t, cfg)
 	var mu sync.Mutex
 	calls := 0
@@ -75,8 +76,8 @@ func TestSnoozeBeyondTheBoundIsAFailure(t *testing.T) {
 		mu.Lock()
 		calls++
 		mu.Unlock()
-		return Snooze(msg, 10*time.Millisecond)
-	}, FailureMiddleware(nil))
+		return streamq.Snooze(msg, 10*time.Millisecond)
+	}, streamq.FailureMiddleware(nil))
 	require.Eventually(t, func() bool { return dlqLen(t, client, "snooze-bound", 4) == 1 }, 30*time.Second, 50*time.Millisecond)
 	var letters []redis.XMessage
 	for p := range 4 {

@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/redistest"
 )
@@ -113,52 +114,6 @@ type sentinelPublishFailures struct {
 	first         error
 }
 
-func (r *failoverRun) sentinelFailuresAfter(t time.Time) sentinelPublishFailures {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var f sentinelPublishFailures
-	for _, p := range r.published {
-		if p.err == nil || p.start.Before(t) {
-			continue
-		}
-		f.all++
-		if redis.HasErrorPrefix(p.err, "READONLY") {
-			f.readOnly++
-		}
-		if f.first == nil {
-			f.first = p.err
-		}
-	}
-	return f
-}
-
-// lostAfter lists the messages whose Publish started after t and returned nil that are not
-// stored in Redis or were never handled.
-func (r *failoverRun) lostAfter(t time.Time, stored map[string]bool) []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var lost []string
-	for _, p := range r.published {
-		if p.err == nil && !p.start.Before(t) && (!stored[p.uuid] || r.handled[p.uuid] == 0) {
-			lost = append(lost, p.uuid)
-		}
-	}
-	return lost
-}
-
-// longestPublishAfter returns the longest Publish call started after t.
-func (r *failoverRun) longestPublishAfter(t time.Time) time.Duration {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var longest time.Duration
-	for _, p := range r.published {
-		if d := p.end.Sub(p.start); !p.start.Before(t) && d > longest {
-			longest = d
-		}
-	}
-	return longest
-}
-
 // sentinelRun is the traffic of a Sentinel failover test: 4 publishers through a
 // FailoverClient and a two-member consumer group, each member through a client of
 // redis.NewUniversalClient with MasterName (as two processes configured for Sentinel), on an
@@ -166,7 +121,7 @@ func (r *failoverRun) longestPublishAfter(t time.Time) time.Duration {
 type sentinelRun struct {
 	*failoverRun
 	s       *redistest.Sentinel
-	members map[string]*Subscriber
+	members map[string]*streamq.Subscriber
 	hook    *failoverHook
 	inspect *redis.Client // a client of the test's own, to read what Redis holds
 	all     map[int]bool  // every partition
@@ -176,19 +131,19 @@ type sentinelRun struct {
 // then starts the publishers and lets them run for 2 s.
 func startSentinelRun(t *testing.T, s *redistest.Sentinel, topic string) *sentinelRun {
 	const group, partitions = "g", 8
-	r := &sentinelRun{s: s, members: map[string]*Subscriber{}, hook: &failoverHook{}, all: map[int]bool{}}
+	r := &sentinelRun{s: s, members: map[string]*streamq.Subscriber{}, hook: &failoverHook{}, all: map[int]bool{}}
 	for p := 0; p < partitions; p++ {
 		r.all[p] = true
 	}
 	pubClient := s.FailoverClient(t)
 	pubClient.AddHook(r.hook)
-	r.failoverRun = newFailoverRun(topic, partitions, newTestPublisher(t, PublisherConfig{Client: pubClient,
-		DefaultPartitionCount: partitions, Trim: TrimConfig{MaxLen: -1}, Partitioning: PartitioningConfig{RefreshInterval: 500 * time.Millisecond},
-		Payloads: PayloadConfig{Threshold: offloadedSize / 2}}))
+	r.failoverRun = newFailoverRun(topic, partitions, newTestPublisher(t, streamq.PublisherConfig{Client: pubClient,
+		DefaultPartitionCount: partitions, Trim: streamq.TrimConfig{MaxLen: -1}, Partitioning: streamq.PartitioningConfig{RefreshInterval: 500 * time.Millisecond},
+		Payloads: streamq.PayloadConfig{Threshold: offloadedSize / 2}}))
 	for _, name := range []string{"a", "b"} {
 		client := s.UniversalClient(t)
 		client.AddHook(r.hook)
-		sub, ch := subscribeMember(t, client, topic, group, name, partitions, func(cfg *SubscriberConfig) {
+		sub, ch := subscribeMember(t, client, topic, group, name, partitions, func(cfg *streamq.SubscriberConfig) {
 			cfg.Membership.LeaseTTL = 3 * time.Second
 			cfg.Membership.RenewInterval = 500 * time.Millisecond
 		})

@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"bufio"
@@ -14,6 +14,8 @@ import (
 	"github.com/ThreeDotsLabs/watermill"
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/streamq-dev/streamq"
 )
 
 // The child process of TestPausedOwnerProcessIsFenced is this test binary run again with
@@ -35,7 +37,7 @@ const (
 // sigstopTimes are the lease timings of both members of the test. The pending scan is far
 // off, so that on resume nothing but the lease stands between the child's worker and its
 // next prefetched message.
-func sigstopTimes(c *SubscriberConfig) {
+func sigstopTimes(c *streamq.SubscriberConfig) {
 	c.Membership.LeaseTTL = sigstopTTL
 	c.Membership.RenewInterval = 200 * time.Millisecond
 	c.Membership.RebalanceInterval = 100 * time.Millisecond
@@ -107,7 +109,7 @@ func runSigstopChild() int {
 	cfg := fastSub(client, sigstopGroup)
 	cfg.Membership.ConsumerName = sigstopMember
 	sigstopTimes(&cfg)
-	sub, err := NewSubscriber(cfg, childLogger{ledger})
+	sub, err := streamq.NewSubscriber(cfg, childLogger{ledger})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "subscriber:", err)
 		return 2
@@ -142,7 +144,7 @@ func readCommands() <-chan string {
 }
 
 // watchLeasesLost writes a "lost" event each time the subscriber's LeasesLost counter grows.
-func watchLeasesLost(sub *Subscriber, ledger *childLedger) {
+func watchLeasesLost(sub *streamq.Subscriber, ledger *childLedger) {
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	var seen int64
@@ -164,7 +166,7 @@ func consumeAsChild(ch <-chan *message.Message, cmds <-chan string, ledger *chil
 			if !ok {
 				return
 			}
-			p, _ := PartitionFromCtx(m.Context())
+			p, _ := streamq.PartitionFromCtx(m.Context())
 			ledger.write(childEvent{Ev: "deliver", UUID: m.UUID, Seq: m.Metadata.Get("seq"), Partition: p})
 			if !held {
 				held = true

@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/chaos"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/redistest"
@@ -135,7 +136,7 @@ type pausedOwner struct {
 	topic     string
 	direct    *redis.Client
 	proxy     *chaos.Proxy // between the child and Redis
-	pub       *Publisher
+	pub       *streamq.Publisher
 	child     *childProc
 	fresh     <-chan *message.Message
 	taken     *message.Message // message 0, as the new owner got it
@@ -150,7 +151,7 @@ func pauseOwner(t *testing.T, topic string) *pausedOwner {
 	f.proxy, err = chaos.Listen(srv.Addr())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = f.proxy.Close() })
-	f.pub = newTestPublisher(t, PublisherConfig{Client: f.direct})
+	f.pub = newTestPublisher(t, streamq.PublisherConfig{Client: f.direct})
 	publishKeyed(t, f.pub, topic, 0, 10, 1) // before the child joins: its first read takes all ten
 	f.child = startSigstopChild(t, f.proxy.Addr(), topic)
 	held := f.child.waitEvent(t, "holding", 20*time.Second)
@@ -162,7 +163,7 @@ func pauseOwner(t *testing.T, topic string) *pausedOwner {
 	_, f.fresh = subscribeMember(t, f.direct, topic, sigstopGroup, "fresh", 1, sigstopTimes)
 	f.taken = receiveOne(t, f.fresh, 20*time.Second)
 	require.Equal(t, held.UUID, f.taken.UUID, "the new owner gets the message the paused one holds")
-	count, _ := DeliveryCountFromCtx(f.taken.Context())
+	count, _ := streamq.DeliveryCountFromCtx(f.taken.Context())
 	require.GreaterOrEqual(t, count, int64(2))
 	return f
 }
@@ -184,7 +185,7 @@ func (f *pausedOwner) finish(t *testing.T, last int) {
 	f.child.send(t, "quit") // once it exited, whatever it sent has reached Redis
 	f.child.waitExit(t, 20*time.Second)
 	assertNothingDeliveredAfter(t, f.child.events(t), f.stoppedAt)
-	id, _ := StreamIDFromCtx(f.taken.Context())
+	id, _ := streamq.StreamIDFromCtx(f.taken.Context())
 	assertPendingFor(t, f.direct, f.topic, id, "fresh")
 	assertNonePendingFor(t, f.direct, f.topic, sigstopMember)
 	f.taken.Ack()
@@ -267,4 +268,15 @@ func assertNothingDeliveredAfter(t *testing.T, events []childEvent, from int) {
 	}
 	require.NotNil(t, closed, "the child closed")
 	assert.GreaterOrEqual(t, closed.LeasesLost, int64(1))
+}
+
+// kill sends SIGKILL and waits for the child to be gone.
+func (c *childProc) kill(t *testing.T) {
+	t.Helper()
+	c.signal(t, syscall.SIGKILL)
+	select {
+	case <-c.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the child did not die")
+	}
 }

@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"bytes"
@@ -16,6 +16,8 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
+
+	"github.com/streamq-dev/streamq"
 )
 
 // The child processes of the static member tests are this test binary run again with
@@ -39,12 +41,12 @@ const (
 
 // staticTimings are the lease times of the static member processes, by the name a child
 // reads from staticTimesEnv: staticTimes ("") and staticSlowTimes ("slow").
-var staticTimings = map[string]func(*SubscriberConfig){"": staticTimes, "slow": staticSlowTimes}
+var staticTimings = map[string]func(*streamq.SubscriberConfig){"": staticTimes, "slow": staticSlowTimes}
 
 // staticSlowTimes are the times of a restart measured against RebalanceInterval: 3s, so the
 // margin left for starting a process is not lost in the noise of a busy machine (a presence
 // window of 2.25s), LeaseTTL and grace of 10s.
-func staticSlowTimes(c *SubscriberConfig) {
+func staticSlowTimes(c *streamq.SubscriberConfig) {
 	staticTimes(c)
 	c.Membership.LeaseTTL = 10 * time.Second
 	c.Membership.RenewInterval = time.Second
@@ -52,7 +54,7 @@ func staticSlowTimes(c *SubscriberConfig) {
 	c.Membership.StaticMemberGrace = 10 * time.Second
 }
 
-func staticTimes(c *SubscriberConfig) {
+func staticTimes(c *streamq.SubscriberConfig) {
 	c.Membership.LeaseTTL = 3 * time.Second
 	c.Membership.RenewInterval = 500 * time.Millisecond
 	c.Membership.RebalanceInterval = 500 * time.Millisecond
@@ -101,17 +103,6 @@ func startStaticChildTimed(t *testing.T, addrs []string, topic, name string, hol
 	return c
 }
 
-// kill sends SIGKILL and waits for the child to be gone.
-func (c *childProc) kill(t *testing.T) {
-	t.Helper()
-	c.signal(t, syscall.SIGKILL)
-	select {
-	case <-c.done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the child did not die")
-	}
-}
-
 // TestStaticChild is the static member process of the static member tests. In a normal test
 // run (the variable unset) it does nothing.
 func TestStaticChild(_ *testing.T) {
@@ -133,14 +124,14 @@ func runStaticChild() int {
 	client := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: strings.Split(os.Getenv(staticAddrsEnv), ","),
 		MaxRetries: -1, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second})
 	defer client.Close()
-	cfg := SubscriberConfig{Client: client, ConsumerGroup: staticGroup, Membership: MembershipConfig{ConsumerName: os.Getenv(staticNameEnv)}}
+	cfg := streamq.SubscriberConfig{Client: client, ConsumerGroup: staticGroup, Membership: streamq.MembershipConfig{ConsumerName: os.Getenv(staticNameEnv)}}
 	times, ok := staticTimings[os.Getenv(staticTimesEnv)]
 	if !ok {
 		fmt.Fprintln(os.Stderr, "unknown times:", os.Getenv(staticTimesEnv))
 		return 2
 	}
 	times(&cfg)
-	sub, err := NewSubscriber(cfg, childLogger{ledger})
+	sub, err := streamq.NewSubscriber(cfg, childLogger{ledger})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "subscriber:", err)
 		return 2
@@ -169,8 +160,8 @@ func consumeStatic(ch <-chan *message.Message, cmds <-chan string, ledger *child
 			if !ok {
 				return
 			}
-			p, _ := PartitionFromCtx(m.Context())
-			n, _ := DeliveryCountFromCtx(m.Context())
+			p, _ := streamq.PartitionFromCtx(m.Context())
+			n, _ := streamq.DeliveryCountFromCtx(m.Context())
 			e := childEvent{Ev: "deliver", UUID: m.UUID, Seq: m.Metadata.Get("seq"), Partition: p, Count: n, T: time.Now().UnixNano()}
 			ledger.write(e)
 			if hold && m.Metadata.Get("hold") == "1" {
@@ -225,7 +216,7 @@ func countEvents(t *testing.T, c *childProc, ev string) int {
 func holdMessages(parts []int) []*message.Message {
 	msgs := keyedMessages(0, len(parts), 1)
 	for i, m := range msgs {
-		m.Metadata.Set(ForcePartitionMetadata, strconv.Itoa(parts[i]))
+		m.Metadata.Set(streamq.ForcePartitionMetadata, strconv.Itoa(parts[i]))
 		m.Metadata.Set("hold", "1")
 		m.Metadata.Set("seq", "-1")
 	}

@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/chaos"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/lease"
@@ -40,7 +41,7 @@ type staticFleet struct {
 	addrs  []string
 	client redis.UniversalClient
 	topic  string
-	pub    *Publisher
+	pub    *streamq.Publisher
 	got    *deliveries // b's and c's
 	log    *leaseLog
 	a      *childProc
@@ -59,7 +60,7 @@ func startStaticFleet(t *testing.T, addrs []string, client redis.UniversalClient
 func startStaticFleetTimed(t *testing.T, addrs []string, client redis.UniversalClient, topic, times string, others ...string) *staticFleet {
 	t.Helper()
 	f := &staticFleet{addrs: addrs, client: client, topic: topic, got: newDeliveries()}
-	f.pub = newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: staticPartitions})
+	f.pub = newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: staticPartitions})
 	share := map[string]int{"a": staticPartitions / (len(others) + 1)}
 	for _, name := range others {
 		_, ch := subscribeMember(t, client, topic, staticGroup, name, staticPartitions, staticTimings[times])
@@ -160,16 +161,6 @@ func (f *staticFleet) assertAllHandled(t *testing.T, children ...*childProc) {
 	}, 30*time.Second, 50*time.Millisecond, "every message is acked")
 }
 
-// firstTokenOf is when partition p first had a token of process inst.
-func (l *leaseLog) firstTokenOf(p int, inst string) (time.Time, bool) {
-	for _, c := range l.history(p) {
-		if c.token != "" && tokenInstance(c.token) == inst {
-			return c.at, true
-		}
-	}
-	return time.Time{}, false
-}
-
 // TestStaticMemberKilledTakesBackItsPartitions: static member a (a child process holding one
 // message unacked on each of its 4 partitions, more read behind them) is SIGKILLed under
 // continuous traffic and started again at once. The new process holds the same 4 partitions,
@@ -195,7 +186,7 @@ func TestStaticMemberKilledTakesBackItsPartitions(t *testing.T) {
 		require.Eventually(t, func() bool { return f.log.movedOn(parts, "a", old) }, 20*time.Second, 5*time.Millisecond)
 		f.log.assertTakenBackDirectly(t, parts, "a", old)
 		assert.Equal(t, parts, f.log.ownedBy("a", staticPartitions), "the same partitions, no other")
-		var cfg SubscriberConfig
+		var cfg streamq.SubscriberConfig
 		staticTimes(&cfg)
 		for _, p := range parts {
 			at, _ := f.log.firstTokenOf(p, tokenInstance(f.log.current(p)))
@@ -253,7 +244,7 @@ func (f *staticFleet) assertHeldAgainInTime(t *testing.T, parts []int, a2 *child
 	t.Helper()
 	started := time.Unix(0, a2.waitEvent(t, "start", time.Second).T)
 	subscribed := time.Unix(0, a2.waitEvent(t, "subscribed", time.Second).T)
-	var cfg SubscriberConfig
+	var cfg streamq.SubscriberConfig
 	staticSlowTimes(&cfg)
 	t.Logf("the killed process's presence ran out %s after the launch (a window of %s)", gone.Sub(launched), lease.PresenceWindow(lease.Config{RebalanceInterval: cfg.Membership.RebalanceInterval, LeaseTTL: cfg.Membership.LeaseTTL}, 100*time.Millisecond))
 	for _, p := range parts {
@@ -299,7 +290,7 @@ func TestStaticMemberKilledPastGraceIsReplaced(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return len(f.log.ownedBy("b", staticPartitions))+len(f.log.ownedBy("c", staticPartitions)) == staticPartitions
 	}, 30*time.Second, 10*time.Millisecond, "b and c take over")
-	var cfg SubscriberConfig
+	var cfg streamq.SubscriberConfig
 	staticTimes(&cfg)
 	for _, p := range parts {
 		h := f.log.history(p)
@@ -343,7 +334,7 @@ func TestStaticMemberPausedProcessIsFenced(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = proxy.Close() })
 	const topic = "static-stop"
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: staticPartitions})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: staticPartitions})
 	a := startStaticChild(t, []string{proxy.Addr()}, topic, "a", true)
 	require.Eventually(t, func() bool {
 		return countByMember(leaseOwners(t, client, topic, staticGroup, staticPartitions))["a"] == staticPartitions
@@ -352,7 +343,7 @@ func TestStaticMemberPausedProcessIsFenced(t *testing.T) {
 	require.NoError(t, pub.Publish(topic, holdMessages(parts)...))
 	behind := keyedMessages(0, 20, 1)
 	for i, m := range behind {
-		m.Metadata.Set(ForcePartitionMetadata, map[bool]string{true: "0", false: "1"}[i%2 == 0])
+		m.Metadata.Set(streamq.ForcePartitionMetadata, map[bool]string{true: "0", false: "1"}[i%2 == 0])
 	}
 	require.NoError(t, pub.Publish(topic, behind...))
 	require.Eventually(t, func() bool { return countEvents(t, a, "holding") == 2 }, 10*time.Second, 10*time.Millisecond)
@@ -376,7 +367,7 @@ func TestStaticMemberPausedProcessIsFenced(t *testing.T) {
 	// Frozen for less than LeaseTTL: its leases' terms have not run out, its presence has (it
 	// missed its presence refreshes for the window), and that alone keeps it from
 	// delivering the entries queued behind the held ones.
-	var cfg SubscriberConfig
+	var cfg streamq.SubscriberConfig
 	staticTimes(&cfg)
 	require.Less(t, time.Since(stopped), cfg.Membership.LeaseTTL, "the takeover took longer than LeaseTTL: this run proves nothing about presence")
 	proxy.SetLatency(300 * time.Millisecond)

@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/streamq-dev/streamq"
 )
 
 // fakeTracer records the hooks it is given, writes a mark into the metadata as a real
@@ -18,9 +20,9 @@ type fakeTracer struct {
 	mu         sync.Mutex
 	published  []string // topic of each StartPublish
 	pubErrs    []error
-	deliveries []DeliveryInfo
-	outcomes   []DeliveryOutcome
-	settles    []Settlement
+	deliveries []streamq.DeliveryInfo
+	outcomes   []streamq.DeliveryOutcome
+	settles    []streamq.Settlement
 	settleOK   []bool
 }
 
@@ -38,18 +40,18 @@ func (f *fakeTracer) StartPublish(topic string, msg *message.Message) func(error
 	}
 }
 
-func (f *fakeTracer) StartDelivery(ctx context.Context, _ *message.Message, d DeliveryInfo) (context.Context, func(DeliveryOutcome)) {
+func (f *fakeTracer) StartDelivery(ctx context.Context, _ *message.Message, d streamq.DeliveryInfo) (context.Context, func(streamq.DeliveryOutcome)) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.deliveries = append(f.deliveries, d)
-	return context.WithValue(ctx, fakeSpanKey{}, len(f.deliveries)), func(out DeliveryOutcome) {
+	return context.WithValue(ctx, fakeSpanKey{}, len(f.deliveries)), func(out streamq.DeliveryOutcome) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		f.outcomes = append(f.outcomes, out)
 	}
 }
 
-func (f *fakeTracer) StartSettle(msg *message.Message, s Settlement) func(bool) {
+func (f *fakeTracer) StartSettle(msg *message.Message, s streamq.Settlement) func(bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.settles = append(f.settles, s)
@@ -69,7 +71,7 @@ func TestTracerHooks(t *testing.T) {
 	t.Parallel()
 	_, client := startRedis(t)
 	tr := &fakeTracer{}
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 2, Tracer: tr})
+	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 2, Tracer: tr})
 	cfg := fastSub(client, "g")
 	cfg.Tracer = tr
 	msgs, err := newTestSubscriber(t, cfg).Subscribe(context.Background(), "traced")
@@ -80,13 +82,13 @@ func TestTracerHooks(t *testing.T) {
 	first := nextMsg(t, msgs, 10*time.Second)
 	assert.Equal(t, 1, first.Context().Value(fakeSpanKey{}), "msg.Context() is built on the delivery span's context")
 	assert.Equal(t, "publish", first.Metadata.Get("fake-trace"), "the publish hook's metadata is stored")
-	firstID, _ := StreamIDFromCtx(first.Context())
-	first.Metadata.Set(LastErrorMetadata, "boom")
+	firstID, _ := streamq.StreamIDFromCtx(first.Context())
+	first.Metadata.Set(streamq.LastErrorMetadata, "boom")
 	first.Nack()
 	retry := nextMsg(t, msgs, 10*time.Second)
 	assert.Equal(t, 2, retry.Context().Value(fakeSpanKey{}))
 	assert.Equal(t, firstID, retry.Metadata.Get("fake-link"), "the settle hook's metadata is stored with the retry")
-	retryID, _ := StreamIDFromCtx(retry.Context())
+	retryID, _ := streamq.StreamIDFromCtx(retry.Context())
 	retry.Ack()
 
 	require.Eventually(t, func() bool {
@@ -98,13 +100,13 @@ func TestTracerHooks(t *testing.T) {
 	defer tr.mu.Unlock()
 	assert.Equal(t, []string{"traced"}, tr.published)
 	assert.Equal(t, []error{nil}, tr.pubErrs)
-	part, _ := PublishedPartition(msg)
-	assert.Equal(t, []DeliveryInfo{
+	part, _ := streamq.PublishedPartition(msg)
+	assert.Equal(t, []streamq.DeliveryInfo{
 		{Topic: "traced", Partition: part, StreamID: firstID, OriginalID: firstID, ConsumerGroup: "g", Consumer: tr.deliveries[0].Consumer, DeliveryCount: 1},
 		{Topic: "traced", Partition: part, StreamID: retryID, OriginalID: firstID, ConsumerGroup: "g", Consumer: tr.deliveries[0].Consumer, DeliveryCount: 1, RetryCount: 1},
 	}, tr.deliveries)
 	assert.NotEmpty(t, tr.deliveries[0].Consumer)
-	assert.Equal(t, []DeliveryOutcome{DeliveryNacked, DeliveryAcked}, tr.outcomes)
-	assert.Equal(t, []Settlement{{Step: SettleRetry, Topic: "traced", Partition: part, ConsumerGroup: "g", StreamID: firstID, Reason: "boom", Retry: 1}}, tr.settles)
+	assert.Equal(t, []streamq.DeliveryOutcome{streamq.DeliveryNacked, streamq.DeliveryAcked}, tr.outcomes)
+	assert.Equal(t, []streamq.Settlement{{Step: streamq.SettleRetry, Topic: "traced", Partition: part, ConsumerGroup: "g", StreamID: firstID, Reason: "boom", Retry: 1}}, tr.settles)
 	assert.Equal(t, []bool{true}, tr.settleOK)
 }
