@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/streamq-dev/streamq"
+	"github.com/streamq-dev/streamq/internal/redistest"
 )
 
 // keyedRun publishes n messages over keys keys to topic (one partition), seq per key in
@@ -218,7 +219,7 @@ func runKeyedChild() int {
 // of each key stay in publish order, and the only messages delivered again are ones the
 // killed member had been handed (in flight, or acked but not flushed).
 func TestOrderByKeySurvivesAKill(t *testing.T) {
-	skipShort(t, "a killed child process")
+	redistest.SkipShort(t, "a killed child process")
 	t.Parallel()
 	srv, client := startRedis(t)
 	const topic, keys, n = "by-key-kill", 64, 20_000

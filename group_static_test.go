@@ -203,6 +203,17 @@ func (d *deliveries) add(uuid string) {
 	d.mu.Unlock()
 }
 
+// addAll adds the counts of o.
+func (d *deliveries) addAll(o *deliveries) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for u, n := range o.n {
+		d.n[u] += n
+	}
+}
+
 // missing is how many of uuids were never delivered; twice is how many were delivered more
 // than once.
 func (d *deliveries) counts(uuids []string) (missing, twice int) {

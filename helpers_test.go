@@ -159,10 +159,3 @@ func (c *captureLogger) matching(level, part string) []logLine {
 	}
 	return out
 }
-
-// skipShort skips t under -short (make test-short): process kills, outages and restarts run
-// in make test.
-func skipShort(t *testing.T, what string) {
-	t.Helper()
-	redistest.SkipShort(t, what)
-}

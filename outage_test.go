@@ -19,6 +19,7 @@ import (
 	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/outage"
+	"github.com/streamq-dev/streamq/internal/redistest"
 )
 
 // downstream is a service that is down until up is closed.
@@ -70,7 +71,7 @@ func (l *outageLedger) handled() int {
 // reads while it lasts. The same outage, unmarked with the default retries, dead-letters
 // (the control).
 func TestOutagePausesInsteadOfDeadLettering(t *testing.T) {
-	skipShort(t, "a 30 s outage")
+	redistest.SkipShort(t, "a 30 s outage")
 	t.Parallel()
 	t.Run("marked", func(t *testing.T) {
 		t.Parallel()

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/streamq-dev/streamq"
+	"github.com/streamq-dev/streamq/internal/redistest"
 )
 
 // TestEffectivelyOnceThroughKills is #30's first acceptance: a stage handling topic A into
@@ -26,7 +27,7 @@ import (
 // over; the next child is handed the input again. With DeriveUUIDs, B then holds exactly
 // one entry per (input, output index). Without it (the control) B holds duplicates.
 func TestEffectivelyOnceThroughKills(t *testing.T) {
-	skipShort(t, "killed child processes")
+	redistest.SkipShort(t, "killed child processes")
 	t.Parallel()
 	t.Run("derived", func(t *testing.T) {
 		t.Parallel()

@@ -13,6 +13,8 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message/subscriber"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/streamq-dev/streamq/internal/redistest"
 )
 
 // TestPubSubReconnect runs the universal suite (with -race) in the restart configuration;
@@ -28,7 +30,7 @@ func TestPubSubReconnect(t *testing.T) {
 // them; every message whose Publish returned nil must be received.
 func TestReconnectUnderRace(t *testing.T) {
 	t.Parallel()
-	skipShort(t, "restarting Redis under load")
+	redistest.SkipShort(t, "restarting Redis under load")
 	srv, client := startRedis(t)
 	pub, sub := newPubSub(t, client, 4, false, true, "reconnect", nil)
 	defer func() {

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/streamq-dev/streamq"
+	"github.com/streamq-dev/streamq/internal/redistest"
 )
 
 // universal runs Watermill's universal Pub/Sub suite against a redis-server of its own.
@@ -16,7 +17,7 @@ func universal(t *testing.T, partitions int, keyFromPayload, restart bool) {
 	srv, client := startRedis(t)
 	features := universalFeatures()
 	if restart {
-		skipShort(t, "restarting Redis")
+		redistest.SkipShort(t, "restarting Redis")
 		features.RestartServiceCommand = srv.RestartCommand()
 	}
 	runUniversal(t, client, features, partitions, keyFromPayload)

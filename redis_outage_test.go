@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/streamq-dev/streamq"
+	"github.com/streamq-dev/streamq/internal/redistest"
 )
 
 // A Redis that is not there: Publish and Subscribe fail with a clear error within the
@@ -45,7 +46,7 @@ func TestRedisDownAtStartFailsFastAndClearly(t *testing.T) {
 // growth while it is down, and everything published before and after is delivered.
 func TestRedisOutageMidRunRecovers(t *testing.T) {
 	// Not parallel: it counts the process's goroutines.
-	skipShort(t, "a Redis outage")
+	redistest.SkipShort(t, "a Redis outage")
 	srv, _ := startRedis(t)
 	client := redis.NewClient(&redis.Options{Addr: srv.Addr(), Protocol: 2})
 	defer client.Close()

@@ -203,7 +203,7 @@ func (f *pausedOwner) finish(t *testing.T, last int) {
 // delivers nothing more from the partition, though its queue holds messages 1-9.
 func TestPausedOwnerProcessIsFenced(t *testing.T) {
 	t.Parallel()
-	skipShort(t, "a SIGSTOPped child process")
+	redistest.SkipShort(t, "a SIGSTOPped child process")
 	f := pauseOwner(t, "sigstop-ack")
 	f.resume(t)
 	f.child.send(t, "ack")
@@ -218,7 +218,7 @@ func TestPausedOwnerProcessIsFenced(t *testing.T) {
 // delivers all of them, in order, at once.
 func TestPausedOwnerProcessReadsNothingAfterResume(t *testing.T) {
 	t.Parallel()
-	skipShort(t, "a SIGSTOPped child process")
+	redistest.SkipShort(t, "a SIGSTOPped child process")
 	f := pauseOwner(t, "sigstop-read")
 	f.resume(t)
 	publishKeyed(t, f.pub, f.topic, 10, 15, 1)

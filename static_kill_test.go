@@ -139,11 +139,7 @@ func (f *staticFleet) assertAllHandled(t *testing.T, children ...*childProc) {
 	space := keys.New("", "")
 	require.Eventually(t, func() bool {
 		all := newDeliveries()
-		f.got.mu.Lock()
-		for u, n := range f.got.n {
-			all.n[u] = n
-		}
-		f.got.mu.Unlock()
+		all.addAll(f.got)
 		for _, c := range children {
 			for _, e := range childDeliveries(t, c) {
 				all.add(e.UUID)
@@ -169,7 +165,7 @@ func (f *staticFleet) assertAllHandled(t *testing.T, children ...*childProc) {
 // every message is handled.
 func TestStaticMemberKilledTakesBackItsPartitions(t *testing.T) {
 	t.Parallel()
-	skipShort(t, "a killed child process")
+	redistest.SkipShort(t, "a killed child process")
 	onChildBackends(t, func(t *testing.T, addrs []string, client redis.UniversalClient) {
 		f := startStaticFleet(t, addrs, client, "static-kill")
 		stop := f.traffic(t)
@@ -213,7 +209,7 @@ func TestStaticMemberKilledTakesBackItsPartitions(t *testing.T) {
 // the held ones again, is handled.
 func TestStaticMemberRestartedHoldsItsPartitionsWithinARebalanceInterval(t *testing.T) {
 	t.Parallel()
-	skipShort(t, "a killed child process")
+	redistest.SkipShort(t, "a killed child process")
 	onChildBackends(t, func(t *testing.T, addrs []string, client redis.UniversalClient) {
 		f := startStaticFleetTimed(t, addrs, client, "static-restart", "slow", "b")
 		stop := f.traffic(t)
@@ -277,7 +273,7 @@ func presenceGone(t *testing.T, client redis.UniversalClient, topic, member stri
 // Nothing is lost.
 func TestStaticMemberKilledPastGraceIsReplaced(t *testing.T) {
 	t.Parallel()
-	skipShort(t, "a killed child process")
+	redistest.SkipShort(t, "a killed child process")
 	srv := redistest.Start(t)
 	f := startStaticFleet(t, []string{srv.Addr()}, srv.Client(t), "static-gone")
 	stop := f.traffic(t)
@@ -327,7 +323,7 @@ func TestStaticMemberKilledPastGraceIsReplaced(t *testing.T) {
 // everything in order.
 func TestStaticMemberPausedProcessIsFenced(t *testing.T) {
 	t.Parallel()
-	skipShort(t, "a SIGSTOPped child process")
+	redistest.SkipShort(t, "a SIGSTOPped child process")
 	srv := redistest.Start(t)
 	client := srv.Client(t)
 	proxy, err := chaos.Listen(srv.Addr())
