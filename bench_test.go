@@ -10,13 +10,14 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamq-dev/streamq"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // BenchmarkPublishParallel: 64 goroutines per core-ish publishing one 64-byte message per
 // Publish call, as a Watermill app does; coalescing turns them into pipelines.
 func BenchmarkPublishParallel(b *testing.B) {
-	_, client := startRedis(b)
-	pub := newTestPublisher(b, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 8, Trim: streamq.TrimConfig{MaxLen: -1}})
+	_, client := streamqtest.StartRedis(b)
+	pub := streamqtest.NewPublisher(b, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 8, Trim: streamq.TrimConfig{MaxLen: -1}})
 	payload := make([]byte, 64)
 	b.SetParallelism(32)
 	b.ReportAllocs()
@@ -37,9 +38,9 @@ func BenchmarkPublishParallel(b *testing.B) {
 func BenchmarkConsume(b *testing.B) {
 	for _, parts := range []int{1, 8} {
 		b.Run(strconv.Itoa(parts)+"-partitions", func(b *testing.B) {
-			_, client := startRedis(b)
+			_, client := streamqtest.StartRedis(b)
 			topic := "consume"
-			pub := newTestPublisher(b, streamq.PublisherConfig{Client: client, DefaultPartitionCount: parts, Trim: streamq.TrimConfig{MaxLen: -1}})
+			pub := streamqtest.NewPublisher(b, streamq.PublisherConfig{Client: client, DefaultPartitionCount: parts, Trim: streamq.TrimConfig{MaxLen: -1}})
 			payload := make([]byte, 64)
 			for sent := 0; sent < b.N; {
 				n := min(500, b.N-sent)
@@ -53,7 +54,7 @@ func BenchmarkConsume(b *testing.B) {
 				sent += n
 			}
 			cfg := streamq.SubscriberConfig{Client: client, ConsumerGroup: "bench", DefaultPartitionCount: parts}
-			sub := newTestSubscriber(b, cfg)
+			sub := streamqtest.NewSubscriber(b, cfg)
 			b.ReportAllocs()
 			b.ResetTimer()
 			ch, err := sub.Subscribe(context.Background(), topic)
@@ -72,7 +73,7 @@ func BenchmarkConsume(b *testing.B) {
 // BenchmarkCeilingPipelinedXAdd is go-redis alone: 100 XADDs of 64 bytes per round trip, the
 // ceiling BenchmarkPublishParallel is compared with (ratios within one run).
 func BenchmarkCeilingPipelinedXAdd(b *testing.B) {
-	_, client := startRedis(b)
+	_, client := streamqtest.StartRedis(b)
 	ctx := context.Background()
 	payload := make([]byte, 64)
 	b.ReportAllocs()
@@ -96,7 +97,7 @@ func BenchmarkCeilingPipelinedXAdd(b *testing.B) {
 // one pipeline and wakes the callers. No routing, encoding or per-call error handling: the
 // ceiling for this calling pattern, beside BenchmarkPublishParallel in the same run.
 func BenchmarkCeilingCoalescedXAdd(b *testing.B) {
-	_, client := startRedis(b)
+	_, client := streamqtest.StartRedis(b)
 	ctx := context.Background()
 	type call struct {
 		args []any

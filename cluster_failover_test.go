@@ -19,6 +19,7 @@ import (
 	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/redistest"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // replicationWindow is how long before a master's death a write it acknowledged may still be
@@ -331,29 +332,29 @@ func TestClusterFailover(t *testing.T) {
 	const topic, group, partitions = "failover", "g", 12
 	k := kill{partitions: map[int]bool{}}
 	var err error
-	k.master, err = c.MasterOf(slotOf(t, client, space.Meta(topic)))
+	k.master, err = c.MasterOf(streamqtest.SlotOf(t, client, space.Meta(topic)))
 	require.NoError(t, err)
-	for p, m := range partitionMasters(t, c, client, topic, partitions) {
+	for p, m := range streamqtest.PartitionMasters(t, c, client, topic, partitions) {
 		if m == k.master {
 			k.partitions[p] = true
 		}
 	}
 	require.NotEmpty(t, k.partitions, "the master to kill serves no partition of the topic")
-	t.Logf("will kill %s: topic metadata, membership and partitions %v", k.master, sortedInts(k.partitions))
+	t.Logf("will kill %s: topic metadata, membership and partitions %v", k.master, streamqtest.SortedInts(k.partitions))
 
-	run := newFailoverRun(topic, partitions, newTestPublisher(t, streamq.PublisherConfig{Client: failoverClient(t, c),
+	run := newFailoverRun(topic, partitions, streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: failoverClient(t, c),
 		DefaultPartitionCount: partitions, Trim: streamq.TrimConfig{MaxLen: -1}, Partitioning: streamq.PartitioningConfig{RefreshInterval: 500 * time.Millisecond},
 		Payloads: streamq.PayloadConfig{Threshold: offloadedSize / 2}}))
 	members := map[string]*streamq.Subscriber{}
 	for _, name := range []string{"a", "b"} {
-		sub, ch := subscribeMember(t, failoverClient(t, c), topic, group, name, partitions, func(cfg *streamq.SubscriberConfig) {
+		sub, ch := streamqtest.SubscribeMember(t, failoverClient(t, c), topic, group, name, partitions, func(cfg *streamq.SubscriberConfig) {
 			cfg.Membership.LeaseTTL = 3 * time.Second
 			cfg.Membership.RenewInterval = 500 * time.Millisecond
 		})
 		members[name] = sub
 		run.consumeInto(ch)
 	}
-	waitOwners(t, client, topic, group, partitions, balanced(map[string]int{"a": partitions / 2, "b": partitions / 2}))
+	streamqtest.WaitOwners(t, client, topic, group, partitions, streamqtest.Balanced(map[string]int{"a": partitions / 2, "b": partitions / 2}))
 	run.startPublishers(4)
 	defer run.stopPublishers()
 	time.Sleep(2 * time.Second)
@@ -394,15 +395,15 @@ func TestClusterFailover(t *testing.T) {
 	}
 	if len(r.lostInWindow) > 0 {
 		t.Logf("LOST IN THE REPLICATION WINDOW: %d acknowledged messages the killed master took within %s of its death "+
-			"never reached its replica: %s", len(r.lostInWindow), replicationWindow, describe(r.lostInWindow, 10))
+			"never reached its replica: %s", len(r.lostInWindow), replicationWindow, streamqtest.Describe(r.lostInWindow, 10))
 	}
-	assert.Empty(t, r.lostElsewhere, "acknowledged messages lost outside the replication window: %s", describe(r.lostElsewhere, 10))
-	assert.Empty(t, r.notHandled, "acknowledged messages stored in Redis but never handled: %s", describe(r.notHandled, 10))
+	assert.Empty(t, r.lostElsewhere, "acknowledged messages lost outside the replication window: %s", streamqtest.Describe(r.lostElsewhere, 10))
+	assert.Empty(t, r.notHandled, "acknowledged messages stored in Redis but never handled: %s", streamqtest.Describe(r.notHandled, 10))
 
-	owners := countByMember(leaseOwners(t, inspect, topic, group, partitions))
+	owners := streamqtest.CountByMember(streamqtest.LeaseOwners(t, inspect, topic, group, partitions))
 	assert.Zero(t, owners[""], "partitions without an owner after the failover: %v", owners)
 	for p := 0; p < partitions; p++ {
-		assert.Eventually(t, func() bool { return groupPending(t, inspect, space.PartitionStream(topic, p), group) == 0 },
+		assert.Eventually(t, func() bool { return streamqtest.GroupPending(t, inspect, space.PartitionStream(topic, p), group) == 0 },
 			10*time.Second, 50*time.Millisecond, "partition %d keeps pending entries", p)
 	}
 	for name, sub := range members {

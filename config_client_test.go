@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/streamq-dev/streamq"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // A nil pointer inside the Client interface passes a nil check and panicked at the first
@@ -49,18 +50,18 @@ func TestTypedNilClientIsInvalidConfig(t *testing.T) {
 // under a Publisher that has used it.
 func TestClosedClientIsInvalidConfig(t *testing.T) {
 	t.Parallel()
-	srv, _ := startRedis(t)
+	srv, _ := streamqtest.StartRedis(t)
 	msg := func() *message.Message { return message.NewMessage(watermill.NewUUID(), []byte("x")) }
 
 	t.Run("closed before first use", func(t *testing.T) {
 		c := srv.Client(t)
 		require.NoError(t, c.Close())
-		pub := newTestPublisher(t, streamq.PublisherConfig{Client: c}) // no I/O: no error yet
+		pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: c}) // no I/O: no error yet
 		err := pub.Publish("closed", msg())
 		require.ErrorIs(t, err, streamq.ErrInvalidConfig)
 		require.ErrorIs(t, err, redis.ErrClosed)
 
-		sub := newTestSubscriber(t, streamq.SubscriberConfig{Client: c, ConsumerGroup: "g"})
+		sub := streamqtest.NewSubscriber(t, streamq.SubscriberConfig{Client: c, ConsumerGroup: "g"})
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_, err = sub.Subscribe(ctx, "closed")
@@ -73,7 +74,7 @@ func TestClosedClientIsInvalidConfig(t *testing.T) {
 
 	t.Run("closed after use", func(t *testing.T) {
 		c := srv.Client(t)
-		pub := newTestPublisher(t, streamq.PublisherConfig{Client: c})
+		pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: c})
 		require.NoError(t, pub.Publish("used", msg()))
 		require.NoError(t, c.Close())
 		err := pub.Publish("used", msg())
@@ -83,7 +84,7 @@ func TestClosedClientIsInvalidConfig(t *testing.T) {
 
 	t.Run("closed under a running subscription", func(t *testing.T) {
 		c := srv.Client(t)
-		sub := newTestSubscriber(t, fastSub(c, "g"))
+		sub := streamqtest.NewSubscriber(t, streamqtest.FastSub(c, "g"))
 		ch, err := sub.Subscribe(context.Background(), "running")
 		require.NoError(t, err)
 		require.NoError(t, c.Close())

@@ -16,6 +16,7 @@ import (
 	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/retry"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // TestMoverSkipsBadItemsAndKeepsRunning writes retry items by hand, as another tool or an
@@ -23,13 +24,13 @@ import (
 // dropped, and neither stops the mover.
 func TestMoverSkipsBadItemsAndKeepsRunning(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testMoverSkipsBadItemsAndKeepsRunning)
+	streamqtest.OnBackends(t, testMoverSkipsBadItemsAndKeepsRunning)
 }
 
 func testMoverSkipsBadItemsAndKeepsRunning(t *testing.T, client redis.UniversalClient) {
 	const topic, group, partitions = "mover", "g", 2
-	_, ch := subscribeMember(t, client, topic, group, "m", partitions, nil)
-	waitOwners(t, client, topic, group, partitions, balanced(map[string]int{"m": partitions}))
+	_, ch := streamqtest.SubscribeMember(t, client, topic, group, "m", partitions, nil)
+	streamqtest.WaitOwners(t, client, topic, group, partitions, streamqtest.Balanced(map[string]int{"m": partitions}))
 	log := &rtLog{}
 	rtHandle(ch, log, func(*message.Message, rtDelivery) bool { return true })
 	space := keys.New("", "")
@@ -213,7 +214,7 @@ func rtWaitEmpty(t *testing.T, client redis.UniversalClient, zset, items string)
 // at once.
 func TestDelayedPublish(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testDelayedPublish)
+	streamqtest.OnBackends(t, testDelayedPublish)
 }
 
 func testDelayedPublish(t *testing.T, client redis.UniversalClient) {
@@ -222,10 +223,10 @@ func testDelayedPublish(t *testing.T, client redis.UniversalClient) {
 	log := &rtLog{}
 	groups := []string{"A", "B"}
 	for _, g := range groups {
-		_, ch := subscribeMember(t, client, topic, g, "member-"+g, partitions, nil)
+		_, ch := streamqtest.SubscribeMember(t, client, topic, g, "member-"+g, partitions, nil)
 		rtHandle(ch, log, func(*message.Message, rtDelivery) bool { return true })
 	}
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: partitions})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: partitions})
 	space := keys.New("", "")
 
 	type row struct {
@@ -310,16 +311,16 @@ func testDelayedPublish(t *testing.T, client redis.UniversalClient) {
 // Retries parked in the same millisecond keep their order the same way.
 func TestDelayedMessagesOfOneKeyKeepTheirOrder(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testDelayedMessagesOfOneKeyKeepTheirOrder)
+	streamqtest.OnBackends(t, testDelayedMessagesOfOneKeyKeepTheirOrder)
 }
 
 func testDelayedMessagesOfOneKeyKeepTheirOrder(t *testing.T, client redis.UniversalClient) {
 	ctx := context.Background()
 	const topic, rounds = "delayed-order", 3
-	sub := newTestSubscriber(t, fastSub(client, "g"))
+	sub := streamqtest.NewSubscriber(t, streamqtest.FastSub(client, "g"))
 	ch, err := sub.Subscribe(ctx, topic)
 	require.NoError(t, err)
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 4})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 4})
 	type sent struct {
 		seq int
 		at  time.Time
@@ -362,18 +363,18 @@ func testDelayedMessagesOfOneKeyKeepTheirOrder(t *testing.T, client redis.Univer
 // the order they were parked.
 func TestParkedRetriesOfOneKeyKeepTheirOrder(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testParkedRetriesOfOneKeyKeepTheirOrder)
+	streamqtest.OnBackends(t, testParkedRetriesOfOneKeyKeepTheirOrder)
 }
 
 func testParkedRetriesOfOneKeyKeepTheirOrder(t *testing.T, client redis.UniversalClient) {
 	ctx := context.Background()
 	const topic, n = "retry-order", 20
-	cfg := fastSub(client, "g")
+	cfg := streamqtest.FastSub(client, "g")
 	cfg.Retry.Policy = streamq.ExponentialBackoff{Base: 300 * time.Millisecond, Max: 300 * time.Millisecond, Attempts: 1}
-	sub := newTestSubscriber(t, cfg)
+	sub := streamqtest.NewSubscriber(t, cfg)
 	ch, err := sub.Subscribe(ctx, topic)
 	require.NoError(t, err)
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 1})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 1})
 	require.NoError(t, pub.Publish(topic, seqMessages(0, n, nil)...))
 	var retried []int
 	for len(retried) < n {

@@ -13,11 +13,12 @@ import (
 
 	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 func TestAckPolicyDeletesEntries(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testAckPolicyDeletesEntries)
+	streamqtest.OnBackends(t, testAckPolicyDeletesEntries)
 }
 
 func testAckPolicyDeletesEntries(t *testing.T, client redis.UniversalClient) {
@@ -45,21 +46,21 @@ func testAckPolicyDeletesEntries(t *testing.T, client redis.UniversalClient) {
 			topic := "policy-" + tc.name
 			str := space.PartitionStream(topic, 0)
 			cfg := func(group string) streamq.SubscriberConfig {
-				c := fastSub(client, group)
+				c := streamqtest.FastSub(client, group)
 				c.Acks.DeletePolicy = tc.policy
 				c.Acks.SetTTL = ackSetTTL
 				return c
 			}
 			if tc.secondGroup {
-				g2 := newTestSubscriber(t, cfg("g2"))
+				g2 := streamqtest.NewSubscriber(t, cfg("g2"))
 				_, err := g2.Subscribe(ctx, topic)
 				require.NoError(t, err)
 				require.NoError(t, g2.Close())
 			}
-			g1 := newTestSubscriber(t, cfg("g1"))
+			g1 := streamqtest.NewSubscriber(t, cfg("g1"))
 			ch1, err := g1.Subscribe(ctx, topic)
 			require.NoError(t, err)
-			pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
+			pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client})
 			require.NoError(t, pub.Publish(topic, message.NewMessage(watermill.NewUUID(), []byte("x"))))
 			id := onlyEntry(t, client, str).ID
 			ackSet := space.Acks(topic, 0, id)
@@ -67,8 +68,8 @@ func testAckPolicyDeletesEntries(t *testing.T, client redis.UniversalClient) {
 			nextMsg(t, ch1, 10*time.Second).Ack()
 			// The frontier moves in the same script that applies the policy.
 			waitCommit(t, client, topic, 0, "g1", id)
-			assert.Equal(t, int64(0), groupPending(t, client, str, "g1"))
-			assert.Equal(t, tc.lenAfterG1, xlen(t, client, str), "XLEN after g1 acked")
+			assert.Equal(t, int64(0), streamqtest.GroupPending(t, client, str, "g1"))
+			assert.Equal(t, tc.lenAfterG1, streamqtest.XLen(t, client, str), "XLEN after g1 acked")
 			if !tc.ackSet {
 				assert.False(t, keyExists(t, client, ackSet), "policy %s keeps no ack set", tc.policy)
 				return
@@ -81,12 +82,12 @@ func testAckPolicyDeletesEntries(t *testing.T, client redis.UniversalClient) {
 			assert.Greater(t, ttl, time.Duration(0), "the ack set must expire")
 			assert.LessOrEqual(t, ttl, ackSetTTL)
 
-			g2 := newTestSubscriber(t, cfg("g2"))
+			g2 := streamqtest.NewSubscriber(t, cfg("g2"))
 			ch2, err := g2.Subscribe(ctx, topic)
 			require.NoError(t, err)
 			nextMsg(t, ch2, 10*time.Second).Ack()
 			waitCommit(t, client, topic, 0, "g2", id)
-			assert.Equal(t, int64(0), xlen(t, client, str), "the entry is deleted once every group acked")
+			assert.Equal(t, int64(0), streamqtest.XLen(t, client, str), "the entry is deleted once every group acked")
 			assert.False(t, keyExists(t, client, ackSet), "the ack set is deleted with the entry")
 		})
 	}
@@ -94,7 +95,7 @@ func testAckPolicyDeletesEntries(t *testing.T, client redis.UniversalClient) {
 
 func TestCommitFrontierFollowsAcksPerGroup(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testCommitFrontierFollowsAcksPerGroup)
+	streamqtest.OnBackends(t, testCommitFrontierFollowsAcksPerGroup)
 }
 
 func testCommitFrontierFollowsAcksPerGroup(t *testing.T, client redis.UniversalClient) {
@@ -102,11 +103,11 @@ func testCommitFrontierFollowsAcksPerGroup(t *testing.T, client redis.UniversalC
 	ctx := context.Background()
 	space := keys.New("", "")
 	topic := "frontier"
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
-	g1 := newTestSubscriber(t, fastSub(client, "g1"))
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client})
+	g1 := streamqtest.NewSubscriber(t, streamqtest.FastSub(client, "g1"))
 	ch1, err := g1.Subscribe(ctx, topic)
 	require.NoError(t, err)
-	publishKeyed(t, pub, topic, 0, 10, 1)
+	streamqtest.PublishKeyed(t, pub, topic, 0, 10, 1)
 	entries := streamEntries(t, client, space.PartitionStream(topic, 0))
 	require.Len(t, entries, 10)
 	last := entries[9].ID
@@ -119,7 +120,7 @@ func testCommitFrontierFollowsAcksPerGroup(t *testing.T, client redis.UniversalC
 	waitCommit(t, client, topic, 0, "g1", last)
 	assert.Equal(t, "", commitOf(t, client, topic, 0, "g2"))
 
-	g2 := newTestSubscriber(t, fastSub(client, "g2"))
+	g2 := streamqtest.NewSubscriber(t, streamqtest.FastSub(client, "g2"))
 	ch2, err := g2.Subscribe(ctx, topic)
 	require.NoError(t, err)
 	for i := 0; i < 10; i++ {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // concurrency counts the handlers running at once and the most seen. Handlers wait at the
@@ -86,12 +87,12 @@ func TestInFlightCaps(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, client := startRedis(t)
-			cfg := fastSub(client, "g")
+			_, client := streamqtest.StartRedis(t)
+			cfg := streamqtest.FastSub(client, "g")
 			cfg.DefaultPartitionCount = tt.partitions
 			cfg.Delivery.MaxInFlight, cfg.Delivery.MaxInFlightPerPartition = tt.maxInFlight, tt.perPartition
-			sub := newTestSubscriber(t, cfg)
-			pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: tt.partitions})
+			sub := streamqtest.NewSubscriber(t, cfg)
+			pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: tt.partitions})
 			c := newConcurrency(int(tt.want))
 			var handled sync.WaitGroup
 			const perPartition = 12
@@ -118,14 +119,14 @@ func TestInFlightCaps(t *testing.T) {
 // cap takes the rest of both topics.
 func TestMaxLeasedPartitionsHoldsOverTopics(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
+	_, client := streamqtest.StartRedis(t)
 	topics := []string{"leased-a", "leased-b"}
-	capped := fastSub(client, "g")
+	capped := streamqtest.FastSub(client, "g")
 	capped.Membership.ConsumerName, capped.DefaultPartitionCount, capped.Membership.MaxLeasedPartitions = "capped", 4, 3
-	free := fastSub(client, "g")
+	free := streamqtest.FastSub(client, "g")
 	free.Membership.ConsumerName, free.DefaultPartitionCount = "free", 4
 	for _, cfg := range []streamq.SubscriberConfig{capped, free} {
-		sub := newTestSubscriber(t, cfg)
+		sub := streamqtest.NewSubscriber(t, cfg)
 		for _, topic := range topics {
 			ch, err := sub.Subscribe(context.Background(), topic)
 			require.NoError(t, err)
@@ -141,7 +142,7 @@ func TestMaxLeasedPartitionsHoldsOverTopics(t *testing.T) {
 	assert.Eventually(t, func() bool {
 		held = map[string]int{}
 		for _, topic := range topics {
-			for _, o := range leaseOwners(t, client, topic, "g", 4) {
+			for _, o := range streamqtest.LeaseOwners(t, client, topic, "g", 4) {
 				held[o]++
 			}
 		}
@@ -158,7 +159,7 @@ func TestMaxLeasedPartitionsHoldsOverTopics(t *testing.T) {
 // message, the member has exactly BatchCount entries of that partition pending.
 func TestTopicOptionsThroughRouter(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, client redis.UniversalClient) {
+	streamqtest.OnBackends(t, func(t *testing.T, client redis.UniversalClient) {
 		const partitions, published = 4, 20
 		topics := []struct {
 			name      string
@@ -169,10 +170,10 @@ func TestTopicOptionsThroughRouter(t *testing.T) {
 			{name: "opts-even", opts: streamq.ReadConfig{BatchCount: 3, PartitionModulo: 2}, partition: 2, leased: []bool{true, false, true, false}},
 			{name: "opts-odd", opts: streamq.ReadConfig{BatchCount: 7, PartitionModulo: 2, PartitionRemainder: 1}, partition: 1, leased: []bool{false, true, false, true}},
 		}
-		cfg := fastSub(client, "g")
+		cfg := streamqtest.FastSub(client, "g")
 		cfg.Membership.ConsumerName, cfg.DefaultPartitionCount = "member", partitions
 		cfg.Topics = map[string]streamq.ReadConfig{}
-		pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: partitions})
+		pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: partitions})
 		for _, tp := range topics {
 			cfg.Topics[tp.name] = tp.opts
 			var msgs []*message.Message
@@ -183,10 +184,10 @@ func TestTopicOptionsThroughRouter(t *testing.T) {
 			}
 			require.NoError(t, pub.Publish(tp.name, msgs...))
 		}
-		sub := newTestSubscriber(t, cfg)
+		sub := streamqtest.NewSubscriber(t, cfg)
 		release := make(chan struct{})
 		var handled atomic.Int64
-		r, err := message.NewRouter(message.RouterConfig{CloseTimeout: 5 * time.Second}, testLogger())
+		r, err := message.NewRouter(message.RouterConfig{CloseTimeout: 5 * time.Second}, streamqtest.Logger())
 		require.NoError(t, err)
 		for _, tp := range topics {
 			r.AddConsumerHandler("handler-"+tp.name, tp.name, sub, func(*message.Message) error {
@@ -205,7 +206,7 @@ func TestTopicOptionsThroughRouter(t *testing.T) {
 		space := keys.New("", "")
 		for _, tp := range topics {
 			t.Run(tp.name, func(t *testing.T) {
-				owners := waitOwners(t, client, tp.name, "g", partitions, func(c map[string]int) bool { return c["member"] == 2 })
+				owners := streamqtest.WaitOwners(t, client, tp.name, "g", partitions, func(c map[string]int) bool { return c["member"] == 2 })
 				for p, want := range tp.leased {
 					assert.Equal(t, want, owners[p] == "member", "partition %d leased", p)
 				}
@@ -262,13 +263,13 @@ func TestBackpressureWaitTimesEverySlot(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, client := startRedis(t)
+			_, client := streamqtest.StartRedis(t)
 			m := &waitMetrics{}
-			cfg := fastSub(client, "g")
+			cfg := streamqtest.FastSub(client, "g")
 			cfg.DefaultPartitionCount, cfg.Metrics = tt.partitions, m
 			cfg.Delivery.MaxInFlight, cfg.Delivery.MaxInFlightPerPartition = tt.maxInFlight, tt.perPartition
-			sub := newTestSubscriber(t, cfg)
-			pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: tt.partitions})
+			sub := streamqtest.NewSubscriber(t, cfg)
+			pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: tt.partitions})
 			publishTo(t, pub, "waits", tt.partitions, tt.messages)
 			most := tt.perPartition * tt.partitions
 			if tt.maxInFlight > 0 {

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/streamq-dev/streamq"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 func isDone(ctx context.Context) bool {
@@ -34,26 +35,26 @@ func waitDone(t *testing.T, ctx context.Context, timeout time.Duration) {
 // its Ack or Nack, as docs/consuming.md promises.
 func TestMessageContextEndsAfterAckAndNack(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
+	_, client := streamqtest.StartRedis(t)
 	const topic = "msg-ctx"
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
-	publishKeyed(t, pub, topic, 0, 1, 1)
-	_, ch := subscribeMember(t, client, topic, "g", "a", 1, nil)
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client})
+	streamqtest.PublishKeyed(t, pub, topic, 0, 1, 1)
+	_, ch := streamqtest.SubscribeMember(t, client, topic, "g", "a", 1, nil)
 
-	m := receiveOne(t, ch, 10*time.Second)
+	m := streamqtest.ReceiveOne(t, ch, 10*time.Second)
 	ctx := m.Context()
 	require.NoError(t, ctx.Err())
 	m.Ack()
 	waitDone(t, ctx, 10*time.Second)
 
-	publishKeyed(t, pub, topic, 1, 2, 1)
-	m = receiveOne(t, ch, 10*time.Second)
+	streamqtest.PublishKeyed(t, pub, topic, 1, 2, 1)
+	m = streamqtest.ReceiveOne(t, ch, 10*time.Second)
 	ctx = m.Context()
 	require.False(t, isDone(ctx))
 	m.Nack()
 	waitDone(t, ctx, 10*time.Second)
 	assert.ErrorIs(t, ctx.Err(), context.Canceled)
-	again := receiveOne(t, ch, 10*time.Second) // the retry of the nacked message
+	again := streamqtest.ReceiveOne(t, ch, 10*time.Second) // the retry of the nacked message
 	require.NoError(t, again.Context().Err())
 	again.Ack()
 }

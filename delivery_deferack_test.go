@@ -15,12 +15,13 @@ import (
 
 	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // deferredSub is a subscriber whose pending scan runs often and claims soon, so a scan that
 // took deferred entries from their live owner would show.
 func deferredSub(client redis.UniversalClient) streamq.SubscriberConfig {
-	cfg := fastSub(client, "deferring")
+	cfg := streamqtest.FastSub(client, "deferring")
 	cfg.Reclaim.ScanInterval = 100 * time.Millisecond
 	cfg.Reclaim.Idle = 200 * time.Millisecond
 	return cfg
@@ -31,11 +32,11 @@ func deferredSub(client redis.UniversalClient) streamq.SubscriberConfig {
 // them again, and each is acked once.
 func TestDeferredAcksSettleLater(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, client redis.UniversalClient) {
+	streamqtest.OnBackends(t, func(t *testing.T, client redis.UniversalClient) {
 		const topic = "deferred"
-		pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 1})
+		pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 1})
 		require.NoError(t, pub.Publish(topic, seqMessages(0, 10, nil)...))
-		sub := newTestSubscriber(t, deferredSub(client))
+		sub := streamqtest.NewSubscriber(t, deferredSub(client))
 		ch, err := sub.Subscribe(context.Background(), topic)
 		require.NoError(t, err)
 		var handles []*streamq.DeferredAck
@@ -77,11 +78,11 @@ func TestDeferredAcksSettleLater(t *testing.T) {
 // lease is gone.
 func TestDeferredUnackedGoToTheNextOwner(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, client redis.UniversalClient) {
+	streamqtest.OnBackends(t, func(t *testing.T, client redis.UniversalClient) {
 		const topic = "deferred-handover"
-		pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 2})
+		pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 2})
 		require.NoError(t, pub.Publish(topic, seqMessages(0, 10, nil)...))
-		first, err := streamq.NewSubscriber(deferredSub(client), testLogger())
+		first, err := streamq.NewSubscriber(deferredSub(client), streamqtest.Logger())
 		require.NoError(t, err)
 		ch, err := first.Subscribe(context.Background(), topic)
 		require.NoError(t, err)
@@ -101,7 +102,7 @@ func TestDeferredUnackedGoToTheNextOwner(t *testing.T) {
 			assert.ErrorIs(t, d.Ack(), streamq.ErrLeaseLost)
 		}
 
-		next := newTestSubscriber(t, deferredSub(client))
+		next := streamqtest.NewSubscriber(t, deferredSub(client))
 		ch, err = next.Subscribe(context.Background(), topic)
 		require.NoError(t, err)
 		var got []int
@@ -128,11 +129,11 @@ func TestDeferAckNeedsADelivery(t *testing.T) {
 	_, err := streamq.DeferAck(message.NewMessage("x", nil))
 	assert.ErrorIs(t, err, streamq.ErrNotDelivered)
 
-	_, client := startRedis(t)
+	_, client := streamqtest.StartRedis(t)
 	const topic = "deferred-nack"
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 1})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 1})
 	require.NoError(t, pub.Publish(topic, seqMessages(0, 1, nil)...))
-	sub := newTestSubscriber(t, deferredSub(client))
+	sub := streamqtest.NewSubscriber(t, deferredSub(client))
 	ch, err := sub.Subscribe(context.Background(), topic)
 	require.NoError(t, err)
 	m := nextMsg(t, ch, 10*time.Second)

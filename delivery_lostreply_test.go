@@ -17,6 +17,7 @@ import (
 
 	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // loseReadReply is a go-redis hook that, once armed, lets Redis run the next read round
@@ -83,31 +84,31 @@ func forEachLoss(t *testing.T, test func(t *testing.T, resend bool)) {
 func TestLostReadReplyIsRecoveredInOrder(t *testing.T) {
 	t.Parallel()
 	forEachLoss(t, func(t *testing.T, resend bool) {
-		_, client := startRedis(t)
+		_, client := streamqtest.StartRedis(t)
 		hook := &loseReadReply{resend: resend}
 		client.AddHook(hook)
 		const topic = "lost-reply"
-		pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
-		publishKeyed(t, pub, topic, 0, 1, 1)
-		_, ch := subscribeMember(t, client, topic, "g", "a", 1, func(c *streamq.SubscriberConfig) {
+		pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client})
+		streamqtest.PublishKeyed(t, pub, topic, 0, 1, 1)
+		_, ch := streamqtest.SubscribeMember(t, client, topic, "g", "a", 1, func(c *streamq.SubscriberConfig) {
 			c.Reclaim.ScanInterval = time.Hour // only the read round may find the lost entries
 			c.Read.BatchCount = 4              // more lost entries than one re-read returns
 		})
-		require.Equal(t, 0, seqOf(ackNext(t, ch)))
+		require.Equal(t, 0, streamqtest.SeqOf(streamqtest.AckNext(t, ch)))
 
 		hook.armed.Store(true)
-		publishKeyed(t, pub, topic, 1, 11, 1) // the lost reply carries the first of these
+		streamqtest.PublishKeyed(t, pub, topic, 1, 11, 1) // the lost reply carries the first of these
 		var got []int
 		for len(got) < 10 {
-			m := receiveOne(t, ch, 10*time.Second)
+			m := streamqtest.ReceiveOne(t, ch, 10*time.Second)
 			m.Ack()
-			got = append(got, seqOf(m))
+			got = append(got, streamqtest.SeqOf(m))
 		}
 		require.False(t, hook.armed.Load(), "a read reply was lost")
 		require.Equal(t, []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, got)
 		select {
 		case m := <-ch:
-			t.Fatalf("delivered again: seq %d", seqOf(m))
+			t.Fatalf("delivered again: seq %d", streamqtest.SeqOf(m))
 		default:
 		}
 	})
@@ -118,25 +119,25 @@ func TestLostReadReplyIsRecoveredInOrder(t *testing.T) {
 // leaves entries pending for that owner. The new owner claims them before anything newer.
 func TestStaleOwnersLateReadIsClaimedInOrder(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
+	_, client := streamqtest.StartRedis(t)
 	const topic = "late-read"
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
-	publishKeyed(t, pub, topic, 0, 1, 1)
-	_, ch := subscribeMember(t, client, topic, "g", "a", 1, func(c *streamq.SubscriberConfig) {
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client})
+	streamqtest.PublishKeyed(t, pub, topic, 0, 1, 1)
+	_, ch := streamqtest.SubscribeMember(t, client, topic, "g", "a", 1, func(c *streamq.SubscriberConfig) {
 		c.Reclaim.ScanInterval = time.Hour // only the read round may find them
 	})
-	require.Equal(t, 0, seqOf(ackNext(t, ch)))
+	require.Equal(t, 0, streamqtest.SeqOf(streamqtest.AckNext(t, ch)))
 
 	// The stale owner's late read: seq 1 and 2 appended and read for "old" at once, while
 	// a's read round is blocked waiting for new entries.
 	staleRead(t, client, topic, 1, 2)
-	publishKeyed(t, pub, topic, 3, 7, 1) // wakes a's blocked read with seq 3
+	streamqtest.PublishKeyed(t, pub, topic, 3, 7, 1) // wakes a's blocked read with seq 3
 
 	var got []int
 	for len(got) < 6 {
-		m := receiveOne(t, ch, 10*time.Second)
+		m := streamqtest.ReceiveOne(t, ch, 10*time.Second)
 		m.Ack()
-		got = append(got, seqOf(m))
+		got = append(got, streamqtest.SeqOf(m))
 	}
 	require.Equal(t, []int{1, 2, 3, 4, 5, 6}, got)
 }
@@ -169,7 +170,7 @@ func staleRead(t *testing.T, client redis.UniversalClient, topic string, from, t
 func TestLostReplyAndStaleReadAtOnceStayInOrder(t *testing.T) {
 	t.Parallel()
 	forEachLoss(t, func(t *testing.T, resend bool) {
-		_, client := startRedis(t)
+		_, client := streamqtest.StartRedis(t)
 		const topic = "lost-and-late"
 		hook := &loseReadReply{resend: resend}
 		lateRead := make(chan struct{})
@@ -178,31 +179,31 @@ func TestLostReplyAndStaleReadAtOnceStayInOrder(t *testing.T) {
 			close(lateRead)
 		}
 		client.AddHook(hook)
-		pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
-		publishKeyed(t, pub, topic, 0, 1, 1)
-		_, ch := subscribeMember(t, client, topic, "g", "a", 1, func(c *streamq.SubscriberConfig) {
+		pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client})
+		streamqtest.PublishKeyed(t, pub, topic, 0, 1, 1)
+		_, ch := streamqtest.SubscribeMember(t, client, topic, "g", "a", 1, func(c *streamq.SubscriberConfig) {
 			c.Reclaim.ScanInterval = time.Hour // only the read rounds may find them
 		})
-		require.Equal(t, 0, seqOf(ackNext(t, ch)))
+		require.Equal(t, 0, streamqtest.SeqOf(streamqtest.AckNext(t, ch)))
 
 		hook.armed.Store(true)
-		publishKeyed(t, pub, topic, 1, 2, 1) // the lost reply carries seq 1
+		streamqtest.PublishKeyed(t, pub, topic, 1, 2, 1) // the lost reply carries seq 1
 		select {
 		case <-lateRead:
 		case <-time.After(10 * time.Second):
 			t.Fatal("no read reply was lost")
 		}
-		publishKeyed(t, pub, topic, 4, 8, 1) // after the late read in the stream
+		streamqtest.PublishKeyed(t, pub, topic, 4, 8, 1) // after the late read in the stream
 		var got []int
 		for len(got) < 7 {
-			m := receiveOne(t, ch, 10*time.Second)
+			m := streamqtest.ReceiveOne(t, ch, 10*time.Second)
 			m.Ack()
-			got = append(got, seqOf(m))
+			got = append(got, streamqtest.SeqOf(m))
 		}
 		require.Equal(t, []int{1, 2, 3, 4, 5, 6, 7}, got)
 		select {
 		case m := <-ch:
-			t.Fatalf("delivered again: seq %d", seqOf(m))
+			t.Fatalf("delivered again: seq %d", streamqtest.SeqOf(m))
 		default:
 		}
 	})

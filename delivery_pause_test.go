@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ThreeDotsLabs/watermill"
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
@@ -16,22 +15,8 @@ import (
 	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/partition"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
-
-// keyedMessages returns n messages over keys k0..k(keys-1), with metadata key and seq (the
-// message's number within its key).
-func keyedMessages(from, n, keys int) []*message.Message {
-	out := make([]*message.Message, n)
-	for i := range out {
-		k := (from + i) % keys
-		m := message.NewMessage(watermill.NewUUID(), []byte("x"))
-		m.Metadata.Set("partition_key", "k"+strconv.Itoa(k))
-		m.Metadata.Set("key", "k"+strconv.Itoa(k))
-		m.Metadata.Set("seq", strconv.Itoa((from+i)/keys))
-		out[i] = m
-	}
-	return out
-}
 
 // keyOrder records, per key, the seqs received, and counts messages.
 type keyOrder struct {
@@ -62,10 +47,10 @@ func (k *keyOrder) count() int {
 // and Resume delivers everything, in order per key.
 func TestPauseKeepsLeasesAndResumesInOrder(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, client redis.UniversalClient) {
+	streamqtest.OnBackends(t, func(t *testing.T, client redis.UniversalClient) {
 		const topic, group, parts, keys = "paused", "workers", 4, 16
-		pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: parts})
-		sub := newTestSubscriber(t, fastSub(client, group))
+		pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: parts})
+		sub := streamqtest.NewSubscriber(t, streamqtest.FastSub(client, group))
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		ch, err := sub.Subscribe(ctx, topic)
@@ -77,17 +62,17 @@ func TestPauseKeepsLeasesAndResumesInOrder(t *testing.T) {
 				m.Ack()
 			}
 		}()
-		require.NoError(t, pub.Publish(topic, keyedMessages(0, 40, keys)...))
+		require.NoError(t, pub.Publish(topic, streamqtest.KeyedMessages(0, 40, keys)...))
 		require.Eventually(t, func() bool { return got.count() == 40 }, 10*time.Second, 10*time.Millisecond)
 
 		sub.Pause()
 		assert.True(t, sub.Paused())
 		require.Eventually(t, func() bool { return sub.InFlight() == 0 }, 5*time.Second, 10*time.Millisecond)
-		require.NoError(t, pub.Publish(topic, keyedMessages(40, 200, keys)...))
-		owners := leaseOwners(t, client, topic, group, parts)
-		time.Sleep(20 * fastSub(client, group).Read.BlockTime) // a window in which a delivery would show
+		require.NoError(t, pub.Publish(topic, streamqtest.KeyedMessages(40, 200, keys)...))
+		owners := streamqtest.LeaseOwners(t, client, topic, group, parts)
+		time.Sleep(20 * streamqtest.FastSub(client, group).Read.BlockTime) // a window in which a delivery would show
 		assert.Equal(t, 40, got.count(), "delivered while paused")
-		assert.Equal(t, owners, leaseOwners(t, client, topic, group, parts), "the leases moved while paused")
+		assert.Equal(t, owners, streamqtest.LeaseOwners(t, client, topic, group, parts), "the leases moved while paused")
 		for p, o := range owners {
 			assert.Equal(t, streamq.SubscriberConfigOf(sub).Membership.ConsumerName, o, "partition %d is not the paused member's", p)
 		}
@@ -109,10 +94,10 @@ func TestPauseKeepsLeasesAndResumesInOrder(t *testing.T) {
 // applied, nothing else comes, and Resume goes on with the next one.
 func TestPauseLetsInFlightFinish(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
+	_, client := streamqtest.StartRedis(t)
 	const topic = "paused-inflight"
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 1})
-	sub := newTestSubscriber(t, fastSub(client, "g"))
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 1})
+	sub := streamqtest.NewSubscriber(t, streamqtest.FastSub(client, "g"))
 	require.NoError(t, pub.Publish(topic, seqMessages(0, 3, nil)...))
 	ch, err := sub.Subscribe(context.Background(), topic)
 	require.NoError(t, err)
@@ -124,7 +109,7 @@ func TestPauseLetsInFlightFinish(t *testing.T) {
 	select {
 	case m := <-ch:
 		t.Fatalf("delivered %s while paused", m.Metadata.Get("seq"))
-	case <-time.After(20 * fastSub(client, "g").Read.BlockTime):
+	case <-time.After(20 * streamqtest.FastSub(client, "g").Read.BlockTime):
 	}
 	sub.Resume()
 	assert.Equal(t, "1", nextMsg(t, ch, 10*time.Second).Metadata.Get("seq"))
@@ -157,16 +142,16 @@ func (p *pauseMetrics) last() (time.Time, int) {
 // a local Resume does not lift a group's pause; removing the key resumes it.
 func TestGroupPauseFromOutside(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, client redis.UniversalClient) { groupPauseFromOutside(t, client) })
+	streamqtest.OnBackends(t, func(t *testing.T, client redis.UniversalClient) { groupPauseFromOutside(t, client) })
 }
 
 func groupPauseFromOutside(t *testing.T, client redis.UniversalClient) {
 	const topic, group = "group-paused", "workers"
 	metrics := &pauseMetrics{}
-	cfg := fastSub(client, group)
+	cfg := streamqtest.FastSub(client, group)
 	cfg.Metrics = metrics
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 2})
-	sub := newTestSubscriber(t, cfg)
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 2})
+	sub := streamqtest.NewSubscriber(t, cfg)
 	require.NoError(t, pub.Publish(topic, seqMessages(0, 1, nil)...))
 	ch, err := sub.Subscribe(context.Background(), topic)
 	require.NoError(t, err)

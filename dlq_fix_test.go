@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/streamq-dev/streamq"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // TestDLQHandlerReplaysItsFix: a DLQ handler that changes the dead letter's payload and
@@ -19,20 +20,20 @@ import (
 // along.
 func TestDLQHandlerReplaysItsFix(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testDLQHandlerReplaysItsFix)
+	streamqtest.OnBackends(t, testDLQHandlerReplaysItsFix)
 }
 
 func testDLQHandlerReplaysItsFix(t *testing.T, client redis.UniversalClient) {
 	t.Parallel()
 	ctx := context.Background()
 	const topic = "fix-and-replay"
-	workers := newTestSubscriber(t, fastSub(client, "workers"))
+	workers := streamqtest.NewSubscriber(t, streamqtest.FastSub(client, "workers"))
 	ch, err := workers.Subscribe(ctx, topic)
 	require.NoError(t, err)
-	fixers := newTestSubscriber(t, fastSub(client, "fixers"))
+	fixers := streamqtest.NewSubscriber(t, streamqtest.FastSub(client, "fixers"))
 	letters, err := fixers.Subscribe(ctx, streamq.DLQTopic(topic))
 	require.NoError(t, err)
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client})
 	sent := message.NewMessage(watermill.NewUUID(), []byte("broken"))
 	sent.Metadata.Set("keep", "me")
 	require.NoError(t, pub.Publish(topic, sent))

@@ -16,6 +16,7 @@ import (
 	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/streamid"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // letterSeen is what a handler saw of one delivery.
@@ -68,7 +69,7 @@ func (l *letterLog) get(payload string) []letterSeen {
 // (never redelivered), Replay with Drop replays and deletes it.
 func TestDLQHandlerResults(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testDLQHandlerResults)
+	streamqtest.OnBackends(t, testDLQHandlerResults)
 }
 
 func testDLQHandlerResults(t *testing.T, client redis.UniversalClient) {
@@ -76,16 +77,16 @@ func testDLQHandlerResults(t *testing.T, client redis.UniversalClient) {
 	const topic, partitions = "letters", 3
 	space := keys.New("", "")
 	start := time.Now()
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: partitions})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: partitions})
 
 	// The workers dead-letter "invalid-*" at once and fail "flaky-*" until retries run out
 	// (2, retried at once); replays are recorded and acked.
-	workCfg := fastSub(client, "workers")
+	workCfg := streamqtest.FastSub(client, "workers")
 	workCfg.DefaultPartitionCount = partitions
 	workCfg.Retry.Policy = streamq.ExponentialBackoff{}
 	workCfg.Retry.MaxRetries = 2
 	work, replays := &letterLog{}, &letterLog{}
-	rtRouter(t, newTestSubscriber(t, workCfg), topic, func(m *message.Message) error {
+	rtRouter(t, streamqtest.NewSubscriber(t, workCfg), topic, func(m *message.Message) error {
 		if m.Metadata.Get(streamq.ReplayedFromMetadata) != "" {
 			replays.add(m)
 			return nil
@@ -105,9 +106,9 @@ func testDLQHandlerResults(t *testing.T, client redis.UniversalClient) {
 	waitDLQLen(t, client, topic, partitions, int64(len(letters)))
 
 	// Group "ops" handles the dead letters through a Router.
-	opsCfg := fastSub(client, "ops")
+	opsCfg := streamqtest.FastSub(client, "ops")
 	ops := &letterLog{}
-	rtRouter(t, newTestSubscriber(t, opsCfg), streamq.DLQTopic(topic), func(m *message.Message) error {
+	rtRouter(t, streamqtest.NewSubscriber(t, opsCfg), streamq.DLQTopic(topic), func(m *message.Message) error {
 		ops.add(m)
 		switch string(m.Payload) {
 		case "invalid-replay":
@@ -131,7 +132,7 @@ func testDLQHandlerResults(t *testing.T, client redis.UniversalClient) {
 	waitDLQLen(t, client, topic, partitions, 2)
 	require.Eventually(t, func() bool {
 		for p := 0; p < partitions; p++ {
-			if pendingCount(t, client, space.DLQ(topic, p), "ops") != 0 {
+			if streamqtest.GroupPending(t, client, space.DLQ(topic, p), "ops") != 0 {
 				return false
 			}
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/dlq"
 	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // dlqDelivery is one message seen on a topic, with its delivery context.
@@ -130,26 +131,19 @@ func scanKeys(t *testing.T, client redis.UniversalClient, pattern string) []stri
 	return out
 }
 
-func pendingCount(t *testing.T, client redis.UniversalClient, stream, group string) int64 {
-	t.Helper()
-	p, err := client.XPending(context.Background(), stream, group).Result()
-	require.NoError(t, err)
-	return p.Count
-}
-
 func TestDLQTopicDeliversAndReplays(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testDLQTopicDeliversAndReplays)
+	streamqtest.OnBackends(t, testDLQTopicDeliversAndReplays)
 }
 
 func testDLQTopicDeliversAndReplays(t *testing.T, client redis.UniversalClient) {
 	t.Parallel()
 	space := keys.New("", "")
 	const topic, partitions = "orders", 4
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: partitions})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: partitions})
 
 	replays := &deliveryLog{}
-	_, workCh := subscribeMember(t, client, topic, "workers", "w1", partitions, nil)
+	_, workCh := streamqtest.SubscribeMember(t, client, topic, "workers", "w1", partitions, nil)
 	deadLetterHandler(workCh, replays)
 
 	sent := map[string]*message.Message{}
@@ -164,7 +158,7 @@ func testDLQTopicDeliversAndReplays(t *testing.T, client redis.UniversalClient) 
 
 	// Group "ops" consumes the DLQ as a Watermill topic; it replays m2.
 	ops := &deliveryLog{}
-	_, opsCh := subscribeMember(t, client, streamq.DLQTopic(topic), "ops", "o1", partitions, nil)
+	_, opsCh := streamqtest.SubscribeMember(t, client, streamq.DLQTopic(topic), "ops", "o1", partitions, nil)
 	go func() {
 		for m := range opsCh {
 			ops.add(seen(m))
@@ -217,7 +211,7 @@ func testDLQTopicDeliversAndReplays(t *testing.T, client redis.UniversalClient) 
 	assert.Equal(t, int64(3), dlqLen(t, client, topic, partitions))
 	require.Eventually(t, func() bool {
 		for p := 0; p < partitions; p++ {
-			if pendingCount(t, client, space.DLQ(topic, p), "ops") != 0 {
+			if streamqtest.GroupPending(t, client, space.DLQ(topic, p), "ops") != 0 {
 				return false
 			}
 		}
@@ -232,17 +226,17 @@ func testDLQTopicDeliversAndReplays(t *testing.T, client redis.UniversalClient) 
 
 func TestDLQTopicNackRedelivers(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
+	_, client := streamqtest.StartRedis(t)
 	space := keys.New("", "")
 	const topic, partitions = "nacks", 2
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: partitions})
-	_, workCh := subscribeMember(t, client, topic, "workers", "w1", partitions, nil)
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: partitions})
+	_, workCh := streamqtest.SubscribeMember(t, client, topic, "workers", "w1", partitions, nil)
 	deadLetterHandler(workCh, &deliveryLog{})
 	require.NoError(t, pub.Publish(topic, forced("n1", 1)))
 	waitDLQLen(t, client, topic, partitions, 1)
 
 	ops := &deliveryLog{}
-	_, opsCh := subscribeMember(t, client, streamq.DLQTopic(topic), "ops", "o1", partitions, nil)
+	_, opsCh := streamqtest.SubscribeMember(t, client, streamq.DLQTopic(topic), "ops", "o1", partitions, nil)
 	go func() {
 		n := 0
 		for m := range opsCh {
@@ -268,7 +262,7 @@ func TestDLQTopicNackRedelivers(t *testing.T) {
 		assert.Equal(t, "bad n1", d.metadata.Get(streamq.DeadLetterMetadata))
 	}
 
-	require.Eventually(t, func() bool { return pendingCount(t, client, space.DLQ(topic, 1), "ops") == 0 },
+	require.Eventually(t, func() bool { return streamqtest.GroupPending(t, client, space.DLQ(topic, 1), "ops") == 0 },
 		5*time.Second, 10*time.Millisecond)
 	assert.Equal(t, int64(1), dlqLen(t, client, topic, partitions), "nacks on a DLQ topic add no dead letters")
 	assert.Empty(t, scanKeys(t, client, "*:dlq:dlq*"), "no DLQ of a DLQ")
@@ -278,9 +272,9 @@ func TestDLQTopicNackRedelivers(t *testing.T) {
 
 func TestDLQTopicNamesReserved(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
-	sub := newTestSubscriber(t, fastSub(client, "ops"))
+	_, client := streamqtest.StartRedis(t)
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client})
+	sub := streamqtest.NewSubscriber(t, streamqtest.FastSub(client, "ops"))
 
 	for _, topic := range []string{"orders:dlq", streamq.DLQTopic("orders"), streamq.DLQTopic(streamq.DLQTopic("orders"))} {
 		err := pub.Publish(topic, message.NewMessage(watermill.NewUUID(), []byte("x")))
@@ -296,7 +290,7 @@ func TestDLQTopicNamesReserved(t *testing.T) {
 
 func TestDLQTopicPoisonEntry(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testDLQTopicPoisonEntry)
+	streamqtest.OnBackends(t, testDLQTopicPoisonEntry)
 }
 
 func testDLQTopicPoisonEntry(t *testing.T, client redis.UniversalClient) {
@@ -315,7 +309,7 @@ func testDLQTopicPoisonEntry(t *testing.T, client redis.UniversalClient) {
 		{"metadata not msgpack", 1, map[string]any{streamq.UUIDField: "u-1", streamq.MetadataField: "\xc1", streamq.PayloadField: "hello"}, "hello"},
 	}
 
-	workSub, workCh := subscribeMember(t, client, topic, "workers", "w1", partitions, nil)
+	workSub, workCh := streamqtest.SubscribeMember(t, client, topic, "workers", "w1", partitions, nil)
 	workSeen := &deliveryLog{}
 	go func() {
 		for m := range workCh {
@@ -331,7 +325,7 @@ func testDLQTopicPoisonEntry(t *testing.T, client redis.UniversalClient) {
 	assert.Empty(t, workSeen.all(), "poison is never delivered")
 
 	ops := &deliveryLog{}
-	_, opsCh := subscribeMember(t, client, streamq.DLQTopic(topic), "ops", "o1", partitions, nil)
+	_, opsCh := streamqtest.SubscribeMember(t, client, streamq.DLQTopic(topic), "ops", "o1", partitions, nil)
 	go func() {
 		for m := range opsCh {
 			ops.add(seen(m))
@@ -350,7 +344,7 @@ func testDLQTopicPoisonEntry(t *testing.T, client redis.UniversalClient) {
 			orig, err := client.XRange(ctx, space.PartitionStream(topic, tt.partition), "-", "+").Result()
 			require.NoError(t, err)
 			require.Len(t, orig, 1, "the poison entry stays in the partition")
-			assert.Equal(t, int64(0), pendingCount(t, client, space.PartitionStream(topic, tt.partition), "workers"),
+			assert.Equal(t, int64(0), streamqtest.GroupPending(t, client, space.PartitionStream(topic, tt.partition), "workers"),
 				"the poison entry is acked")
 			entries, err := client.XRange(ctx, space.DLQ(topic, tt.partition), "-", "+").Result()
 			require.NoError(t, err)
@@ -388,14 +382,14 @@ func testDLQTopicPoisonEntry(t *testing.T, client redis.UniversalClient) {
 // partition and is delivered again, so it lands in the DLQ once the key is fixed.
 func TestDLQTopicWriteFailureRedelivers(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
+	_, client := streamqtest.StartRedis(t)
 	space := keys.New("", "")
 	ctx := context.Background()
 	const topic = "unwritable"
 	require.NoError(t, client.Set(ctx, space.DLQ(topic, 0), "not a stream", 0).Err())
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client})
 	seenLog := &deliveryLog{}
-	_, ch := subscribeMember(t, client, topic, "workers", "w1", 1, nil)
+	_, ch := streamqtest.SubscribeMember(t, client, topic, "workers", "w1", 1, nil)
 	go func() {
 		for m := range ch {
 			seenLog.add(seen(m))
@@ -412,5 +406,5 @@ func TestDLQTopicWriteFailureRedelivers(t *testing.T) {
 	got := seenLog.all()
 	require.GreaterOrEqual(t, len(got), 2)
 	assert.Equal(t, got[0].streamID, got[len(got)-1].streamID, "the same entry delivered again")
-	assert.Equal(t, int64(0), pendingCount(t, client, space.PartitionStream(topic, 0), "workers"))
+	assert.Equal(t, int64(0), streamqtest.GroupPending(t, client, space.PartitionStream(topic, 0), "workers"))
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // consumerNames lists the Redis consumers of group on stream.
@@ -30,23 +31,23 @@ func consumerNames(t *testing.T, client redis.UniversalClient, str, group string
 // name, the group keeps one Redis consumer per live member.
 func TestConsumersOfMembersThatLeftAreRemoved(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testConsumersOfMembersThatLeftAreRemoved)
+	streamqtest.OnBackends(t, testConsumersOfMembersThatLeftAreRemoved)
 }
 
 func testConsumersOfMembersThatLeftAreRemoved(t *testing.T, client redis.UniversalClient) {
 	t.Parallel()
 	const topic = "restarts"
 	str := keys.New("", "").PartitionStream(topic, 0)
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 1})
-	cfg := fastSub(client, "g")
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 1})
+	cfg := streamqtest.FastSub(client, "g")
 	cfg.Retention.TrimInterval = 200 * time.Millisecond
 	for i := 0; i < 5; i++ {
 		require.NoError(t, pub.Publish(topic, seqMessages(i, 1, nil)...))
-		consumeAndClose(t, newTestSubscriber(t, cfg), topic, 1, true) // a new random name each time
+		consumeAndClose(t, streamqtest.NewSubscriber(t, cfg), topic, 1, true) // a new random name each time
 	}
 	require.Len(t, consumerNames(t, client, str, "g"), 5, "one consumer left behind per restart")
 
-	last := newTestSubscriber(t, cfg)
+	last := streamqtest.NewSubscriber(t, cfg)
 	ch, err := last.Subscribe(context.Background(), topic)
 	require.NoError(t, err)
 	ackAll(ch)

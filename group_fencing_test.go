@@ -18,6 +18,7 @@ import (
 
 	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // gateProxy forwards TCP connections to target; while closed, no byte passes in either
@@ -117,7 +118,7 @@ func (p *gateProxy) close() {
 // when a comes back its ack is refused by the fence and it delivers nothing more.
 func TestStaleOwnerIsFencedAfterAPause(t *testing.T) {
 	t.Parallel()
-	srv, direct := startRedis(t)
+	srv, direct := streamqtest.StartRedis(t)
 	proxy := newGateProxy(t, srv.Addr())
 	viaProxy := redis.NewClient(&redis.Options{Addr: proxy.addr(), ReadTimeout: 500 * time.Millisecond,
 		WriteTimeout: 500 * time.Millisecond, MaxRetries: -1})
@@ -125,33 +126,33 @@ func TestStaleOwnerIsFencedAfterAPause(t *testing.T) {
 	topic := "fenced-owner"
 	ttl := func(c *streamq.SubscriberConfig) { c.Membership.LeaseTTL = 1500 * time.Millisecond }
 
-	subA, chA := subscribeMember(t, viaProxy, topic, "g", "a", 1, ttl)
-	waitOwners(t, direct, topic, "g", 1, balanced(map[string]int{"a": 1}))
-	_, chB := subscribeMember(t, direct, topic, "g", "b", 1, ttl)
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: direct})
-	publishKeyed(t, pub, topic, 0, 1, 1)
+	subA, chA := streamqtest.SubscribeMember(t, viaProxy, topic, "g", "a", 1, ttl)
+	streamqtest.WaitOwners(t, direct, topic, "g", 1, streamqtest.Balanced(map[string]int{"a": 1}))
+	_, chB := streamqtest.SubscribeMember(t, direct, topic, "g", "b", 1, ttl)
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: direct})
+	streamqtest.PublishKeyed(t, pub, topic, 0, 1, 1)
 
 	held := <-chA // a's handler holds it, unacked
 	proxy.pause()
-	var fromB *received
+	var fromB *streamqtest.Received
 	select {
 	case m := <-chB:
-		r := received{}
-		r.count, _ = streamq.DeliveryCountFromCtx(m.Context())
-		r.member, _ = streamq.ConsumerFromCtx(m.Context())
+		r := streamqtest.Received{}
+		r.Count, _ = streamq.DeliveryCountFromCtx(m.Context())
+		r.Member, _ = streamq.ConsumerFromCtx(m.Context())
 		fromB = &r
 		assert.Equal(t, held.UUID, m.UUID, "b takes over the message a was holding")
 		m.Ack()
 	case <-time.After(15 * time.Second):
 		t.Fatal("b never took the partition over")
 	}
-	assert.GreaterOrEqual(t, fromB.count, int64(2))
+	assert.GreaterOrEqual(t, fromB.Count, int64(2))
 	require.Eventually(t, func() bool { return subA.Stats().LeasesLost >= 1 }, 10*time.Second, 20*time.Millisecond,
 		"a noticed it lost its lease")
 
 	proxy.resume()
 	held.Ack() // too late: a's worker stopped, and any ack it sends fails the fence
-	publishKeyed(t, pub, topic, 1, 3, 1)
+	streamqtest.PublishKeyed(t, pub, topic, 1, 3, 1)
 	for i := 0; i < 2; i++ {
 		select {
 		case m := <-chB:
@@ -167,7 +168,7 @@ func TestStaleOwnerIsFencedAfterAPause(t *testing.T) {
 		}
 	case <-time.After(500 * time.Millisecond):
 	}
-	assert.Equal(t, []string{"b"}, leaseOwners(t, direct, topic, "g", 1))
+	assert.Equal(t, []string{"b"}, streamqtest.LeaseOwners(t, direct, topic, "g", 1))
 	require.Eventually(t, func() bool {
 		p, err := direct.XPending(context.Background(), "stream:topic:{"+topic+":p:0}", "g").Result()
 		return err == nil && p.Count == 0
@@ -207,7 +208,7 @@ func (h *stealBeforeAck) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 // refuses the flush, Close says so in the log, and the entry stays pending for the next owner.
 func TestFinalFlushAfterLosingTheLeaseIsLogged(t *testing.T) {
 	t.Parallel()
-	srv, client := startRedis(t)
+	srv, client := streamqtest.StartRedis(t)
 	const topic = "lapsed-close"
 	other := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	t.Cleanup(func() { _ = other.Close() })
@@ -217,17 +218,17 @@ func TestFinalFlushAfterLosingTheLeaseIsLogged(t *testing.T) {
 	}
 	client.AddHook(hook)
 	logs := watermill.NewCaptureLogger()
-	cfg := fastSub(client, "g")
+	cfg := streamqtest.FastSub(client, "g")
 	cfg.DefaultPartitionCount = 1
 	cfg.Acks.FlushInterval = time.Hour // the only ack flush is the final one
 	sub, err := streamq.NewSubscriber(cfg, logs)
 	require.NoError(t, err)
 	ch, err := sub.Subscribe(context.Background(), topic)
 	require.NoError(t, err)
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
-	publishKeyed(t, pub, topic, 0, 1, 1)
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client})
+	streamqtest.PublishKeyed(t, pub, topic, 0, 1, 1)
 	hook.armed.Store(true)
-	receiveOne(t, ch, 10*time.Second).Ack()
+	streamqtest.ReceiveOne(t, ch, 10*time.Second).Ack()
 	require.NoError(t, sub.Close())
 
 	require.False(t, hook.armed.Load(), "the final flush was sent")

@@ -16,6 +16,7 @@ import (
 	"github.com/streamq-dev/streamq/internal/partition"
 	"github.com/streamq-dev/streamq/internal/payload"
 	"github.com/streamq-dev/streamq/internal/stream"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // healSub is a subscription of group "g" on topic with a capturing logger, acking every
@@ -31,7 +32,7 @@ func startHealSub(t *testing.T, client redis.UniversalClient, topic string) *hea
 	t.Helper()
 	h := &healSub{log: newCaptureLogger(), seen: make(chan int, 1<<16)}
 	var err error
-	h.sub, err = streamq.NewSubscriber(fastSub(client, "g"), h.log)
+	h.sub, err = streamq.NewSubscriber(streamqtest.FastSub(client, "g"), h.log)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = h.sub.Close() })
 	h.ch, err = h.sub.Subscribe(context.Background(), topic)
@@ -69,7 +70,7 @@ func (h *healSub) waitSeqs(t *testing.T, from, to int, timeout time.Duration) {
 // logs the loss once per partition.
 func TestGroupDestroyedUnderARunningSubscriptionIsRecreated(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testGroupDestroyedUnderARunningSubscriptionIsRecreated)
+	streamqtest.OnBackends(t, testGroupDestroyedUnderARunningSubscriptionIsRecreated)
 }
 
 func testGroupDestroyedUnderARunningSubscriptionIsRecreated(t *testing.T, client redis.UniversalClient) {
@@ -78,7 +79,7 @@ func testGroupDestroyedUnderARunningSubscriptionIsRecreated(t *testing.T, client
 	const topic, partitions = "destroyed", 4
 	space := keys.New("", "")
 	h := startHealSub(t, client, topic)
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: partitions})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: partitions})
 	require.NoError(t, pub.Publish(topic, seqMessages(0, 100, nil)...))
 	h.waitSeqs(t, 0, 100, 10*time.Second)
 
@@ -104,7 +105,7 @@ func testGroupDestroyedUnderARunningSubscriptionIsRecreated(t *testing.T, client
 // is registered again with its 4 partitions.
 func TestFlushAllUnderARunningPublisherAndSubscriber(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testFlushAllUnderARunningPublisherAndSubscriber)
+	streamqtest.OnBackends(t, testFlushAllUnderARunningPublisherAndSubscriber)
 }
 
 func testFlushAllUnderARunningPublisherAndSubscriber(t *testing.T, client redis.UniversalClient) {
@@ -112,7 +113,7 @@ func testFlushAllUnderARunningPublisherAndSubscriber(t *testing.T, client redis.
 	ctx := context.Background()
 	const topic, partitions = "flushed", 4
 	h := startHealSub(t, client, topic)
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: partitions})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: partitions})
 	require.NoError(t, pub.Publish(topic, seqMessages(0, 50, nil)...))
 	h.waitSeqs(t, 0, 50, 10*time.Second)
 
@@ -135,17 +136,17 @@ func testFlushAllUnderARunningPublisherAndSubscriber(t *testing.T, client redis.
 // and the group stays deleted a few rebalance rounds later. A new Subscribe joins again.
 func TestGroupDeletedByForceStopsTheSubscription(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
+	_, client := streamqtest.StartRedis(t)
 	ctx := context.Background()
 	const topic = "forced"
 	space := keys.New("", "")
 	log := newCaptureLogger()
-	sub, err := streamq.NewSubscriber(fastSub(client, "g"), log)
+	sub, err := streamq.NewSubscriber(streamqtest.FastSub(client, "g"), log)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sub.Close() })
 	ch, err := sub.Subscribe(ctx, topic)
 	require.NoError(t, err)
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 2})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 2})
 	require.NoError(t, pub.Publish(topic, seqMessages(0, 2, nil)...))
 	for i := 0; i < 2; i++ {
 		nextMsg(t, ch, 10*time.Second).Ack()
@@ -169,14 +170,14 @@ func TestGroupDeletedByForceStopsTheSubscription(t *testing.T) {
 		t.Fatal("the subscription did not stop")
 	}
 	assert.NotEmpty(t, log.matching("error", "deleted by force"))
-	time.Sleep(5 * fastSub(client, "g").Membership.RebalanceInterval)
+	time.Sleep(5 * streamqtest.FastSub(client, "g").Membership.RebalanceInterval)
 	for p := 0; p < 2; p++ {
 		groups, err := client.XInfoGroups(ctx, space.PartitionStream(topic, p)).Result()
 		require.NoError(t, err)
 		assert.Empty(t, groups, "partition %d: the deleted group was recreated", p)
 	}
 
-	again := newTestSubscriber(t, fastSub(client, "g"))
+	again := streamqtest.NewSubscriber(t, streamqtest.FastSub(client, "g"))
 	ch2, err := again.Subscribe(ctx, topic)
 	require.NoError(t, err)
 	nextMsg(t, ch2, 10*time.Second).Ack()
@@ -191,14 +192,14 @@ func TestGroupDeletedByForceStopsTheSubscription(t *testing.T) {
 // or recreated after the entry was delivered) does not count the group as done with it.
 func TestDestroyedGroupStillHoldsItsPayloads(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
+	_, client := streamqtest.StartRedis(t)
 	ctx := context.Background()
 	const topic = "held-payloads"
 	space := keys.New("", "")
 	str := space.PartitionStream(topic, 0)
 	require.NoError(t, stream.CreateGroups(ctx, client, []string{str}, "a", "0-0"))
 	require.NoError(t, stream.CreateGroups(ctx, client, []string{str}, "b", "0-0"))
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 1})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 1})
 	require.NoError(t, pub.Publish(topic, message.NewMessage("big", randomPayload(t, bigPayloadSize))))
 	entry := streamEntries(t, client, str)[0]
 	ref := payload.Ref(entry.Values)

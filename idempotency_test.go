@@ -20,6 +20,7 @@ import (
 	"github.com/streamq-dev/streamq/internal/chaos"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/redistest"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // lossyNet routes every connection of a client through a chaos proxy per server address,
@@ -123,7 +124,7 @@ func TestIdempotentPublishThroughLostReplies(t *testing.T) {
 // the entries and distinct UUIDs on the topic's 8 partitions, and how many losses it asked for.
 func publishThroughLosses(t *testing.T, client redis.UniversalClient, n *lossyNet, idem streamq.IdempotencyConfig) (int, int, int) {
 	const topic, partitions, batches, batch = "idem", 8, 1000, 10
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: partitions, Idempotency: idem})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: partitions, Idempotency: idem})
 	require.NoError(t, pub.Publish(topic, message.NewMessage(watermill.NewUUID(), []byte("warm-up"))))
 	var next, lost, failed atomic.Int64
 	var wg sync.WaitGroup
@@ -194,7 +195,7 @@ func (d *dupCounter) count(p int) int {
 // window off every publish appends.
 func TestIdempotentPublish(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testIdempotentPublish)
+	streamqtest.OnBackends(t, testIdempotentPublish)
 }
 
 func testIdempotentPublish(t *testing.T, client redis.UniversalClient) {
@@ -202,7 +203,7 @@ func testIdempotentPublish(t *testing.T, client redis.UniversalClient) {
 	const topic, partitions = "once", 4
 	dups := &dupCounter{dropped: map[int]int{}}
 	window := 400 * time.Millisecond
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: partitions, Idempotency: streamq.IdempotencyConfig{Window: window, ByUUID: true},
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: partitions, Idempotency: streamq.IdempotencyConfig{Window: window, ByUUID: true},
 		Payloads: streamq.PayloadConfig{Threshold: 64}, Metrics: dups})
 	m := message.NewMessage(watermill.NewUUID(), []byte("once"))
 	m.Metadata.Set(streamq.ForcePartitionMetadata, "2")
@@ -235,7 +236,7 @@ func testIdempotentPublish(t *testing.T, client redis.UniversalClient) {
 	assert.NotEqual(t, first, later, "after the window, appended again")
 	assert.Len(t, storedByUUID(t, client, topic, partitions)[m.UUID], 2)
 
-	plain := newTestPublisher(t, streamq.PublisherConfig{Client: client, Idempotency: streamq.IdempotencyConfig{Window: -1}})
+	plain := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, Idempotency: streamq.IdempotencyConfig{Window: -1}})
 	require.NoError(t, plain.Publish(topic, m, m))
 	assert.Len(t, storedByUUID(t, client, topic, partitions)[m.UUID], 4, "with the window off, every publish appends")
 }
@@ -244,9 +245,9 @@ func testIdempotentPublish(t *testing.T, client redis.UniversalClient) {
 // themselves: nothing stays behind once the window has passed.
 func TestIdempotencyKeysExpire(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
+	_, client := streamqtest.StartRedis(t)
 	ctx := context.Background()
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, Idempotency: streamq.IdempotencyConfig{Window: 200 * time.Millisecond, ByUUID: true}})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, Idempotency: streamq.IdempotencyConfig{Window: 200 * time.Millisecond, ByUUID: true}})
 	require.NoError(t, pub.Publish("expiring", message.NewMessage(watermill.NewUUID(), []byte("x"))))
 	found, err := client.Keys(ctx, keys.New("", "").Idempotency("expiring", 0)+":*").Result()
 	require.NoError(t, err)

@@ -16,16 +16,17 @@ import (
 
 	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 func TestCloseIsIdempotentLeakFreeAndKeepsClient(t *testing.T) {
-	_, client := startRedis(t)
+	_, client := streamqtest.StartRedis(t)
 	require.NoError(t, client.Ping(context.Background()).Err())
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 
 	pub, err := streamq.NewPublisher(streamq.PublisherConfig{Client: client, DefaultPartitionCount: 4}, nil)
 	require.NoError(t, err)
-	sub, err := streamq.NewSubscriber(fastSub(client, "g"), nil)
+	sub, err := streamq.NewSubscriber(streamqtest.FastSub(client, "g"), nil)
 	require.NoError(t, err)
 	ch1, err := sub.Subscribe(context.Background(), "life")
 	require.NoError(t, err)
@@ -74,9 +75,9 @@ func TestCloseIsIdempotentLeakFreeAndKeepsClient(t *testing.T) {
 }
 
 func TestSubscribeContextCancelClosesOnlyThatSubscription(t *testing.T) {
-	_, client := startRedis(t)
+	_, client := streamqtest.StartRedis(t)
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	sub, err := streamq.NewSubscriber(fastSub(client, "g"), nil)
+	sub, err := streamq.NewSubscriber(streamqtest.FastSub(client, "g"), nil)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	ch1, err := sub.Subscribe(ctx, "ctx-a")
@@ -95,15 +96,15 @@ func TestSubscribeContextCancelClosesOnlyThatSubscription(t *testing.T) {
 }
 
 func TestMalformedEntryDeadLetteredAndCounted(t *testing.T) {
-	_, client := startRedis(t)
+	_, client := streamqtest.StartRedis(t)
 	ctx := context.Background()
 	logger := watermill.NewCaptureLogger()
-	sub, err := streamq.NewSubscriber(fastSub(client, "g"), logger)
+	sub, err := streamq.NewSubscriber(streamqtest.FastSub(client, "g"), logger)
 	require.NoError(t, err)
 	defer sub.Close()
 	topic := "malformed"
 	require.NoError(t, sub.SubscribeInitialize(topic))
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client})
 	stream := keys.New("", "").PartitionStream(topic, 0)
 
 	publish := func(i int) {

@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/ThreeDotsLabs/watermill"
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
@@ -20,6 +18,7 @@ import (
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/outage"
 	"github.com/streamq-dev/streamq/internal/redistest"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // downstream is a service that is down until up is closed.
@@ -77,9 +76,9 @@ func TestOutagePausesInsteadOfDeadLettering(t *testing.T) {
 		t.Parallel()
 		client := redistestClient(t)
 		const n = 5000
-		publishNumbered(t, client, "outage", n)
+		streamqtest.PublishNumbered(t, client, "outage", n)
 		cfg := outageSub(client)
-		sub := newTestSubscriber(t, cfg)
+		sub := streamqtest.NewSubscriber(t, cfg)
 		svc := downstream{up: make(chan struct{})}
 		ledger := newOutageLedger()
 		rtRouter(t, sub, "outage", func(msg *message.Message) error {
@@ -123,8 +122,8 @@ func TestOutagePausesInsteadOfDeadLettering(t *testing.T) {
 	t.Run("control", func(t *testing.T) {
 		t.Parallel()
 		client := redistestClient(t)
-		publishNumbered(t, client, "outage", 200)
-		sub := newTestSubscriber(t, outageSub(client))
+		streamqtest.PublishNumbered(t, client, "outage", 200)
+		sub := streamqtest.NewSubscriber(t, outageSub(client))
 		svc := downstream{up: make(chan struct{})}
 		rtRouter(t, sub, "outage", func(*message.Message) error { return svc.call() })
 		require.Eventually(t, func() bool { return dlqLen(t, client, "outage", 4) > 0 }, 30*time.Second, 100*time.Millisecond,
@@ -134,29 +133,15 @@ func TestOutagePausesInsteadOfDeadLettering(t *testing.T) {
 }
 
 func redistestClient(t *testing.T) redis.UniversalClient {
-	_, client := startRedis(t)
+	_, client := streamqtest.StartRedis(t)
 	return client
 }
 
 // outageSub has the default retries (1, 2, 4 s) and probes backing off 1 s to 4 s.
 func outageSub(client redis.UniversalClient) streamq.SubscriberConfig {
-	c := fastSub(client, "g")
+	c := streamqtest.FastSub(client, "g")
 	c.Retry = streamq.RetryConfig{MoverInterval: 100 * time.Millisecond, Outage: streamq.OutageConfig{MaxBackoff: 4 * time.Second}}
 	return c
-}
-
-// publishNumbered publishes n messages to topic's 4 partitions, numbered by "seq".
-func publishNumbered(t *testing.T, client redis.UniversalClient, topic string, n int) {
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 4})
-	for from := 0; from < n; from += 100 {
-		var msgs []*message.Message
-		for i := from; i < min(from+100, n); i++ {
-			m := message.NewMessage(watermill.NewUUID(), []byte("x"))
-			m.Metadata.Set("seq", strconv.Itoa(i))
-			msgs = append(msgs, m)
-		}
-		require.NoError(t, pub.Publish(topic, msgs...))
-	}
 }
 
 // idLess orders two stream ids.
@@ -175,10 +160,10 @@ func TestOutageDetectedByFailuresInARow(t *testing.T) {
 	t.Parallel()
 	client := redistestClient(t)
 	const n = 300
-	publishNumbered(t, client, "in-a-row", n)
+	streamqtest.PublishNumbered(t, client, "in-a-row", n)
 	cfg := outageSub(client)
 	cfg.Retry.Outage.After = 3
-	sub := newTestSubscriber(t, cfg)
+	sub := streamqtest.NewSubscriber(t, cfg)
 	svc := downstream{up: make(chan struct{})}
 	ledger := newOutageLedger()
 	rtRouter(t, sub, "in-a-row", func(msg *message.Message) error {
@@ -207,10 +192,10 @@ func TestOutageWithMessagesInFlight(t *testing.T) {
 	t.Parallel()
 	client := redistestClient(t)
 	const n = 400
-	publishNumbered(t, client, "in-flight", n)
+	streamqtest.PublishNumbered(t, client, "in-flight", n)
 	cfg := outageSub(client)
 	cfg.Delivery.MaxInFlightPerPartition = 8
-	sub := newTestSubscriber(t, cfg)
+	sub := streamqtest.NewSubscriber(t, cfg)
 	svc := downstream{up: make(chan struct{})}
 	ledger := newOutageLedger()
 	rtRouter(t, sub, "in-flight", func(msg *message.Message) error {

@@ -15,6 +15,7 @@ import (
 	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/partition"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // TestSubscriberFirstDoesNotDecideThePartitionCount: a Subscriber with the default config
@@ -22,21 +23,21 @@ import (
 // 8 partitions creates the topic, and every message is delivered, one forced to partition 5 too.
 func TestSubscriberFirstDoesNotDecideThePartitionCount(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testSubscriberFirstDoesNotDecideThePartitionCount)
+	streamqtest.OnBackends(t, testSubscriberFirstDoesNotDecideThePartitionCount)
 }
 
 func testSubscriberFirstDoesNotDecideThePartitionCount(t *testing.T, client redis.UniversalClient) {
 	t.Parallel()
 	ctx := context.Background()
 	const topic = "consumer-first"
-	sub := newTestSubscriber(t, fastSub(client, "g"))
+	sub := streamqtest.NewSubscriber(t, streamqtest.FastSub(client, "g"))
 	ch, err := sub.Subscribe(ctx, topic)
 	require.NoError(t, err, "Subscribe returns at once, before the topic exists")
 	exists, err := client.Exists(ctx, keys.New("", "").Meta(topic)).Result()
 	require.NoError(t, err)
 	require.Zero(t, exists, "a Subscriber without a stated count created the topic")
 
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 8})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 8})
 	msgs := seqMessages(0, 200, nil)
 	for i, m := range msgs {
 		m.Metadata.Set(streamq.PartitionKeyMetadata, "key-"+strconv.Itoa(i))
@@ -70,10 +71,10 @@ func testSubscriberFirstDoesNotDecideThePartitionCount(t *testing.T, client redi
 // counts and how to grow.
 func TestStatedCountThatDiffersIsLoggedOnce(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
+	_, client := streamqtest.StartRedis(t)
 	ctx := context.Background()
 	const topic = "eight"
-	creator := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 8})
+	creator := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 8})
 	require.NoError(t, creator.Publish(topic, seqMessages(0, 1, nil)...))
 
 	pubLog := newCaptureLogger()
@@ -87,7 +88,7 @@ func TestStatedCountThatDiffersIsLoggedOnce(t *testing.T) {
 	assertCountWarnings(t, pubLog, topic, 12, 8, true)
 
 	subLog := newCaptureLogger()
-	cfg := fastSub(client, "g")
+	cfg := streamqtest.FastSub(client, "g")
 	cfg.DefaultPartitionCount = 2
 	sub, err := streamq.NewSubscriber(cfg, subLog)
 	require.NoError(t, err)
@@ -121,12 +122,12 @@ func assertCountWarnings(t *testing.T, log *captureLogger, topic string, stated,
 // partition (the seed's fallback), and a waiting Subscriber joins it.
 func TestNobodyStatesACount(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
+	_, client := streamqtest.StartRedis(t)
 	ctx := context.Background()
-	sub := newTestSubscriber(t, fastSub(client, "g"))
+	sub := streamqtest.NewSubscriber(t, streamqtest.FastSub(client, "g"))
 	ch, err := sub.Subscribe(ctx, "plain")
 	require.NoError(t, err)
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client})
 	require.NoError(t, pub.Publish("plain", seqMessages(0, 3, nil)...))
 	for i := 0; i < 3; i++ {
 		m := nextMsg(t, ch, 10*time.Second)
@@ -144,15 +145,15 @@ func TestNobodyStatesACount(t *testing.T) {
 // first append, so a group starting at "$" still gets what was published before Subscribe.
 func TestDeclaredGroupKeepsMessagesPublishedBeforeSubscribe(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
+	_, client := streamqtest.StartRedis(t)
 	ctx := context.Background()
 	const topic = "declared"
-	cfg := fastSub(client, "late")
+	cfg := streamqtest.FastSub(client, "late")
 	cfg.Membership.GroupStartID = "$"
-	sub := newTestSubscriber(t, cfg)
+	sub := streamqtest.NewSubscriber(t, cfg)
 	require.NoError(t, sub.SubscribeInitialize(topic))
 
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 4})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 4})
 	require.NoError(t, pub.Publish(topic, seqMessages(0, 20, nil)...))
 	space := keys.New("", "")
 	for p := 0; p < 4; p++ {

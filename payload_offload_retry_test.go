@@ -14,6 +14,7 @@ import (
 
 	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // resendPipelines is a go-redis hook that sends every pipeline holding a script call (EVAL,
@@ -42,33 +43,33 @@ func (resendPipelines) ProcessPipelineHook(next redis.ProcessPipelineHook) redis
 // the payload, and a group reading the second dead-lettered it as "offloaded payload missing".
 func TestOffloadedPublishRetriedByTheClient(t *testing.T) {
 	t.Parallel()
-	srv, direct := startRedis(t)
+	srv, direct := streamqtest.StartRedis(t)
 	retrying := srv.Client(t)
 	retrying.AddHook(resendPipelines{})
 	const topic = "offload-retried"
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: retrying})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: retrying})
 	require.NoError(t, pub.Publish(topic, message.NewMessage(watermill.NewUUID(), randomPayload(t, bigPayloadSize))))
 
 	stream := keys.New("", "").PartitionStream(topic, 0)
-	assert.Equal(t, int64(1), xlen(t, direct, stream), "one entry for one offloaded message")
+	assert.Equal(t, int64(1), streamqtest.XLen(t, direct, stream), "one entry for one offloaded message")
 	// Both groups are registered before either consumes: a group that joined after the other had
 	// acked (and the payload was deleted, no other group being registered) would find it
 	// gone, which is retention doing its job, not what this test is about.
 	subs := map[string]*streamq.Subscriber{}
 	for _, g := range []string{"g1", "g2"} {
-		subs[g] = newTestSubscriber(t, fastSub(direct, g))
+		subs[g] = streamqtest.NewSubscriber(t, streamqtest.FastSub(direct, g))
 		require.NoError(t, subs[g].SubscribeInitialize(topic))
 	}
-	var recs []*recorder
+	var recs []*streamqtest.Recorder
 	for _, g := range []string{"g1", "g2"} {
 		ch, err := subs[g].Subscribe(context.Background(), topic)
 		require.NoError(t, err)
-		rec := newRecorder()
-		consumeInto(ch, rec)
+		rec := streamqtest.NewRecorder()
+		streamqtest.ConsumeInto(ch, rec)
 		recs = append(recs, rec)
 	}
 	for _, rec := range recs {
-		rec.waitUnique(t, 1, 10*time.Second)
+		rec.WaitUnique(t, 1, 10*time.Second)
 	}
 	require.Eventually(t, func() bool {
 		return len(scanKeys(t, direct, "streaming:mq:payload:*")) == 0

@@ -12,6 +12,7 @@ import (
 
 	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // TestSettledEntriesFinishTheirBookkeeping: an entry that a retry or a dead letter settles
@@ -20,7 +21,7 @@ import (
 // deletes it. Each case has two groups, one of which acks at once.
 func TestSettledEntriesFinishTheirBookkeeping(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testSettledEntriesFinishTheirBookkeeping)
+	streamqtest.OnBackends(t, testSettledEntriesFinishTheirBookkeeping)
 }
 
 func testSettledEntriesFinishTheirBookkeeping(t *testing.T, client redis.UniversalClient) {
@@ -43,13 +44,13 @@ func testSettledEntriesFinishTheirBookkeeping(t *testing.T, client redis.Univers
 			topic := "settled-" + strconv.Itoa(i)
 			space := keys.New("", "")
 			stream, index := space.PartitionStream(topic, 0), space.PayloadIndex(topic, 0)
-			ok := newTestSubscriber(t, withPolicy(fastSub(client, "ok"), tc.policy, tc.retry))
+			ok := streamqtest.NewSubscriber(t, withPolicy(streamqtest.FastSub(client, "ok"), tc.policy, tc.retry))
 			okCh, err := ok.Subscribe(context.Background(), topic)
 			require.NoError(t, err)
-			failing := newTestSubscriber(t, withPolicy(fastSub(client, "failing"), tc.policy, tc.retry))
+			failing := streamqtest.NewSubscriber(t, withPolicy(streamqtest.FastSub(client, "failing"), tc.policy, tc.retry))
 			failCh, err := failing.Subscribe(context.Background(), topic)
 			require.NoError(t, err)
-			pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
+			pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client})
 			sent := bigMessage(t)
 			require.NoError(t, pub.Publish(topic, sent))
 			original := onlyEntry(t, client, stream).ID

@@ -21,6 +21,7 @@ import (
 	"github.com/streamq-dev/streamq/internal/dlq"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/payload"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // Helpers shared by payload_test.go, delivery_acks_test.go and retention_test.go.
@@ -68,13 +69,6 @@ func onlyEntry(t testing.TB, client redis.UniversalClient, stream string) redis.
 	return msgs[0]
 }
 
-func xlen(t testing.TB, client redis.UniversalClient, stream string) int64 {
-	t.Helper()
-	n, err := client.XLen(context.Background(), stream).Result()
-	require.NoError(t, err)
-	return n
-}
-
 func keyExists(t testing.TB, client redis.UniversalClient, key string) bool {
 	t.Helper()
 	n, err := client.Exists(context.Background(), key).Result()
@@ -112,14 +106,6 @@ func waitCommit(t testing.TB, client redis.UniversalClient, topic string, p int,
 		10*time.Second, 10*time.Millisecond, "commit frontier of %s on %s/%d never reached %s", group, topic, p, id)
 }
 
-// groupPending is the number of pending entries of group on stream.
-func groupPending(t testing.TB, client redis.UniversalClient, stream, group string) int64 {
-	t.Helper()
-	p, err := client.XPending(context.Background(), stream, group).Result()
-	require.NoError(t, err)
-	return p.Count
-}
-
 // entryMetadata decodes the msgpack metadata field of a stream or DLQ entry.
 func entryMetadata(t testing.TB, m redis.XMessage) map[string]string {
 	t.Helper()
@@ -149,7 +135,7 @@ func offloadedRef(t testing.TB, entry redis.XMessage, size int) string {
 
 func TestPayloadOffloadedAndDeletedAfterAck(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testPayloadOffloadedAndDeletedAfterAck)
+	streamqtest.OnBackends(t, testPayloadOffloadedAndDeletedAfterAck)
 }
 
 func testPayloadOffloadedAndDeletedAfterAck(t *testing.T, client redis.UniversalClient) {
@@ -157,8 +143,8 @@ func testPayloadOffloadedAndDeletedAfterAck(t *testing.T, client redis.Universal
 	ctx := context.Background()
 	space := keys.New("", "")
 	topic := "big"
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
-	sub := newTestSubscriber(t, fastSub(client, "g1"))
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client})
+	sub := streamqtest.NewSubscriber(t, streamqtest.FastSub(client, "g1"))
 	ch, err := sub.Subscribe(ctx, topic)
 	require.NoError(t, err)
 
@@ -194,12 +180,12 @@ func testPayloadOffloadedAndDeletedAfterAck(t *testing.T, client redis.Universal
 	assert.False(t, keyExists(t, client, payloadKey), "payload key kept after the only group acked")
 	assert.False(t, indexed(t, client, index, member), "index member kept after the only group acked")
 	assert.False(t, keyExists(t, client, space.Acks(topic, 0, entry.ID)), "ack set kept after every group acked")
-	assert.Equal(t, int64(1), xlen(t, client, space.PartitionStream(topic, 0)), "AckDeleteNone keeps the entry")
+	assert.Equal(t, int64(1), streamqtest.XLen(t, client, space.PartitionStream(topic, 0)), "AckDeleteNone keeps the entry")
 }
 
 func TestPayloadKeptUntilEveryGroupAcked(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testPayloadKeptUntilEveryGroupAcked)
+	streamqtest.OnBackends(t, testPayloadKeptUntilEveryGroupAcked)
 }
 
 func testPayloadKeptUntilEveryGroupAcked(t *testing.T, client redis.UniversalClient) {
@@ -207,12 +193,12 @@ func testPayloadKeptUntilEveryGroupAcked(t *testing.T, client redis.UniversalCli
 	ctx := context.Background()
 	space := keys.New("", "")
 	topic := "big-two-groups"
-	g2 := newTestSubscriber(t, fastSub(client, "g2"))
+	g2 := streamqtest.NewSubscriber(t, streamqtest.FastSub(client, "g2"))
 	require.NoError(t, g2.SubscribeInitialize(topic)) // the group exists, nobody consumes yet
-	g1 := newTestSubscriber(t, fastSub(client, "g1"))
+	g1 := streamqtest.NewSubscriber(t, streamqtest.FastSub(client, "g1"))
 	ch1, err := g1.Subscribe(ctx, topic)
 	require.NoError(t, err)
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client})
 
 	sent := bigMessage(t)
 	require.NoError(t, pub.Publish(topic, sent))
@@ -243,7 +229,7 @@ func testPayloadKeptUntilEveryGroupAcked(t *testing.T, client redis.UniversalCli
 
 func TestPayloadThreshold(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testPayloadThreshold)
+	streamqtest.OnBackends(t, testPayloadThreshold)
 }
 
 func testPayloadThreshold(t *testing.T, client redis.UniversalClient) {
@@ -264,7 +250,7 @@ func testPayloadThreshold(t *testing.T, client redis.UniversalClient) {
 	}
 	for i, tc := range cases {
 		topic := "threshold-" + strconv.Itoa(i)
-		pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, Payloads: streamq.PayloadConfig{Threshold: tc.threshold}})
+		pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, Payloads: streamq.PayloadConfig{Threshold: tc.threshold}})
 		sent := message.NewMessage(watermill.NewUUID(), randomPayload(t, tc.size))
 		require.NoError(t, pub.Publish(topic, sent), tc.name)
 		entry := onlyEntry(t, client, space.PartitionStream(topic, 0))
@@ -277,7 +263,7 @@ func testPayloadThreshold(t *testing.T, client redis.UniversalClient) {
 			assert.True(t, bytes.Equal(sent.Payload, []byte(entry.Values[streamq.PayloadField].(string))), "%s: inline payload differs", tc.name)
 			assert.False(t, keyExists(t, client, space.PayloadIndex(topic, 0)), "%s: nothing indexed", tc.name)
 		}
-		sub := newTestSubscriber(t, fastSub(client, "g"))
+		sub := streamqtest.NewSubscriber(t, streamqtest.FastSub(client, "g"))
 		ch, err := sub.Subscribe(ctx, topic)
 		require.NoError(t, err)
 		got := nextMsg(t, ch, 10*time.Second)
@@ -289,7 +275,7 @@ func testPayloadThreshold(t *testing.T, client redis.UniversalClient) {
 
 func TestPayloadRetentionSetsTTL(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testPayloadRetentionSetsTTL)
+	streamqtest.OnBackends(t, testPayloadRetentionSetsTTL)
 }
 
 func testPayloadRetentionSetsTTL(t *testing.T, client redis.UniversalClient) {
@@ -297,7 +283,7 @@ func testPayloadRetentionSetsTTL(t *testing.T, client redis.UniversalClient) {
 	ctx := context.Background()
 	space := keys.New("", "")
 	topic := "big-ttl"
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, Payloads: streamq.PayloadConfig{TTL: 2 * time.Second}})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, Payloads: streamq.PayloadConfig{TTL: 2 * time.Second}})
 	require.NoError(t, pub.Publish(topic, bigMessage(t)))
 	ref := offloadedRef(t, onlyEntry(t, client, space.PartitionStream(topic, 0)), bigPayloadSize)
 	ttl, err := client.PTTL(ctx, space.Payload(topic, 0, ref)).Result()
@@ -308,7 +294,7 @@ func testPayloadRetentionSetsTTL(t *testing.T, client redis.UniversalClient) {
 
 func TestPayloadMissingGoesToDLQ(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testPayloadMissingGoesToDLQ)
+	streamqtest.OnBackends(t, testPayloadMissingGoesToDLQ)
 }
 
 func testPayloadMissingGoesToDLQ(t *testing.T, client redis.UniversalClient) {
@@ -317,14 +303,14 @@ func testPayloadMissingGoesToDLQ(t *testing.T, client redis.UniversalClient) {
 	space := keys.New("", "")
 	topic := "big-missing"
 	stream := space.PartitionStream(topic, 0)
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client})
 	lost := bigMessage(t)
 	require.NoError(t, pub.Publish(topic, lost))
 	entry := onlyEntry(t, client, stream)
 	ref := offloadedRef(t, entry, bigPayloadSize)
 	require.NoError(t, client.Del(ctx, space.Payload(topic, 0, ref)).Err())
 
-	sub := newTestSubscriber(t, fastSub(client, "g1"))
+	sub := streamqtest.NewSubscriber(t, streamqtest.FastSub(client, "g1"))
 	ch, err := sub.Subscribe(ctx, topic)
 	require.NoError(t, err)
 	later := message.NewMessage(watermill.NewUUID(), []byte("later"))
@@ -334,7 +320,7 @@ func testPayloadMissingGoesToDLQ(t *testing.T, client redis.UniversalClient) {
 	assert.Equal(t, later.UUID, got.UUID, "the handler must never see the entry whose payload is gone")
 	got.Ack()
 
-	require.Eventually(t, func() bool { return xlen(t, client, space.DLQ(topic, 0)) == 1 },
+	require.Eventually(t, func() bool { return streamqtest.XLen(t, client, space.DLQ(topic, 0)) == 1 },
 		10*time.Second, 10*time.Millisecond)
 	dead := onlyEntry(t, client, space.DLQ(topic, 0))
 	md := entryMetadata(t, dead)
@@ -349,7 +335,7 @@ func testPayloadMissingGoesToDLQ(t *testing.T, client redis.UniversalClient) {
 	assert.Equal(t, ref, headers[streamq.PayloadMissingRefMetadata])
 	assert.Equal(t, dead.Values[dlq.FieldReason], headers[streamq.DeadLetterMetadata])
 
-	require.Eventually(t, func() bool { return groupPending(t, client, stream, "g1") == 0 },
+	require.Eventually(t, func() bool { return streamqtest.GroupPending(t, client, stream, "g1") == 0 },
 		10*time.Second, 10*time.Millisecond, "the original entry and the later one must be acked")
 	assert.Equal(t, int64(1), sub.Stats().PayloadMissing)
 	assert.Equal(t, int64(1), sub.Stats().DeadLettered)

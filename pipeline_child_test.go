@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamq-dev/streamq"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // The child process of TestEffectivelyOnceThroughKills is this test binary run again with
@@ -78,7 +79,7 @@ func pipeStage(msg *message.Message) ([]*message.Message, error) {
 
 // pipeSubConfig is the stage's Subscriber: a short lease, so the next child takes over soon.
 func pipeSubConfig(client redis.UniversalClient) streamq.SubscriberConfig {
-	c := fastSub(client, pipeGroup)
+	c := streamqtest.FastSub(client, pipeGroup)
 	c.Membership.LeaseTTL = time.Second
 	c.Membership.RenewInterval = 200 * time.Millisecond
 	return c

@@ -19,6 +19,7 @@ import (
 
 	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/redistest"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // TestEffectivelyOnceThroughKills is #30's first acceptance: a stage handling topic A into
@@ -57,9 +58,9 @@ func TestEffectivelyOnceThroughKills(t *testing.T) {
 // group handled every input (or, maxKills > 0, until that many kills); it returns the kills
 // and how many entries of the output topic each (input, index) has.
 func runPipelineKills(t *testing.T, derive bool, inputs, killEvery, maxKills int) (int, map[string]int) {
-	srv, client := startRedis(t)
+	srv, client := streamqtest.StartRedis(t)
 	in, out := "pipe-in", "pipe-out"
-	publishNumbered(t, client, in, inputs)
+	streamqtest.PublishNumbered(t, client, in, inputs)
 	kills := 0
 	deadline := time.Now().Add(3 * time.Minute)
 	for time.Now().Before(deadline) {
@@ -147,13 +148,13 @@ func pipeOutputs(t *testing.T, client redis.UniversalClient, topic string) map[s
 // retry publishes again are dropped, by a default Publisher.
 func TestEffectivelyOnceThroughFailedAcks(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, client redis.UniversalClient) {
+	streamqtest.OnBackends(t, func(t *testing.T, client redis.UniversalClient) {
 		const inputs = 300
 		in, out := "fa-in", "fa-out"
-		publishNumbered(t, client, in, inputs)
-		sub := newTestSubscriber(t, fastSub(client, pipeGroup))
-		lossy := &lossyPublisher{Publisher: newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 4})}
-		r, err := message.NewRouter(message.RouterConfig{CloseTimeout: 5 * time.Second}, testLogger())
+		streamqtest.PublishNumbered(t, client, in, inputs)
+		sub := streamqtest.NewSubscriber(t, streamqtest.FastSub(client, pipeGroup))
+		lossy := &lossyPublisher{Publisher: streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 4})}
+		r, err := message.NewRouter(message.RouterConfig{CloseTimeout: 5 * time.Second}, streamqtest.Logger())
 		require.NoError(t, err)
 		r.AddMiddleware(streamq.DeriveUUIDs)
 		r.AddHandler("stage", in, sub, out, lossy, pipeStage)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // TestPublishKeepsOrderAfterScriptCacheLoss: a Publish call with an offloaded payload among
@@ -21,8 +22,8 @@ import (
 // NOSCRIPT and sent again once the plain appends had succeeded.
 func TestPublishKeepsOrderAfterScriptCacheLoss(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 1})
+	_, client := streamqtest.StartRedis(t)
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 1})
 	const topic = "script-order"
 	publish := func(from int) {
 		t.Helper()
@@ -48,7 +49,7 @@ func TestPublishKeepsOrderAfterScriptCacheLoss(t *testing.T) {
 	for _, e := range entries {
 		m, err := streamq.DefaultMarshaler{}.Unmarshal(e.Values)
 		require.NoError(t, err)
-		seqs = append(seqs, seqOf(m))
+		seqs = append(seqs, streamqtest.SeqOf(m))
 	}
 	assert.Equal(t, []int{0, 1, 2, 3, 4, 5}, seqs, "the stream holds the messages in the order they were published")
 }

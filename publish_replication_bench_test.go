@@ -9,6 +9,7 @@ import (
 
 	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/redistest"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // BenchmarkPublishReplicated measures what MinReplicas 1 costs, on a master with one replica
@@ -30,7 +31,7 @@ func BenchmarkPublishReplicated(b *testing.B) {
 	for _, run := range runs {
 		for _, replicas := range []int{0, 1} {
 			b.Run(run.name+"/min-replicas="+strconv.Itoa(replicas), func(b *testing.B) {
-				pub := newTestPublisher(b, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 8, Trim: streamq.TrimConfig{MaxLen: -1},
+				pub := streamqtest.NewPublisher(b, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 8, Trim: streamq.TrimConfig{MaxLen: -1},
 					Replication: streamq.ReplicationConfig{MinReplicas: replicas}, Pipeline: streamq.PipelineConfig{Flushers: run.flushers}})
 				if err := pub.Publish("bench", message.NewMessage(watermill.NewUUID(), payload)); err != nil {
 					b.Fatal(err) // the server check and the topic's registration, outside the timing

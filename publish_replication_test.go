@@ -18,6 +18,7 @@ import (
 	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/redistest"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 func TestPublisherConfigReplicas(t *testing.T) {
@@ -80,7 +81,7 @@ func TestPublishWaitsForReplicas(t *testing.T) {
 	client, onReplica := master.Client(t), replica.Client(t)
 	ctx := context.Background()
 	const timeout = 300 * time.Millisecond
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 4, Replication: streamq.ReplicationConfig{MinReplicas: 1, Timeout: timeout},
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 4, Replication: streamq.ReplicationConfig{MinReplicas: 1, Timeout: timeout},
 		Payloads: streamq.PayloadConfig{Threshold: 1024}})
 	topic := "durable"
 	stream := func(p int) string { return keys.New("", "").PartitionStream(topic, p) }
@@ -144,7 +145,7 @@ func TestPublishNeedsMoreReplicasThanThereAre(t *testing.T) {
 	t.Parallel()
 	master := redistest.Start(t)
 	redistest.StartReplica(t, master)
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: master.Client(t), Replication: streamq.ReplicationConfig{MinReplicas: 2, Timeout: 50 * time.Millisecond}})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: master.Client(t), Replication: streamq.ReplicationConfig{MinReplicas: 2, Timeout: 50 * time.Millisecond}})
 	err := pub.Publish("few", message.NewMessage(watermill.NewUUID(), []byte("x")))
 	var re *streamq.ReplicationError
 	require.ErrorAs(t, err, &re)
@@ -182,7 +183,7 @@ func TestPublishSendsOneWaitPerPipeline(t *testing.T) {
 	master := redistest.Start(t)
 	redistest.StartReplica(t, master)
 	client := master.Client(t)
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 8, Replication: streamq.ReplicationConfig{MinReplicas: 1}, Trim: streamq.TrimConfig{MaxLen: -1},
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 8, Replication: streamq.ReplicationConfig{MinReplicas: 1}, Trim: streamq.TrimConfig{MaxLen: -1},
 		Idempotency: streamq.IdempotencyConfig{Window: -1}}) // plain XADDs: the commands are named below
 	require.NoError(t, pub.Publish("waits", message.NewMessage(watermill.NewUUID(), []byte("warm")))) // check, register
 	rec := &pipelineRecorder{}

@@ -18,6 +18,7 @@ import (
 	"github.com/streamq-dev/streamq/internal/codec"
 	"github.com/streamq-dev/streamq/internal/dlq"
 	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // storedEntry is one entry of a partition as XRANGE lists it, decoded.
@@ -77,7 +78,7 @@ func assertPublishedAt(t *testing.T, stored map[string][]storedEntry, msgs []*me
 // get their own; an offloaded message gets its entry's id, a delayed one its partition only.
 func TestPublishReportsPartitionAndStreamID(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testPublishReportsPartitionAndStreamID)
+	streamqtest.OnBackends(t, testPublishReportsPartitionAndStreamID)
 }
 
 func testPublishReportsPartitionAndStreamID(t *testing.T, client redis.UniversalClient) {
@@ -85,7 +86,7 @@ func testPublishReportsPartitionAndStreamID(t *testing.T, client redis.Universal
 	const topic, partitions = "where", 6
 	// By UUID: publishing a message again after its Publish succeeded is a duplicate (the
 	// default, by producer and sequence, drops only what a failed Publish sent).
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: partitions, Payloads: streamq.PayloadConfig{Threshold: 64},
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: partitions, Payloads: streamq.PayloadConfig{Threshold: 64},
 		Idempotency: streamq.IdempotencyConfig{ByUUID: true}})
 
 	var msgs []*message.Message
@@ -115,7 +116,7 @@ func testPublishReportsPartitionAndStreamID(t *testing.T, client redis.Universal
 	assertPublishedAt(t, storedByUUID(t, client, topic, partitions), msgs, 0)
 	again, _ := streamq.PublishedStreamID(msgs[0])
 	assert.Equal(t, first, again, "a duplicate reports the first append")
-	plain := newTestPublisher(t, streamq.PublisherConfig{Client: client, Payloads: streamq.PayloadConfig{Threshold: 64}, Idempotency: streamq.IdempotencyConfig{Window: -1}})
+	plain := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, Payloads: streamq.PayloadConfig{Threshold: 64}, Idempotency: streamq.IdempotencyConfig{Window: -1}})
 	require.NoError(t, plain.Publish(topic, msgs...))
 	assertPublishedAt(t, storedByUUID(t, client, topic, partitions), msgs, 1)
 	again, _ = streamq.PublishedStreamID(msgs[0])
@@ -175,9 +176,9 @@ func testPublishReportsPartitionAndStreamID(t *testing.T, client redis.Universal
 // message still says where it is.
 func TestPublishReportsStreamIDWhenNotReplicated(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
+	_, client := streamqtest.StartRedis(t)
 	const topic, partitions = "unreplicated", 3
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: partitions,
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: partitions,
 		Replication: streamq.ReplicationConfig{MinReplicas: 1, Timeout: 20 * time.Millisecond}})
 	msgs := []*message.Message{forced("a", 0), forced("b", 1), forced("c", 2)}
 	require.ErrorIs(t, pub.Publish(topic, msgs...), streamq.ErrNotReplicated)
@@ -201,10 +202,10 @@ func TestPublishedGettersWithoutPublish(t *testing.T) {
 // headers) stores the results.
 func TestPublishResultsNotStoredByRetriesAndDeadLetters(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
+	_, client := streamqtest.StartRedis(t)
 	const topic, partitions = "relay", 2
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: partitions})
-	_, ch := subscribeMember(t, client, topic, "relays", "r1", partitions, nil)
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: partitions})
+	_, ch := streamqtest.SubscribeMember(t, client, topic, "relays", "r1", partitions, nil)
 	retried := make(chan message.Metadata, 1)
 	go func() {
 		for m := range ch {

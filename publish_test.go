@@ -16,13 +16,14 @@ import (
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/partition"
 	"github.com/streamq-dev/streamq/internal/publish"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 func TestPublishRegistersTopicOnFirstWrite(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
+	_, client := streamqtest.StartRedis(t)
 	ctx := context.Background()
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 3})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 3})
 	require.NoError(t, pub.Publish("orders", message.NewMessage(watermill.NewUUID(), []byte("x"))))
 
 	space := keys.New("", "")
@@ -37,7 +38,7 @@ func TestPublishRegistersTopicOnFirstWrite(t *testing.T) {
 	assert.ElementsMatch(t, []string{"stream:topic:{orders:p:0}", "stream:topic:{orders:p:1}", "stream:topic:{orders:p:2}"}, parts)
 
 	// An existing topic keeps its count whatever another publisher's default says.
-	other := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 9})
+	other := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 9})
 	require.NoError(t, other.Publish("orders", message.NewMessage(watermill.NewUUID(), []byte("y"))))
 	count, _ = client.HGet(ctx, space.Meta("orders"), "partitionCount").Result()
 	assert.Equal(t, "3", count)
@@ -45,9 +46,9 @@ func TestPublishRegistersTopicOnFirstWrite(t *testing.T) {
 
 func TestPublishRoutesByKeyAndForcedPartition(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
+	_, client := streamqtest.StartRedis(t)
 	ctx := context.Background()
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 8})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 8})
 	space := keys.New("", "")
 
 	var msgs []*message.Message
@@ -86,8 +87,8 @@ func TestPublishRoutesByKeyAndForcedPartition(t *testing.T) {
 
 func TestPublishRejectsBadTopicAndHonoursContext(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
+	_, client := streamqtest.StartRedis(t)
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client})
 	for _, topic := range []string{"", "a{b}", "with space", "ctl\x01"} {
 		assert.ErrorIs(t, pub.Publish(topic, message.NewMessage("1", nil)), streamq.ErrInvalidName, "topic %q", topic)
 	}
@@ -104,19 +105,19 @@ func TestPublishRejectsBadTopicAndHonoursContext(t *testing.T) {
 
 func TestGrownTopicPickedUpByRunningPublisherAndSubscriber(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
+	_, client := streamqtest.StartRedis(t)
 	ctx := context.Background()
 	topic := "growing"
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 2, Partitioning: streamq.PartitioningConfig{RefreshInterval: 100 * time.Millisecond}})
-	cfg := fastSub(client, "g")
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 2, Partitioning: streamq.PartitioningConfig{RefreshInterval: 100 * time.Millisecond}})
+	cfg := streamqtest.FastSub(client, "g")
 	cfg.Membership.PartitionRefreshInterval = 100 * time.Millisecond
-	sub := newTestSubscriber(t, cfg)
+	sub := streamqtest.NewSubscriber(t, cfg)
 	require.NoError(t, pub.Publish(topic, message.NewMessage(watermill.NewUUID(), []byte("before"))))
 	ch, err := sub.Subscribe(ctx, topic)
 	require.NoError(t, err)
-	rec := newRecorder()
-	consumeInto(ch, rec)
-	rec.waitUnique(t, 1, 10*time.Second)
+	rec := streamqtest.NewRecorder()
+	streamqtest.ConsumeInto(ch, rec)
+	rec.WaitUnique(t, 1, 10*time.Second)
 
 	_, err = partition.NewRegistry(client, keys.New("", "")).Grow(ctx, topic, 6)
 	require.NoError(t, err)
@@ -132,10 +133,10 @@ func TestGrownTopicPickedUpByRunningPublisherAndSubscriber(t *testing.T) {
 		m.Metadata.Set("seq", strconv.Itoa(i))
 		require.NoError(t, pub.Publish(topic, m))
 	}
-	rec.waitUnique(t, 61, 15*time.Second)
+	rec.WaitUnique(t, 61, 15*time.Second)
 	parts := map[int]bool{}
-	for _, r := range rec.snapshot() {
-		parts[r.partition] = true
+	for _, r := range rec.Snapshot() {
+		parts[r.Partition] = true
 	}
 	assert.True(t, parts[5], "subscriber consumes a partition added while it ran: %v", parts)
 	assert.Greater(t, len(parts), 2)
@@ -143,9 +144,9 @@ func TestGrownTopicPickedUpByRunningPublisherAndSubscriber(t *testing.T) {
 
 func TestPublishReloadsScriptsAfterTheCacheIsLost(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
+	_, client := streamqtest.StartRedis(t)
 	ctx := context.Background()
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client})
 	big := func() *message.Message { return message.NewMessage(watermill.NewUUID(), make([]byte, 70_000)) }
 	delayed := func() *message.Message {
 		m := message.NewMessage(watermill.NewUUID(), []byte("later"))

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/streamq-dev/streamq/internal/redistest"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // TestPubSubReconnect runs the universal suite (with -race) in the restart configuration;
@@ -22,7 +23,7 @@ import (
 // pubsub_reconnect_test.go), and TestReconnectUnderRace below covers it.
 func TestPubSubReconnect(t *testing.T) {
 	t.Parallel()
-	universal(t, 4, true, false)
+	streamqtest.Universal(t, 4, true, false)
 }
 
 // TestReconnectUnderRace is Watermill's TestReconnect with its harness race fixed: 10,000
@@ -31,8 +32,8 @@ func TestPubSubReconnect(t *testing.T) {
 func TestReconnectUnderRace(t *testing.T) {
 	t.Parallel()
 	redistest.SkipShort(t, "restarting Redis under load")
-	srv, client := startRedis(t)
-	pub, sub := newPubSub(t, client, 4, false, true, "reconnect", nil)
+	srv, client := streamqtest.StartRedis(t)
+	pub, sub := streamqtest.NewPubSub(t, client, 4, false, true, "reconnect", nil)
 	defer func() {
 		require.NoError(t, pub.Close())
 		require.NoError(t, sub.Close())

@@ -4,6 +4,8 @@ package streamq_test
 
 import (
 	"testing"
+
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // TestPubSubReconnect runs the universal suite with a RestartServiceCommand, so Watermill's
@@ -16,5 +18,5 @@ import (
 // race build runs TestReconnectUnderRace (pubsub_reconnect_race_test.go) instead.
 func TestPubSubReconnect(t *testing.T) {
 	t.Parallel()
-	universal(t, 4, true, true)
+	streamqtest.Universal(t, 4, true, true)
 }

@@ -36,6 +36,7 @@ import (
 	"github.com/streamq-dev/streamq/internal/retention"
 	"github.com/streamq-dev/streamq/internal/retry"
 	"github.com/streamq-dev/streamq/internal/stream"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // scriptCall is one EVAL or EVALSHA a client sent: the script's SHA1 and its KEYS.
@@ -168,7 +169,7 @@ func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int
 	staticScriptRound(t, client, topic, p)
 
 	require.NoError(t, stream.CreateGroups(ctx, client, []string{str, dlqStr}, group, "0-0"))
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 4})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 4})
 	forced := func(m *message.Message) *message.Message {
 		m.Metadata.Set(streamq.ForcePartitionMetadata, strconv.Itoa(p))
 		return m
@@ -178,10 +179,10 @@ func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int
 	delay.Message(later, delay.For(time.Hour))
 	plain := forced(message.NewMessage(watermill.NewUUID(), []byte("plain")))
 	require.NoError(t, pub.Publish(topic, big, later, plain), "publish: appendseq.lua and park.lua in one pipeline")
-	plainPub := newTestPublisher(t, streamq.PublisherConfig{Client: client, Idempotency: streamq.IdempotencyConfig{Window: -1}})
+	plainPub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, Idempotency: streamq.IdempotencyConfig{Window: -1}})
 	require.NoError(t, plainPub.Publish(topic, forced(message.NewMessage(watermill.NewUUID(), randomPayload(t, bigPayloadSize))),
 		forced(message.NewMessage(watermill.NewUUID(), []byte("plain")))), "publish: XADD and offload.lua in one pipeline")
-	uuidPub := newTestPublisher(t, streamq.PublisherConfig{Client: client, Idempotency: streamq.IdempotencyConfig{ByUUID: true}})
+	uuidPub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, Idempotency: streamq.IdempotencyConfig{ByUUID: true}})
 	require.NoError(t, uuidPub.Publish(topic, forced(message.NewMessage(watermill.NewUUID(), randomPayload(t, bigPayloadSize))),
 		forced(message.NewMessage(watermill.NewUUID(), []byte("by uuid")))), "publish by UUID: append.lua")
 
@@ -382,9 +383,9 @@ func TestClusterScriptsStayInOneSlot(t *testing.T) {
 	client.AddHook(calls)
 	const topic = "scripts"
 	space := keys.New("", "")
-	topicSlot := slotOf(t, client, space.Meta(topic))
+	topicSlot := streamqtest.SlotOf(t, client, space.Meta(topic))
 	p := 0
-	for slotOf(t, client, space.PartitionStream(topic, p)) == topicSlot {
+	for streamqtest.SlotOf(t, client, space.PartitionStream(topic, p)) == topicSlot {
 		p++
 	}
 
@@ -399,9 +400,9 @@ func TestClusterScriptsStayInOneSlot(t *testing.T) {
 		require.True(t, ok, "a script call with unknown SHA1 %s", call.sha)
 		used[name]++
 		require.NotEmpty(t, call.keys, "%s called without KEYS", name)
-		slot := slotOf(t, client, call.keys[0])
+		slot := streamqtest.SlotOf(t, client, call.keys[0])
 		for _, k := range call.keys[1:] {
-			assert.Equal(t, slot, slotOf(t, client, k), "%s: keys %v span slots", name, call.keys)
+			assert.Equal(t, slot, streamqtest.SlotOf(t, client, k), "%s: keys %v span slots", name, call.keys)
 		}
 	}
 	for _, name := range scripts {
@@ -415,8 +416,8 @@ func TestClusterScriptsStayInOneSlot(t *testing.T) {
 // publishes.
 func TestPublishAfterScriptFlush(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, client redis.UniversalClient) {
-		pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 8})
+	streamqtest.OnBackends(t, func(t *testing.T, client redis.UniversalClient) {
+		pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 8})
 		publishScripted := func() error {
 			var msgs []*message.Message
 			for p := 0; p < 8; p++ {
@@ -472,10 +473,10 @@ func (h *noScriptBetweenLoadAndPipeline) ProcessPipelineHook(next redis.ProcessP
 // was written). Publish loads the scripts again and resends those writes instead of failing.
 func TestPublishReloadsScriptsOnNoScript(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, client redis.UniversalClient) {
+	streamqtest.OnBackends(t, func(t *testing.T, client redis.UniversalClient) {
 		hook := &noScriptBetweenLoadAndPipeline{flush: func() { flushScripts(t, client) }}
 		client.AddHook(hook)
-		pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 4})
+		pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 4})
 		space := keys.New("", "")
 		const topic = "noscript"
 		big := message.NewMessage(watermill.NewUUID(), randomPayload(t, bigPayloadSize))
@@ -487,7 +488,7 @@ func TestPublishReloadsScriptsOnNoScript(t *testing.T) {
 		err := pub.Publish(topic, big, later)
 		require.True(t, hook.fired.Load(), "the script cache was never emptied under the pipeline")
 		require.NoError(t, err, "Publish after the script cache was emptied under its pipeline")
-		assert.Equal(t, int64(1), xlen(t, client, space.PartitionStream(topic, 1)), "the offloaded message was appended once")
+		assert.Equal(t, int64(1), streamqtest.XLen(t, client, space.PartitionStream(topic, 1)), "the offloaded message was appended once")
 		n, err := client.ZCard(context.Background(), space.Delay(topic, 1)).Result()
 		require.NoError(t, err)
 		assert.Equal(t, int64(1), n, "the delayed message was parked once")

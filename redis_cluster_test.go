@@ -2,8 +2,6 @@ package streamq_test
 
 import (
 	"context"
-	"fmt"
-	"sort"
 	"strconv"
 	"testing"
 	"time"
@@ -17,28 +15,8 @@ import (
 	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/redistest"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
-
-// slotOf returns the hash slot of key (CLUSTER KEYSLOT).
-func slotOf(t testing.TB, client *redis.ClusterClient, key string) int {
-	t.Helper()
-	slot, err := client.ClusterKeySlot(context.Background(), key).Result()
-	require.NoError(t, err)
-	return int(slot)
-}
-
-// partitionMasters returns the master serving each partition of topic, by the slot map.
-func partitionMasters(t testing.TB, c *redistest.Cluster, client *redis.ClusterClient, topic string, n int) []string {
-	t.Helper()
-	space := keys.New("", "")
-	out := make([]string, n)
-	for p := range out {
-		m, err := c.MasterOf(slotOf(t, client, space.PartitionStream(topic, p)))
-		require.NoError(t, err)
-		out[p] = m
-	}
-	return out
-}
 
 // TestClusterPartitionsSpreadOverMasters: the 64 partitions of a topic hash to slots of all
 // 3 masters, every key of a partition shares its stream's slot, each stream lives on the
@@ -52,17 +30,17 @@ func TestClusterPartitionsSpreadOverMasters(t *testing.T) {
 	const topic, group, partitions = "spread", "g", 64
 
 	perMaster := map[string]int{}
-	masters := partitionMasters(t, c, client, topic, partitions)
+	masters := streamqtest.PartitionMasters(t, c, client, topic, partitions)
 	for p, m := range masters {
 		perMaster[m]++
-		slot := slotOf(t, client, space.PartitionStream(topic, p))
+		slot := streamqtest.SlotOf(t, client, space.PartitionStream(topic, p))
 		for _, k := range []string{
 			space.DLQ(topic, p), space.Lease(topic, p, group), space.Retry(topic, p, group),
 			space.RetryItems(topic, p, group), space.Delay(topic, p), space.DelayItems(topic, p),
 			space.Commit(topic, p), space.Acks(topic, p, "1-1"), space.Payload(topic, p, "ref"),
 			space.PayloadIndex(topic, p), space.DLQLease(topic, p, group),
 		} {
-			assert.Equal(t, slot, slotOf(t, client, k), "%s is not in the slot of partition %d", k, p)
+			assert.Equal(t, slot, streamqtest.SlotOf(t, client, k), "%s is not in the slot of partition %d", k, p)
 		}
 	}
 	t.Logf("partitions per master: %v", perMaster)
@@ -74,16 +52,16 @@ func TestClusterPartitionsSpreadOverMasters(t *testing.T) {
 	// Three members, each with a client of its own (as three processes would have). The first
 	// member holds all 64 partitions until the others join: one blocking read per partition,
 	// about 21 per master, so the pool is sized above that (see docs/cluster.md, Connections).
-	rec := newRecorder()
+	rec := streamqtest.NewRecorder()
 	for _, name := range []string{"a", "b", "c"} {
 		client := c.ClientWith(t, func(o *redis.ClusterOptions) { o.PoolSize = partitions + 10 })
-		_, ch := subscribeMember(t, client, topic, group, name, partitions, nil)
-		consumeInto(ch, rec)
+		_, ch := streamqtest.SubscribeMember(t, client, topic, group, name, partitions, nil)
+		streamqtest.ConsumeInto(ch, rec)
 	}
-	owners := waitOwners(t, client, topic, group, partitions, func(n map[string]int) bool {
+	owners := streamqtest.WaitOwners(t, client, topic, group, partitions, func(n map[string]int) bool {
 		return n[""] == 0 && n["a"] >= 21 && n["b"] >= 21 && n["c"] >= 21
 	})
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: partitions})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: partitions})
 	var msgs []*message.Message
 	for p := 0; p < partitions; p++ {
 		m := message.NewMessage(watermill.NewUUID(), []byte("p"+strconv.Itoa(p)))
@@ -91,7 +69,7 @@ func TestClusterPartitionsSpreadOverMasters(t *testing.T) {
 		msgs = append(msgs, m)
 	}
 	require.NoError(t, pub.Publish(topic, msgs...))
-	rec.waitUnique(t, partitions, 20*time.Second)
+	rec.WaitUnique(t, partitions, 20*time.Second)
 
 	// Each stream is stored on the master the slot map names (a node answers only for its
 	// own slots).
@@ -108,33 +86,15 @@ func TestClusterPartitionsSpreadOverMasters(t *testing.T) {
 		leased[o][masters[p]]++
 	}
 	consumed := map[string]map[string]bool{} // member -> masters it consumed from
-	for _, r := range rec.snapshot() {
-		if consumed[r.member] == nil {
-			consumed[r.member] = map[string]bool{}
+	for _, r := range rec.Snapshot() {
+		if consumed[r.Member] == nil {
+			consumed[r.Member] = map[string]bool{}
 		}
-		consumed[r.member][masters[r.partition]] = true
+		consumed[r.Member][masters[r.Partition]] = true
 	}
 	for _, member := range []string{"a", "b", "c"} {
 		t.Logf("member %s leases partitions on masters %v", member, leased[member])
 		assert.Len(t, leased[member], 3, "member %s leases partitions of only %d masters", member, len(leased[member]))
 		assert.Len(t, consumed[member], 3, "member %s consumed from only %d masters", member, len(consumed[member]))
 	}
-}
-
-// describe renders a short list for failure messages.
-func describe(ids []string, limit int) string {
-	if len(ids) <= limit {
-		return fmt.Sprint(ids)
-	}
-	return fmt.Sprintf("%v ... (%d in all)", ids[:limit], len(ids))
-}
-
-// sortedInts returns the members of set, sorted.
-func sortedInts(set map[int]bool) []int {
-	out := make([]int, 0, len(set))
-	for k := range set {
-		out = append(out, k)
-	}
-	sort.Ints(out)
-	return out
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/redistest"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // fullScenario is the outage a Redis at maxmemory gives: a group registered but not
@@ -50,7 +51,7 @@ func TestRedisFullDrains(t *testing.T) {
 		"static member":  {policy: streamq.AckDeleteNone, static: true},
 		"takeover":       {policy: streamq.AckDeleteNone, takeover: true},
 	}
-	onBackends(t, func(t *testing.T, client redis.UniversalClient) {
+	streamqtest.OnBackends(t, func(t *testing.T, client redis.UniversalClient) {
 		_, cluster := client.(*redis.ClusterClient)
 		for _, name := range []string{"none", "immediate", "all-groups-ack", "offloaded", "retry and dlq", "static member", "takeover"} {
 			sc := scenarios[name]
@@ -73,9 +74,9 @@ func TestRedisFullDrainsWithDefaults(t *testing.T) {
 	}
 	client := redistest.StartWith(t, "maxmemory 40mb", "maxmemory-policy noeviction").Client(t)
 	topic := "orders"
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 4})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 4})
 	cfg := streamq.SubscriberConfig{Client: client, ConsumerGroup: "payments", DefaultPartitionCount: 4}
-	require.NoError(t, newTestSubscriber(t, cfg).SubscribeInitialize(topic))
+	require.NoError(t, streamqtest.NewSubscriber(t, cfg).SubscribeInitialize(topic))
 	published, refused, err := fillUntilFull(t, pub, topic)
 	require.ErrorIs(t, err, streamq.ErrRedisFull)
 	t.Logf("%d messages published before Redis refused a batch: %v", len(published), err)
@@ -103,8 +104,8 @@ func runFullScenario(t *testing.T, client redis.UniversalClient, topic string, s
 	if sc.offload {
 		threshold = 512
 	}
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 4, Payloads: streamq.PayloadConfig{Threshold: threshold}})
-	cfg := fastSub(client, "g")
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 4, Payloads: streamq.PayloadConfig{Threshold: threshold}})
+	cfg := streamqtest.FastSub(client, "g")
 	cfg.Acks.DeletePolicy = sc.policy
 	cfg.Payloads.Threshold = threshold
 	cfg.Memory = streamq.MemoryWatch{Interval: 200 * time.Millisecond}
@@ -112,11 +113,11 @@ func runFullScenario(t *testing.T, client redis.UniversalClient, topic string, s
 	if sc.static {
 		cfg.Membership.ConsumerName, cfg.Membership.StaticMemberGrace = "static-1", 5*time.Second
 	}
-	require.NoError(t, newTestSubscriber(t, cfg).SubscribeInitialize(topic))
+	require.NoError(t, streamqtest.NewSubscriber(t, cfg).SubscribeInitialize(topic))
 	if sc.policy == streamq.AckDeleteAllGroups {
 		other := cfg
 		other.ConsumerGroup = "g2" // a second group, also down: entries go when both acked
-		require.NoError(t, newTestSubscriber(t, other).SubscribeInitialize(topic))
+		require.NoError(t, streamqtest.NewSubscriber(t, other).SubscribeInitialize(topic))
 	}
 
 	published, refused, fullErr := fillUntilFull(t, pub, topic)
@@ -232,7 +233,7 @@ type fullConsumer struct {
 // and then stops as a killed process would: its partitions and pending entries are taken
 // over by the next member, on the full Redis.
 func crashHolding(t *testing.T, cfg streamq.SubscriberConfig, topic string, n int) {
-	sub, err := streamq.NewSubscriber(cfg, testLogger())
+	sub, err := streamq.NewSubscriber(cfg, streamqtest.Logger())
 	require.NoError(t, err)
 	msgs, err := sub.Subscribe(context.Background(), topic)
 	require.NoError(t, err)
@@ -249,7 +250,7 @@ func crashHolding(t *testing.T, cfg streamq.SubscriberConfig, topic string, n in
 
 // consumeFull subscribes cfg's group to topic with the scenario's handler.
 func consumeFull(t *testing.T, cfg streamq.SubscriberConfig, topic string, sc fullScenario) *fullConsumer {
-	sub := newTestSubscriber(t, cfg)
+	sub := streamqtest.NewSubscriber(t, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	msgs, err := sub.Subscribe(ctx, topic)
 	require.NoError(t, err, "Subscribe on a full Redis")

@@ -17,6 +17,7 @@ import (
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/redistest"
 	"github.com/streamq-dev/streamq/internal/server"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // memoryRecorder is a MetricsCollector that records what a MemoryReporter is told.
@@ -60,12 +61,12 @@ func setMaxMemory(t *testing.T, client *redis.Client, percentOfUsed int64) {
 // metrics, and the Subscriber's Stats show the last one.
 func TestMemoryWatchOfPublisherAndSubscriber(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
+	_, client := streamqtest.StartRedis(t)
 	t.Cleanup(func() { _ = client.ConfigSet(context.Background(), "maxmemory", "0").Err() })
 	logs, metrics := newCaptureLogger(), &memoryRecorder{}
 	watch := streamq.MemoryWatch{Interval: 20 * time.Millisecond}
 	pub := newTestPublisherLogged(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 2, Memory: watch, Metrics: metrics}, logs)
-	cfg := fastSub(client, "g")
+	cfg := streamqtest.FastSub(client, "g")
 	cfg.Memory, cfg.Metrics = watch, metrics
 	sub, err := streamq.NewSubscriber(cfg, logs)
 	require.NoError(t, err)
@@ -98,13 +99,13 @@ func TestMemoryWatchOfPublisherAndSubscriber(t *testing.T) {
 func TestServerCheckWarnsOnceAboutNoMaxmemory(t *testing.T) {
 	t.Parallel()
 	t.Run("single", func(t *testing.T) {
-		_, client := startRedis(t)
+		_, client := streamqtest.StartRedis(t)
 		logs := watermill.NewCaptureLogger()
 		for range 3 {
 			pub := newTestPublisherLogged(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 2}, logs)
 			require.NoError(t, pub.Publish("unbounded", message.NewMessage(watermill.NewUUID(), []byte("x"))))
 		}
-		sub, err := streamq.NewSubscriber(fastSub(client, "g"), logs)
+		sub, err := streamq.NewSubscriber(streamqtest.FastSub(client, "g"), logs)
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = sub.Close() })
 		require.NoError(t, sub.SubscribeInitialize("unbounded"))
@@ -114,7 +115,7 @@ func TestServerCheckWarnsOnceAboutNoMaxmemory(t *testing.T) {
 		assert.Contains(t, warnings[0].Fields["fix"], "CONFIG SET maxmemory")
 	})
 	t.Run("bounded", func(t *testing.T) {
-		_, client := startRedis(t)
+		_, client := streamqtest.StartRedis(t)
 		require.NoError(t, client.ConfigSet(context.Background(), "maxmemory", "1gb").Err())
 		logs := watermill.NewCaptureLogger()
 		pub := newTestPublisherLogged(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 2}, logs)
@@ -147,10 +148,10 @@ func TestServerCheckWarnsOnceAboutNoMaxmemory(t *testing.T) {
 // TTL that clears it after recovery. A publish that succeeds writes nothing there.
 func TestPublishRefusedIsRecorded(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
+	_, client := streamqtest.StartRedis(t)
 	ctx := context.Background()
 	t.Cleanup(func() { _ = client.ConfigSet(ctx, "maxmemory", "0").Err() })
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 2})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 2})
 	const topic = "refused"
 	key := keys.New("", "").Refused(topic)
 	require.NoError(t, pub.Publish(topic, message.NewMessage(watermill.NewUUID(), []byte("x"))))

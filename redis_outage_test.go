@@ -15,6 +15,7 @@ import (
 
 	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/redistest"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // A Redis that is not there: Publish and Subscribe fail with a clear error within the
@@ -28,14 +29,14 @@ func TestRedisDownAtStartFailsFastAndClearly(t *testing.T) {
 	client := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: 200 * time.Millisecond, MaxRetries: 1})
 	defer client.Close()
 
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client})
 	start := time.Now()
 	err = pub.Publish("down", message.NewMessage(watermill.NewUUID(), []byte("x")))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "down", "the error names the topic")
 	assert.Less(t, time.Since(start), 5*time.Second)
 
-	sub := newTestSubscriber(t, fastSub(client, "g"))
+	sub := streamqtest.NewSubscriber(t, streamqtest.FastSub(client, "g"))
 	start = time.Now()
 	_, err = sub.Subscribe(context.Background(), "down")
 	require.Error(t, err)
@@ -47,18 +48,18 @@ func TestRedisDownAtStartFailsFastAndClearly(t *testing.T) {
 func TestRedisOutageMidRunRecovers(t *testing.T) {
 	// Not parallel: it counts the process's goroutines.
 	redistest.SkipShort(t, "a Redis outage")
-	srv, _ := startRedis(t)
+	srv, _ := streamqtest.StartRedis(t)
 	client := redis.NewClient(&redis.Options{Addr: srv.Addr(), Protocol: 2})
 	defer client.Close()
 	topic := "outage"
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 4})
-	sub := newTestSubscriber(t, fastSub(client, "g"))
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 4})
+	sub := streamqtest.NewSubscriber(t, streamqtest.FastSub(client, "g"))
 	ch, err := sub.Subscribe(context.Background(), topic)
 	require.NoError(t, err)
-	rec := newRecorder()
-	consumeInto(ch, rec)
-	publishKeyed(t, pub, topic, 0, 40, 8)
-	rec.waitUnique(t, 40, 10*time.Second)
+	rec := streamqtest.NewRecorder()
+	streamqtest.ConsumeInto(ch, rec)
+	streamqtest.PublishKeyed(t, pub, topic, 0, 40, 8)
+	rec.WaitUnique(t, 40, 10*time.Second)
 
 	require.NoError(t, srv.Kill())
 	down := runtime.NumGoroutine()
@@ -71,6 +72,6 @@ func TestRedisOutageMidRunRecovers(t *testing.T) {
 		m.Metadata.Set("seq", "-1")
 		return pub.Publish(topic, m) == nil
 	}, 10*time.Second, 100*time.Millisecond)
-	publishKeyed(t, pub, topic, 40, 80, 8)
-	rec.waitUnique(t, 41, 20*time.Second) // the probe and 40 more
+	streamqtest.PublishKeyed(t, pub, topic, 40, 80, 8)
+	rec.WaitUnique(t, 41, 20*time.Second) // the probe and 40 more
 }

@@ -27,6 +27,7 @@ import (
 
 	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/redistest"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // aclRules is the least a streamq user needs: its key prefixes, no dangerous commands.
@@ -50,7 +51,7 @@ func TestTLSAndACLEndToEnd(t *testing.T) {
 	pub, err := streamq.NewPublisher(streamq.PublisherConfig{Client: client, DefaultPartitionCount: 2}, logs)
 	require.NoError(t, err)
 	defer pub.Close()
-	cfg := fastSub(client, "secure")
+	cfg := streamqtest.FastSub(client, "secure")
 	cfg.Retry.Policy = streamq.ExponentialBackoff{Attempts: 1}
 	cfg.DefaultPartitionCount = 2
 	sub, err := streamq.NewSubscriber(cfg, logs)

@@ -18,6 +18,7 @@ import (
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/redistest"
 	"github.com/streamq-dev/streamq/internal/server"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // fakeInfo is a go-redis hook that replaces the reply of INFO server with one naming
@@ -61,17 +62,17 @@ func (f *fakeInfo) rewrite(cmd redis.Cmder) {
 // with ErrUnsupportedServer naming the version found and the one needed, before anything is
 // written.
 func TestServerCheckRefusesOldRedis(t *testing.T) {
-	_, client := startRedis(t)
+	_, client := streamqtest.StartRedis(t)
 	hook := &fakeInfo{version: "6.2.14"}
 	client.AddHook(hook)
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 2})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 2})
 	err := pub.Publish("old", message.NewMessage(watermill.NewUUID(), []byte("x")))
 	require.ErrorIs(t, err, streamq.ErrUnsupportedServer)
 	assert.Contains(t, err.Error(), "Redis 6.2.14 at "+client.Options().Addr)
 	assert.Contains(t, err.Error(), "needs Redis "+streamq.MinRedisVersion+" or later")
 	assert.NotErrorIs(t, err, streamq.ErrInvalidConfig)
 
-	sub := newTestSubscriber(t, fastSub(client, "g"))
+	sub := streamqtest.NewSubscriber(t, streamqtest.FastSub(client, "g"))
 	_, err = sub.Subscribe(context.Background(), "old")
 	require.ErrorIs(t, err, streamq.ErrUnsupportedServer)
 	require.ErrorIs(t, sub.SubscribeInitialize("old"), streamq.ErrUnsupportedServer)
@@ -85,7 +86,7 @@ func TestServerCheckRefusesOldRedis(t *testing.T) {
 // INFO server and INFO memory), and a maxmemory-policy that evicts is logged once, saying what
 // eviction would break.
 func TestServerCheckWarnsOnceAboutEviction(t *testing.T) {
-	_, client := startRedis(t)
+	_, client := streamqtest.StartRedis(t)
 	ctx := context.Background()
 	require.NoError(t, client.ConfigSet(ctx, "maxmemory-policy", "allkeys-lru").Err())
 	hook := &fakeInfo{}
@@ -108,7 +109,7 @@ func TestServerCheckWarnsOnceAboutEviction(t *testing.T) {
 		}
 	}
 	wg.Wait()
-	subCfg := fastSub(client, "g")
+	subCfg := streamqtest.FastSub(client, "g")
 	subCfg.Memory.Interval = -1
 	sub, err := streamq.NewSubscriber(subCfg, logs)
 	require.NoError(t, err)
@@ -158,7 +159,7 @@ func TestServerCheckEveryClusterMaster(t *testing.T) {
 // An ACL user without INFO and CONFIG (as managed Redis often has) publishes and consumes
 // normally: the check is skipped, at debug level.
 func TestServerCheckSkippedForUserWithoutInfo(t *testing.T) {
-	srv, admin := startRedis(t)
+	srv, admin := streamqtest.StartRedis(t)
 	ctx := context.Background()
 	require.NoError(t, admin.Do(ctx, "ACL", "SETUSER", "app", "on", ">secret", "~*", "&*", "+@all", "-info", "-config").Err())
 	client := redis.NewClient(&redis.Options{Addr: srv.Addr(), Username: "app", Password: "secret", DisableIdentity: true})
@@ -169,7 +170,7 @@ func TestServerCheckSkippedForUserWithoutInfo(t *testing.T) {
 	logs := watermill.NewCaptureLogger()
 	topic := "acl"
 	pub := newTestPublisherLogged(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 2}, logs)
-	sub, err := streamq.NewSubscriber(fastSub(client, "g"), logs)
+	sub, err := streamq.NewSubscriber(streamqtest.FastSub(client, "g"), logs)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sub.Close() })
 	subCtx, cancel := context.WithCancel(ctx)

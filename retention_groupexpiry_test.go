@@ -13,6 +13,7 @@ import (
 
 	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // expiryMetrics records the group expiries reported to it.
@@ -52,7 +53,7 @@ type expiryEnv struct {
 func newExpiryEnv(t *testing.T, client redis.UniversalClient, topic string, expiry time.Duration) *expiryEnv {
 	e := &expiryEnv{t: t, client: client, topic: topic, space: keys.New("", ""), metrics: &expiryMetrics{}, logs: newCaptureLogger()}
 	e.stream = e.space.PartitionStream(topic, 0)
-	e.forgotten = newTestSubscriber(t, e.subConfig("forgotten", expiry))
+	e.forgotten = streamqtest.NewSubscriber(t, e.subConfig("forgotten", expiry))
 	require.NoError(t, e.forgotten.SubscribeInitialize(topic))
 	live, err := streamq.NewSubscriber(e.subConfig("live", expiry), e.logs)
 	require.NoError(t, err)
@@ -68,7 +69,7 @@ func newExpiryEnv(t *testing.T, client redis.UniversalClient, topic string, expi
 }
 
 func (e *expiryEnv) subConfig(group string, expiry time.Duration) streamq.SubscriberConfig {
-	cfg := fastSub(e.client, group)
+	cfg := streamqtest.FastSub(e.client, group)
 	cfg.Retention.TrimInterval = 200 * time.Millisecond
 	cfg.Membership.PartitionRefreshInterval = 100 * time.Millisecond
 	cfg.Retention.GroupExpiry = expiry
@@ -87,15 +88,15 @@ func (e *expiryEnv) publish(from, n int) {
 func (e *expiryEnv) holds(n int64, deadline time.Time) {
 	e.t.Helper()
 	for time.Now().Before(deadline) {
-		require.GreaterOrEqual(e.t, xlen(e.t, e.client, e.stream), n, "trimmed before the group expired")
+		require.GreaterOrEqual(e.t, streamqtest.XLen(e.t, e.client, e.stream), n, "trimmed before the group expired")
 		time.Sleep(50 * time.Millisecond)
 	}
 }
 
 func (e *expiryEnv) waitLen(n int64, why string) {
 	e.t.Helper()
-	require.Eventually(e.t, func() bool { return xlen(e.t, e.client, e.stream) == n }, 20*time.Second, 20*time.Millisecond,
-		"%s: length %d, want %d", why, xlen(e.t, e.client, e.stream), n)
+	require.Eventually(e.t, func() bool { return streamqtest.XLen(e.t, e.client, e.stream) == n }, 20*time.Second, 20*time.Millisecond,
+		"%s: length %d, want %d", why, streamqtest.XLen(e.t, e.client, e.stream), n)
 }
 
 func (e *expiryEnv) hash(key string) map[string]string {
@@ -111,7 +112,7 @@ func (e *expiryEnv) hash(key string) map[string]string {
 // expires again.
 func TestGroupExpiry(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testGroupExpiry)
+	streamqtest.OnBackends(t, testGroupExpiry)
 }
 
 func testGroupExpiry(t *testing.T, client redis.UniversalClient) {
@@ -169,7 +170,7 @@ func testGroupExpiry(t *testing.T, client redis.UniversalClient) {
 // for ever.
 func TestGroupExpiryOff(t *testing.T) {
 	t.Parallel()
-	client := singleNode.start(t)
+	client := streamqtest.SingleNode.Start(t)
 	e := newExpiryEnv(t, client, "expiry-off", -1)
 	e.publish(0, 100)
 	e.holds(100, time.Now().Add(3*time.Second)) // well past a 2s expiry

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/streamq-dev/streamq"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // TestNackWithoutReasonHint: a Router handler that always fails is nacked twice (a delivery
@@ -31,9 +32,9 @@ func TestNackWithoutReasonHint(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			_, client := startRedis(t)
+			_, client := streamqtest.StartRedis(t)
 			const topic = "nack-hint"
-			cfg := fastSub(client, "g")
+			cfg := streamqtest.FastSub(client, "g")
 			cfg.Retry.Policy = streamq.ExponentialBackoff{Attempts: 1} // one retry, at once, then the DLQ
 			logs := newCaptureLogger()
 			sub, err := streamq.NewSubscriber(cfg, logs)
@@ -42,7 +43,7 @@ func TestNackWithoutReasonHint(t *testing.T) {
 			rtRouter(t, sub, topic, func(*message.Message) error { return errDeclined }, tc.mw...)
 
 			msg := rtMessage("order")
-			require.NoError(t, newTestPublisher(t, streamq.PublisherConfig{Client: client}).Publish(topic, msg))
+			require.NoError(t, streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client}).Publish(topic, msg))
 			dead := rtWaitDLQ(t, client, topic, 0, 1, 10*time.Second)
 			assert.Equal(t, tc.wantReason, dead[0].Values["reason"])
 			assert.Equal(t, tc.wantReason, rtDeadMessage(t, dead[0]).Metadata.Get(streamq.DeadLetterMetadata))

@@ -14,13 +14,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/streamq-dev/streamq"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // rtRouter runs a Router with one consumer handler on topic; router-level middleware runs in
 // the order given, the first outermost (watermill message/router.go, handler.run).
 func rtRouter(t *testing.T, sub message.Subscriber, topic string, h message.NoPublishHandlerFunc, mw ...message.HandlerMiddleware) {
 	t.Helper()
-	r, err := message.NewRouter(message.RouterConfig{CloseTimeout: 5 * time.Second}, testLogger())
+	r, err := message.NewRouter(message.RouterConfig{CloseTimeout: 5 * time.Second}, streamqtest.Logger())
 	require.NoError(t, err)
 	r.AddMiddleware(mw...)
 	r.AddConsumerHandler("handler-"+topic, topic, sub, h)
@@ -85,12 +86,12 @@ func TestRouterDelayOnErrorSetsTheRetryBackoff(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, client := startRedis(t)
+			_, client := streamqtest.StartRedis(t)
 			const topic = "delay-on-error"
-			cfg := fastSub(client, "g")
+			cfg := streamqtest.FastSub(client, "g")
 			cfg.Retry.Policy = streamq.ExponentialBackoff{Base: 5 * time.Second, Attempts: 5}
 			cfg.DefaultPartitionCount = 1 // the topic exists before anything is published
-			sub := newTestSubscriber(t, cfg)
+			sub := streamqtest.NewSubscriber(t, cfg)
 			require.NoError(t, sub.SubscribeInitialize(topic))
 			calls := &rtCalls{}
 			rtRouter(t, sub, topic, func(msg *message.Message) error {
@@ -99,10 +100,10 @@ func TestRouterDelayOnErrorSetsTheRetryBackoff(t *testing.T) {
 				}
 				return nil
 			}, (&middleware.DelayOnError{InitialInterval: 300 * time.Millisecond, MaxInterval: 2 * time.Second, Multiplier: 2}).Middleware)
-			waitOwners(t, client, topic, "g", 1, func(c map[string]int) bool { return c[""] == 0 })
+			streamqtest.WaitOwners(t, client, topic, "g", 1, func(c map[string]int) bool { return c[""] == 0 })
 
 			rtAlignSubsecond(tc.from, tc.to)
-			require.NoError(t, newTestPublisher(t, streamq.PublisherConfig{Client: client}).Publish(topic, rtMessage("x")))
+			require.NoError(t, streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client}).Publish(topic, rtMessage("x")))
 			rtEventually(t, func() bool { return calls.log.len() >= 3 }, 15*time.Second, calls.log.dump)
 			got := calls.log.all()
 			gap1, gap2 := got[1].at.Sub(got[0].at), got[2].at.Sub(got[1].at)
@@ -127,11 +128,11 @@ func TestRouterDelayOnErrorSetsTheRetryBackoff(t *testing.T) {
 // streamq.
 func TestRouterInProcessRetryInsideStreamqRetry(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
+	_, client := streamqtest.StartRedis(t)
 	const topic = "retry-inside"
-	cfg := fastSub(client, "g")
+	cfg := streamqtest.FastSub(client, "g")
 	cfg.Retry.Policy = streamq.ExponentialBackoff{Attempts: 3} // zero backoff: requeued at once
-	sub := newTestSubscriber(t, cfg)
+	sub := streamqtest.NewSubscriber(t, cfg)
 	require.NoError(t, sub.SubscribeInitialize(topic))
 	calls := &rtCalls{}
 	rtRouter(t, sub, topic, func(msg *message.Message) error {
@@ -144,7 +145,7 @@ func TestRouterInProcessRetryInsideStreamqRetry(t *testing.T) {
 		middleware.Retry{MaxRetries: 2, InitialInterval: 10 * time.Millisecond}.Middleware,
 	)
 	msg := rtMessage("x")
-	require.NoError(t, newTestPublisher(t, streamq.PublisherConfig{Client: client}).Publish(topic, msg))
+	require.NoError(t, streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client}).Publish(topic, msg))
 
 	rtEventually(t, func() bool { return calls.log.len() >= 6 }, 10*time.Second, calls.log.dump)
 	require.Never(t, func() bool { return calls.log.len() > 6 }, 300*time.Millisecond, 20*time.Millisecond)
@@ -173,12 +174,12 @@ func TestRouterInProcessRetryInsideStreamqRetry(t *testing.T) {
 // as the poison publisher salvages the message; streamq acks the original, no retry, no DLQ.
 func TestRouterPoisonQueuePublishesWithStreamq(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
+	_, client := streamqtest.StartRedis(t)
 	const topic, poisonTopic = "poisoned-source", "poison"
-	sub := newTestSubscriber(t, fastSub(client, "g"))
+	sub := streamqtest.NewSubscriber(t, streamqtest.FastSub(client, "g"))
 	require.NoError(t, sub.SubscribeInitialize(topic))
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
-	poisonSub := newTestSubscriber(t, fastSub(client, "poison-readers"))
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client})
+	poisonSub := streamqtest.NewSubscriber(t, streamqtest.FastSub(client, "poison-readers"))
 	poisoned, err := poisonSub.Subscribe(context.Background(), poisonTopic)
 	require.NoError(t, err)
 
@@ -215,11 +216,11 @@ var errBadInput = errors.New("bad input")
 // error as reason; other errors are retried with the error in LastErrorFromCtx.
 func TestFailureMiddlewareTerminalAndLastError(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
+	_, client := streamqtest.StartRedis(t)
 	const topic = "failure-mw"
-	cfg := fastSub(client, "g")
+	cfg := streamqtest.FastSub(client, "g")
 	cfg.Retry.Policy = streamq.ExponentialBackoff{Attempts: 5}
-	sub := newTestSubscriber(t, cfg)
+	sub := streamqtest.NewSubscriber(t, cfg)
 	require.NoError(t, sub.SubscribeInitialize(topic))
 	calls := &rtCalls{}
 	var mu sync.Mutex
@@ -240,7 +241,7 @@ func TestFailureMiddlewareTerminalAndLastError(t *testing.T) {
 		return nil
 	}, streamq.FailureMiddleware(func(err error) bool { return errors.Is(err, errBadInput) }))
 	bad, flaky := rtMessage("bad"), rtMessage("flaky")
-	require.NoError(t, newTestPublisher(t, streamq.PublisherConfig{Client: client}).Publish(topic, bad, flaky))
+	require.NoError(t, streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client}).Publish(topic, bad, flaky))
 
 	dead := rtWaitDLQ(t, client, topic, 0, 1, 10*time.Second)
 	rtEventually(t, func() bool { return len(calls.log.of(flaky.UUID, "")) >= 2 }, 10*time.Second, calls.log.dump)
@@ -269,11 +270,11 @@ func TestFailureMiddlewareTerminalAndLastError(t *testing.T) {
 // left and dead-letters the message at once.
 func TestDeadLetterFromRouterHandler(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
+	_, client := streamqtest.StartRedis(t)
 	const topic = "dead-letter-helper"
-	cfg := fastSub(client, "g")
+	cfg := streamqtest.FastSub(client, "g")
 	cfg.Retry.Policy = streamq.ExponentialBackoff{Attempts: -1} // a plain nack would retry for ever
-	sub := newTestSubscriber(t, cfg)
+	sub := streamqtest.NewSubscriber(t, cfg)
 	require.NoError(t, sub.SubscribeInitialize(topic))
 	errInvalid := errors.New("invalid order")
 	calls := &rtCalls{}
@@ -286,7 +287,7 @@ func TestDeadLetterFromRouterHandler(t *testing.T) {
 	})
 	msg := rtMessage("x")
 	msg.Metadata.Set("k", "v")
-	require.NoError(t, newTestPublisher(t, streamq.PublisherConfig{Client: client}).Publish(topic, msg))
+	require.NoError(t, streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client}).Publish(topic, msg))
 
 	dead := rtWaitDLQ(t, client, topic, 0, 1, 10*time.Second)
 	var err error

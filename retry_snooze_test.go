@@ -12,6 +12,7 @@ import (
 
 	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/codec"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // TestSnoozeComesBackWithoutARetry: a handler snoozes each message twice, then handles it.
@@ -20,10 +21,10 @@ import (
 func TestSnoozeComesBackWithoutARetry(t *testing.T) {
 	t.Parallel()
 	client := redistestClient(t)
-	publishNumbered(t, client, "snooze", 20)
+	streamqtest.PublishNumbered(t, client, "snooze", 20)
 	cfg := outageSub(client)
 	cfg.Retry.MaxRetries = streamq.NoRetries // a snooze counted as a failure would dead-letter at once
-	sub := newTestSubscriber(t, cfg)
+	sub := streamqtest.NewSubscriber(t, cfg)
 	var mu sync.Mutex
 	seen := map[string][]string{} // seq -> the snooze count at each delivery
 	rtRouter(t, sub, "snooze", func(msg *message.Message) error {
@@ -65,11 +66,11 @@ func TestSnoozeComesBackWithoutARetry(t *testing.T) {
 func TestSnoozeBeyondTheBoundIsAFailure(t *testing.T) {
 	t.Parallel()
 	client := redistestClient(t)
-	publishNumbered(t, client, "snooze-bound", 1)
+	streamqtest.PublishNumbered(t, client, "snooze-bound", 1)
 	cfg := outageSub(client)
 	cfg.Retry.MaxSnoozes, cfg.Retry.MaxRetries = 2, 1
 	cfg.Retry.Policy = streamq.ExponentialBackoff{} // retries at once
-	sub := newTestSubscriber(t, cfg)
+	sub := streamqtest.NewSubscriber(t, cfg)
 	var mu sync.Mutex
 	calls := 0
 	rtRouter(t, sub, "snooze-bound", func(msg *message.Message) error {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // clockSlack absorbs clock granularity in "not before" assertions on delivery times.
@@ -263,18 +264,18 @@ func TestExponentialBackoffMaxAttempts(t *testing.T) {
 // fields, while the message behind it in the partition is handled meanwhile.
 func TestRetryBackoffThenDeadLetter(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testRetryBackoffThenDeadLetter)
+	streamqtest.OnBackends(t, testRetryBackoffThenDeadLetter)
 }
 
 func testRetryBackoffThenDeadLetter(t *testing.T, client redis.UniversalClient) {
 	ctx := context.Background()
 	const topic, group = "retry-backoff", "g"
-	cfg := fastSub(client, group)
+	cfg := streamqtest.FastSub(client, group)
 	cfg.Retry.Policy = streamq.ExponentialBackoff{Base: 200 * time.Millisecond, Max: 2 * time.Second, Attempts: 2}
-	sub := newTestSubscriber(t, cfg)
+	sub := streamqtest.NewSubscriber(t, cfg)
 	ch, err := sub.Subscribe(ctx, topic)
 	require.NoError(t, err)
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client})
 
 	poison, second := rtMessage("poison"), rtMessage("second")
 	dlqKey := keys.New("", "").DLQ(topic, 0)
@@ -341,14 +342,14 @@ func testRetryBackoffThenDeadLetter(t *testing.T, client redis.UniversalClient) 
 // TestNackPerMessageMaxRetries: x-max-retries lowers the policy's cap for one message.
 func TestNackPerMessageMaxRetries(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testNackPerMessageMaxRetries)
+	streamqtest.OnBackends(t, testNackPerMessageMaxRetries)
 }
 
 func testNackPerMessageMaxRetries(t *testing.T, client redis.UniversalClient) {
 	const topic = "max-retries"
-	cfg := fastSub(client, "g")
+	cfg := streamqtest.FastSub(client, "g")
 	cfg.Retry.Policy = streamq.ExponentialBackoff{Attempts: 5}
-	sub := newTestSubscriber(t, cfg)
+	sub := streamqtest.NewSubscriber(t, cfg)
 	ch, err := sub.Subscribe(context.Background(), topic)
 	require.NoError(t, err)
 	log := &rtLog{}
@@ -356,7 +357,7 @@ func testNackPerMessageMaxRetries(t *testing.T, client redis.UniversalClient) {
 
 	msg := rtMessage("capped")
 	msg.Metadata.Set(streamq.MaxRetriesMetadata, "1")
-	require.NoError(t, newTestPublisher(t, streamq.PublisherConfig{Client: client}).Publish(topic, msg))
+	require.NoError(t, streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client}).Publish(topic, msg))
 
 	dead := rtWaitDLQ(t, client, topic, 0, 1, 10*time.Second)
 	assert.Len(t, log.of(msg.UUID, ""), 2, "1 delivery + 1 retry")
@@ -369,7 +370,7 @@ func testNackPerMessageMaxRetries(t *testing.T, client redis.UniversalClient) {
 // message once and never sees A's retry entry.
 func TestTwoGroupsRetryStaysInItsGroup(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testTwoGroupsRetryStaysInItsGroup)
+	streamqtest.OnBackends(t, testTwoGroupsRetryStaysInItsGroup)
 }
 
 func testTwoGroupsRetryStaysInItsGroup(t *testing.T, client redis.UniversalClient) {
@@ -384,8 +385,8 @@ func testTwoGroupsRetryStaysInItsGroup(t *testing.T, client redis.UniversalClien
 		t.Run(tc.name, func(t *testing.T) {
 			const partitions = 2
 			topic := "two-groups-" + strconv.Itoa(i)
-			_, chA := subscribeMember(t, client, topic, "A", "a", partitions, func(c *streamq.SubscriberConfig) { c.Retry.Policy = tc.policy })
-			_, chB := subscribeMember(t, client, topic, "B", "b", partitions, nil)
+			_, chA := streamqtest.SubscribeMember(t, client, topic, "A", "a", partitions, func(c *streamq.SubscriberConfig) { c.Retry.Policy = tc.policy })
+			_, chB := streamqtest.SubscribeMember(t, client, topic, "B", "b", partitions, nil)
 
 			var msgs []*message.Message
 			for i := 0; i < 6; i++ {
@@ -400,7 +401,7 @@ func testTwoGroupsRetryStaysInItsGroup(t *testing.T, client redis.UniversalClien
 				return msg.UUID != flaky.UUID || !nackedOnce.CompareAndSwap(false, true)
 			})
 			rtHandle(chB, log, func(*message.Message, rtDelivery) bool { return true })
-			pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: partitions})
+			pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: partitions})
 			require.NoError(t, pub.Publish(topic, msgs...))
 
 			want := func(uuid, group string) int {
@@ -449,7 +450,7 @@ func testTwoGroupsRetryStaysInItsGroup(t *testing.T, client redis.UniversalClien
 // waits in the retry set; the next owner of the partition moves and delivers it, once.
 func TestCrashWhileRetryParkedIsTakenOver(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testCrashWhileRetryParkedIsTakenOver)
+	streamqtest.OnBackends(t, testCrashWhileRetryParkedIsTakenOver)
 }
 
 func testCrashWhileRetryParkedIsTakenOver(t *testing.T, client redis.UniversalClient) {
@@ -459,12 +460,12 @@ func testCrashWhileRetryParkedIsTakenOver(t *testing.T, client redis.UniversalCl
 		c.Membership.LeaseTTL = 1500 * time.Millisecond
 		c.Retry.Policy = streamq.ExponentialBackoff{Base: time.Second, Attempts: 3}
 	}
-	subA, chA := subscribeMember(t, client, topic, group, "a", 1, tweak)
-	waitOwners(t, client, topic, group, 1, balanced(map[string]int{"a": 1}))
-	_, chB := subscribeMember(t, client, topic, group, "b", 1, tweak)
+	subA, chA := streamqtest.SubscribeMember(t, client, topic, group, "a", 1, tweak)
+	streamqtest.WaitOwners(t, client, topic, group, 1, streamqtest.Balanced(map[string]int{"a": 1}))
+	_, chB := streamqtest.SubscribeMember(t, client, topic, group, "b", 1, tweak)
 
 	msg := rtMessage("parked")
-	require.NoError(t, newTestPublisher(t, streamq.PublisherConfig{Client: client}).Publish(topic, msg))
+	require.NoError(t, streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client}).Publish(topic, msg))
 	first := rtNext(t, chA, 10*time.Second)
 	require.Equal(t, msg.UUID, first.UUID)
 	firstID, _ := streamq.StreamIDFromCtx(first.Context())
@@ -494,7 +495,7 @@ func testCrashWhileRetryParkedIsTakenOver(t *testing.T, client redis.UniversalCl
 	assert.Equal(t, "b", got.consumer)
 	assert.Equal(t, 1, got.retries)
 	assert.Equal(t, firstID, got.originalID)
-	assert.Equal(t, []string{"b"}, leaseOwners(t, client, topic, group, 1))
+	assert.Equal(t, []string{"b"}, streamqtest.LeaseOwners(t, client, topic, group, 1))
 	rtSettled(t, client, topic, group, 0)
 	assert.Empty(t, rtDLQ(t, client, topic, 0))
 }
@@ -503,14 +504,14 @@ func testCrashWhileRetryParkedIsTakenOver(t *testing.T, client redis.UniversalCl
 // counts in Stats().DeadLettered.
 func TestDeadLetterCountedInStats(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testDeadLetterCountedInStats)
+	streamqtest.OnBackends(t, testDeadLetterCountedInStats)
 }
 
 func testDeadLetterCountedInStats(t *testing.T, client redis.UniversalClient) {
 	const topic = "dead-stats"
-	cfg := fastSub(client, "g")
+	cfg := streamqtest.FastSub(client, "g")
 	cfg.Retry = streamq.RetryConfig{MaxRetries: streamq.NoRetries, MoverInterval: cfg.Retry.MoverInterval} // a plain nack dead-letters at once
-	sub := newTestSubscriber(t, cfg)
+	sub := streamqtest.NewSubscriber(t, cfg)
 	ch, err := sub.Subscribe(context.Background(), topic)
 	require.NoError(t, err)
 	log := &rtLog{}
@@ -524,7 +525,7 @@ func testDeadLetterCountedInStats(t *testing.T, client redis.UniversalClient) {
 		return false
 	})
 	require.Zero(t, sub.Stats().DeadLettered)
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client})
 	require.NoError(t, pub.Publish(topic, rtMessage("asked"), rtMessage("ok"), rtMessage("asked"), rtMessage("nacked")))
 
 	dead := rtWaitDLQ(t, client, topic, 0, 3, 10*time.Second)
@@ -570,7 +571,7 @@ func TestDeadLetterHelper(t *testing.T) {
 // where two caps used to give 4); a message's MaxRetriesMetadata over either.
 func TestRetryCapFromOnePlace(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testRetryCapFromOnePlace)
+	streamqtest.OnBackends(t, testRetryCapFromOnePlace)
 }
 
 func testRetryCapFromOnePlace(t *testing.T, client redis.UniversalClient) {
@@ -591,10 +592,10 @@ func testRetryCapFromOnePlace(t *testing.T, client redis.UniversalClient) {
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			topic := "retry-cap-" + strconv.Itoa(i)
-			cfg := fastSub(client, "g")
+			cfg := streamqtest.FastSub(client, "g")
 			tt.retry.MoverInterval = cfg.Retry.MoverInterval
 			cfg.Retry = tt.retry
-			sub := newTestSubscriber(t, cfg)
+			sub := streamqtest.NewSubscriber(t, cfg)
 			ch, err := sub.Subscribe(context.Background(), topic)
 			require.NoError(t, err)
 			log := &rtLog{}
@@ -604,7 +605,7 @@ func testRetryCapFromOnePlace(t *testing.T, client redis.UniversalClient) {
 			if tt.message != "" {
 				msg.Metadata.Set(streamq.MaxRetriesMetadata, tt.message)
 			}
-			require.NoError(t, newTestPublisher(t, streamq.PublisherConfig{Client: client}).Publish(topic, msg))
+			require.NoError(t, streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client}).Publish(topic, msg))
 
 			dead := rtWaitDLQ(t, client, topic, 0, 1, 20*time.Second)
 			assert.Len(t, log.of(msg.UUID, ""), 1+tt.want, "1 delivery + %d retries", tt.want)

@@ -14,17 +14,8 @@ import (
 	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/redistest"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
-
-// TestPubSubSentinel runs the universal suite (8 partitions keyed by payload, guaranteed
-// order) through a go-redis FailoverClient over three sentinels watching a master and its
-// replica. Watermill's TestReconnect skips (no RestartServiceCommand: restarting the master
-// may or may not make the sentinels fail over, depending on how long it takes); a failover is
-// covered by TestSentinelFailover.
-func TestPubSubSentinel(t *testing.T) {
-	t.Parallel()
-	runUniversal(t, redistest.StartSentinel(t).FailoverClient(t), universalFeatures(), 8, true)
-}
 
 // failoverHook is a go-redis hook that records every command (alone or in a pipeline) that
 // ended with a READONLY error (a write sent to a replica, such as a demoted master), and every
@@ -137,13 +128,13 @@ func startSentinelRun(t *testing.T, s *redistest.Sentinel, topic string) *sentin
 	}
 	pubClient := s.FailoverClient(t)
 	pubClient.AddHook(r.hook)
-	r.failoverRun = newFailoverRun(topic, partitions, newTestPublisher(t, streamq.PublisherConfig{Client: pubClient,
+	r.failoverRun = newFailoverRun(topic, partitions, streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: pubClient,
 		DefaultPartitionCount: partitions, Trim: streamq.TrimConfig{MaxLen: -1}, Partitioning: streamq.PartitioningConfig{RefreshInterval: 500 * time.Millisecond},
 		Payloads: streamq.PayloadConfig{Threshold: offloadedSize / 2}}))
 	for _, name := range []string{"a", "b"} {
 		client := s.UniversalClient(t)
 		client.AddHook(r.hook)
-		sub, ch := subscribeMember(t, client, topic, group, name, partitions, func(cfg *streamq.SubscriberConfig) {
+		sub, ch := streamqtest.SubscribeMember(t, client, topic, group, name, partitions, func(cfg *streamq.SubscriberConfig) {
 			cfg.Membership.LeaseTTL = 3 * time.Second
 			cfg.Membership.RenewInterval = 500 * time.Millisecond
 		})
@@ -151,7 +142,7 @@ func startSentinelRun(t *testing.T, s *redistest.Sentinel, topic string) *sentin
 		r.consumeInto(ch)
 	}
 	r.inspect = s.FailoverClient(t)
-	waitOwners(t, r.inspect, topic, group, partitions, balanced(map[string]int{"a": partitions / 2, "b": partitions / 2}))
+	streamqtest.WaitOwners(t, r.inspect, topic, group, partitions, streamqtest.Balanced(map[string]int{"a": partitions / 2, "b": partitions / 2}))
 	r.startPublishers(4)
 	t.Cleanup(r.stopPublishers)
 	time.Sleep(2 * time.Second)
@@ -225,11 +216,11 @@ func (r *sentinelRun) checkLosses(t *testing.T, k kill, promotedAt time.Time, wh
 	}
 	if n := len(rep.lostInWindow); n > 0 {
 		t.Logf("LOST IN %s: %d acknowledged messages taken by the old master never reached the promoted replica "+
-			"and were never handled: %s", what, n, describe(rep.lostInWindow, 10))
+			"and were never handled: %s", what, n, streamqtest.Describe(rep.lostInWindow, 10))
 	}
-	assert.Empty(t, late, "acknowledged messages published after the promotion lost: %s", describe(late, 10))
-	assert.Empty(t, rep.lostElsewhere, "acknowledged messages lost outside %s: %s", what, describe(rep.lostElsewhere, 10))
-	assert.Empty(t, rep.notHandled, "acknowledged messages stored in Redis but never handled: %s", describe(rep.notHandled, 10))
+	assert.Empty(t, late, "acknowledged messages published after the promotion lost: %s", streamqtest.Describe(late, 10))
+	assert.Empty(t, rep.lostElsewhere, "acknowledged messages lost outside %s: %s", what, streamqtest.Describe(rep.lostElsewhere, 10))
+	assert.Empty(t, rep.notHandled, "acknowledged messages stored in Redis but never handled: %s", streamqtest.Describe(rep.notHandled, 10))
 	return rep, late
 }
 
@@ -238,10 +229,12 @@ func (r *sentinelRun) checkLosses(t *testing.T, k kill, promotedAt time.Time, wh
 func (r *sentinelRun) checkGroup(t *testing.T, splitBrain bool) {
 	t.Helper()
 	space := keys.New("", "")
-	owners := countByMember(leaseOwners(t, r.inspect, r.topic, "g", r.partitions))
+	owners := streamqtest.CountByMember(streamqtest.LeaseOwners(t, r.inspect, r.topic, "g", r.partitions))
 	assert.Zero(t, owners[""], "partitions without an owner after the failover: %v", owners)
 	for p := 0; p < r.partitions; p++ {
-		assert.Eventually(t, func() bool { return groupPending(t, r.inspect, space.PartitionStream(r.topic, p), "g") == 0 },
+		assert.Eventually(t, func() bool {
+			return streamqtest.GroupPending(t, r.inspect, space.PartitionStream(r.topic, p), "g") == 0
+		},
 			10*time.Second, 50*time.Millisecond, "partition %d keeps pending entries", p)
 	}
 	for name, sub := range r.members {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamq-dev/streamq"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // The child process of TestPausedOwnerProcessIsFenced is this test binary run again with
@@ -106,7 +106,7 @@ func runSigstopChild() int {
 	client := redis.NewClient(&redis.Options{Addr: os.Getenv(sigstopAddrEnv), MaxRetries: -1,
 		ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second})
 	defer client.Close()
-	cfg := fastSub(client, sigstopGroup)
+	cfg := streamqtest.FastSub(client, sigstopGroup)
 	cfg.Membership.ConsumerName = sigstopMember
 	sigstopTimes(&cfg)
 	sub, err := streamq.NewSubscriber(cfg, childLogger{ledger})
@@ -204,10 +204,4 @@ func childEvents(path string) ([]childEvent, error) {
 		out = append(out, e)
 	}
 	return out, sc.Err()
-}
-
-// seqOf reads the "seq" metadata of a message published by publishKeyed.
-func seqOf(m *message.Message) int {
-	n, _ := strconv.Atoi(m.Metadata.Get("seq"))
-	return n
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/streamq-dev/streamq/internal/chaos"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/redistest"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // childProc is the child process of the SIGSTOP test: this test binary run again.
@@ -117,17 +118,6 @@ func (c *childProc) waitExit(t *testing.T, timeout time.Duration) {
 	}
 }
 
-func receiveOne(t *testing.T, ch <-chan *message.Message, timeout time.Duration) *message.Message {
-	t.Helper()
-	select {
-	case m := <-ch:
-		return m
-	case <-time.After(timeout):
-		t.Fatalf("no message within %s", timeout)
-		return nil
-	}
-}
-
 // pausedOwner is the fixture of the SIGSTOP tests: a child process owns the only partition
 // of topic and holds message 0 of ten in its handler (1-9 prefetched in its queue); it is
 // frozen with SIGSTOP past its lease TTL until member "fresh" (this process) has taken the
@@ -151,8 +141,8 @@ func pauseOwner(t *testing.T, topic string) *pausedOwner {
 	f.proxy, err = chaos.Listen(srv.Addr())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = f.proxy.Close() })
-	f.pub = newTestPublisher(t, streamq.PublisherConfig{Client: f.direct})
-	publishKeyed(t, f.pub, topic, 0, 10, 1) // before the child joins: its first read takes all ten
+	f.pub = streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: f.direct})
+	streamqtest.PublishKeyed(t, f.pub, topic, 0, 10, 1) // before the child joins: its first read takes all ten
 	f.child = startSigstopChild(t, f.proxy.Addr(), topic)
 	held := f.child.waitEvent(t, "holding", 20*time.Second)
 	require.Equal(t, "0", held.Seq)
@@ -160,8 +150,8 @@ func pauseOwner(t *testing.T, topic string) *pausedOwner {
 	f.child.signal(t, syscall.SIGSTOP)
 	f.child.waitStopped(t)
 	f.stoppedAt = len(f.child.events(t))
-	_, f.fresh = subscribeMember(t, f.direct, topic, sigstopGroup, "fresh", 1, sigstopTimes)
-	f.taken = receiveOne(t, f.fresh, 20*time.Second)
+	_, f.fresh = streamqtest.SubscribeMember(t, f.direct, topic, sigstopGroup, "fresh", 1, sigstopTimes)
+	f.taken = streamqtest.ReceiveOne(t, f.fresh, 20*time.Second)
 	require.Equal(t, held.UUID, f.taken.UUID, "the new owner gets the message the paused one holds")
 	count, _ := streamq.DeliveryCountFromCtx(f.taken.Context())
 	require.GreaterOrEqual(t, count, int64(2))
@@ -190,7 +180,7 @@ func (f *pausedOwner) finish(t *testing.T, last int) {
 	assertNonePendingFor(t, f.direct, f.topic, sigstopMember)
 	f.taken.Ack()
 	for seq := 1; seq <= last; seq++ {
-		require.Equal(t, seq, seqOf(ackNext(t, f.fresh)), "the new owner delivers the rest in order, at once")
+		require.Equal(t, seq, streamqtest.SeqOf(streamqtest.AckNext(t, f.fresh)), "the new owner delivers the rest in order, at once")
 	}
 	require.Eventually(t, func() bool {
 		p, err := f.direct.XPending(context.Background(), keys.New("", "").PartitionStream(f.topic, 0), sigstopGroup).Result()
@@ -221,15 +211,8 @@ func TestPausedOwnerProcessReadsNothingAfterResume(t *testing.T) {
 	redistest.SkipShort(t, "a SIGSTOPped child process")
 	f := pauseOwner(t, "sigstop-read")
 	f.resume(t)
-	publishKeyed(t, f.pub, f.topic, 10, 15, 1)
+	streamqtest.PublishKeyed(t, f.pub, f.topic, 10, 15, 1)
 	f.finish(t, 14)
-}
-
-func ackNext(t *testing.T, ch <-chan *message.Message) *message.Message {
-	t.Helper()
-	m := receiveOne(t, ch, 10*time.Second)
-	m.Ack()
-	return m
 }
 
 // assertPendingFor checks that entry id is still pending, held by consumer: an ack of

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/streamq-dev/streamq"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // The child processes of the static member tests are this test binary run again with
@@ -214,7 +215,7 @@ func countEvents(t *testing.T, c *childProc, ev string) int {
 
 // holdMessages are one message for each partition of parts, with metadata hold=1.
 func holdMessages(parts []int) []*message.Message {
-	msgs := keyedMessages(0, len(parts), 1)
+	msgs := streamqtest.KeyedMessages(0, len(parts), 1)
 	for i, m := range msgs {
 		m.Metadata.Set(streamq.ForcePartitionMetadata, strconv.Itoa(parts[i]))
 		m.Metadata.Set("hold", "1")

@@ -19,6 +19,7 @@ import (
 	"github.com/streamq-dev/streamq/internal/lease"
 	"github.com/streamq-dev/streamq/internal/member"
 	"github.com/streamq-dev/streamq/internal/redistest"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // onChildBackends runs test on a single redis-server and on a 3-master cluster, with the
@@ -42,8 +43,8 @@ type staticFleet struct {
 	client redis.UniversalClient
 	topic  string
 	pub    *streamq.Publisher
-	got    *deliveries // b's and c's
-	log    *leaseLog
+	got    *streamqtest.Deliveries // b's and c's
+	log    *streamqtest.LeaseLog
 	a      *childProc
 
 	mu    sync.Mutex
@@ -59,19 +60,19 @@ func startStaticFleet(t *testing.T, addrs []string, client redis.UniversalClient
 // in-process members others.
 func startStaticFleetTimed(t *testing.T, addrs []string, client redis.UniversalClient, topic, times string, others ...string) *staticFleet {
 	t.Helper()
-	f := &staticFleet{addrs: addrs, client: client, topic: topic, got: newDeliveries()}
-	f.pub = newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: staticPartitions})
+	f := &staticFleet{addrs: addrs, client: client, topic: topic, got: streamqtest.NewDeliveries()}
+	f.pub = streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: staticPartitions})
 	share := map[string]int{"a": staticPartitions / (len(others) + 1)}
 	for _, name := range others {
-		_, ch := subscribeMember(t, client, topic, staticGroup, name, staticPartitions, staticTimings[times])
-		f.got.consumeInto(ch)
+		_, ch := streamqtest.SubscribeMember(t, client, topic, staticGroup, name, staticPartitions, staticTimings[times])
+		f.got.ConsumeInto(ch)
 		share[name] = share["a"]
 	}
 	f.a = startStaticChildTimed(t, addrs, topic, "a", true, times)
 	require.Eventually(t, func() bool {
-		return balanced(share)(countByMember(leaseOwners(t, client, topic, staticGroup, staticPartitions)))
+		return streamqtest.Balanced(share)(streamqtest.CountByMember(streamqtest.LeaseOwners(t, client, topic, staticGroup, staticPartitions)))
 	}, 60*time.Second, 20*time.Millisecond)
-	f.log = recordLeases(t, client, topic, staticGroup, staticPartitions)
+	f.log = streamqtest.RecordLeases(t, client, topic, staticGroup, staticPartitions)
 	return f
 }
 
@@ -84,7 +85,7 @@ func (f *staticFleet) traffic(t *testing.T) (stop func()) {
 		tick := time.NewTicker(50 * time.Millisecond)
 		defer tick.Stop()
 		for seq := 0; ; seq += 20 {
-			msgs := keyedMessages(seq, 20, 48)
+			msgs := streamqtest.KeyedMessages(seq, 20, 48)
 			if err := f.pub.Publish(f.topic, msgs...); err != nil {
 				t.Errorf("publish: %v", err)
 				return
@@ -138,20 +139,20 @@ func (f *staticFleet) assertAllHandled(t *testing.T, children ...*childProc) {
 	f.mu.Unlock()
 	space := keys.New("", "")
 	require.Eventually(t, func() bool {
-		all := newDeliveries()
-		all.addAll(f.got)
+		all := streamqtest.NewDeliveries()
+		all.AddAll(f.got)
 		for _, c := range children {
 			for _, e := range childDeliveries(t, c) {
-				all.add(e.UUID)
+				all.Add(e.UUID)
 			}
 		}
-		missing, _ := all.counts(uuids)
+		missing, _ := all.Counts(uuids)
 		return missing == 0
 	}, 30*time.Second, 50*time.Millisecond, "every message is delivered")
 	require.Eventually(t, func() bool {
 		var n int64
 		for p := 0; p < staticPartitions; p++ {
-			n += pendingCount(t, f.client, space.PartitionStream(f.topic, p), staticGroup)
+			n += streamqtest.GroupPending(t, f.client, space.PartitionStream(f.topic, p), staticGroup)
 		}
 		return n == 0
 	}, 30*time.Second, 50*time.Millisecond, "every message is acked")
@@ -169,23 +170,23 @@ func TestStaticMemberKilledTakesBackItsPartitions(t *testing.T) {
 	onChildBackends(t, func(t *testing.T, addrs []string, client redis.UniversalClient) {
 		f := startStaticFleet(t, addrs, client, "static-kill")
 		stop := f.traffic(t)
-		parts := f.log.ownedBy("a", staticPartitions)
+		parts := f.log.OwnedBy("a", staticPartitions)
 		require.Len(t, parts, 4)
-		old := f.log.instanceOf(t, parts)
+		old := f.log.InstanceOf(t, parts)
 		held := f.publishHeld(t, parts)
-		waitIdle(200 * time.Millisecond) // entries behind the held ones are read too
+		streamqtest.WaitIdle(200 * time.Millisecond) // entries behind the held ones are read too
 
 		f.a.kill(t)
 		killed := time.Now()
 		a2 := startStaticChild(t, addrs, f.topic, "a", false)
 		subscribed := time.Unix(0, a2.waitEvent(t, "subscribed", 20*time.Second).T)
-		require.Eventually(t, func() bool { return f.log.movedOn(parts, "a", old) }, 20*time.Second, 5*time.Millisecond)
-		f.log.assertTakenBackDirectly(t, parts, "a", old)
-		assert.Equal(t, parts, f.log.ownedBy("a", staticPartitions), "the same partitions, no other")
+		require.Eventually(t, func() bool { return f.log.MovedOn(parts, "a", old) }, 20*time.Second, 5*time.Millisecond)
+		f.log.AssertTakenBackDirectly(t, parts, "a", old)
+		assert.Equal(t, parts, f.log.OwnedBy("a", staticPartitions), "the same partitions, no other")
 		var cfg streamq.SubscriberConfig
 		staticTimes(&cfg)
 		for _, p := range parts {
-			at, _ := f.log.firstTokenOf(p, tokenInstance(f.log.current(p)))
+			at, _ := f.log.FirstTokenOf(p, streamqtest.TokenInstance(f.log.Current(p)))
 			assert.Less(t, at.Sub(subscribed), cfg.Membership.RebalanceInterval, "partition %d taken back in the first round", p)
 			t.Logf("partition %d: held again %s after the kill, %s after Subscribe returned", p,
 				at.Sub(killed).Round(time.Millisecond), at.Sub(subscribed).Round(time.Millisecond))
@@ -213,18 +214,18 @@ func TestStaticMemberRestartedHoldsItsPartitionsWithinARebalanceInterval(t *test
 	onChildBackends(t, func(t *testing.T, addrs []string, client redis.UniversalClient) {
 		f := startStaticFleetTimed(t, addrs, client, "static-restart", "slow", "b")
 		stop := f.traffic(t)
-		parts := f.log.ownedBy("a", staticPartitions)
+		parts := f.log.OwnedBy("a", staticPartitions)
 		require.Len(t, parts, staticPartitions/2)
-		old := f.log.instanceOf(t, parts)
+		old := f.log.InstanceOf(t, parts)
 		held := f.publishHeld(t, parts)
 
 		f.a.kill(t)
 		gone := presenceGone(t, client, f.topic, "a")
 		launched := time.Now()
 		a2 := startStaticChildTimed(t, addrs, f.topic, "a", false, "slow")
-		require.Eventually(t, func() bool { return f.log.movedOn(parts, "a", old) }, 20*time.Second, 5*time.Millisecond)
-		f.log.assertTakenBackDirectly(t, parts, "a", old)
-		assert.Equal(t, parts, f.log.ownedBy("a", staticPartitions), "the same partitions, no other")
+		require.Eventually(t, func() bool { return f.log.MovedOn(parts, "a", old) }, 20*time.Second, 5*time.Millisecond)
+		f.log.AssertTakenBackDirectly(t, parts, "a", old)
+		assert.Equal(t, parts, f.log.OwnedBy("a", staticPartitions), "the same partitions, no other")
 		f.assertHeldAgainInTime(t, parts, a2, launched, gone)
 		stop()
 		f.assertAllHandled(t, f.a, a2)
@@ -244,7 +245,7 @@ func (f *staticFleet) assertHeldAgainInTime(t *testing.T, parts []int, a2 *child
 	staticSlowTimes(&cfg)
 	t.Logf("the killed process's presence ran out %s after the launch (a window of %s)", gone.Sub(launched), lease.PresenceWindow(lease.Config{RebalanceInterval: cfg.Membership.RebalanceInterval, LeaseTTL: cfg.Membership.LeaseTTL}, 100*time.Millisecond))
 	for _, p := range parts {
-		at, _ := f.log.firstTokenOf(p, tokenInstance(f.log.current(p)))
+		at, _ := f.log.FirstTokenOf(p, streamqtest.TokenInstance(f.log.Current(p)))
 		t.Logf("partition %d: held again %s after the process was launched, %s after it started, %s after Subscribe returned", p,
 			at.Sub(launched).Round(time.Millisecond), at.Sub(started).Round(time.Millisecond), at.Sub(subscribed).Round(time.Millisecond))
 		assert.True(t, at.After(gone.Add(-10*time.Millisecond)), "partition %d held again before the killed process's presence ran out", p)
@@ -277,34 +278,34 @@ func TestStaticMemberKilledPastGraceIsReplaced(t *testing.T) {
 	srv := redistest.Start(t)
 	f := startStaticFleet(t, []string{srv.Addr()}, srv.Client(t), "static-gone")
 	stop := f.traffic(t)
-	parts := f.log.ownedBy("a", staticPartitions)
+	parts := f.log.OwnedBy("a", staticPartitions)
 	require.Len(t, parts, 4)
-	old := f.log.instanceOf(t, parts)
+	old := f.log.InstanceOf(t, parts)
 	f.a.kill(t)
 	killed := time.Now()
 
 	require.Eventually(t, func() bool {
-		return len(f.log.ownedBy("b", staticPartitions))+len(f.log.ownedBy("c", staticPartitions)) == staticPartitions
+		return len(f.log.OwnedBy("b", staticPartitions))+len(f.log.OwnedBy("c", staticPartitions)) == staticPartitions
 	}, 30*time.Second, 10*time.Millisecond, "b and c take over")
 	var cfg streamq.SubscriberConfig
 	staticTimes(&cfg)
 	for _, p := range parts {
-		h := f.log.history(p)
-		var next []tokenAt
+		h := f.log.History(p)
+		var next []streamqtest.TokenAt
 		for _, c := range h {
-			if c.token != "" && tokenInstance(c.token) != old {
+			if c.Token != "" && streamqtest.TokenInstance(c.Token) != old {
 				next = append(next, c)
 			}
 		}
 		require.NotEmpty(t, next, "partition %d: %v", p, h)
-		assert.Contains(t, []string{"b", "c"}, member.TokenMember(next[0].token))
-		assert.GreaterOrEqual(t, next[0].at.Sub(killed), cfg.Membership.StaticMemberGrace-cfg.Membership.RenewInterval,
+		assert.Contains(t, []string{"b", "c"}, member.TokenMember(next[0].Token))
+		assert.GreaterOrEqual(t, next[0].At.Sub(killed), cfg.Membership.StaticMemberGrace-cfg.Membership.RenewInterval,
 			"partition %d was taken before the grace ended (its lease expired first): %v", p, h)
 	}
 
 	a2 := startStaticChild(t, f.addrs, f.topic, "a", false)
 	require.Eventually(t, func() bool {
-		return balanced(map[string]int{"a": 4, "b": 4, "c": 4})(countByMember(leaseOwners(t, f.client, f.topic, staticGroup, staticPartitions)))
+		return streamqtest.Balanced(map[string]int{"a": 4, "b": 4, "c": 4})(streamqtest.CountByMember(streamqtest.LeaseOwners(t, f.client, f.topic, staticGroup, staticPartitions)))
 	}, 30*time.Second, 20*time.Millisecond, "a gets its share back")
 	stop()
 	f.assertAllHandled(t, f.a, a2)
@@ -330,14 +331,14 @@ func TestStaticMemberPausedProcessIsFenced(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = proxy.Close() })
 	const topic = "static-stop"
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: staticPartitions})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: staticPartitions})
 	a := startStaticChild(t, []string{proxy.Addr()}, topic, "a", true)
 	require.Eventually(t, func() bool {
-		return countByMember(leaseOwners(t, client, topic, staticGroup, staticPartitions))["a"] == staticPartitions
+		return streamqtest.CountByMember(streamqtest.LeaseOwners(t, client, topic, staticGroup, staticPartitions))["a"] == staticPartitions
 	}, 30*time.Second, 20*time.Millisecond)
 	parts := []int{0, 1}
 	require.NoError(t, pub.Publish(topic, holdMessages(parts)...))
-	behind := keyedMessages(0, 20, 1)
+	behind := streamqtest.KeyedMessages(0, 20, 1)
 	for i, m := range behind {
 		m.Metadata.Set(streamq.ForcePartitionMetadata, map[bool]string{true: "0", false: "1"}[i%2 == 0])
 	}
@@ -386,14 +387,14 @@ func TestStaticMemberPausedProcessIsFenced(t *testing.T) {
 	space := keys.New("", "")
 	for _, p := range parts {
 		str := space.PartitionStream(topic, p)
-		assert.Equal(t, xlen(t, client, str), pendingCount(t, client, str, staticGroup),
+		assert.Equal(t, streamqtest.XLen(t, client, str), streamqtest.GroupPending(t, client, str, staticGroup),
 			"partition %d: nothing acked: the stale process's ack was not applied", p)
 	}
 
 	a2.send(t, "ack")
 	require.Eventually(t, func() bool {
-		return pendingCount(t, client, space.PartitionStream(topic, 0), staticGroup) == 0 &&
-			pendingCount(t, client, space.PartitionStream(topic, 1), staticGroup) == 0 &&
+		return streamqtest.GroupPending(t, client, space.PartitionStream(topic, 0), staticGroup) == 0 &&
+			streamqtest.GroupPending(t, client, space.PartitionStream(topic, 1), staticGroup) == 0 &&
 			len(childDeliveries(t, a2)) >= 22
 	}, 20*time.Second, 20*time.Millisecond)
 	last := map[int]int{0: -2, 1: -2}

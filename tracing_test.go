@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/streamq-dev/streamq"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // fakeTracer records the hooks it is given, writes a mark into the metadata as a real
@@ -69,12 +70,12 @@ func (f *fakeTracer) StartSettle(msg *message.Message, s streamq.Settlement) fun
 // the retry, and the hooks see what the context getters see.
 func TestTracerHooks(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
+	_, client := streamqtest.StartRedis(t)
 	tr := &fakeTracer{}
-	pub := newTestPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 2, Tracer: tr})
-	cfg := fastSub(client, "g")
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 2, Tracer: tr})
+	cfg := streamqtest.FastSub(client, "g")
 	cfg.Tracer = tr
-	msgs, err := newTestSubscriber(t, cfg).Subscribe(context.Background(), "traced")
+	msgs, err := streamqtest.NewSubscriber(t, cfg).Subscribe(context.Background(), "traced")
 	require.NoError(t, err)
 
 	msg := message.NewMessage(watermill.NewUUID(), []byte("x"))
