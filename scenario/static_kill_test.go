@@ -1,4 +1,4 @@
-package streamq_test
+package scenario_test
 
 import (
 	"context"
@@ -166,7 +166,6 @@ func (f *staticFleet) assertAllHandled(t *testing.T, children ...*childProc) {
 // every message is handled.
 func TestStaticMemberKilledTakesBackItsPartitions(t *testing.T) {
 	t.Parallel()
-	redistest.SkipShort(t, "a killed child process")
 	onChildBackends(t, func(t *testing.T, addrs []string, client redis.UniversalClient) {
 		f := startStaticFleet(t, addrs, client, "static-kill")
 		stop := f.traffic(t)
@@ -210,7 +209,6 @@ func TestStaticMemberKilledTakesBackItsPartitions(t *testing.T) {
 // the held ones again, is handled.
 func TestStaticMemberRestartedHoldsItsPartitionsWithinARebalanceInterval(t *testing.T) {
 	t.Parallel()
-	redistest.SkipShort(t, "a killed child process")
 	onChildBackends(t, func(t *testing.T, addrs []string, client redis.UniversalClient) {
 		f := startStaticFleetTimed(t, addrs, client, "static-restart", "slow", "b")
 		stop := f.traffic(t)
@@ -274,7 +272,6 @@ func presenceGone(t *testing.T, client redis.UniversalClient, topic, member stri
 // Nothing is lost.
 func TestStaticMemberKilledPastGraceIsReplaced(t *testing.T) {
 	t.Parallel()
-	redistest.SkipShort(t, "a killed child process")
 	srv := redistest.Start(t)
 	f := startStaticFleet(t, []string{srv.Addr()}, srv.Client(t), "static-gone")
 	stop := f.traffic(t)
@@ -324,7 +321,6 @@ func TestStaticMemberKilledPastGraceIsReplaced(t *testing.T) {
 // everything in order.
 func TestStaticMemberPausedProcessIsFenced(t *testing.T) {
 	t.Parallel()
-	redistest.SkipShort(t, "a SIGSTOPped child process")
 	srv := redistest.Start(t)
 	client := srv.Client(t)
 	proxy, err := chaos.Listen(srv.Addr())

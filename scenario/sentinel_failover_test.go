@@ -1,4 +1,4 @@
-package streamq_test
+package scenario_test
 
 import (
 	"context"
@@ -264,9 +264,6 @@ func (r *sentinelRun) checkGroup(t *testing.T, splitBrain bool) {
 // summary line starting "SENTINEL FAILOVER (SIGKILL)".
 func TestSentinelFailover(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("kills the master of a Sentinel deployment and waits for it to rejoin: about 20s; run without -short")
-	}
 	s := redistest.StartSentinel(t)
 	r := startSentinelRun(t, s, "sentinel-failover")
 	k := kill{partitions: r.all}
@@ -324,9 +321,6 @@ func TestSentinelFailover(t *testing.T) {
 // FAILOVER (planned)".
 func TestSentinelPlannedFailover(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("fails a Sentinel deployment over and waits for the old master to be demoted: about 20s; run without -short")
-	}
 	s := redistest.StartSentinel(t)
 	r := startSentinelRun(t, s, "sentinel-planned")
 	k := kill{partitions: r.all}

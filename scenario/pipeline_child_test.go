@@ -1,4 +1,4 @@
-package streamq_test
+package scenario_test
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package streamq_test
+package scenario_test
 
 import (
 	"context"
@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/streamq-dev/streamq"
-	"github.com/streamq-dev/streamq/internal/redistest"
 	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
@@ -47,7 +46,6 @@ func TestRedisDownAtStartFailsFastAndClearly(t *testing.T) {
 // growth while it is down, and everything published before and after is delivered.
 func TestRedisOutageMidRunRecovers(t *testing.T) {
 	// Not parallel: it counts the process's goroutines.
-	redistest.SkipShort(t, "a Redis outage")
 	srv, _ := streamqtest.StartRedis(t)
 	client := redis.NewClient(&redis.Options{Addr: srv.Addr(), Protocol: 2})
 	defer client.Close()

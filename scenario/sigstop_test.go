@@ -1,4 +1,4 @@
-package streamq_test
+package scenario_test
 
 import (
 	"bytes"
@@ -193,7 +193,6 @@ func (f *pausedOwner) finish(t *testing.T, last int) {
 // delivers nothing more from the partition, though its queue holds messages 1-9.
 func TestPausedOwnerProcessIsFenced(t *testing.T) {
 	t.Parallel()
-	redistest.SkipShort(t, "a SIGSTOPped child process")
 	f := pauseOwner(t, "sigstop-ack")
 	f.resume(t)
 	f.child.send(t, "ack")
@@ -208,7 +207,6 @@ func TestPausedOwnerProcessIsFenced(t *testing.T) {
 // delivers all of them, in order, at once.
 func TestPausedOwnerProcessReadsNothingAfterResume(t *testing.T) {
 	t.Parallel()
-	redistest.SkipShort(t, "a SIGSTOPped child process")
 	f := pauseOwner(t, "sigstop-read")
 	f.resume(t)
 	streamqtest.PublishKeyed(t, f.pub, f.topic, 10, 15, 1)

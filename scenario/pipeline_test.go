@@ -1,4 +1,4 @@
-package streamq_test
+package scenario_test
 
 import (
 	"context"
@@ -18,7 +18,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/streamq-dev/streamq"
-	"github.com/streamq-dev/streamq/internal/redistest"
 	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
@@ -28,7 +27,6 @@ import (
 // over; the next child is handed the input again. With DeriveUUIDs, B then holds exactly
 // one entry per (input, output index). Without it (the control) B holds duplicates.
 func TestEffectivelyOnceThroughKills(t *testing.T) {
-	redistest.SkipShort(t, "killed child processes")
 	t.Parallel()
 	t.Run("derived", func(t *testing.T) {
 		t.Parallel()

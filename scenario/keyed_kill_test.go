@@ -1,4 +1,4 @@
-package streamq_test
+package scenario_test
 
 import (
 	"bufio"
@@ -18,7 +18,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/streamq-dev/streamq"
-	"github.com/streamq-dev/streamq/internal/redistest"
 	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
@@ -70,7 +69,6 @@ func runKeyedChild() int {
 // of each key stay in publish order, and the only messages delivered again are ones the
 // killed member had been handed (in flight, or acked but not flushed).
 func TestOrderByKeySurvivesAKill(t *testing.T) {
-	redistest.SkipShort(t, "a killed child process")
 	t.Parallel()
 	srv, client := streamqtest.StartRedis(t)
 	const topic, keys, n = "by-key-kill", 64, 20_000

@@ -1,6 +1,6 @@
 //go:build race
 
-package streamq_test
+package scenario_test
 
 import (
 	"context"
@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/streamq-dev/streamq/internal/redistest"
 	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
@@ -31,7 +30,6 @@ func TestPubSubReconnect(t *testing.T) {
 // them; every message whose Publish returned nil must be received.
 func TestReconnectUnderRace(t *testing.T) {
 	t.Parallel()
-	redistest.SkipShort(t, "restarting Redis under load")
 	srv, client := streamqtest.StartRedis(t)
 	pub, sub := streamqtest.NewPubSub(t, client, 4, false, true, "reconnect", nil)
 	defer func() {

@@ -1,6 +1,6 @@
 //go:build !race
 
-package streamq_test
+package scenario_test
 
 import (
 	"testing"

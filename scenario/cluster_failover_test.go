@@ -1,4 +1,4 @@
-package streamq_test
+package scenario_test
 
 import (
 	"context"
@@ -323,9 +323,6 @@ func failoverClient(t *testing.T, c *redistest.Cluster) *redis.ClusterClient {
 // Duplicates and recovery times are reported with t.Logf.
 func TestClusterFailover(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("kills a master of a 6-node cluster: about 10s; run without -short")
-	}
 	c := redistest.StartCluster(t, 3, 1)
 	client := c.Client(t)
 	space := keys.New("", "")
