@@ -141,28 +141,3 @@ func TestGrownTopicPickedUpByRunningPublisherAndSubscriber(t *testing.T) {
 	assert.True(t, parts[5], "subscriber consumes a partition added while it ran: %v", parts)
 	assert.Greater(t, len(parts), 2)
 }
-
-func TestPublishReloadsScriptsAfterTheCacheIsLost(t *testing.T) {
-	t.Parallel()
-	_, client := streamqtest.StartRedis(t)
-	ctx := context.Background()
-	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client})
-	big := func() *message.Message { return message.NewMessage(watermill.NewUUID(), make([]byte, 70_000)) }
-	delayed := func() *message.Message {
-		m := message.NewMessage(watermill.NewUUID(), []byte("later"))
-		m.Metadata.Set("_watermill_delayed_for", "1h")
-		return m
-	}
-	require.NoError(t, pub.Publish("scripts", big(), delayed()))
-	// A restart or a failover empties the server's script cache.
-	require.NoError(t, client.ScriptFlush(ctx).Err())
-	require.NoError(t, pub.Publish("scripts", big(), delayed(), message.NewMessage(watermill.NewUUID(), []byte("plain"))))
-
-	space := keys.New("", "")
-	n, err := client.XLen(ctx, space.PartitionStream("scripts", 0)).Result()
-	require.NoError(t, err)
-	assert.Equal(t, int64(3), n, "two offloaded entries and one plain one, none twice")
-	parked, err := client.ZCard(ctx, space.Delay("scripts", 0)).Result()
-	require.NoError(t, err)
-	assert.Equal(t, int64(2), parked)
-}

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -409,88 +408,4 @@ func TestClusterScriptsStayInOneSlot(t *testing.T) {
 		assert.Positive(t, used[name], "%s was never called", name)
 	}
 	t.Logf("script calls on the cluster: %v", used)
-}
-
-// TestPublishAfterScriptFlush: a Publisher whose pipelined scripts (offload.lua, park.lua) were
-// loaded keeps publishing after the script cache of every node is emptied between two
-// publishes.
-func TestPublishAfterScriptFlush(t *testing.T) {
-	t.Parallel()
-	streamqtest.OnBackends(t, func(t *testing.T, client redis.UniversalClient) {
-		pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 8})
-		publishScripted := func() error {
-			var msgs []*message.Message
-			for p := 0; p < 8; p++ {
-				big := message.NewMessage(watermill.NewUUID(), randomPayload(t, bigPayloadSize))
-				later := message.NewMessage(watermill.NewUUID(), []byte("later"))
-				delay.Message(later, delay.For(time.Hour))
-				for _, m := range []*message.Message{big, later} {
-					m.Metadata.Set(streamq.ForcePartitionMetadata, strconv.Itoa(p))
-					msgs = append(msgs, m)
-				}
-			}
-			return pub.Publish("flushed", msgs...)
-		}
-		require.NoError(t, publishScripted())
-		flushScripts(t, client)
-		require.NoError(t, publishScripted(), "publish after SCRIPT FLUSH")
-	})
-}
-
-// noScriptBetweenLoadAndPipeline is a go-redis hook that empties the script cache of every
-// master once, right before the first pipeline holding an EVALSHA is sent: the Publisher
-// loaded its scripts, then (a failover to a replica that lacks them, a restart, an operator's
-// SCRIPT FLUSH) they are gone when the pipeline arrives.
-type noScriptBetweenLoadAndPipeline struct {
-	once  sync.Once
-	fired atomic.Bool
-	flush func()
-}
-
-func (h *noScriptBetweenLoadAndPipeline) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (h *noScriptBetweenLoadAndPipeline) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return next
-}
-
-func (h *noScriptBetweenLoadAndPipeline) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		for _, c := range cmds {
-			if strings.EqualFold(c.Name(), "evalsha") {
-				h.once.Do(func() {
-					h.flush()
-					h.fired.Store(true)
-				})
-				break
-			}
-		}
-		return next(ctx, cmds)
-	}
-}
-
-// TestPublishReloadsScriptsOnNoScript: when the scripts are gone between the Publisher's load
-// and its pipeline, the pipelined EVALSHAs of offload.lua and park.lua get NOSCRIPT (nothing
-// was written). Publish loads the scripts again and resends those writes instead of failing.
-func TestPublishReloadsScriptsOnNoScript(t *testing.T) {
-	t.Parallel()
-	streamqtest.OnBackends(t, func(t *testing.T, client redis.UniversalClient) {
-		hook := &noScriptBetweenLoadAndPipeline{flush: func() { flushScripts(t, client) }}
-		client.AddHook(hook)
-		pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 4})
-		space := keys.New("", "")
-		const topic = "noscript"
-		big := message.NewMessage(watermill.NewUUID(), randomPayload(t, bigPayloadSize))
-		later := message.NewMessage(watermill.NewUUID(), []byte("later"))
-		delay.Message(later, delay.For(time.Hour))
-		for _, m := range []*message.Message{big, later} {
-			m.Metadata.Set(streamq.ForcePartitionMetadata, "1")
-		}
-		err := pub.Publish(topic, big, later)
-		require.True(t, hook.fired.Load(), "the script cache was never emptied under the pipeline")
-		require.NoError(t, err, "Publish after the script cache was emptied under its pipeline")
-		assert.Equal(t, int64(1), streamqtest.XLen(t, client, space.PartitionStream(topic, 1)), "the offloaded message was appended once")
-		n, err := client.ZCard(context.Background(), space.Delay(topic, 1)).Result()
-		require.NoError(t, err)
-		assert.Equal(t, int64(1), n, "the delayed message was parked once")
-	})
 }
