@@ -180,7 +180,7 @@ type Deliveries struct {
 // NewDeliveries is an empty Deliveries.
 func NewDeliveries() *Deliveries { return &Deliveries{n: map[string]int{}} }
 
-// consume acks every message of ch and counts it.
+// ConsumeInto acks every message of ch and counts it, until ch closes.
 func (d *Deliveries) ConsumeInto(ch <-chan *message.Message) {
 	go func() {
 		for m := range ch {
@@ -210,8 +210,8 @@ func (d *Deliveries) AddAll(o *Deliveries) {
 	}
 }
 
-// missing is how many of uuids were never delivered; twice is how many were delivered more
-// than once.
+// Counts tells how many of uuids were never delivered (missing) and how many more than once
+// (twice).
 func (d *Deliveries) Counts(uuids []string) (missing, twice int) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
