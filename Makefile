@@ -26,7 +26,7 @@ servers:
 
 ## test-servers: the server matrix: on each of SERVERS (Redis 8.0, Valkey 8.1, Redis 8.6,
 ## Valkey 9.1, fetched by make servers; Valkey 8.0 with SERVERS=valkey8), with -race,
-## Watermill's universal suite, the core scenario tests (a full Redis draining, fencing,
+## Watermill's universal suite, the root package's core tests (a full Redis draining, fencing,
 ## handover, retries, DLQ, retention) and every internal package's script tests; prints
 ## each server's time. A server not fetched is skipped, saying how to fetch it, or fails
 ## with STREAMQ_REQUIRE_REDIS=1 (scripts/test-servers.sh)
@@ -96,8 +96,8 @@ memsize:
 test-race: test
 
 ## test-short: every package's tests on single-node Redis servers the tests start, with -race;
-## cluster, Sentinel, failover, process-kill and Redis-restart legs (redistest.SkipShort) and the
-## universal suite's long variants run in make test only
+## cluster, Sentinel, failover, process-kill and Redis-restart legs (redistest.SkipShort, and
+## scenario/ as a whole: its TestMain) and the universal suite's long variants run in make test only
 test-short:
 	$(GO) test -race -short -count=1 -parallel $(PARALLEL) $(PKGS)
 

@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
@@ -8,13 +8,16 @@ import (
 	"github.com/ThreeDotsLabs/watermill"
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/streamq-dev/streamq"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // BenchmarkPublishParallel: 64 goroutines per core-ish publishing one 64-byte message per
 // Publish call, as a Watermill app does; coalescing turns them into pipelines.
 func BenchmarkPublishParallel(b *testing.B) {
-	_, client := startRedis(b)
-	pub := newTestPublisher(b, PublisherConfig{Client: client, DefaultPartitionCount: 8, Trim: TrimConfig{MaxLen: -1}})
+	_, client := streamqtest.StartRedis(b)
+	pub := streamqtest.NewPublisher(b, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 8, Trim: streamq.TrimConfig{MaxLen: -1}})
 	payload := make([]byte, 64)
 	b.SetParallelism(32)
 	b.ReportAllocs()
@@ -35,9 +38,9 @@ func BenchmarkPublishParallel(b *testing.B) {
 func BenchmarkConsume(b *testing.B) {
 	for _, parts := range []int{1, 8} {
 		b.Run(strconv.Itoa(parts)+"-partitions", func(b *testing.B) {
-			_, client := startRedis(b)
+			_, client := streamqtest.StartRedis(b)
 			topic := "consume"
-			pub := newTestPublisher(b, PublisherConfig{Client: client, DefaultPartitionCount: parts, Trim: TrimConfig{MaxLen: -1}})
+			pub := streamqtest.NewPublisher(b, streamq.PublisherConfig{Client: client, DefaultPartitionCount: parts, Trim: streamq.TrimConfig{MaxLen: -1}})
 			payload := make([]byte, 64)
 			for sent := 0; sent < b.N; {
 				n := min(500, b.N-sent)
@@ -50,8 +53,8 @@ func BenchmarkConsume(b *testing.B) {
 				}
 				sent += n
 			}
-			cfg := SubscriberConfig{Client: client, ConsumerGroup: "bench", DefaultPartitionCount: parts}
-			sub := newTestSubscriber(b, cfg)
+			cfg := streamq.SubscriberConfig{Client: client, ConsumerGroup: "bench", DefaultPartitionCount: parts}
+			sub := streamqtest.NewSubscriber(b, cfg)
 			b.ReportAllocs()
 			b.ResetTimer()
 			ch, err := sub.Subscribe(context.Background(), topic)
@@ -70,7 +73,7 @@ func BenchmarkConsume(b *testing.B) {
 // BenchmarkCeilingPipelinedXAdd is go-redis alone: 100 XADDs of 64 bytes per round trip, the
 // ceiling BenchmarkPublishParallel is compared with (ratios within one run).
 func BenchmarkCeilingPipelinedXAdd(b *testing.B) {
-	_, client := startRedis(b)
+	_, client := streamqtest.StartRedis(b)
 	ctx := context.Background()
 	payload := make([]byte, 64)
 	b.ReportAllocs()
@@ -79,7 +82,7 @@ func BenchmarkCeilingPipelinedXAdd(b *testing.B) {
 		pipe := client.Pipeline()
 		for i := 0; i < min(100, b.N-sent); i++ {
 			pipe.XAdd(ctx, &redis.XAddArgs{Stream: "ceiling", Values: map[string]any{
-				UUIDField: watermill.NewUUID(), MetadataField: "", PayloadField: payload}})
+				streamq.UUIDField: watermill.NewUUID(), streamq.MetadataField: "", streamq.PayloadField: payload}})
 		}
 		if _, err := pipe.Exec(ctx); err != nil {
 			b.Fatal(err)
@@ -94,7 +97,7 @@ func BenchmarkCeilingPipelinedXAdd(b *testing.B) {
 // one pipeline and wakes the callers. No routing, encoding or per-call error handling: the
 // ceiling for this calling pattern, beside BenchmarkPublishParallel in the same run.
 func BenchmarkCeilingCoalescedXAdd(b *testing.B) {
-	_, client := startRedis(b)
+	_, client := streamqtest.StartRedis(b)
 	ctx := context.Background()
 	type call struct {
 		args []any
@@ -137,7 +140,7 @@ func BenchmarkCeilingCoalescedXAdd(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			m := message.NewMessage(watermill.NewUUID(), payload)
-			c := &call{args: []any{"xadd", "ceiling", "*", UUIDField, m.UUID, MetadataField, "", PayloadField, []byte(m.Payload)},
+			c := &call{args: []any{"xadd", "ceiling", "*", streamq.UUIDField, m.UUID, streamq.MetadataField, "", streamq.PayloadField, []byte(m.Payload)},
 				done: make(chan struct{})}
 			queue <- c
 			<-c.done

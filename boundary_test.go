@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"go/ast"

@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
@@ -8,32 +8,35 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ThreeDotsLabs/watermill"
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/streamid"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // letterSeen is what a handler saw of one delivery.
 type letterSeen struct {
 	streamID, originalID string
 	partition, retries   int
-	letter               DeadLetterInfo
+	letter               streamq.DeadLetterInfo
 	isLetter             bool
 	replayedFrom         string
 }
 
 func letterSeenOf(m *message.Message) letterSeen {
 	ctx := m.Context()
-	s := letterSeen{replayedFrom: m.Metadata.Get(ReplayedFromMetadata)}
-	s.streamID, _ = StreamIDFromCtx(ctx)
-	s.originalID, _ = OriginalIDFromCtx(ctx)
-	s.partition, _ = PartitionFromCtx(ctx)
-	s.retries, _ = RetryCountFromCtx(ctx)
-	s.letter, s.isLetter = DeadLetterFromCtx(ctx)
+	s := letterSeen{replayedFrom: m.Metadata.Get(streamq.ReplayedFromMetadata)}
+	s.streamID, _ = streamq.StreamIDFromCtx(ctx)
+	s.originalID, _ = streamq.OriginalIDFromCtx(ctx)
+	s.partition, _ = streamq.PartitionFromCtx(ctx)
+	s.retries, _ = streamq.RetryCountFromCtx(ctx)
+	s.letter, s.isLetter = streamq.DeadLetterFromCtx(ctx)
 	return s
 }
 
@@ -67,7 +70,7 @@ func (l *letterLog) get(payload string) []letterSeen {
 // (never redelivered), Replay with Drop replays and deletes it.
 func TestDLQHandlerResults(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testDLQHandlerResults)
+	streamqtest.OnBackends(t, testDLQHandlerResults)
 }
 
 func testDLQHandlerResults(t *testing.T, client redis.UniversalClient) {
@@ -75,23 +78,23 @@ func testDLQHandlerResults(t *testing.T, client redis.UniversalClient) {
 	const topic, partitions = "letters", 3
 	space := keys.New("", "")
 	start := time.Now()
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: partitions})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: partitions})
 
 	// The workers dead-letter "invalid-*" at once and fail "flaky-*" until retries run out
 	// (2, retried at once); replays are recorded and acked.
-	workCfg := fastSub(client, "workers")
+	workCfg := streamqtest.FastSub(client, "workers")
 	workCfg.DefaultPartitionCount = partitions
-	workCfg.Retry.Policy = ExponentialBackoff{}
+	workCfg.Retry.Policy = streamq.ExponentialBackoff{}
 	workCfg.Retry.MaxRetries = 2
 	work, replays := &letterLog{}, &letterLog{}
-	rtRouter(t, newTestSubscriber(t, workCfg), topic, func(m *message.Message) error {
-		if m.Metadata.Get(ReplayedFromMetadata) != "" {
+	rtRouter(t, streamqtest.NewSubscriber(t, workCfg), topic, func(m *message.Message) error {
+		if m.Metadata.Get(streamq.ReplayedFromMetadata) != "" {
 			replays.add(m)
 			return nil
 		}
 		work.add(m)
 		if strings.HasPrefix(string(m.Payload), "invalid") {
-			return DeadLetter(m, errors.New("invalid "+string(m.Payload)))
+			return streamq.DeadLetter(m, errors.New("invalid "+string(m.Payload)))
 		}
 		return errors.New("flaky " + string(m.Payload))
 	})
@@ -104,20 +107,20 @@ func testDLQHandlerResults(t *testing.T, client redis.UniversalClient) {
 	waitDLQLen(t, client, topic, partitions, int64(len(letters)))
 
 	// Group "ops" handles the dead letters through a Router.
-	opsCfg := fastSub(client, "ops")
+	opsCfg := streamqtest.FastSub(client, "ops")
 	ops := &letterLog{}
-	rtRouter(t, newTestSubscriber(t, opsCfg), DLQTopic(topic), func(m *message.Message) error {
+	rtRouter(t, streamqtest.NewSubscriber(t, opsCfg), streamq.DLQTopic(topic), func(m *message.Message) error {
 		ops.add(m)
 		switch string(m.Payload) {
 		case "invalid-replay":
-			Replay(m)
+			streamq.Replay(m)
 		case "flaky-drop":
-			Drop(m)
+			streamq.Drop(m)
 		case "invalid-fail":
-			return DeadLetter(m, errors.New("cannot be saved"))
+			return streamq.DeadLetter(m, errors.New("cannot be saved"))
 		case "flaky-move":
-			Replay(m)
-			Drop(m)
+			streamq.Replay(m)
+			streamq.Drop(m)
 		}
 		return nil
 	})
@@ -130,7 +133,7 @@ func testDLQHandlerResults(t *testing.T, client redis.UniversalClient) {
 	waitDLQLen(t, client, topic, partitions, 2)
 	require.Eventually(t, func() bool {
 		for p := 0; p < partitions; p++ {
-			if pendingCount(t, client, space.DLQ(topic, p), "ops") != 0 {
+			if streamqtest.GroupPending(t, client, space.DLQ(topic, p), "ops") != 0 {
 				return false
 			}
 		}
@@ -146,7 +149,7 @@ func testDLQHandlerResults(t *testing.T, client redis.UniversalClient) {
 			assert.False(t, first.isLetter, "no dead letter on a topic")
 
 			retried := strings.HasPrefix(payload, "flaky")
-			want := DeadLetterInfo{
+			want := streamq.DeadLetterInfo{
 				Reason: "invalid " + payload, Group: "workers", OriginalTopic: topic, OriginalPartition: p,
 				OriginalStreamID: last.streamID, OriginalMessageID: first.streamID,
 				Timestamp: streamid.Time(first.streamID), MaxRetries: 2,
@@ -194,4 +197,48 @@ func streamIDs(t *testing.T, client redis.UniversalClient, stream string) map[st
 		out[e.ID] = true
 	}
 	return out
+}
+
+// TestDLQHandlerReplaysItsFix: a DLQ handler that changes the dead letter's payload and
+// metadata before Replay replays the message as it left it; the record's marks do not come
+// along.
+func TestDLQHandlerReplaysItsFix(t *testing.T) {
+	t.Parallel()
+	streamqtest.OnBackends(t, testDLQHandlerReplaysItsFix)
+}
+
+func testDLQHandlerReplaysItsFix(t *testing.T, client redis.UniversalClient) {
+	t.Parallel()
+	ctx := context.Background()
+	const topic = "fix-and-replay"
+	workers := streamqtest.NewSubscriber(t, streamqtest.FastSub(client, "workers"))
+	ch, err := workers.Subscribe(ctx, topic)
+	require.NoError(t, err)
+	fixers := streamqtest.NewSubscriber(t, streamqtest.FastSub(client, "fixers"))
+	letters, err := fixers.Subscribe(ctx, streamq.DLQTopic(topic))
+	require.NoError(t, err)
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client})
+	sent := message.NewMessage(watermill.NewUUID(), []byte("broken"))
+	sent.Metadata.Set("keep", "me")
+	require.NoError(t, pub.Publish(topic, sent))
+
+	first := nextMsg(t, ch, 10*time.Second)
+	_ = streamq.DeadLetter(first, nil)
+	first.Nack()
+	letter := nextMsg(t, letters, 10*time.Second)
+	letter.Payload = []byte("fixed")
+	letter.Metadata.Set("fixed-by", "fixers")
+	streamq.Replay(letter)
+	streamq.Drop(letter) // also delete it from the DLQ
+	letter.Ack()
+
+	again := nextMsg(t, ch, 10*time.Second)
+	assert.Equal(t, sent.UUID, again.UUID)
+	assert.Equal(t, "fixed", string(again.Payload), "the handler's fix is replayed")
+	assert.Equal(t, "fixers", again.Metadata.Get("fixed-by"))
+	assert.Equal(t, "me", again.Metadata.Get("keep"))
+	for _, k := range []string{streamq.DeadLetterMetadata, streamq.ReplayMetadata, streamq.DropMetadata, streamq.RetryCountMetadata} {
+		assert.Empty(t, again.Metadata.Get(k), "%s came along", k)
+	}
+	again.Ack()
 }

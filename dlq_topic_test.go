@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
@@ -16,8 +16,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/dlq"
 	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // dlqDelivery is one message seen on a topic, with its delivery context.
@@ -30,11 +32,11 @@ type dlqDelivery struct {
 
 func seen(m *message.Message) dlqDelivery {
 	ctx := m.Context()
-	p, _ := PartitionFromCtx(ctx)
-	id, _ := StreamIDFromCtx(ctx)
-	topic, _ := TopicFromCtx(ctx)
-	group, _ := ConsumerGroupFromCtx(ctx)
-	count, _ := DeliveryCountFromCtx(ctx)
+	p, _ := streamq.PartitionFromCtx(ctx)
+	id, _ := streamq.StreamIDFromCtx(ctx)
+	topic, _ := streamq.TopicFromCtx(ctx)
+	group, _ := streamq.ConsumerGroupFromCtx(ctx)
+	count, _ := streamq.DeliveryCountFromCtx(ctx)
 	md := message.Metadata{}
 	for k, v := range m.Metadata {
 		md[k] = v
@@ -90,7 +92,7 @@ func waitDLQLen(t *testing.T, client redis.UniversalClient, topic string, partit
 // forced builds a message for partition p.
 func forced(payload string, p int) *message.Message {
 	m := message.NewMessage(watermill.NewUUID(), []byte(payload))
-	m.Metadata.Set(ForcePartitionMetadata, strconv.Itoa(p))
+	m.Metadata.Set(streamq.ForcePartitionMetadata, strconv.Itoa(p))
 	return m
 }
 
@@ -99,12 +101,12 @@ func forced(payload string, p int) *message.Message {
 func deadLetterHandler(ch <-chan *message.Message, replays *deliveryLog) {
 	go func() {
 		for m := range ch {
-			if m.Metadata.Get(ReplayedFromMetadata) != "" {
+			if m.Metadata.Get(streamq.ReplayedFromMetadata) != "" {
 				replays.add(seen(m))
 				m.Ack()
 				continue
 			}
-			_ = DeadLetter(m, errors.New("bad "+string(m.Payload)))
+			_ = streamq.DeadLetter(m, errors.New("bad "+string(m.Payload)))
 			m.Nack()
 		}
 	}()
@@ -129,26 +131,19 @@ func scanKeys(t *testing.T, client redis.UniversalClient, pattern string) []stri
 	return out
 }
 
-func pendingCount(t *testing.T, client redis.UniversalClient, stream, group string) int64 {
-	t.Helper()
-	p, err := client.XPending(context.Background(), stream, group).Result()
-	require.NoError(t, err)
-	return p.Count
-}
-
 func TestDLQTopicDeliversAndReplays(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testDLQTopicDeliversAndReplays)
+	streamqtest.OnBackends(t, testDLQTopicDeliversAndReplays)
 }
 
 func testDLQTopicDeliversAndReplays(t *testing.T, client redis.UniversalClient) {
 	t.Parallel()
 	space := keys.New("", "")
 	const topic, partitions = "orders", 4
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: partitions})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: partitions})
 
 	replays := &deliveryLog{}
-	_, workCh := subscribeMember(t, client, topic, "workers", "w1", partitions, nil)
+	_, workCh := streamqtest.SubscribeMember(t, client, topic, "workers", "w1", partitions, nil)
 	deadLetterHandler(workCh, replays)
 
 	sent := map[string]*message.Message{}
@@ -163,12 +158,12 @@ func testDLQTopicDeliversAndReplays(t *testing.T, client redis.UniversalClient) 
 
 	// Group "ops" consumes the DLQ as a Watermill topic; it replays m2.
 	ops := &deliveryLog{}
-	_, opsCh := subscribeMember(t, client, DLQTopic(topic), "ops", "o1", partitions, nil)
+	_, opsCh := streamqtest.SubscribeMember(t, client, streamq.DLQTopic(topic), "ops", "o1", partitions, nil)
 	go func() {
 		for m := range opsCh {
 			ops.add(seen(m))
 			if string(m.Payload) == "m2" {
-				Replay(m)
+				streamq.Replay(m)
 			}
 			m.Ack()
 		}
@@ -181,8 +176,8 @@ func testDLQTopicDeliversAndReplays(t *testing.T, client redis.UniversalClient) 
 		require.True(t, ok, "unknown UUID %s delivered on the DLQ topic", d.uuid)
 		assert.Equal(t, string(orig.Payload), d.payload)
 		assert.Equal(t, died[d.payload], d.partition, "partition of %s", d.payload)
-		assert.Equal(t, "bad "+d.payload, d.metadata.Get(DeadLetterMetadata))
-		assert.Equal(t, DLQTopic(topic), d.topic)
+		assert.Equal(t, "bad "+d.payload, d.metadata.Get(streamq.DeadLetterMetadata))
+		assert.Equal(t, streamq.DLQTopic(topic), d.topic)
 		assert.Equal(t, "ops", d.group)
 		assert.Equal(t, int64(1), d.count)
 		dlqIDs[d.payload] = d.streamID
@@ -190,7 +185,7 @@ func testDLQTopicDeliversAndReplays(t *testing.T, client redis.UniversalClient) 
 		e, err := client.XRange(context.Background(), space.DLQ(topic, d.partition), d.streamID, d.streamID).Result()
 		require.NoError(t, err)
 		require.Len(t, e, 1)
-		assert.Equal(t, d.uuid, e[0].Values[UUIDField])
+		assert.Equal(t, d.uuid, e[0].Values[streamq.UUIDField])
 	}
 	require.Len(t, dlqIDs, 3, "three distinct dead letters")
 
@@ -207,16 +202,16 @@ func testDLQTopicDeliversAndReplays(t *testing.T, client redis.UniversalClient) 
 	assert.Equal(t, 2, rep.partition)
 	assert.Equal(t, topic, rep.topic)
 	assert.Equal(t, "workers", rep.group)
-	assert.Equal(t, dlqIDs["m2"], rep.metadata.Get(ReplayedFromMetadata))
-	assert.Empty(t, rep.metadata.Get(DeadLetterMetadata), "the replay is not marked dead")
-	assert.Empty(t, rep.metadata.Get(ReplayMetadata), "the replay request is not carried over")
-	assert.Empty(t, rep.metadata.Get(RetryCountMetadata))
+	assert.Equal(t, dlqIDs["m2"], rep.metadata.Get(streamq.ReplayedFromMetadata))
+	assert.Empty(t, rep.metadata.Get(streamq.DeadLetterMetadata), "the replay is not marked dead")
+	assert.Empty(t, rep.metadata.Get(streamq.ReplayMetadata), "the replay request is not carried over")
+	assert.Empty(t, rep.metadata.Get(streamq.RetryCountMetadata))
 
 	// The DLQ entry stays; ops acked all three and does not get m2 again.
 	assert.Equal(t, int64(3), dlqLen(t, client, topic, partitions))
 	require.Eventually(t, func() bool {
 		for p := 0; p < partitions; p++ {
-			if pendingCount(t, client, space.DLQ(topic, p), "ops") != 0 {
+			if streamqtest.GroupPending(t, client, space.DLQ(topic, p), "ops") != 0 {
 				return false
 			}
 		}
@@ -231,17 +226,17 @@ func testDLQTopicDeliversAndReplays(t *testing.T, client redis.UniversalClient) 
 
 func TestDLQTopicNackRedelivers(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
+	_, client := streamqtest.StartRedis(t)
 	space := keys.New("", "")
 	const topic, partitions = "nacks", 2
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: partitions})
-	_, workCh := subscribeMember(t, client, topic, "workers", "w1", partitions, nil)
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: partitions})
+	_, workCh := streamqtest.SubscribeMember(t, client, topic, "workers", "w1", partitions, nil)
 	deadLetterHandler(workCh, &deliveryLog{})
 	require.NoError(t, pub.Publish(topic, forced("n1", 1)))
 	waitDLQLen(t, client, topic, partitions, 1)
 
 	ops := &deliveryLog{}
-	_, opsCh := subscribeMember(t, client, DLQTopic(topic), "ops", "o1", partitions, nil)
+	_, opsCh := streamqtest.SubscribeMember(t, client, streamq.DLQTopic(topic), "ops", "o1", partitions, nil)
 	go func() {
 		n := 0
 		for m := range opsCh {
@@ -264,10 +259,10 @@ func TestDLQTopicNackRedelivers(t *testing.T) {
 		assert.Equal(t, "n1", d.payload)
 		assert.Equal(t, 1, d.partition)
 		assert.Equal(t, int64(i+1), d.count, "delivery count")
-		assert.Equal(t, "bad n1", d.metadata.Get(DeadLetterMetadata))
+		assert.Equal(t, "bad n1", d.metadata.Get(streamq.DeadLetterMetadata))
 	}
 
-	require.Eventually(t, func() bool { return pendingCount(t, client, space.DLQ(topic, 1), "ops") == 0 },
+	require.Eventually(t, func() bool { return streamqtest.GroupPending(t, client, space.DLQ(topic, 1), "ops") == 0 },
 		5*time.Second, 10*time.Millisecond)
 	assert.Equal(t, int64(1), dlqLen(t, client, topic, partitions), "nacks on a DLQ topic add no dead letters")
 	assert.Empty(t, scanKeys(t, client, "*:dlq:dlq*"), "no DLQ of a DLQ")
@@ -277,25 +272,25 @@ func TestDLQTopicNackRedelivers(t *testing.T) {
 
 func TestDLQTopicNamesReserved(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
-	pub := newTestPublisher(t, PublisherConfig{Client: client})
-	sub := newTestSubscriber(t, fastSub(client, "ops"))
+	_, client := streamqtest.StartRedis(t)
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client})
+	sub := streamqtest.NewSubscriber(t, streamqtest.FastSub(client, "ops"))
 
-	for _, topic := range []string{"orders:dlq", DLQTopic("orders"), DLQTopic(DLQTopic("orders"))} {
+	for _, topic := range []string{"orders:dlq", streamq.DLQTopic("orders"), streamq.DLQTopic(streamq.DLQTopic("orders"))} {
 		err := pub.Publish(topic, message.NewMessage(watermill.NewUUID(), []byte("x")))
-		assert.ErrorIs(t, err, ErrInvalidName, "publish to %q", topic)
+		assert.ErrorIs(t, err, streamq.ErrInvalidName, "publish to %q", topic)
 	}
-	_, err := sub.Subscribe(context.Background(), DLQTopic(DLQTopic("orders")))
-	assert.ErrorIs(t, err, ErrInvalidName, "a DLQ has no DLQ")
-	assert.ErrorIs(t, sub.SubscribeInitialize(DLQTopic(DLQTopic("orders"))), ErrInvalidName)
-	_, err = sub.Subscribe(context.Background(), DLQTopic("bad{name}"))
-	assert.ErrorIs(t, err, ErrInvalidName)
+	_, err := sub.Subscribe(context.Background(), streamq.DLQTopic(streamq.DLQTopic("orders")))
+	assert.ErrorIs(t, err, streamq.ErrInvalidName, "a DLQ has no DLQ")
+	assert.ErrorIs(t, sub.SubscribeInitialize(streamq.DLQTopic(streamq.DLQTopic("orders"))), streamq.ErrInvalidName)
+	_, err = sub.Subscribe(context.Background(), streamq.DLQTopic("bad{name}"))
+	assert.ErrorIs(t, err, streamq.ErrInvalidName)
 	assert.Empty(t, scanKeys(t, client, "*"), "nothing was written")
 }
 
 func TestDLQTopicPoisonEntry(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testDLQTopicPoisonEntry)
+	streamqtest.OnBackends(t, testDLQTopicPoisonEntry)
 }
 
 func testDLQTopicPoisonEntry(t *testing.T, client redis.UniversalClient) {
@@ -311,10 +306,10 @@ func testDLQTopicPoisonEntry(t *testing.T, client redis.UniversalClient) {
 		wantPayload string
 	}{
 		{"one unknown field", 0, map[string]any{"foo": "bar"}, ""},
-		{"metadata not msgpack", 1, map[string]any{UUIDField: "u-1", MetadataField: "\xc1", PayloadField: "hello"}, "hello"},
+		{"metadata not msgpack", 1, map[string]any{streamq.UUIDField: "u-1", streamq.MetadataField: "\xc1", streamq.PayloadField: "hello"}, "hello"},
 	}
 
-	workSub, workCh := subscribeMember(t, client, topic, "workers", "w1", partitions, nil)
+	workSub, workCh := streamqtest.SubscribeMember(t, client, topic, "workers", "w1", partitions, nil)
 	workSeen := &deliveryLog{}
 	go func() {
 		for m := range workCh {
@@ -330,7 +325,7 @@ func testDLQTopicPoisonEntry(t *testing.T, client redis.UniversalClient) {
 	assert.Empty(t, workSeen.all(), "poison is never delivered")
 
 	ops := &deliveryLog{}
-	_, opsCh := subscribeMember(t, client, DLQTopic(topic), "ops", "o1", partitions, nil)
+	_, opsCh := streamqtest.SubscribeMember(t, client, streamq.DLQTopic(topic), "ops", "o1", partitions, nil)
 	go func() {
 		for m := range opsCh {
 			ops.add(seen(m))
@@ -349,7 +344,7 @@ func testDLQTopicPoisonEntry(t *testing.T, client redis.UniversalClient) {
 			orig, err := client.XRange(ctx, space.PartitionStream(topic, tt.partition), "-", "+").Result()
 			require.NoError(t, err)
 			require.Len(t, orig, 1, "the poison entry stays in the partition")
-			assert.Equal(t, int64(0), pendingCount(t, client, space.PartitionStream(topic, tt.partition), "workers"),
+			assert.Equal(t, int64(0), streamqtest.GroupPending(t, client, space.PartitionStream(topic, tt.partition), "workers"),
 				"the poison entry is acked")
 			entries, err := client.XRange(ctx, space.DLQ(topic, tt.partition), "-", "+").Result()
 			require.NoError(t, err)
@@ -365,7 +360,7 @@ func testDLQTopicPoisonEntry(t *testing.T, client redis.UniversalClient) {
 			assert.Contains(t, v[dlq.FieldReason], "malformed")
 			var headers map[string]string
 			require.NoError(t, json.Unmarshal([]byte(v[dlq.FieldHeaders].(string)), &headers))
-			assert.Equal(t, map[string]string{DeadLetterMetadata: v[dlq.FieldReason].(string)}, headers, "headers carry the reason")
+			assert.Equal(t, map[string]string{streamq.DeadLetterMetadata: v[dlq.FieldReason].(string)}, headers, "headers carry the reason")
 			assert.Equal(t, orig[0].ID, v[dlq.FieldOriginalMessageID])
 			assert.Equal(t, strconv.Itoa(tt.partition), v[dlq.FieldPartitionID])
 			assert.Equal(t, "workers", v[dlq.FieldGroup])
@@ -376,8 +371,8 @@ func testDLQTopicPoisonEntry(t *testing.T, client redis.UniversalClient) {
 			assert.NotEmpty(t, d.uuid)
 			assert.NotEqual(t, "u-1", d.uuid)
 			assert.Equal(t, tt.wantPayload, d.payload)
-			assert.True(t, strings.Contains(d.metadata.Get(DeadLetterMetadata), "malformed"),
-				"reason %q", d.metadata.Get(DeadLetterMetadata))
+			assert.True(t, strings.Contains(d.metadata.Get(streamq.DeadLetterMetadata), "malformed"),
+				"reason %q", d.metadata.Get(streamq.DeadLetterMetadata))
 			assert.Equal(t, entries[0].ID, d.streamID)
 		})
 	}
@@ -387,18 +382,18 @@ func testDLQTopicPoisonEntry(t *testing.T, client redis.UniversalClient) {
 // partition and is delivered again, so it lands in the DLQ once the key is fixed.
 func TestDLQTopicWriteFailureRedelivers(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
+	_, client := streamqtest.StartRedis(t)
 	space := keys.New("", "")
 	ctx := context.Background()
 	const topic = "unwritable"
 	require.NoError(t, client.Set(ctx, space.DLQ(topic, 0), "not a stream", 0).Err())
-	pub := newTestPublisher(t, PublisherConfig{Client: client})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client})
 	seenLog := &deliveryLog{}
-	_, ch := subscribeMember(t, client, topic, "workers", "w1", 1, nil)
+	_, ch := streamqtest.SubscribeMember(t, client, topic, "workers", "w1", 1, nil)
 	go func() {
 		for m := range ch {
 			seenLog.add(seen(m))
-			_ = DeadLetter(m, errors.New("bad"))
+			_ = streamq.DeadLetter(m, errors.New("bad"))
 			m.Nack()
 		}
 	}()
@@ -411,5 +406,5 @@ func TestDLQTopicWriteFailureRedelivers(t *testing.T) {
 	got := seenLog.all()
 	require.GreaterOrEqual(t, len(got), 2)
 	assert.Equal(t, got[0].streamID, got[len(got)-1].streamID, "the same entry delivered again")
-	assert.Equal(t, int64(0), pendingCount(t, client, space.PartitionStream(topic, 0), "workers"))
+	assert.Equal(t, int64(0), streamqtest.GroupPending(t, client, space.PartitionStream(topic, 0), "workers"))
 }

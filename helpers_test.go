@@ -1,88 +1,15 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
-
-	"github.com/streamq-dev/streamq/internal/redistest"
 )
-
-// fastSub shortens the background intervals so tests converge quickly.
-func fastSub(client redis.UniversalClient, group string) SubscriberConfig {
-	return SubscriberConfig{
-		Client:        client,
-		ConsumerGroup: group,
-		Membership:    MembershipConfig{LeaseTTL: 2 * time.Second, RenewInterval: 300 * time.Millisecond, RebalanceInterval: 150 * time.Millisecond},
-		Reclaim:       ReclaimConfig{ScanInterval: time.Second, Idle: 3 * time.Second},
-		Read:          ReadConfig{BlockTime: 50 * time.Millisecond},
-		Delivery:      DeliveryConfig{CloseTimeout: 2 * time.Second},
-		Retry:         RetryConfig{Policy: ExponentialBackoff{Attempts: -1}, MoverInterval: 100 * time.Millisecond}, // nacks retry at once, for ever
-	}
-}
-
-func newTestSubscriber(t testing.TB, cfg SubscriberConfig) *Subscriber {
-	t.Helper()
-	sub, err := NewSubscriber(cfg, testLogger())
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = sub.Close() })
-	return sub
-}
-
-func newTestPublisher(t testing.TB, cfg PublisherConfig) *Publisher {
-	t.Helper()
-	pub, err := NewPublisher(cfg, testLogger())
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = pub.Close() })
-	return pub
-}
-
-func testLogger() watermill.LoggerAdapter {
-	if testing.Verbose() {
-		return watermill.NewStdLogger(false, false)
-	}
-	return watermill.NopLogger{}
-}
-
-// startRedis starts a redis-server for one test and returns it with a client.
-func startRedis(t testing.TB) (*redistest.Server, *redis.Client) {
-	t.Helper()
-	srv := redistest.Start(t)
-	return srv, srv.Client(t)
-}
-
-// backend is a Redis deployment a test can run against.
-type backend struct {
-	name  string
-	start func(t testing.TB) redis.UniversalClient // a Redis of the test's own, and a client
-}
-
-var (
-	// singleNode is one redis-server.
-	singleNode = backend{"single", func(t testing.TB) redis.UniversalClient {
-		return redistest.Start(t).Client(t)
-	}}
-	// threeMasters is a Redis Cluster of 3 masters without replicas.
-	threeMasters = backend{"cluster", func(t testing.TB) redis.UniversalClient {
-		return redistest.StartCluster(t, 3, 0).Client(t)
-	}}
-)
-
-// onBackends runs test once on a single redis-server and once on a 3-master Redis Cluster,
-// as the subtests "single" and "cluster", each with a Redis of its own: the same test
-// function proves the same behaviour on both.
-func onBackends(t *testing.T, test func(t *testing.T, client redis.UniversalClient)) {
-	t.Helper()
-	for _, b := range []backend{singleNode, threeMasters} {
-		t.Run(b.name, func(t *testing.T) { test(t, b.start(t)) })
-	}
-}
 
 // forEachMaster calls fn with a client of every master of a cluster client, or with the
 // client itself when it is a single node: for commands that only see one node's keys (SCAN,
@@ -157,11 +84,4 @@ func (c *captureLogger) matching(level, part string) []logLine {
 		}
 	}
 	return out
-}
-
-// skipShort skips t under -short (make test-short): process kills, outages and restarts run
-// in make test.
-func skipShort(t *testing.T, what string) {
-	t.Helper()
-	redistest.SkipShort(t, what)
 }

@@ -1,30 +1,29 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
-	"errors"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
 	"github.com/ThreeDotsLabs/watermill/message"
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 func TestCloseIsIdempotentLeakFreeAndKeepsClient(t *testing.T) {
-	_, client := startRedis(t)
+	_, client := streamqtest.StartRedis(t)
 	require.NoError(t, client.Ping(context.Background()).Err())
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 
-	pub, err := NewPublisher(PublisherConfig{Client: client, DefaultPartitionCount: 4}, nil)
+	pub, err := streamq.NewPublisher(streamq.PublisherConfig{Client: client, DefaultPartitionCount: 4}, nil)
 	require.NoError(t, err)
-	sub, err := NewSubscriber(fastSub(client, "g"), nil)
+	sub, err := streamq.NewSubscriber(streamqtest.FastSub(client, "g"), nil)
 	require.NoError(t, err)
 	ch1, err := sub.Subscribe(context.Background(), "life")
 	require.NoError(t, err)
@@ -56,9 +55,9 @@ func TestCloseIsIdempotentLeakFreeAndKeepsClient(t *testing.T) {
 	_, open = <-ch2
 	assert.False(t, open)
 
-	assert.ErrorIs(t, pub.Publish("life", message.NewMessage("x", nil)), ErrPublisherClosed)
+	assert.ErrorIs(t, pub.Publish("life", message.NewMessage("x", nil)), streamq.ErrPublisherClosed)
 	_, err = sub.Subscribe(context.Background(), "life")
-	assert.ErrorIs(t, err, ErrSubscriberClosed)
+	assert.ErrorIs(t, err, streamq.ErrSubscriberClosed)
 	require.NoError(t, client.Ping(context.Background()).Err(), "the caller's client stays usable")
 
 	space := keys.New("", "")
@@ -73,9 +72,9 @@ func TestCloseIsIdempotentLeakFreeAndKeepsClient(t *testing.T) {
 }
 
 func TestSubscribeContextCancelClosesOnlyThatSubscription(t *testing.T) {
-	_, client := startRedis(t)
+	_, client := streamqtest.StartRedis(t)
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	sub, err := NewSubscriber(fastSub(client, "g"), nil)
+	sub, err := streamq.NewSubscriber(streamqtest.FastSub(client, "g"), nil)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	ch1, err := sub.Subscribe(ctx, "ctx-a")
@@ -91,60 +90,4 @@ func TestSubscribeContextCancelClosesOnlyThatSubscription(t *testing.T) {
 	default:
 	}
 	require.NoError(t, sub.Close())
-}
-
-func TestMalformedEntryDeadLetteredAndCounted(t *testing.T) {
-	_, client := startRedis(t)
-	ctx := context.Background()
-	logger := watermill.NewCaptureLogger()
-	sub, err := NewSubscriber(fastSub(client, "g"), logger)
-	require.NoError(t, err)
-	defer sub.Close()
-	topic := "malformed"
-	require.NoError(t, sub.SubscribeInitialize(topic))
-	pub := newTestPublisher(t, PublisherConfig{Client: client})
-	stream := keys.New("", "").PartitionStream(topic, 0)
-
-	publish := func(i int) {
-		m := message.NewMessage(watermill.NewUUID(), []byte(strconv.Itoa(i)))
-		require.NoError(t, pub.Publish(topic, m))
-	}
-	publish(0)
-	require.NoError(t, client.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: map[string]any{"only": "one field"}}).Err())
-	require.NoError(t, client.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: map[string]any{UUIDField: "u", PayloadField: "p", MetadataField: "\xc1garbage"}}).Err())
-	publish(1)
-
-	ch, err := sub.Subscribe(ctx, topic)
-	require.NoError(t, err)
-	for i := 0; i < 2; i++ {
-		msg := <-ch
-		assert.Equal(t, strconv.Itoa(i), string(msg.Payload))
-		msg.Ack()
-	}
-	publish(2)
-	select {
-	case msg := <-ch:
-		assert.Equal(t, "2", string(msg.Payload), "subscription still open after bad entries")
-		msg.Ack()
-	case <-time.After(10 * time.Second):
-		t.Fatal("subscription stuck after malformed entries")
-	}
-	assert.Equal(t, int64(2), sub.Stats().Malformed)
-	dead, err := client.XRange(ctx, keys.New("", "").DLQ(topic, 0), "-", "+").Result()
-	require.NoError(t, err)
-	require.Len(t, dead, 2, "both bad entries are in the partition's DLQ")
-	assert.Contains(t, dead[0].Values["reason"], "malformed entry")
-	assert.Contains(t, dead[0].Values["raw"], "one field")
-	assert.Equal(t, "0", dead[0].Values["partitionId"])
-	logged := 0
-	for _, c := range logger.Captured()[watermill.ErrorLogLevel] {
-		if errors.Is(c.Err, ErrMalformedEntry) {
-			logged++
-		}
-	}
-	assert.Equal(t, 2, logged, "each malformed entry logged once")
-	require.Eventually(t, func() bool {
-		p, err := client.XPending(ctx, stream, "g").Result()
-		return err == nil && p.Count == 0
-	}, 5*time.Second, 20*time.Millisecond, "bad entries are acked, not left pending")
 }

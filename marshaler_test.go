@@ -1,14 +1,24 @@
-package streamq
+package streamq_test
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"strconv"
 	"testing"
+	"time"
 
+	"github.com/ThreeDotsLabs/watermill"
 	"github.com/ThreeDotsLabs/watermill-redisstream/pkg/redisstream"
 	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/streamq-dev/streamq"
+	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // asRedisEntry converts XADD values the way a Redis round trip does: go-redis writes a
@@ -83,9 +93,9 @@ func TestMarshalerRoundTrip(t *testing.T) {
 	t.Parallel()
 	for _, tt := range marshalerCases {
 		t.Run(tt.name, func(t *testing.T) {
-			values, err := DefaultMarshaler{}.Marshal("topic", tt.input)
+			values, err := streamq.DefaultMarshaler{}.Marshal("topic", tt.input)
 			require.NoError(t, err)
-			assert.ElementsMatch(t, []string{UUIDField, MetadataField, PayloadField}, keysOf(values))
+			assert.ElementsMatch(t, []string{streamq.UUIDField, streamq.MetadataField, streamq.PayloadField}, keysOf(values))
 
 			for name, decode := range decoders {
 				got, err := decode(asRedisEntry(t, values))
@@ -100,8 +110,8 @@ func TestMarshalerRoundTrip(t *testing.T) {
 // decoders are DefaultMarshaler.Unmarshal and the worker's copy-free variant of it, which
 // must read every entry the same way.
 var decoders = map[string]func(map[string]any) (*message.Message, error){
-	"DefaultMarshaler.Unmarshal": DefaultMarshaler{}.Unmarshal,
-	"unmarshalReply":             unmarshalReply,
+	"DefaultMarshaler.Unmarshal": streamq.DefaultMarshaler{}.Unmarshal,
+	"unmarshalReply":             streamq.UnmarshalReply,
 }
 
 // The copy-free decoder's payload is the reply's bytes: an empty payload is still a non-nil
@@ -109,10 +119,10 @@ var decoders = map[string]func(map[string]any) (*message.Message, error){
 func TestUnmarshalReplyPayload(t *testing.T) {
 	t.Parallel()
 	payload := string([]byte("reply bytes")) // a heap string, as go-redis returns
-	msg, err := unmarshalReply(map[string]any{UUIDField: "u", PayloadField: payload})
+	msg, err := streamq.UnmarshalReply(map[string]any{streamq.UUIDField: "u", streamq.PayloadField: payload})
 	require.NoError(t, err)
 	assert.Equal(t, []byte("reply bytes"), []byte(msg.Payload))
-	empty, err := unmarshalReply(map[string]any{UUIDField: "u", PayloadField: ""})
+	empty, err := streamq.UnmarshalReply(map[string]any{streamq.UUIDField: "u", streamq.PayloadField: ""})
 	require.NoError(t, err)
 	assert.NotNil(t, empty.Payload)
 	assert.Empty(t, empty.Payload)
@@ -128,9 +138,9 @@ func keysOf(m map[string]any) []string {
 
 func TestMarshalerRejectsReservedMetadataKey(t *testing.T) {
 	t.Parallel()
-	msg := newMsg("u", []byte("p"), message.Metadata{UUIDField: "other-uuid"})
-	_, err := DefaultMarshaler{}.Marshal("topic", msg)
-	require.ErrorIs(t, err, ErrReservedMetadata)
+	msg := newMsg("u", []byte("p"), message.Metadata{streamq.UUIDField: "other-uuid"})
+	_, err := streamq.DefaultMarshaler{}.Marshal("topic", msg)
+	require.ErrorIs(t, err, streamq.ErrReservedMetadata)
 }
 
 func mustMsgpack(t testing.TB, v any) string {
@@ -148,17 +158,17 @@ func TestUnmarshalRejectsMalformedEntries(t *testing.T) {
 		input map[string]any
 		want  error
 	}{
-		{name: "missing uuid", input: map[string]any{PayloadField: "p", MetadataField: validMD}, want: ErrMalformedEntry},
-		{name: "empty uuid", input: map[string]any{UUIDField: "", PayloadField: "p"}, want: ErrMalformedEntry},
-		{name: "uuid not a string", input: map[string]any{UUIDField: []byte("u"), PayloadField: "p"}, want: ErrMalformedEntry},
-		{name: "missing payload", input: map[string]any{UUIDField: "u", MetadataField: validMD}, want: ErrMalformedEntry},
-		{name: "no fields", input: map[string]any{}, want: ErrMalformedEntry},
-		{name: "nil map", input: nil, want: ErrMalformedEntry},
-		{name: "metadata not msgpack", input: map[string]any{UUIDField: "u", PayloadField: "p", MetadataField: "not msgpack"}, want: ErrMalformedEntry},
-		{name: "metadata msgpack array", input: map[string]any{UUIDField: "u", PayloadField: "p", MetadataField: mustMsgpack(t, []string{"k", "v"})}, want: ErrMalformedEntry},
-		{name: "metadata msgpack string", input: map[string]any{UUIDField: "u", PayloadField: "p", MetadataField: mustMsgpack(t, "k=v")}, want: ErrMalformedEntry},
-		{name: "metadata map of ints", input: map[string]any{UUIDField: "u", PayloadField: "p", MetadataField: mustMsgpack(t, map[string]int{"k": 1})}, want: ErrMalformedEntry},
-		{name: "metadata truncated", input: map[string]any{UUIDField: "u", PayloadField: "p", MetadataField: validMD[:len(validMD)-1]}, want: ErrMalformedEntry},
+		{name: "missing uuid", input: map[string]any{streamq.PayloadField: "p", streamq.MetadataField: validMD}, want: streamq.ErrMalformedEntry},
+		{name: "empty uuid", input: map[string]any{streamq.UUIDField: "", streamq.PayloadField: "p"}, want: streamq.ErrMalformedEntry},
+		{name: "uuid not a string", input: map[string]any{streamq.UUIDField: []byte("u"), streamq.PayloadField: "p"}, want: streamq.ErrMalformedEntry},
+		{name: "missing payload", input: map[string]any{streamq.UUIDField: "u", streamq.MetadataField: validMD}, want: streamq.ErrMalformedEntry},
+		{name: "no fields", input: map[string]any{}, want: streamq.ErrMalformedEntry},
+		{name: "nil map", input: nil, want: streamq.ErrMalformedEntry},
+		{name: "metadata not msgpack", input: map[string]any{streamq.UUIDField: "u", streamq.PayloadField: "p", streamq.MetadataField: "not msgpack"}, want: streamq.ErrMalformedEntry},
+		{name: "metadata msgpack array", input: map[string]any{streamq.UUIDField: "u", streamq.PayloadField: "p", streamq.MetadataField: mustMsgpack(t, []string{"k", "v"})}, want: streamq.ErrMalformedEntry},
+		{name: "metadata msgpack string", input: map[string]any{streamq.UUIDField: "u", streamq.PayloadField: "p", streamq.MetadataField: mustMsgpack(t, "k=v")}, want: streamq.ErrMalformedEntry},
+		{name: "metadata map of ints", input: map[string]any{streamq.UUIDField: "u", streamq.PayloadField: "p", streamq.MetadataField: mustMsgpack(t, map[string]int{"k": 1})}, want: streamq.ErrMalformedEntry},
+		{name: "metadata truncated", input: map[string]any{streamq.UUIDField: "u", streamq.PayloadField: "p", streamq.MetadataField: validMD[:len(validMD)-1]}, want: streamq.ErrMalformedEntry},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -171,11 +181,70 @@ func TestUnmarshalRejectsMalformedEntries(t *testing.T) {
 	}
 }
 
+// TestMalformedEntryDeadLetteredAndCounted: entries a Subscriber cannot decode (a field
+// missing, metadata that is not msgpack) go to the partition's DLQ with the reason and the raw
+// fields, are counted in Stats and logged once each, and the subscription goes on.
+func TestMalformedEntryDeadLetteredAndCounted(t *testing.T) {
+	_, client := streamqtest.StartRedis(t)
+	ctx := context.Background()
+	logger := watermill.NewCaptureLogger()
+	sub, err := streamq.NewSubscriber(streamqtest.FastSub(client, "g"), logger)
+	require.NoError(t, err)
+	defer sub.Close()
+	topic := "malformed"
+	require.NoError(t, sub.SubscribeInitialize(topic))
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client})
+	stream := keys.New("", "").PartitionStream(topic, 0)
+
+	publish := func(i int) {
+		m := message.NewMessage(watermill.NewUUID(), []byte(strconv.Itoa(i)))
+		require.NoError(t, pub.Publish(topic, m))
+	}
+	publish(0)
+	require.NoError(t, client.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: map[string]any{"only": "one field"}}).Err())
+	require.NoError(t, client.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: map[string]any{streamq.UUIDField: "u", streamq.PayloadField: "p", streamq.MetadataField: "\xc1garbage"}}).Err())
+	publish(1)
+
+	ch, err := sub.Subscribe(ctx, topic)
+	require.NoError(t, err)
+	for i := 0; i < 2; i++ {
+		msg := <-ch
+		assert.Equal(t, strconv.Itoa(i), string(msg.Payload))
+		msg.Ack()
+	}
+	publish(2)
+	select {
+	case msg := <-ch:
+		assert.Equal(t, "2", string(msg.Payload), "subscription still open after bad entries")
+		msg.Ack()
+	case <-time.After(10 * time.Second):
+		t.Fatal("subscription stuck after malformed entries")
+	}
+	assert.Equal(t, int64(2), sub.Stats().Malformed)
+	dead, err := client.XRange(ctx, keys.New("", "").DLQ(topic, 0), "-", "+").Result()
+	require.NoError(t, err)
+	require.Len(t, dead, 2, "both bad entries are in the partition's DLQ")
+	assert.Contains(t, dead[0].Values["reason"], "malformed entry")
+	assert.Contains(t, dead[0].Values["raw"], "one field")
+	assert.Equal(t, "0", dead[0].Values["partitionId"])
+	logged := 0
+	for _, c := range logger.Captured()[watermill.ErrorLogLevel] {
+		if errors.Is(c.Err, streamq.ErrMalformedEntry) {
+			logged++
+		}
+	}
+	assert.Equal(t, 2, logged, "each malformed entry logged once")
+	require.Eventually(t, func() bool {
+		p, err := client.XPending(ctx, stream, "g").Result()
+		return err == nil && p.Count == 0
+	}, 5*time.Second, 20*time.Millisecond, "bad entries are acked, not left pending")
+}
+
 // TestUnmarshalMsgpackNilMetadata: a metadata field holding msgpack nil (0xc0) must decode to
 // empty, usable metadata (a nil map would make msg.Metadata.Set panic in a handler).
 func TestUnmarshalMsgpackNilMetadata(t *testing.T) {
 	t.Parallel()
-	msg, err := DefaultMarshaler{}.Unmarshal(map[string]any{UUIDField: "u", PayloadField: "p", MetadataField: "\xc0"})
+	msg, err := streamq.DefaultMarshaler{}.Unmarshal(map[string]any{streamq.UUIDField: "u", streamq.PayloadField: "p", streamq.MetadataField: "\xc0"})
 	require.NoError(t, err)
 	assert.NotNil(t, msg.Metadata)
 	assert.NotPanics(t, func() { msg.Metadata.Set("k", "v") })
@@ -189,7 +258,7 @@ func TestUnmarshalReadsWatermillRedisstreamEntries(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			values, err := redisstream.DefaultMarshallerUnmarshaller{}.Marshal("topic", tt.input)
 			require.NoError(t, err)
-			got, err := DefaultMarshaler{}.Unmarshal(asRedisEntry(t, values))
+			got, err := streamq.DefaultMarshaler{}.Unmarshal(asRedisEntry(t, values))
 			require.NoError(t, err)
 			assertSameMessage(t, tt.input, got)
 		})
@@ -200,7 +269,7 @@ func TestMarshalerOutputReadByWatermillRedisstream(t *testing.T) {
 	t.Parallel()
 	for _, tt := range marshalerCases {
 		t.Run(tt.name, func(t *testing.T) {
-			values, err := DefaultMarshaler{}.Marshal("topic", tt.input)
+			values, err := streamq.DefaultMarshaler{}.Marshal("topic", tt.input)
 			require.NoError(t, err)
 			got, err := redisstream.DefaultMarshallerUnmarshaller{}.Unmarshal(asRedisEntry(t, values))
 			require.NoError(t, err)
@@ -212,13 +281,13 @@ func TestMarshalerOutputReadByWatermillRedisstream(t *testing.T) {
 func TestMarshalerSameFieldsAsWatermillRedisstream(t *testing.T) {
 	t.Parallel()
 	msg := newMsg("u", []byte("payload"), message.Metadata{"one": "1"})
-	ours, err := DefaultMarshaler{}.Marshal("topic", msg)
+	ours, err := streamq.DefaultMarshaler{}.Marshal("topic", msg)
 	require.NoError(t, err)
 	theirs, err := redisstream.DefaultMarshallerUnmarshaller{}.Marshal("topic", msg)
 	require.NoError(t, err)
 	// One metadata key, so map order cannot differ: the entries are byte-identical.
 	assert.Equal(t, asRedisEntry(t, theirs), asRedisEntry(t, ours))
-	assert.Equal(t, redisstream.UUIDHeaderKey, UUIDField)
+	assert.Equal(t, redisstream.UUIDHeaderKey, streamq.UUIDField)
 }
 
 // FuzzUnmarshal feeds arbitrary entries to Unmarshal: it must never panic, must fail only
@@ -246,20 +315,20 @@ func FuzzUnmarshal(f *testing.F) {
 	f.Fuzz(func(t *testing.T, uuid, payload, metadata string, fields uint8) {
 		values := map[string]any{}
 		if fields&1 != 0 {
-			values[UUIDField] = uuid
+			values[streamq.UUIDField] = uuid
 		}
 		if fields&2 != 0 {
-			values[PayloadField] = payload
+			values[streamq.PayloadField] = payload
 		}
 		if fields&4 != 0 {
-			values[MetadataField] = metadata
+			values[streamq.MetadataField] = metadata
 		}
-		msg, err := DefaultMarshaler{}.Unmarshal(values)
-		owned, ownedErr := unmarshalReply(values)
+		msg, err := streamq.DefaultMarshaler{}.Unmarshal(values)
+		owned, ownedErr := streamq.UnmarshalReply(values)
 		if err != nil {
-			require.ErrorIs(t, err, ErrMalformedEntry)
+			require.ErrorIs(t, err, streamq.ErrMalformedEntry)
 			require.Nil(t, msg)
-			require.ErrorIs(t, ownedErr, ErrMalformedEntry, "the copy-free decoder agrees")
+			require.ErrorIs(t, ownedErr, streamq.ErrMalformedEntry, "the copy-free decoder agrees")
 			return
 		}
 		require.NoError(t, ownedErr, "the copy-free decoder agrees")
@@ -267,14 +336,14 @@ func FuzzUnmarshal(f *testing.F) {
 		require.Equal(t, uuid, msg.UUID)
 		require.Equal(t, payload, string(msg.Payload))
 
-		out, err := DefaultMarshaler{}.Marshal("topic", msg)
-		if msg.Metadata.Get(UUIDField) != "" {
+		out, err := streamq.DefaultMarshaler{}.Marshal("topic", msg)
+		if msg.Metadata.Get(streamq.UUIDField) != "" {
 			// Accepted on read but reserved on write, as in watermill-redisstream.
-			require.ErrorIs(t, err, ErrReservedMetadata)
+			require.ErrorIs(t, err, streamq.ErrReservedMetadata)
 			return
 		}
 		require.NoError(t, err)
-		back, err := DefaultMarshaler{}.Unmarshal(asRedisEntry(t, out))
+		back, err := streamq.DefaultMarshaler{}.Unmarshal(asRedisEntry(t, out))
 		require.NoError(t, err)
 		assertSameMessage(t, msg, back)
 	})
@@ -287,7 +356,7 @@ func benchMessage() *message.Message {
 
 func BenchmarkMarshal(b *testing.B) {
 	msg := benchMessage()
-	var m DefaultMarshaler
+	var m streamq.DefaultMarshaler
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := m.Marshal("topic", msg); err != nil {
@@ -297,10 +366,10 @@ func BenchmarkMarshal(b *testing.B) {
 }
 
 func BenchmarkUnmarshal(b *testing.B) {
-	values, err := DefaultMarshaler{}.Marshal("topic", benchMessage())
+	values, err := streamq.DefaultMarshaler{}.Marshal("topic", benchMessage())
 	require.NoError(b, err)
 	entry := asRedisEntry(b, values)
-	var m DefaultMarshaler
+	var m streamq.DefaultMarshaler
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := m.Unmarshal(entry); err != nil {

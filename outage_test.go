@@ -1,73 +1,219 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
-	"net"
-	"runtime"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/ThreeDotsLabs/watermill"
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/streamq-dev/streamq"
+	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/outage"
+	"github.com/streamq-dev/streamq/internal/redistest"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
-// A Redis that is not there: Publish and Subscribe fail with a clear error within the
-// client's timeouts instead of hanging.
-func TestRedisDownAtStartFailsFastAndClearly(t *testing.T) {
-	t.Parallel()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close()) // nothing listens there now
-	client := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: 200 * time.Millisecond, MaxRetries: 1})
-	defer client.Close()
+// downstream is a service that is down until up is closed.
+type downstream struct{ up chan struct{} }
 
-	pub := newTestPublisher(t, PublisherConfig{Client: client})
-	start := time.Now()
-	err = pub.Publish("down", message.NewMessage(watermill.NewUUID(), []byte("x")))
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "down", "the error names the topic")
-	assert.Less(t, time.Since(start), 5*time.Second)
+var errUnavailable = errors.New("payments: 503 Service Unavailable")
 
-	sub := newTestSubscriber(t, fastSub(client, "g"))
-	start = time.Now()
-	_, err = sub.Subscribe(context.Background(), "down")
-	require.Error(t, err)
-	assert.Less(t, time.Since(start), 5*time.Second)
+func (d downstream) call() error {
+	select {
+	case <-d.up:
+		return nil
+	default:
+		return errUnavailable
+	}
 }
 
-// Redis dies under a running subscription and comes back (AOF): no hot loop, no goroutine
-// growth while it is down, and everything published before and after is delivered.
-func TestRedisOutageMidRunRecovers(t *testing.T) {
-	// Not parallel: it counts the process's goroutines.
-	skipShort(t, "a Redis outage")
-	srv, _ := startRedis(t)
-	client := redis.NewClient(&redis.Options{Addr: srv.Addr(), Protocol: 2})
-	defer client.Close()
-	topic := "outage"
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 4})
-	sub := newTestSubscriber(t, fastSub(client, "g"))
-	ch, err := sub.Subscribe(context.Background(), topic)
-	require.NoError(t, err)
-	rec := newRecorder()
-	consumeInto(ch, rec)
-	publishKeyed(t, pub, topic, 0, 40, 8)
-	rec.waitUnique(t, 40, 10*time.Second)
+// outageLedger records a stage's successful deliveries: per partition the stream ids in
+// the order handled, per message how many times it succeeded.
+type outageLedger struct {
+	mu     sync.Mutex
+	ids    map[int][]string
+	ok     map[string]int
+	failed atomic.Int64
+}
 
-	require.NoError(t, srv.Kill())
-	down := runtime.NumGoroutine()
-	require.Never(t, func() bool { return runtime.NumGoroutine() > down+20 }, 2*time.Second, 100*time.Millisecond,
-		"goroutines grow while Redis is down")
-	require.NoError(t, srv.Restart())
+func newOutageLedger() *outageLedger {
+	return &outageLedger{ids: map[int][]string{}, ok: map[string]int{}}
+}
 
-	require.Eventually(t, func() bool {
-		m := message.NewMessage(watermill.NewUUID(), []byte("probe"))
-		m.Metadata.Set("seq", "-1")
-		return pub.Publish(topic, m) == nil
-	}, 10*time.Second, 100*time.Millisecond)
-	publishKeyed(t, pub, topic, 40, 80, 8)
-	rec.waitUnique(t, 41, 20*time.Second) // the probe and 40 more
+func (l *outageLedger) success(msg *message.Message) {
+	p, _ := streamq.PartitionFromCtx(msg.Context())
+	id, _ := streamq.StreamIDFromCtx(msg.Context())
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.ids[p] = append(l.ids[p], id)
+	l.ok[msg.Metadata.Get("seq")]++
+}
+
+func (l *outageLedger) handled() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.ok)
+}
+
+// TestOutagePausesInsteadOfDeadLettering is #30's second acceptance: a 30 s downstream
+// outage over a 5,000-message backlog on 4 partitions. A handler that marks the failure
+// with Outage: no dead letter, every message handled successfully once after the recovery,
+// each partition in stream order, and the outage visible in Stats and in the record admin
+// reads while it lasts. The same outage, unmarked with the default retries, dead-letters
+// (the control).
+func TestOutagePausesInsteadOfDeadLettering(t *testing.T) {
+	redistest.SkipShort(t, "a 30 s outage")
+	t.Parallel()
+	t.Run("marked", func(t *testing.T) {
+		t.Parallel()
+		client := redistestClient(t)
+		const n = 5000
+		streamqtest.PublishNumbered(t, client, "outage", n)
+		cfg := outageSub(client)
+		sub := streamqtest.NewSubscriber(t, cfg)
+		svc := downstream{up: make(chan struct{})}
+		ledger := newOutageLedger()
+		rtRouter(t, sub, "outage", func(msg *message.Message) error {
+			if err := svc.call(); err != nil {
+				ledger.failed.Add(1)
+				return streamq.Outage(msg, err)
+			}
+			ledger.success(msg)
+			return nil
+		})
+		require.Eventually(t, func() bool { return len(sub.Stats().Outages) == 4 }, 20*time.Second, 50*time.Millisecond,
+			"every partition waits out the outage")
+		o := sub.Stats().Outages[0]
+		assert.Equal(t, "outage", o.Topic)
+		assert.Contains(t, o.Reason, "503")
+		assert.True(t, o.NextProbe.After(o.Since))
+		recs, err := outage.Read(context.Background(), client, []string{keys.New("", "").Outage("outage", 0, "g")})
+		require.NoError(t, err)
+		require.NotNil(t, recs[0], "the record admin reads")
+		assert.Equal(t, streamq.SubscriberConfigOf(sub).Membership.ConsumerName, recs[0].Member)
+		time.Sleep(30 * time.Second) // the outage
+		close(svc.up)
+		require.Eventually(t, func() bool { return ledger.handled() == n }, 2*time.Minute, 100*time.Millisecond)
+		require.Eventually(t, func() bool { return len(sub.Stats().Outages) == 0 }, 10*time.Second, 50*time.Millisecond)
+		st := sub.Stats()
+		assert.Zero(t, st.DeadLettered)
+		assert.Zero(t, dlqLen(t, client, "outage", 4), "no dead letter")
+		for seq, c := range ledger.ok {
+			require.Equal(t, 1, c, "message %s handled successfully %d times", seq, c)
+		}
+		for p, ids := range ledger.ids {
+			for i := 1; i < len(ids); i++ {
+				require.True(t, idLess(ids[i-1], ids[i]), "partition %d out of order at %d: %s then %s", p, i, ids[i-1], ids[i])
+			}
+		}
+		recs, err = outage.Read(context.Background(), client, []string{keys.New("", "").Outage("outage", 0, "g")})
+		require.NoError(t, err)
+		assert.Nil(t, recs[0], "the record is gone once the partition resumed")
+		t.Logf("%d failed deliveries during the outage (probes and in-flight), 0 dead letters", ledger.failed.Load())
+	})
+	t.Run("control", func(t *testing.T) {
+		t.Parallel()
+		client := redistestClient(t)
+		streamqtest.PublishNumbered(t, client, "outage", 200)
+		sub := streamqtest.NewSubscriber(t, outageSub(client))
+		svc := downstream{up: make(chan struct{})}
+		rtRouter(t, sub, "outage", func(*message.Message) error { return svc.call() })
+		require.Eventually(t, func() bool { return dlqLen(t, client, "outage", 4) > 0 }, 30*time.Second, 100*time.Millisecond,
+			"an unmarked outage burns the retries and dead-letters")
+		close(svc.up)
+	})
+}
+
+func redistestClient(t *testing.T) redis.UniversalClient {
+	_, client := streamqtest.StartRedis(t)
+	return client
+}
+
+// outageSub has the default retries (1, 2, 4 s) and probes backing off 1 s to 4 s.
+func outageSub(client redis.UniversalClient) streamq.SubscriberConfig {
+	c := streamqtest.FastSub(client, "g")
+	c.Retry = streamq.RetryConfig{MoverInterval: 100 * time.Millisecond, Outage: streamq.OutageConfig{MaxBackoff: 4 * time.Second}}
+	return c
+}
+
+// idLess orders two stream ids.
+func idLess(a, b string) bool {
+	var am, as, bm, bs uint64
+	_, _ = fmt.Sscanf(a, "%d-%d", &am, &as)
+	_, _ = fmt.Sscanf(b, "%d-%d", &bm, &bs)
+	return am < bm || am == bm && as < bs
+}
+
+// TestOutageDetectedByFailuresInARow: a handler that cannot tell an outage from a bad
+// message (unmarked errors) and Retry.Outage.After 3: the first two failures of a
+// partition are retried as usual, the third holds the partition; after the outage every
+// message is handled successfully once and none is dead-lettered.
+func TestOutageDetectedByFailuresInARow(t *testing.T) {
+	t.Parallel()
+	client := redistestClient(t)
+	const n = 300
+	streamqtest.PublishNumbered(t, client, "in-a-row", n)
+	cfg := outageSub(client)
+	cfg.Retry.Outage.After = 3
+	sub := streamqtest.NewSubscriber(t, cfg)
+	svc := downstream{up: make(chan struct{})}
+	ledger := newOutageLedger()
+	rtRouter(t, sub, "in-a-row", func(msg *message.Message) error {
+		if err := svc.call(); err != nil {
+			ledger.failed.Add(1)
+			return err
+		}
+		ledger.success(msg)
+		return nil
+	}, streamq.FailureMiddleware(nil))
+	require.Eventually(t, func() bool { return len(sub.Stats().Outages) == 4 }, 20*time.Second, 50*time.Millisecond)
+	assert.Contains(t, sub.Stats().Outages[0].Reason, "503", "the handler's error, recorded by FailureMiddleware")
+	time.Sleep(3 * time.Second) // the outage goes on: no retry, no dead letter
+	close(svc.up)
+	require.Eventually(t, func() bool { return ledger.handled() == n }, time.Minute, 50*time.Millisecond)
+	assert.Zero(t, sub.Stats().DeadLettered)
+	assert.Zero(t, dlqLen(t, client, "in-a-row", 4))
+	for seq, c := range ledger.ok {
+		require.Equal(t, 1, c, "message %s handled successfully %d times", seq, c)
+	}
+}
+
+// TestOutageWithMessagesInFlight: eight messages in flight per partition fail together;
+// one probes, the others wait for the outage to end and are delivered again then.
+func TestOutageWithMessagesInFlight(t *testing.T) {
+	t.Parallel()
+	client := redistestClient(t)
+	const n = 400
+	streamqtest.PublishNumbered(t, client, "in-flight", n)
+	cfg := outageSub(client)
+	cfg.Delivery.MaxInFlightPerPartition = 8
+	sub := streamqtest.NewSubscriber(t, cfg)
+	svc := downstream{up: make(chan struct{})}
+	ledger := newOutageLedger()
+	rtRouter(t, sub, "in-flight", func(msg *message.Message) error {
+		if err := svc.call(); err != nil {
+			ledger.failed.Add(1)
+			return streamq.Outage(msg, err)
+		}
+		ledger.success(msg)
+		return nil
+	})
+	require.Eventually(t, func() bool { return len(sub.Stats().Outages) == 4 }, 20*time.Second, 50*time.Millisecond)
+	time.Sleep(3 * time.Second)
+	failed := ledger.failed.Load()
+	assert.LessOrEqual(t, failed, int64(4*8+4*3), "at most the messages in flight, then one probe a partition per backoff")
+	close(svc.up)
+	require.Eventually(t, func() bool { return ledger.handled() == n }, time.Minute, 50*time.Millisecond)
+	assert.Zero(t, dlqLen(t, client, "in-flight", 4))
+	for seq, c := range ledger.ok {
+		require.Equal(t, 1, c, "message %s handled successfully %d times", seq, c)
+	}
 }

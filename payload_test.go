@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"bytes"
@@ -17,12 +17,14 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/dlq"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/payload"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
-// Helpers shared by payload_test.go, ackpolicy_test.go and retention_test.go.
+// Helpers shared by payload_test.go, delivery_acks_test.go and retention_test.go.
 
 const bigPayloadSize = 80_000 // above the default 64 KiB offload threshold
 
@@ -67,13 +69,6 @@ func onlyEntry(t testing.TB, client redis.UniversalClient, stream string) redis.
 	return msgs[0]
 }
 
-func xlen(t testing.TB, client redis.UniversalClient, stream string) int64 {
-	t.Helper()
-	n, err := client.XLen(context.Background(), stream).Result()
-	require.NoError(t, err)
-	return n
-}
-
 func keyExists(t testing.TB, client redis.UniversalClient, key string) bool {
 	t.Helper()
 	n, err := client.Exists(context.Background(), key).Result()
@@ -111,18 +106,10 @@ func waitCommit(t testing.TB, client redis.UniversalClient, topic string, p int,
 		10*time.Second, 10*time.Millisecond, "commit frontier of %s on %s/%d never reached %s", group, topic, p, id)
 }
 
-// groupPending is the number of pending entries of group on stream.
-func groupPending(t testing.TB, client redis.UniversalClient, stream, group string) int64 {
-	t.Helper()
-	p, err := client.XPending(context.Background(), stream, group).Result()
-	require.NoError(t, err)
-	return p.Count
-}
-
 // entryMetadata decodes the msgpack metadata field of a stream or DLQ entry.
 func entryMetadata(t testing.TB, m redis.XMessage) map[string]string {
 	t.Helper()
-	raw, _ := m.Values[MetadataField].(string)
+	raw, _ := m.Values[streamq.MetadataField].(string)
 	md := map[string]string{}
 	if raw != "" {
 		require.NoError(t, msgpack.Unmarshal([]byte(raw), &md))
@@ -142,13 +129,13 @@ func offloadedRef(t testing.TB, entry redis.XMessage, size int) string {
 	require.NotEmpty(t, ref, "entry has no %s: %v", payload.FieldRef, entry.Values)
 	assert.Equal(t, payload.StorageString, entry.Values[payload.FieldStorageType])
 	assert.Equal(t, strconv.Itoa(size), entry.Values[payload.FieldOriginalSize])
-	assert.Equal(t, "", entry.Values[PayloadField], "the entry's payload field must be empty")
+	assert.Equal(t, "", entry.Values[streamq.PayloadField], "the entry's payload field must be empty")
 	return ref
 }
 
 func TestPayloadOffloadedAndDeletedAfterAck(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testPayloadOffloadedAndDeletedAfterAck)
+	streamqtest.OnBackends(t, testPayloadOffloadedAndDeletedAfterAck)
 }
 
 func testPayloadOffloadedAndDeletedAfterAck(t *testing.T, client redis.UniversalClient) {
@@ -156,8 +143,8 @@ func testPayloadOffloadedAndDeletedAfterAck(t *testing.T, client redis.Universal
 	ctx := context.Background()
 	space := keys.New("", "")
 	topic := "big"
-	pub := newTestPublisher(t, PublisherConfig{Client: client})
-	sub := newTestSubscriber(t, fastSub(client, "g1"))
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client})
+	sub := streamqtest.NewSubscriber(t, streamqtest.FastSub(client, "g1"))
 	ch, err := sub.Subscribe(ctx, topic)
 	require.NoError(t, err)
 
@@ -193,12 +180,12 @@ func testPayloadOffloadedAndDeletedAfterAck(t *testing.T, client redis.Universal
 	assert.False(t, keyExists(t, client, payloadKey), "payload key kept after the only group acked")
 	assert.False(t, indexed(t, client, index, member), "index member kept after the only group acked")
 	assert.False(t, keyExists(t, client, space.Acks(topic, 0, entry.ID)), "ack set kept after every group acked")
-	assert.Equal(t, int64(1), xlen(t, client, space.PartitionStream(topic, 0)), "AckDeleteNone keeps the entry")
+	assert.Equal(t, int64(1), streamqtest.XLen(t, client, space.PartitionStream(topic, 0)), "AckDeleteNone keeps the entry")
 }
 
 func TestPayloadKeptUntilEveryGroupAcked(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testPayloadKeptUntilEveryGroupAcked)
+	streamqtest.OnBackends(t, testPayloadKeptUntilEveryGroupAcked)
 }
 
 func testPayloadKeptUntilEveryGroupAcked(t *testing.T, client redis.UniversalClient) {
@@ -206,12 +193,12 @@ func testPayloadKeptUntilEveryGroupAcked(t *testing.T, client redis.UniversalCli
 	ctx := context.Background()
 	space := keys.New("", "")
 	topic := "big-two-groups"
-	g2 := newTestSubscriber(t, fastSub(client, "g2"))
+	g2 := streamqtest.NewSubscriber(t, streamqtest.FastSub(client, "g2"))
 	require.NoError(t, g2.SubscribeInitialize(topic)) // the group exists, nobody consumes yet
-	g1 := newTestSubscriber(t, fastSub(client, "g1"))
+	g1 := streamqtest.NewSubscriber(t, streamqtest.FastSub(client, "g1"))
 	ch1, err := g1.Subscribe(ctx, topic)
 	require.NoError(t, err)
-	pub := newTestPublisher(t, PublisherConfig{Client: client})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client})
 
 	sent := bigMessage(t)
 	require.NoError(t, pub.Publish(topic, sent))
@@ -242,7 +229,7 @@ func testPayloadKeptUntilEveryGroupAcked(t *testing.T, client redis.UniversalCli
 
 func TestPayloadThreshold(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testPayloadThreshold)
+	streamqtest.OnBackends(t, testPayloadThreshold)
 }
 
 func testPayloadThreshold(t *testing.T, client redis.UniversalClient) {
@@ -256,14 +243,14 @@ func testPayloadThreshold(t *testing.T, client redis.UniversalClient) {
 		offloaded bool
 	}{
 		{"small", 0, 1000, false},
-		{"at default threshold", 0, defaultPayloadThreshold, false},
-		{"above default threshold", 0, defaultPayloadThreshold + 1, true},
+		{"at default threshold", 0, streamq.DefaultPayloadThreshold, false},
+		{"above default threshold", 0, streamq.DefaultPayloadThreshold + 1, true},
 		{"disabled", -1, bigPayloadSize, false},
 		{"custom threshold", 500, 1000, true},
 	}
 	for i, tc := range cases {
 		topic := "threshold-" + strconv.Itoa(i)
-		pub := newTestPublisher(t, PublisherConfig{Client: client, Payloads: PayloadConfig{Threshold: tc.threshold}})
+		pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, Payloads: streamq.PayloadConfig{Threshold: tc.threshold}})
 		sent := message.NewMessage(watermill.NewUUID(), randomPayload(t, tc.size))
 		require.NoError(t, pub.Publish(topic, sent), tc.name)
 		entry := onlyEntry(t, client, space.PartitionStream(topic, 0))
@@ -273,10 +260,10 @@ func testPayloadThreshold(t *testing.T, client redis.UniversalClient) {
 		} else {
 			assert.NotContains(t, entry.Values, payload.FieldRef, tc.name)
 			assert.NotContains(t, entry.Values, payload.FieldOriginalSize, tc.name)
-			assert.True(t, bytes.Equal(sent.Payload, []byte(entry.Values[PayloadField].(string))), "%s: inline payload differs", tc.name)
+			assert.True(t, bytes.Equal(sent.Payload, []byte(entry.Values[streamq.PayloadField].(string))), "%s: inline payload differs", tc.name)
 			assert.False(t, keyExists(t, client, space.PayloadIndex(topic, 0)), "%s: nothing indexed", tc.name)
 		}
-		sub := newTestSubscriber(t, fastSub(client, "g"))
+		sub := streamqtest.NewSubscriber(t, streamqtest.FastSub(client, "g"))
 		ch, err := sub.Subscribe(ctx, topic)
 		require.NoError(t, err)
 		got := nextMsg(t, ch, 10*time.Second)
@@ -288,7 +275,7 @@ func testPayloadThreshold(t *testing.T, client redis.UniversalClient) {
 
 func TestPayloadRetentionSetsTTL(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testPayloadRetentionSetsTTL)
+	streamqtest.OnBackends(t, testPayloadRetentionSetsTTL)
 }
 
 func testPayloadRetentionSetsTTL(t *testing.T, client redis.UniversalClient) {
@@ -296,7 +283,7 @@ func testPayloadRetentionSetsTTL(t *testing.T, client redis.UniversalClient) {
 	ctx := context.Background()
 	space := keys.New("", "")
 	topic := "big-ttl"
-	pub := newTestPublisher(t, PublisherConfig{Client: client, Payloads: PayloadConfig{TTL: 2 * time.Second}})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, Payloads: streamq.PayloadConfig{TTL: 2 * time.Second}})
 	require.NoError(t, pub.Publish(topic, bigMessage(t)))
 	ref := offloadedRef(t, onlyEntry(t, client, space.PartitionStream(topic, 0)), bigPayloadSize)
 	ttl, err := client.PTTL(ctx, space.Payload(topic, 0, ref)).Result()
@@ -307,7 +294,7 @@ func testPayloadRetentionSetsTTL(t *testing.T, client redis.UniversalClient) {
 
 func TestPayloadMissingGoesToDLQ(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testPayloadMissingGoesToDLQ)
+	streamqtest.OnBackends(t, testPayloadMissingGoesToDLQ)
 }
 
 func testPayloadMissingGoesToDLQ(t *testing.T, client redis.UniversalClient) {
@@ -316,14 +303,14 @@ func testPayloadMissingGoesToDLQ(t *testing.T, client redis.UniversalClient) {
 	space := keys.New("", "")
 	topic := "big-missing"
 	stream := space.PartitionStream(topic, 0)
-	pub := newTestPublisher(t, PublisherConfig{Client: client})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client})
 	lost := bigMessage(t)
 	require.NoError(t, pub.Publish(topic, lost))
 	entry := onlyEntry(t, client, stream)
 	ref := offloadedRef(t, entry, bigPayloadSize)
 	require.NoError(t, client.Del(ctx, space.Payload(topic, 0, ref)).Err())
 
-	sub := newTestSubscriber(t, fastSub(client, "g1"))
+	sub := streamqtest.NewSubscriber(t, streamqtest.FastSub(client, "g1"))
 	ch, err := sub.Subscribe(ctx, topic)
 	require.NoError(t, err)
 	later := message.NewMessage(watermill.NewUUID(), []byte("later"))
@@ -333,22 +320,22 @@ func testPayloadMissingGoesToDLQ(t *testing.T, client redis.UniversalClient) {
 	assert.Equal(t, later.UUID, got.UUID, "the handler must never see the entry whose payload is gone")
 	got.Ack()
 
-	require.Eventually(t, func() bool { return xlen(t, client, space.DLQ(topic, 0)) == 1 },
+	require.Eventually(t, func() bool { return streamqtest.XLen(t, client, space.DLQ(topic, 0)) == 1 },
 		10*time.Second, 10*time.Millisecond)
 	dead := onlyEntry(t, client, space.DLQ(topic, 0))
 	md := entryMetadata(t, dead)
-	assert.Equal(t, "true", md[PayloadMissingMetadata])
-	assert.Equal(t, ref, md[PayloadMissingRefMetadata])
-	assert.Equal(t, lost.UUID, dead.Values[UUIDField])
+	assert.Equal(t, "true", md[streamq.PayloadMissingMetadata])
+	assert.Equal(t, ref, md[streamq.PayloadMissingRefMetadata])
+	assert.Equal(t, lost.UUID, dead.Values[streamq.UUIDField])
 	assert.Equal(t, entry.ID, dead.Values[dlq.FieldOriginalStreamID])
 	assert.Contains(t, dead.Values[dlq.FieldReason], "payload missing")
 	var headers map[string]string
 	require.NoError(t, json.Unmarshal([]byte(dead.Values[dlq.FieldHeaders].(string)), &headers))
-	assert.Equal(t, "true", headers[PayloadMissingMetadata], "headers carry the flags")
-	assert.Equal(t, ref, headers[PayloadMissingRefMetadata])
-	assert.Equal(t, dead.Values[dlq.FieldReason], headers[DeadLetterMetadata])
+	assert.Equal(t, "true", headers[streamq.PayloadMissingMetadata], "headers carry the flags")
+	assert.Equal(t, ref, headers[streamq.PayloadMissingRefMetadata])
+	assert.Equal(t, dead.Values[dlq.FieldReason], headers[streamq.DeadLetterMetadata])
 
-	require.Eventually(t, func() bool { return groupPending(t, client, stream, "g1") == 0 },
+	require.Eventually(t, func() bool { return streamqtest.GroupPending(t, client, stream, "g1") == 0 },
 		10*time.Second, 10*time.Millisecond, "the original entry and the later one must be acked")
 	assert.Equal(t, int64(1), sub.Stats().PayloadMissing)
 	assert.Equal(t, int64(1), sub.Stats().DeadLettered)

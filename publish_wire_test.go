@@ -9,6 +9,7 @@ import (
 
 	"github.com/ThreeDotsLabs/watermill"
 	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -29,7 +30,8 @@ func (customMarshaler) Marshal(_ string, msg *message.Message) (map[string]any, 
 // is 0, a GroupExpiry of -1 is 0, TrimHard is Hard), the routing and the marshaler.
 func TestPublishConfigMapsEveryGroup(t *testing.T) {
 	t.Parallel()
-	client := unusedClient(t)
+	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // never connected
+	t.Cleanup(func() { _ = client.Close() })
 	cfg := PublisherConfig{
 		Client:                client,
 		Keyspace:              Keyspace{StreamPrefix: "s", ControlPrefix: "c"},

@@ -1,95 +1,31 @@
-package streamq
+package streamq_test
 
 import (
 	"testing"
 
 	"github.com/ThreeDotsLabs/watermill/message"
-	"github.com/ThreeDotsLabs/watermill/pubsub/tests"
-	"github.com/redis/go-redis/v9"
-	"github.com/stretchr/testify/require"
+
+	"github.com/streamq-dev/streamq"
+	"github.com/streamq-dev/streamq/internal/redistest"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
-
-// universal runs Watermill's universal Pub/Sub suite against a redis-server of its own.
-func universal(t *testing.T, partitions int, keyFromPayload, restart bool) {
-	srv, client := startRedis(t)
-	features := universalFeatures()
-	if restart {
-		skipShort(t, "restarting Redis")
-		features.RestartServiceCommand = srv.RestartCommand()
-	}
-	runUniversal(t, client, features, partitions, keyFromPayload)
-}
-
-// universalFeatures are the guarantees streamq claims in the universal suite.
-func universalFeatures() tests.Features {
-	return tests.Features{
-		ConsumerGroups:                      true,
-		ExactlyOnceDelivery:                 false,
-		GuaranteedOrder:                     true,
-		GuaranteedOrderWithSingleSubscriber: false,
-		Persistent:                          true,
-		NewSubscriberReceivesOldMessages:    false,
-	}
-}
-
-func runUniversal(t *testing.T, client redis.UniversalClient, features tests.Features, partitions int, keyFromPayload bool) {
-	runUniversalWith(t, client, features, partitions, keyFromPayload, true)
-}
-
-// runUniversalWith runs the suite; subscriberStatesCount false leaves the Subscriber's
-// DefaultPartitionCount at its default, so only the Publisher decides the partition count.
-func runUniversalWith(t *testing.T, client redis.UniversalClient, features tests.Features, partitions int, keyFromPayload, subscriberStatesCount bool) {
-	runUniversalTuned(t, client, features, partitions, keyFromPayload, subscriberStatesCount, nil)
-}
-
-// runUniversalTuned is runUniversalWith with each Subscriber's config changed by tune (nil:
-// none).
-func runUniversalTuned(t *testing.T, client redis.UniversalClient, features tests.Features, partitions int, keyFromPayload,
-	subscriberStatesCount bool, tune func(*SubscriberConfig)) {
-	constructor := func(t *testing.T, group string) (message.Publisher, message.Subscriber) {
-		return newPubSub(t, client, partitions, keyFromPayload, subscriberStatesCount, group, tune)
-	}
-	tests.TestPubSub(t, features,
-		func(t *testing.T) (message.Publisher, message.Subscriber) { return constructor(t, "test") },
-		constructor)
-}
-
-func newPubSub(t *testing.T, client redis.UniversalClient, partitions int, keyFromPayload, subscriberStatesCount bool, group string,
-	tune func(*SubscriberConfig)) (message.Publisher, message.Subscriber) {
-	pcfg := PublisherConfig{Client: client, DefaultPartitionCount: partitions, Trim: TrimConfig{MaxLen: -1}}
-	if keyFromPayload {
-		pcfg.Partitioning.PartitionKey = func(_ string, msg *message.Message) string { return string(msg.Payload) }
-	}
-	pub, err := NewPublisher(pcfg, testLogger())
-	require.NoError(t, err)
-	scfg := fastSub(client, group)
-	if subscriberStatesCount {
-		scfg.DefaultPartitionCount = partitions
-	}
-	if tune != nil {
-		tune(&scfg)
-	}
-	sub, err := NewSubscriber(scfg, testLogger())
-	require.NoError(t, err)
-	return pub, sub
-}
 
 func TestPubSubOnePartition(t *testing.T) {
 	t.Parallel()
-	universal(t, 1, false, false)
+	streamqtest.Universal(t, 1, false, false)
 }
 
 func TestPubSubEightPartitionsKeyedByPayload(t *testing.T) {
 	t.Parallel()
-	universal(t, 8, true, false)
+	streamqtest.Universal(t, 8, true, false)
 }
 
 // TestPubSubEightPartitionsOrderedByKey: the keyed 8-partition configuration with per-key
 // order (OrderByKey, 16 handlers per partition, ordered by the same key as the Publisher's).
 func TestPubSubEightPartitionsOrderedByKey(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
-	runUniversalTuned(t, client, universalFeatures(), 8, true, true, func(c *SubscriberConfig) {
+	_, client := streamqtest.StartRedis(t)
+	streamqtest.RunUniversalTuned(t, client, streamqtest.UniversalFeatures(), 8, true, true, func(c *streamq.SubscriberConfig) {
 		c.Delivery.OrderByKey, c.Delivery.MaxInFlightPerPartition = true, 16
 		c.Delivery.PartitionKey = func(_ string, msg *message.Message) string { return string(msg.Payload) }
 	})
@@ -100,8 +36,8 @@ func TestPubSubEightPartitionsOrderedByKey(t *testing.T) {
 // start first wait for the topic instead of creating it with one partition.
 func TestPubSubOnlyThePublisherStatesTheCount(t *testing.T) {
 	t.Parallel()
-	_, client := startRedis(t)
-	runUniversalWith(t, client, universalFeatures(), 8, true, false)
+	_, client := streamqtest.StartRedis(t)
+	streamqtest.RunUniversalWith(t, client, streamqtest.UniversalFeatures(), 8, true, false)
 }
 
 // TestPubSubCluster runs the universal suite (8 partitions keyed by payload, guaranteed order)
@@ -111,5 +47,15 @@ func TestPubSubOnlyThePublisherStatesTheCount(t *testing.T) {
 // cannot fire; failover is covered by TestClusterFailover.
 func TestPubSubCluster(t *testing.T) {
 	t.Parallel()
-	runUniversal(t, threeMasters.start(t), universalFeatures(), 8, true)
+	streamqtest.RunUniversal(t, streamqtest.ThreeMasters.Start(t), streamqtest.UniversalFeatures(), 8, true)
+}
+
+// TestPubSubSentinel runs the universal suite (8 partitions keyed by payload, guaranteed
+// order) through a go-redis FailoverClient over three sentinels watching a master and its
+// replica. Watermill's TestReconnect skips (no RestartServiceCommand: restarting the master
+// may or may not make the sentinels fail over, depending on how long it takes); a failover is
+// covered by TestSentinelFailover.
+func TestPubSubSentinel(t *testing.T) {
+	t.Parallel()
+	streamqtest.RunUniversal(t, redistest.StartSentinel(t).FailoverClient(t), streamqtest.UniversalFeatures(), 8, true)
 }

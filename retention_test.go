@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"cmp"
@@ -17,8 +17,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
 	"github.com/streamq-dev/streamq/internal/retry"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // seqMessages returns n messages with metadata seq from..from+n-1.
@@ -61,7 +63,7 @@ func ackAll(ch <-chan *message.Message) {
 // appends, at most 1000), exactly or in whole macro nodes, offloaded entries included.
 func TestLengthRetentionWithoutGroups(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testLengthRetentionWithoutGroups)
+	streamqtest.OnBackends(t, testLengthRetentionWithoutGroups)
 }
 
 func testLengthRetentionWithoutGroups(t *testing.T, client redis.UniversalClient) {
@@ -79,19 +81,19 @@ func testLengthRetentionWithoutGroups(t *testing.T, client redis.UniversalClient
 	}
 	for _, tc := range cases {
 		topic := "maxlen-" + strings.ReplaceAll(tc.name, " ", "-")
-		pub := newTestPublisher(t, PublisherConfig{Client: client, Trim: TrimConfig{MaxLen: 5, Exact: tc.exact}})
+		pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, Trim: streamq.TrimConfig{MaxLen: 5, Exact: tc.exact}})
 		for from := 0; from < tc.sends; from += 10 {
 			require.NoError(t, pub.Publish(topic, seqMessages(from, 10, tc.payload)...), tc.name)
 		}
 		str := space.PartitionStream(topic, 0)
 		if tc.exact {
-			require.Eventually(t, func() bool { return xlen(t, client, str) == 5 }, 10*time.Second, 10*time.Millisecond, tc.name)
+			require.Eventually(t, func() bool { return streamqtest.XLen(t, client, str) == 5 }, 10*time.Second, 10*time.Millisecond, tc.name)
 			assert.Equal(t, []int{15, 16, 17, 18, 19}, seqsOf(t, streamEntries(t, client, str)), "%s: keeps exactly the newest 5", tc.name)
 			continue
 		}
 		// Approximate trimming removes whole radix-tree nodes only, so a partition keeps
 		// between N and N + stream-node-max-entries (100 by default) entries.
-		require.Eventually(t, func() bool { return xlen(t, client, str) <= 5+100 }, 10*time.Second, 10*time.Millisecond, tc.name)
+		require.Eventually(t, func() bool { return streamqtest.XLen(t, client, str) <= 5+100 }, 10*time.Second, 10*time.Millisecond, tc.name)
 		seqs := seqsOf(t, streamEntries(t, client, str))
 		assert.GreaterOrEqual(t, len(seqs), 5, tc.name)
 		assert.Equal(t, tc.sends-1, seqs[len(seqs)-1], "%s: the newest entry is kept", tc.name)
@@ -99,15 +101,15 @@ func testLengthRetentionWithoutGroups(t *testing.T, client redis.UniversalClient
 
 	// The default MaxLen: 150,000 messages to a topic no group ever joined leave about MaxLen.
 	const published = 150_000
-	pub := newTestPublisher(t, PublisherConfig{Client: client})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client})
 	for from := 0; from < published; from += 1000 {
 		require.NoError(t, pub.Publish("no-group", seqMessages(from, 1000, nil)...))
 	}
 	str := space.PartitionStream("no-group", 0)
-	bound := defaultMaxLen + 1000 + 100 // a trim per 1000 appends (MaxLen/100, at most 1000), whole nodes
-	require.Eventually(t, func() bool { return xlen(t, client, str) <= bound }, 10*time.Second, 20*time.Millisecond,
-		"length %d, want at most %d", xlen(t, client, str), bound)
-	assert.GreaterOrEqual(t, xlen(t, client, str), defaultMaxLen)
+	bound := streamq.DefaultMaxLen + 1000 + 100 // a trim per 1000 appends (MaxLen/100, at most 1000), whole nodes
+	require.Eventually(t, func() bool { return streamqtest.XLen(t, client, str) <= bound }, 10*time.Second, 20*time.Millisecond,
+		"length %d, want at most %d", streamqtest.XLen(t, client, str), bound)
+	assert.GreaterOrEqual(t, streamqtest.XLen(t, client, str), streamq.DefaultMaxLen)
 }
 
 // TestLengthRetentionKeepsWhatAGroupIsOwed: a group registered on a one-partition topic, no
@@ -118,11 +120,11 @@ func TestLengthRetentionKeepsWhatAGroupIsOwed(t *testing.T) {
 	t.Parallel()
 	t.Run("single", func(t *testing.T) {
 		t.Parallel()
-		testLengthRetentionKeepsWhatAGroupIsOwed(t, singleNode.start(t), 0, 150_000)
+		testLengthRetentionKeepsWhatAGroupIsOwed(t, streamqtest.SingleNode.Start(t), 0, 150_000)
 	})
 	t.Run("cluster", func(t *testing.T) {
 		t.Parallel()
-		testLengthRetentionKeepsWhatAGroupIsOwed(t, threeMasters.start(t), 2000, 5000)
+		testLengthRetentionKeepsWhatAGroupIsOwed(t, streamqtest.ThreeMasters.Start(t), 2000, 5000)
 	})
 }
 
@@ -130,17 +132,17 @@ func testLengthRetentionKeepsWhatAGroupIsOwed(t *testing.T, client redis.Univers
 	ctx := context.Background()
 	const topic = "owed"
 	str := keys.New("", "").PartitionStream(topic, 0)
-	cfg := fastSub(client, "g")
+	cfg := streamqtest.FastSub(client, "g")
 	cfg.Retention.TrimInterval = 500 * time.Millisecond
 	cfg.Read.BatchCount = 500
 	cfg.Acks.BatchSize = 500
-	waiting := newTestSubscriber(t, cfg)
+	waiting := streamqtest.NewSubscriber(t, cfg)
 	require.NoError(t, waiting.SubscribeInitialize(topic)) // the group, declared; no topic yet
-	pub := newTestPublisher(t, PublisherConfig{Client: client, Trim: TrimConfig{MaxLen: maxLen}})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, Trim: streamq.TrimConfig{MaxLen: maxLen}})
 	for from := 0; from < published; from += 1000 {
 		require.NoError(t, pub.Publish(topic, seqMessages(from, 1000, nil)...))
 	}
-	require.Equal(t, int64(published), xlen(t, client, str), "retention removed entries the group has not read")
+	require.Equal(t, int64(published), streamqtest.XLen(t, client, str), "retention removed entries the group has not read")
 
 	ch, err := waiting.Subscribe(ctx, topic)
 	require.NoError(t, err)
@@ -155,17 +157,17 @@ func testLengthRetentionKeepsWhatAGroupIsOwed(t *testing.T, client redis.Univers
 		}
 		m.Ack()
 	}
-	limit := cmp.Or(maxLen, defaultMaxLen)
-	require.Eventually(t, func() bool { return xlen(t, client, str) <= limit+100 }, 10*time.Second, 50*time.Millisecond,
-		"the partition shrinks back once the group acked: length %d", xlen(t, client, str))
-	assert.GreaterOrEqual(t, xlen(t, client, str), limit)
+	limit := cmp.Or(maxLen, streamq.DefaultMaxLen)
+	require.Eventually(t, func() bool { return streamqtest.XLen(t, client, str) <= limit+100 }, 10*time.Second, 50*time.Millisecond,
+		"the partition shrinks back once the group acked: length %d", streamqtest.XLen(t, client, str))
+	assert.GreaterOrEqual(t, streamqtest.XLen(t, client, str), limit)
 }
 
 // TestLengthRetentionStopsAtTheSlowestGroup: two groups, one stopped halfway: trimming stops at
 // the stopped group's position; after the group is deleted the partition shrinks.
 func TestLengthRetentionStopsAtTheSlowestGroup(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testLengthRetentionStopsAtTheSlowestGroup)
+	streamqtest.OnBackends(t, testLengthRetentionStopsAtTheSlowestGroup)
 }
 
 func testLengthRetentionStopsAtTheSlowestGroup(t *testing.T, client redis.UniversalClient) {
@@ -173,35 +175,35 @@ func testLengthRetentionStopsAtTheSlowestGroup(t *testing.T, client redis.Univer
 	ctx := context.Background()
 	const topic = "slowest"
 	str := keys.New("", "").PartitionStream(topic, 0)
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 1, Trim: TrimConfig{MaxLen: -1}})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 1, Trim: streamq.TrimConfig{MaxLen: -1}})
 	require.NoError(t, pub.Publish(topic, seqMessages(0, 100, nil)...))
-	fast, slow := fastSub(client, "fast"), fastSub(client, "slow")
+	fast, slow := streamqtest.FastSub(client, "fast"), streamqtest.FastSub(client, "slow")
 	fast.Retention.TrimInterval, slow.Retention.TrimInterval = 200*time.Millisecond, 200*time.Millisecond
-	fast.Membership.PartitionRefreshInterval = 100 * time.Millisecond // picks up the retention recorded below
-	consumeAndClose(t, newTestSubscriber(t, slow), topic, 50, true)   // then it stops
-	fastSub := newTestSubscriber(t, fast)
+	fast.Membership.PartitionRefreshInterval = 100 * time.Millisecond       // picks up the retention recorded below
+	consumeAndClose(t, streamqtest.NewSubscriber(t, slow), topic, 50, true) // then it stops
+	fastSub := streamqtest.NewSubscriber(t, fast)
 	ch, err := fastSub.Subscribe(ctx, topic)
 	require.NoError(t, err)
 	ackAll(ch)
 	waitCommit(t, client, topic, 0, "fast", streamEntries(t, client, str)[99].ID)
 
 	// From now on the topic keeps 10 entries.
-	capped := newTestPublisher(t, PublisherConfig{Client: client, Trim: TrimConfig{MaxLen: 10, Exact: true}})
+	capped := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, Trim: streamq.TrimConfig{MaxLen: 10, Exact: true}})
 	require.NoError(t, capped.Publish(topic, seqMessages(100, 1, nil)...))
-	require.Eventually(t, func() bool { return xlen(t, client, str) == 51 }, 10*time.Second, 20*time.Millisecond,
-		"trimmed to the slow group's position (51 entries), length %d", xlen(t, client, str))
-	require.Never(t, func() bool { return xlen(t, client, str) < 51 }, time.Second, 50*time.Millisecond,
+	require.Eventually(t, func() bool { return streamqtest.XLen(t, client, str) == 51 }, 10*time.Second, 20*time.Millisecond,
+		"trimmed to the slow group's position (51 entries), length %d", streamqtest.XLen(t, client, str))
+	require.Never(t, func() bool { return streamqtest.XLen(t, client, str) < 51 }, time.Second, 50*time.Millisecond,
 		"trimmed entries the slow group has not read")
 	assert.Equal(t, 50, seqsOf(t, streamEntries(t, client, str))[0])
 
 	require.NoError(t, client.XGroupDestroy(ctx, str, "slow").Err())
-	require.Eventually(t, func() bool { return xlen(t, client, str) == 10 }, 10*time.Second, 20*time.Millisecond,
-		"the partition shrinks once the slow group is gone, length %d", xlen(t, client, str))
+	require.Eventually(t, func() bool { return streamqtest.XLen(t, client, str) == 10 }, 10*time.Second, 20*time.Millisecond,
+		"the partition shrinks once the slow group is gone, length %d", streamqtest.XLen(t, client, str))
 }
 
 // consumeAndClose receives n messages of topic on a subscription of its own, acking them (or not),
 // then closes the subscription.
-func consumeAndClose(t *testing.T, sub *Subscriber, topic string, n int, ack bool) {
+func consumeAndClose(t *testing.T, sub *streamq.Subscriber, topic string, n int, ack bool) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	ch, err := sub.Subscribe(ctx, topic)
@@ -223,7 +225,7 @@ func consumeAndClose(t *testing.T, sub *Subscriber, topic string, n int, ack boo
 // removed before the group acked them.
 func TestHardLengthCapCountsWhatItRemovesUnread(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testHardLengthCapCountsWhatItRemovesUnread)
+	streamqtest.OnBackends(t, testHardLengthCapCountsWhatItRemovesUnread)
 }
 
 func testHardLengthCapCountsWhatItRemovesUnread(t *testing.T, client redis.UniversalClient) {
@@ -232,24 +234,24 @@ func testHardLengthCapCountsWhatItRemovesUnread(t *testing.T, client redis.Unive
 	const topic = "hard"
 	space := keys.New("", "")
 	str := space.PartitionStream(topic, 0)
-	pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 1, Trim: TrimConfig{MaxLen: -1}})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 1, Trim: streamq.TrimConfig{MaxLen: -1}})
 	require.NoError(t, pub.Publish(topic, seqMessages(0, 100, nil)...))
-	consumeAndClose(t, newTestSubscriber(t, fastSub(client, "all")), topic, 100, true)
-	consumeAndClose(t, newTestSubscriber(t, fastSub(client, "some")), topic, 30, true)
+	consumeAndClose(t, streamqtest.NewSubscriber(t, streamqtest.FastSub(client, "all")), topic, 100, true)
+	consumeAndClose(t, streamqtest.NewSubscriber(t, streamqtest.FastSub(client, "some")), topic, 30, true)
 	waitCommit(t, client, topic, 0, "some", streamEntries(t, client, str)[29].ID)
 
-	capped := newTestPublisher(t, PublisherConfig{Client: client, Trim: TrimConfig{MaxLen: 10, Exact: true, Policy: TrimHard}})
+	capped := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, Trim: streamq.TrimConfig{MaxLen: 10, Exact: true, Policy: streamq.TrimHard}})
 	require.NoError(t, capped.Publish(topic, seqMessages(100, 1, nil)...))
-	require.Eventually(t, func() bool { return xlen(t, client, str) == 10 }, 10*time.Second, 20*time.Millisecond,
-		"the hard cap keeps 10 entries, length %d", xlen(t, client, str))
+	require.Eventually(t, func() bool { return streamqtest.XLen(t, client, str) == 10 }, 10*time.Second, 20*time.Millisecond,
+		"the hard cap keeps 10 entries, length %d", streamqtest.XLen(t, client, str))
 	// Removed: seqs 0..90. Group "some" had acked 0..29: it lost 30..90 (61); "all" lost none.
 	loss, err := client.HGetAll(ctx, space.TrimLoss(topic, 0)).Result()
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{"total:some": "61", "new:some": "61"}, loss)
 
-	cfg := fastSub(client, "some")
+	cfg := streamqtest.FastSub(client, "some")
 	cfg.Retention.TrimInterval = 100 * time.Millisecond
-	sub := newTestSubscriber(t, cfg)
+	sub := streamqtest.NewSubscriber(t, cfg)
 	ch, err := sub.Subscribe(ctx, topic)
 	require.NoError(t, err)
 	var seqs []int
@@ -269,7 +271,7 @@ func testHardLengthCapCountsWhatItRemovesUnread(t *testing.T, client redis.Unive
 
 func TestRetentionTrimsByAge(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testRetentionTrimsByAge)
+	streamqtest.OnBackends(t, testRetentionTrimsByAge)
 }
 
 func testRetentionTrimsByAge(t *testing.T, client redis.UniversalClient) {
@@ -279,28 +281,28 @@ func testRetentionTrimsByAge(t *testing.T, client redis.UniversalClient) {
 	topic := "aged"
 	str := space.PartitionStream(topic, 0)
 	// g2 never consumes: under TrimHard its unread entries are trimmed all the same.
-	lazy := newTestSubscriber(t, fastSub(client, "g2"))
+	lazy := streamqtest.NewSubscriber(t, streamqtest.FastSub(client, "g2"))
 	require.NoError(t, lazy.SubscribeInitialize(topic))
-	cfg := fastSub(client, "g1")
+	cfg := streamqtest.FastSub(client, "g1")
 	cfg.Retention.MaxAge = time.Second
-	cfg.Retention.Policy = TrimHard
+	cfg.Retention.Policy = streamq.TrimHard
 	cfg.Retention.TrimInterval = 200 * time.Millisecond
-	sub := newTestSubscriber(t, cfg)
+	sub := streamqtest.NewSubscriber(t, cfg)
 	ch, err := sub.Subscribe(ctx, topic)
 	require.NoError(t, err)
 	ackAll(ch)
-	pub := newTestPublisher(t, PublisherConfig{Client: client})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client})
 
 	publishedAt := time.Now()
 	require.NoError(t, pub.Publish(topic, seqMessages(0, 5, nil)...))
-	require.Equal(t, int64(5), xlen(t, client, str))
-	require.Eventually(t, func() bool { return xlen(t, client, str) == 0 }, 10*time.Second, 20*time.Millisecond,
+	require.Equal(t, int64(5), streamqtest.XLen(t, client, str))
+	require.Eventually(t, func() bool { return streamqtest.XLen(t, client, str) == 0 }, 10*time.Second, 20*time.Millisecond,
 		"entries older than Retention are trimmed")
 	assert.GreaterOrEqual(t, time.Since(publishedAt), time.Second, "trimmed before they were older than Retention")
 
 	require.NoError(t, pub.Publish(topic, seqMessages(5, 1, nil)...))
 	// A few trim rounds (TrimInterval 200ms) while the fresh entry is younger than 1s.
-	require.Never(t, func() bool { return xlen(t, client, str) == 0 }, 500*time.Millisecond, 20*time.Millisecond,
+	require.Never(t, func() bool { return streamqtest.XLen(t, client, str) == 0 }, 500*time.Millisecond, 20*time.Millisecond,
 		"a fresh entry was trimmed")
 	assert.Equal(t, []int{5}, seqsOf(t, streamEntries(t, client, str)))
 	loss, err := client.HGet(ctx, space.TrimLoss(topic, 0), "total:g2").Result()
@@ -310,7 +312,7 @@ func testRetentionTrimsByAge(t *testing.T, client redis.UniversalClient) {
 
 func TestSafeRetentionWaitsForEveryGroup(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testSafeRetentionWaitsForEveryGroup)
+	streamqtest.OnBackends(t, testSafeRetentionWaitsForEveryGroup)
 }
 
 func testSafeRetentionWaitsForEveryGroup(t *testing.T, client redis.UniversalClient) {
@@ -319,22 +321,22 @@ func testSafeRetentionWaitsForEveryGroup(t *testing.T, client redis.UniversalCli
 	space := keys.New("", "")
 	topic := "safe"
 	str := space.PartitionStream(topic, 0)
-	lazy := newTestSubscriber(t, fastSub(client, "g2"))
+	lazy := streamqtest.NewSubscriber(t, streamqtest.FastSub(client, "g2"))
 	require.NoError(t, lazy.SubscribeInitialize(topic)) // g2 exists and has not read anything
-	cfg := fastSub(client, "g1")
+	cfg := streamqtest.FastSub(client, "g1")
 	cfg.Retention.MaxAge = time.Second // the default TrimPolicy: never past what a group needs
 	cfg.Retention.TrimInterval = 200 * time.Millisecond
-	sub := newTestSubscriber(t, cfg)
+	sub := streamqtest.NewSubscriber(t, cfg)
 	ch, err := sub.Subscribe(ctx, topic)
 	require.NoError(t, err)
 	ackAll(ch)
-	pub := newTestPublisher(t, PublisherConfig{Client: client})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client})
 
 	require.NoError(t, pub.Publish(topic, seqMessages(0, 3, nil)...))
 	last := streamEntries(t, client, str)[2].ID
 	waitCommit(t, client, topic, 0, "g1", last)
 	// Well past Retention (and several trim rounds): g2 still needs them.
-	require.Never(t, func() bool { return xlen(t, client, str) < 3 }, 1800*time.Millisecond, 50*time.Millisecond,
+	require.Never(t, func() bool { return streamqtest.XLen(t, client, str) < 3 }, 1800*time.Millisecond, 50*time.Millisecond,
 		"time retention trimmed entries group g2 has not read")
 
 	ch2, err := lazy.Subscribe(ctx, topic)
@@ -343,7 +345,7 @@ func testSafeRetentionWaitsForEveryGroup(t *testing.T, client redis.UniversalCli
 		nextMsg(t, ch2, 10*time.Second).Ack()
 	}
 	waitCommit(t, client, topic, 0, "g2", last)
-	require.Eventually(t, func() bool { return xlen(t, client, str) == 0 }, 10*time.Second, 20*time.Millisecond,
+	require.Eventually(t, func() bool { return streamqtest.XLen(t, client, str) == 0 }, 10*time.Second, 20*time.Millisecond,
 		"entries every group acked are trimmed on a later round")
 }
 
@@ -351,7 +353,7 @@ func testSafeRetentionWaitsForEveryGroup(t *testing.T, client redis.UniversalCli
 func deadLetterAll(ch <-chan *message.Message) {
 	go func() {
 		for m := range ch {
-			_ = DeadLetter(m, errors.New("unwanted"))
+			_ = streamq.DeadLetter(m, errors.New("unwanted"))
 			m.Nack()
 		}
 	}()
@@ -359,7 +361,7 @@ func deadLetterAll(ch <-chan *message.Message) {
 
 func TestDLQRetentionByLength(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testDLQRetentionByLength)
+	streamqtest.OnBackends(t, testDLQRetentionByLength)
 }
 
 func testDLQRetentionByLength(t *testing.T, client redis.UniversalClient) {
@@ -368,25 +370,25 @@ func testDLQRetentionByLength(t *testing.T, client redis.UniversalClient) {
 	space := keys.New("", "")
 	topic := "dlq-len"
 	dlqKey := space.DLQ(topic, 0)
-	cfg := fastSub(client, "g1")
+	cfg := streamqtest.FastSub(client, "g1")
 	cfg.Retention.DLQMaxLen = 3
 	cfg.Retention.TrimInterval = 200 * time.Millisecond
-	sub := newTestSubscriber(t, cfg)
+	sub := streamqtest.NewSubscriber(t, cfg)
 	ch, err := sub.Subscribe(ctx, topic)
 	require.NoError(t, err)
 	deadLetterAll(ch)
-	pub := newTestPublisher(t, PublisherConfig{Client: client})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client})
 	require.NoError(t, pub.Publish(topic, seqMessages(0, 6, nil)...))
 
 	require.Eventually(t, func() bool {
-		return sub.Stats().DeadLettered == 6 && xlen(t, client, dlqKey) == 3
+		return sub.Stats().DeadLettered == 6 && streamqtest.XLen(t, client, dlqKey) == 3
 	}, 10*time.Second, 20*time.Millisecond, "6 dead letters trimmed to 3")
 	assert.Equal(t, []int{3, 4, 5}, seqsOf(t, streamEntries(t, client, dlqKey)), "the newest dead letters are kept")
 }
 
 func TestDLQRetentionByAge(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testDLQRetentionByAge)
+	streamqtest.OnBackends(t, testDLQRetentionByAge)
 }
 
 func testDLQRetentionByAge(t *testing.T, client redis.UniversalClient) {
@@ -395,23 +397,23 @@ func testDLQRetentionByAge(t *testing.T, client redis.UniversalClient) {
 	space := keys.New("", "")
 	topic := "dlq-age"
 	dlqKey := space.DLQ(topic, 0)
-	cfg := fastSub(client, "g1")
+	cfg := streamqtest.FastSub(client, "g1")
 	cfg.Retention.DLQMaxAge = time.Second
 	cfg.Retention.TrimInterval = 200 * time.Millisecond
-	sub := newTestSubscriber(t, cfg)
+	sub := streamqtest.NewSubscriber(t, cfg)
 	ch, err := sub.Subscribe(ctx, topic)
 	require.NoError(t, err)
 	deadLetterAll(ch)
-	pub := newTestPublisher(t, PublisherConfig{Client: client})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client})
 
 	require.NoError(t, pub.Publish(topic, seqMessages(0, 3, nil)...))
-	require.Eventually(t, func() bool { return xlen(t, client, dlqKey) == 3 }, 10*time.Second, 10*time.Millisecond)
-	require.Eventually(t, func() bool { return xlen(t, client, dlqKey) == 0 }, 10*time.Second, 20*time.Millisecond,
+	require.Eventually(t, func() bool { return streamqtest.XLen(t, client, dlqKey) == 3 }, 10*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return streamqtest.XLen(t, client, dlqKey) == 0 }, 10*time.Second, 20*time.Millisecond,
 		"dead letters older than DLQMaxAge are removed")
 
 	require.NoError(t, pub.Publish(topic, seqMessages(3, 1, nil)...))
-	require.Eventually(t, func() bool { return xlen(t, client, dlqKey) == 1 }, 10*time.Second, 10*time.Millisecond)
-	require.Never(t, func() bool { return xlen(t, client, dlqKey) == 0 }, 400*time.Millisecond, 20*time.Millisecond,
+	require.Eventually(t, func() bool { return streamqtest.XLen(t, client, dlqKey) == 1 }, 10*time.Second, 10*time.Millisecond)
+	require.Never(t, func() bool { return streamqtest.XLen(t, client, dlqKey) == 0 }, 400*time.Millisecond, 20*time.Millisecond,
 		"a fresh dead letter was removed")
 	assert.Equal(t, []int{3}, seqsOf(t, streamEntries(t, client, dlqKey)))
 	assert.Equal(t, int64(4), sub.Stats().DeadLettered)
@@ -419,7 +421,7 @@ func testDLQRetentionByAge(t *testing.T, client redis.UniversalClient) {
 
 func TestOrphanedPayloadsSwept(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testOrphanedPayloadsSwept)
+	streamqtest.OnBackends(t, testOrphanedPayloadsSwept)
 }
 
 func testOrphanedPayloadsSwept(t *testing.T, client redis.UniversalClient) {
@@ -428,7 +430,7 @@ func testOrphanedPayloadsSwept(t *testing.T, client redis.UniversalClient) {
 	space := keys.New("", "")
 	topic := "orphans"
 	str, index := space.PartitionStream(topic, 0), space.PayloadIndex(topic, 0)
-	pub := newTestPublisher(t, PublisherConfig{Client: client})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client})
 	require.NoError(t, pub.Publish(topic, bigMessage(t), bigMessage(t), bigMessage(t)))
 	entries := streamEntries(t, client, str)
 	require.Len(t, entries, 3)
@@ -452,10 +454,10 @@ func testOrphanedPayloadsSwept(t *testing.T, client redis.UniversalClient) {
 		require.Equal(t, old, score)
 	}
 
-	cfg := fastSub(client, "g1")
+	cfg := streamqtest.FastSub(client, "g1")
 	cfg.Membership.GroupStartID = "$" // the group never reads (and acks) the kept entry
 	cfg.Retention.TrimInterval = 200 * time.Millisecond
-	sub := newTestSubscriber(t, cfg)
+	sub := streamqtest.NewSubscriber(t, cfg)
 	ch, err := sub.Subscribe(ctx, topic)
 	require.NoError(t, err)
 	ackAll(ch)
@@ -475,33 +477,33 @@ func testOrphanedPayloadsSwept(t *testing.T, client redis.UniversalClient) {
 // items handed back to another partition. Once the group acked everything, 5 entries are left.
 func TestLengthRetentionAppliesToEveryAppend(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testLengthRetentionAppliesToEveryAppend)
+	streamqtest.OnBackends(t, testLengthRetentionAppliesToEveryAppend)
 }
 
 func testLengthRetentionAppliesToEveryAppend(t *testing.T, client redis.UniversalClient) {
 	t.Parallel()
 	ctx := context.Background()
 	space := keys.New("", "")
-	firstDelivery := func(m *message.Message) bool { return m.Metadata.Get(RetryCountMetadata) == "" }
+	firstDelivery := func(m *message.Message) bool { return m.Metadata.Get(streamq.RetryCountMetadata) == "" }
 	type row struct {
 		name    string
 		backoff time.Duration
 		p       int // the partition that grows
-		produce func(t *testing.T, pub *Publisher, topic string)
+		produce func(t *testing.T, pub *streamq.Publisher, topic string)
 		handle  func(m *message.Message) bool // false: nack
 	}
 	forced := func(from, n int, d time.Duration) []*message.Message {
 		msgs := seqMessages(from, n, nil)
 		for _, m := range msgs {
-			m.Metadata.Set(ForcePartitionMetadata, "0")
+			m.Metadata.Set(streamq.ForcePartitionMetadata, "0")
 			if d > 0 {
 				delay.Message(m, delay.For(d))
 			}
 		}
 		return msgs
 	}
-	publish := func(d time.Duration) func(*testing.T, *Publisher, string) {
-		return func(t *testing.T, pub *Publisher, topic string) {
+	publish := func(d time.Duration) func(*testing.T, *streamq.Publisher, string) {
+		return func(t *testing.T, pub *streamq.Publisher, topic string) {
 			require.NoError(t, pub.Publish(topic, forced(0, 20, d)...))
 		}
 	}
@@ -511,15 +513,15 @@ func testLengthRetentionAppliesToEveryAppend(t *testing.T, client redis.Universa
 		{name: "retried later", backoff: 150 * time.Millisecond, produce: publish(0),
 			handle: func(m *message.Message) bool { return !firstDelivery(m) }},
 		{name: "replayed", produce: publish(0), handle: func(m *message.Message) bool {
-			if m.Metadata.Get(ReplayedFromMetadata) == "" {
-				_ = DeadLetter(m, nil)
+			if m.Metadata.Get(streamq.ReplayedFromMetadata) == "" {
+				_ = streamq.DeadLetter(m, nil)
 				return false
 			}
 			return true
 		}},
-		{name: "handed back", p: 1, produce: func(t *testing.T, _ *Publisher, topic string) {
+		{name: "handed back", p: 1, produce: func(t *testing.T, _ *streamq.Publisher, topic string) {
 			for i := 0; i < 20; i++ {
-				fields, err := DefaultMarshaler{}.Marshal(topic, seqMessages(i, 1, nil)[0])
+				fields, err := streamq.DefaultMarshaler{}.Marshal(topic, seqMessages(i, 1, nil)[0])
 				require.NoError(t, err)
 				item, err := retry.NewItem(retry.Origin{Topic: topic, Partition: 1, MaxRetries: -1}, fields)
 				require.NoError(t, err)
@@ -533,12 +535,12 @@ func testLengthRetentionAppliesToEveryAppend(t *testing.T, client redis.Universa
 	for _, r := range rows {
 		t.Run(r.name, func(t *testing.T) {
 			topic := "every-append-" + strings.ReplaceAll(r.name, " ", "-")
-			pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: 2, Trim: TrimConfig{MaxLen: 5, Exact: true}})
+			pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 2, Trim: streamq.TrimConfig{MaxLen: 5, Exact: true}})
 			require.NoError(t, pub.Publish(topic, forced(100, 1, 0)...)) // registers the retention
-			cfg := fastSub(client, "g")
+			cfg := streamqtest.FastSub(client, "g")
 			cfg.Retention.TrimInterval = 100 * time.Millisecond
-			cfg.Retry.Policy = ExponentialBackoff{Base: r.backoff, Max: r.backoff, Attempts: -1}
-			sub := newTestSubscriber(t, cfg)
+			cfg.Retry.Policy = streamq.ExponentialBackoff{Base: r.backoff, Max: r.backoff, Attempts: -1}
+			sub := streamqtest.NewSubscriber(t, cfg)
 			ch, err := sub.Subscribe(ctx, topic)
 			require.NoError(t, err)
 			done := map[string]bool{}
@@ -556,12 +558,12 @@ func testLengthRetentionAppliesToEveryAppend(t *testing.T, client redis.Universa
 				}
 			}()
 			if r.name == "replayed" {
-				dlq := newTestSubscriber(t, fastSub(client, "dlq-tool"))
-				dch, err := dlq.Subscribe(ctx, DLQTopic(topic))
+				dlq := streamqtest.NewSubscriber(t, streamqtest.FastSub(client, "dlq-tool"))
+				dch, err := dlq.Subscribe(ctx, streamq.DLQTopic(topic))
 				require.NoError(t, err)
 				go func() {
 					for m := range dch {
-						Replay(m)
+						streamq.Replay(m)
 						m.Ack()
 					}
 				}()
@@ -573,8 +575,8 @@ func testLengthRetentionAppliesToEveryAppend(t *testing.T, client redis.Universa
 				return len(done) == 21 || (r.name == "handed back" && len(done) == 20)
 			}, 15*time.Second, 20*time.Millisecond, "not every message was handled")
 			str := space.PartitionStream(topic, r.p)
-			require.Eventually(t, func() bool { return xlen(t, client, str) == 5 }, 10*time.Second, 20*time.Millisecond,
-				"length %d, want MaxLen 5", xlen(t, client, str))
+			require.Eventually(t, func() bool { return streamqtest.XLen(t, client, str) == 5 }, 10*time.Second, 20*time.Millisecond,
+				"length %d, want MaxLen 5", streamqtest.XLen(t, client, str))
 		})
 	}
 }

@@ -1,4 +1,4 @@
-package streamq
+package streamq_test
 
 import (
 	"context"
@@ -18,7 +18,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamq-dev/streamq"
 	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
 // clockSlack absorbs clock granularity in "not before" assertions on delivery times.
@@ -39,13 +41,13 @@ type rtDelivery struct {
 func rtDeliveryOf(msg *message.Message) rtDelivery {
 	ctx := msg.Context()
 	d := rtDelivery{uuid: msg.UUID, payload: string(msg.Payload), at: time.Now()}
-	d.group, _ = ConsumerGroupFromCtx(ctx)
-	d.consumer, _ = ConsumerFromCtx(ctx)
-	d.partition, _ = PartitionFromCtx(ctx)
-	d.retries, _ = RetryCountFromCtx(ctx)
-	d.streamID, _ = StreamIDFromCtx(ctx)
-	d.originalID, _ = OriginalIDFromCtx(ctx)
-	d.lastError, d.hasLastError = LastErrorFromCtx(ctx)
+	d.group, _ = streamq.ConsumerGroupFromCtx(ctx)
+	d.consumer, _ = streamq.ConsumerFromCtx(ctx)
+	d.partition, _ = streamq.PartitionFromCtx(ctx)
+	d.retries, _ = streamq.RetryCountFromCtx(ctx)
+	d.streamID, _ = streamq.StreamIDFromCtx(ctx)
+	d.originalID, _ = streamq.OriginalIDFromCtx(ctx)
+	d.lastError, d.hasLastError = streamq.LastErrorFromCtx(ctx)
 	return d
 }
 
@@ -158,7 +160,7 @@ func rtWaitDLQ(t *testing.T, client redis.UniversalClient, topic string, p, n in
 // rtDeadMessage decodes the Watermill message stored in a DLQ entry.
 func rtDeadMessage(t *testing.T, e redis.XMessage) *message.Message {
 	t.Helper()
-	msg, err := DefaultMarshaler{}.Unmarshal(e.Values)
+	msg, err := streamq.DefaultMarshaler{}.Unmarshal(e.Values)
 	require.NoError(t, err)
 	return msg
 }
@@ -185,10 +187,10 @@ func rtSettled(t *testing.T, client redis.UniversalClient, topic, group string, 
 func TestExponentialBackoffTable(t *testing.T) {
 	t.Parallel()
 	const ms = time.Millisecond
-	eb := ExponentialBackoff{Base: 100 * ms, Max: 800 * ms}
+	eb := streamq.ExponentialBackoff{Base: 100 * ms, Max: 800 * ms}
 	tests := []struct {
 		name    string
-		policy  ExponentialBackoff
+		policy  streamq.ExponentialBackoff
 		attempt int
 		want    time.Duration
 	}{
@@ -200,16 +202,16 @@ func TestExponentialBackoffTable(t *testing.T) {
 		{"attempt 0 is base", eb, 0, 100 * ms},
 		{"negative attempt is base", eb, -7, 100 * ms},
 		{"attempt MinInt is base", eb, math.MinInt, 100 * ms},
-		{"max below base uses base", ExponentialBackoff{Base: 100 * ms, Max: 50 * ms}, 4, 100 * ms},
-		{"no max uses base", ExponentialBackoff{Base: 100 * ms}, 4, 100 * ms},
-		{"zero base retries at once", ExponentialBackoff{Max: time.Second}, 3, 0},
+		{"max below base uses base", streamq.ExponentialBackoff{Base: 100 * ms, Max: 50 * ms}, 4, 100 * ms},
+		{"no max uses base", streamq.ExponentialBackoff{Base: 100 * ms}, 4, 100 * ms},
+		{"zero base retries at once", streamq.ExponentialBackoff{Max: time.Second}, 3, 0},
 		{"attempt 70 does not overflow", eb, 70, 800 * ms},
 		{"attempt MaxInt does not overflow", eb, math.MaxInt, 800 * ms},
-		{"max MaxInt64, attempt 70", ExponentialBackoff{Base: time.Second, Max: math.MaxInt64}, 70, math.MaxInt64},
-		{"max MaxInt64, attempt MaxInt", ExponentialBackoff{Base: time.Nanosecond, Max: math.MaxInt64}, math.MaxInt, math.MaxInt64},
-		{"default policy, first", defaultRetryPolicy(), 1, time.Second},
-		{"default policy, fifth", defaultRetryPolicy(), 5, 16 * time.Second},
-		{"default policy, capped", defaultRetryPolicy(), 30, 60 * time.Second},
+		{"max MaxInt64, attempt 70", streamq.ExponentialBackoff{Base: time.Second, Max: math.MaxInt64}, 70, math.MaxInt64},
+		{"max MaxInt64, attempt MaxInt", streamq.ExponentialBackoff{Base: time.Nanosecond, Max: math.MaxInt64}, math.MaxInt, math.MaxInt64},
+		{"default policy, first", streamq.DefaultRetryPolicy(), 1, time.Second},
+		{"default policy, fifth", streamq.DefaultRetryPolicy(), 5, 16 * time.Second},
+		{"default policy, capped", streamq.DefaultRetryPolicy(), 30, 60 * time.Second},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -233,8 +235,8 @@ func TestExponentialBackoffJitter(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			policy := ExponentialBackoff{Base: 100 * ms, Max: 800 * ms, Jitter: tc.jitter}
-			plain := ExponentialBackoff{Base: 100 * ms, Max: 800 * ms}
+			policy := streamq.ExponentialBackoff{Base: 100 * ms, Max: 800 * ms, Jitter: tc.jitter}
+			plain := streamq.ExponentialBackoff{Base: 100 * ms, Max: 800 * ms}
 			for attempt := 1; attempt <= 5; attempt++ {
 				d := plain.NextBackoff(attempt)
 				distinct := map[time.Duration]bool{}
@@ -252,9 +254,9 @@ func TestExponentialBackoffJitter(t *testing.T) {
 
 func TestExponentialBackoffMaxAttempts(t *testing.T) {
 	t.Parallel()
-	assert.Equal(t, 3, ExponentialBackoff{Attempts: 3}.MaxAttempts())
-	assert.Equal(t, -1, ExponentialBackoff{Attempts: -1}.MaxAttempts())
-	assert.Zero(t, defaultRetryPolicy().MaxAttempts(), "the default policy states no cap: Retry.MaxRetries decides")
+	assert.Equal(t, 3, streamq.ExponentialBackoff{Attempts: 3}.MaxAttempts())
+	assert.Equal(t, -1, streamq.ExponentialBackoff{Attempts: -1}.MaxAttempts())
+	assert.Zero(t, streamq.DefaultRetryPolicy().MaxAttempts(), "the default policy states no cap: Retry.MaxRetries decides")
 }
 
 // TestRetryBackoffThenDeadLetter: an always-failing message is delivered 1 + 2 times with the
@@ -262,18 +264,18 @@ func TestExponentialBackoffMaxAttempts(t *testing.T) {
 // fields, while the message behind it in the partition is handled meanwhile.
 func TestRetryBackoffThenDeadLetter(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testRetryBackoffThenDeadLetter)
+	streamqtest.OnBackends(t, testRetryBackoffThenDeadLetter)
 }
 
 func testRetryBackoffThenDeadLetter(t *testing.T, client redis.UniversalClient) {
 	ctx := context.Background()
 	const topic, group = "retry-backoff", "g"
-	cfg := fastSub(client, group)
-	cfg.Retry.Policy = ExponentialBackoff{Base: 200 * time.Millisecond, Max: 2 * time.Second, Attempts: 2}
-	sub := newTestSubscriber(t, cfg)
+	cfg := streamqtest.FastSub(client, group)
+	cfg.Retry.Policy = streamq.ExponentialBackoff{Base: 200 * time.Millisecond, Max: 2 * time.Second, Attempts: 2}
+	sub := streamqtest.NewSubscriber(t, cfg)
 	ch, err := sub.Subscribe(ctx, topic)
 	require.NoError(t, err)
-	pub := newTestPublisher(t, PublisherConfig{Client: client})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client})
 
 	poison, second := rtMessage("poison"), rtMessage("second")
 	dlqKey := keys.New("", "").DLQ(topic, 0)
@@ -317,11 +319,11 @@ func testRetryBackoffThenDeadLetter(t *testing.T, client redis.UniversalClient) 
 	assert.Equal(t, got[2].streamID, e["originalStreamId"])
 	assert.Contains(t, e["reason"], "retries exhausted")
 	assert.Equal(t, group, e["group"])
-	assert.Equal(t, poison.UUID, e[UUIDField])
+	assert.Equal(t, poison.UUID, e[streamq.UUIDField])
 	deadMsg := rtDeadMessage(t, dead[0])
 	assert.Equal(t, "poison", string(deadMsg.Payload))
-	assert.Contains(t, deadMsg.Metadata.Get(DeadLetterMetadata), "retries exhausted")
-	assert.Empty(t, deadMsg.Metadata.Get(RetryGroupMetadata), "the DLQ entry is not a retry of one group")
+	assert.Contains(t, deadMsg.Metadata.Get(streamq.DeadLetterMetadata), "retries exhausted")
+	assert.Empty(t, deadMsg.Metadata.Get(streamq.RetryGroupMetadata), "the DLQ entry is not a retry of one group")
 
 	seconds := log.of(second.UUID, "")
 	require.Len(t, seconds, 1)
@@ -340,22 +342,22 @@ func testRetryBackoffThenDeadLetter(t *testing.T, client redis.UniversalClient) 
 // TestNackPerMessageMaxRetries: x-max-retries lowers the policy's cap for one message.
 func TestNackPerMessageMaxRetries(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testNackPerMessageMaxRetries)
+	streamqtest.OnBackends(t, testNackPerMessageMaxRetries)
 }
 
 func testNackPerMessageMaxRetries(t *testing.T, client redis.UniversalClient) {
 	const topic = "max-retries"
-	cfg := fastSub(client, "g")
-	cfg.Retry.Policy = ExponentialBackoff{Attempts: 5}
-	sub := newTestSubscriber(t, cfg)
+	cfg := streamqtest.FastSub(client, "g")
+	cfg.Retry.Policy = streamq.ExponentialBackoff{Attempts: 5}
+	sub := streamqtest.NewSubscriber(t, cfg)
 	ch, err := sub.Subscribe(context.Background(), topic)
 	require.NoError(t, err)
 	log := &rtLog{}
 	rtHandle(ch, log, func(*message.Message, rtDelivery) bool { return false })
 
 	msg := rtMessage("capped")
-	msg.Metadata.Set(MaxRetriesMetadata, "1")
-	require.NoError(t, newTestPublisher(t, PublisherConfig{Client: client}).Publish(topic, msg))
+	msg.Metadata.Set(streamq.MaxRetriesMetadata, "1")
+	require.NoError(t, streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client}).Publish(topic, msg))
 
 	dead := rtWaitDLQ(t, client, topic, 0, 1, 10*time.Second)
 	assert.Len(t, log.of(msg.UUID, ""), 2, "1 delivery + 1 retry")
@@ -368,28 +370,28 @@ func testNackPerMessageMaxRetries(t *testing.T, client redis.UniversalClient) {
 // message once and never sees A's retry entry.
 func TestTwoGroupsRetryStaysInItsGroup(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testTwoGroupsRetryStaysInItsGroup)
+	streamqtest.OnBackends(t, testTwoGroupsRetryStaysInItsGroup)
 }
 
 func testTwoGroupsRetryStaysInItsGroup(t *testing.T, client redis.UniversalClient) {
 	tests := []struct {
 		name   string
-		policy ExponentialBackoff
+		policy streamq.ExponentialBackoff
 	}{
-		{"requeued at once", ExponentialBackoff{Attempts: -1}},
-		{"through the retry set", ExponentialBackoff{Base: 100 * time.Millisecond, Attempts: -1}},
+		{"requeued at once", streamq.ExponentialBackoff{Attempts: -1}},
+		{"through the retry set", streamq.ExponentialBackoff{Base: 100 * time.Millisecond, Attempts: -1}},
 	}
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			const partitions = 2
 			topic := "two-groups-" + strconv.Itoa(i)
-			_, chA := subscribeMember(t, client, topic, "A", "a", partitions, func(c *SubscriberConfig) { c.Retry.Policy = tc.policy })
-			_, chB := subscribeMember(t, client, topic, "B", "b", partitions, nil)
+			_, chA := streamqtest.SubscribeMember(t, client, topic, "A", "a", partitions, func(c *streamq.SubscriberConfig) { c.Retry.Policy = tc.policy })
+			_, chB := streamqtest.SubscribeMember(t, client, topic, "B", "b", partitions, nil)
 
 			var msgs []*message.Message
 			for i := 0; i < 6; i++ {
 				m := rtMessage(strconv.Itoa(i))
-				m.Metadata.Set(PartitionKeyMetadata, "key-"+strconv.Itoa(i))
+				m.Metadata.Set(streamq.PartitionKeyMetadata, "key-"+strconv.Itoa(i))
 				msgs = append(msgs, m)
 			}
 			flaky := msgs[2]
@@ -399,7 +401,7 @@ func testTwoGroupsRetryStaysInItsGroup(t *testing.T, client redis.UniversalClien
 				return msg.UUID != flaky.UUID || !nackedOnce.CompareAndSwap(false, true)
 			})
 			rtHandle(chB, log, func(*message.Message, rtDelivery) bool { return true })
-			pub := newTestPublisher(t, PublisherConfig{Client: client, DefaultPartitionCount: partitions})
+			pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: partitions})
 			require.NoError(t, pub.Publish(topic, msgs...))
 
 			want := func(uuid, group string) int {
@@ -448,25 +450,25 @@ func testTwoGroupsRetryStaysInItsGroup(t *testing.T, client redis.UniversalClien
 // waits in the retry set; the next owner of the partition moves and delivers it, once.
 func TestCrashWhileRetryParkedIsTakenOver(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testCrashWhileRetryParkedIsTakenOver)
+	streamqtest.OnBackends(t, testCrashWhileRetryParkedIsTakenOver)
 }
 
 func testCrashWhileRetryParkedIsTakenOver(t *testing.T, client redis.UniversalClient) {
 	ctx := context.Background()
 	const topic, group = "crash-retry", "g"
-	tweak := func(c *SubscriberConfig) {
+	tweak := func(c *streamq.SubscriberConfig) {
 		c.Membership.LeaseTTL = 1500 * time.Millisecond
-		c.Retry.Policy = ExponentialBackoff{Base: time.Second, Attempts: 3}
+		c.Retry.Policy = streamq.ExponentialBackoff{Base: time.Second, Attempts: 3}
 	}
-	subA, chA := subscribeMember(t, client, topic, group, "a", 1, tweak)
-	waitOwners(t, client, topic, group, 1, balanced(map[string]int{"a": 1}))
-	_, chB := subscribeMember(t, client, topic, group, "b", 1, tweak)
+	subA, chA := streamqtest.SubscribeMember(t, client, topic, group, "a", 1, tweak)
+	streamqtest.WaitOwners(t, client, topic, group, 1, streamqtest.Balanced(map[string]int{"a": 1}))
+	_, chB := streamqtest.SubscribeMember(t, client, topic, group, "b", 1, tweak)
 
 	msg := rtMessage("parked")
-	require.NoError(t, newTestPublisher(t, PublisherConfig{Client: client}).Publish(topic, msg))
+	require.NoError(t, streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client}).Publish(topic, msg))
 	first := rtNext(t, chA, 10*time.Second)
 	require.Equal(t, msg.UUID, first.UUID)
-	firstID, _ := StreamIDFromCtx(first.Context())
+	firstID, _ := streamq.StreamIDFromCtx(first.Context())
 	first.Nack()
 
 	space := keys.New("", "")
@@ -475,7 +477,7 @@ func testCrashWhileRetryParkedIsTakenOver(t *testing.T, client redis.UniversalCl
 		return err == nil && n == 1
 	}, 5*time.Second, 5*time.Millisecond, "the retry was never parked")
 	crashedAt := time.Now()
-	subA.crash()
+	streamq.Crash(subA)
 	for range chA {
 		t.Error("member a delivered after its crash")
 	}
@@ -493,7 +495,7 @@ func testCrashWhileRetryParkedIsTakenOver(t *testing.T, client redis.UniversalCl
 	assert.Equal(t, "b", got.consumer)
 	assert.Equal(t, 1, got.retries)
 	assert.Equal(t, firstID, got.originalID)
-	assert.Equal(t, []string{"b"}, leaseOwners(t, client, topic, group, 1))
+	assert.Equal(t, []string{"b"}, streamqtest.LeaseOwners(t, client, topic, group, 1))
 	rtSettled(t, client, topic, group, 0)
 	assert.Empty(t, rtDLQ(t, client, topic, 0))
 }
@@ -502,14 +504,14 @@ func testCrashWhileRetryParkedIsTakenOver(t *testing.T, client redis.UniversalCl
 // counts in Stats().DeadLettered.
 func TestDeadLetterCountedInStats(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testDeadLetterCountedInStats)
+	streamqtest.OnBackends(t, testDeadLetterCountedInStats)
 }
 
 func testDeadLetterCountedInStats(t *testing.T, client redis.UniversalClient) {
 	const topic = "dead-stats"
-	cfg := fastSub(client, "g")
-	cfg.Retry = RetryConfig{MaxRetries: NoRetries, MoverInterval: cfg.Retry.MoverInterval} // a plain nack dead-letters at once
-	sub := newTestSubscriber(t, cfg)
+	cfg := streamqtest.FastSub(client, "g")
+	cfg.Retry = streamq.RetryConfig{MaxRetries: streamq.NoRetries, MoverInterval: cfg.Retry.MoverInterval} // a plain nack dead-letters at once
+	sub := streamqtest.NewSubscriber(t, cfg)
 	ch, err := sub.Subscribe(context.Background(), topic)
 	require.NoError(t, err)
 	log := &rtLog{}
@@ -518,12 +520,12 @@ func testDeadLetterCountedInStats(t *testing.T, client redis.UniversalClient) {
 		case "ok":
 			return true
 		case "asked":
-			_ = DeadLetter(msg, errors.New("asked"))
+			_ = streamq.DeadLetter(msg, errors.New("asked"))
 		}
 		return false
 	})
 	require.Zero(t, sub.Stats().DeadLettered)
-	pub := newTestPublisher(t, PublisherConfig{Client: client})
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client})
 	require.NoError(t, pub.Publish(topic, rtMessage("asked"), rtMessage("ok"), rtMessage("asked"), rtMessage("nacked")))
 
 	dead := rtWaitDLQ(t, client, topic, 0, 3, 10*time.Second)
@@ -551,14 +553,14 @@ func TestDeadLetterHelper(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			msg := rtMessage("x")
-			err := DeadLetter(msg, tc.reason)
+			err := streamq.DeadLetter(msg, tc.reason)
 			require.Error(t, err)
-			assert.ErrorIs(t, err, ErrDeadLettered)
+			assert.ErrorIs(t, err, streamq.ErrDeadLettered)
 			if tc.reason != nil {
 				assert.ErrorIs(t, err, tc.reason)
 				assert.Contains(t, err.Error(), tc.wantReason)
 			}
-			assert.Equal(t, tc.wantReason, msg.Metadata.Get(DeadLetterMetadata))
+			assert.Equal(t, tc.wantReason, msg.Metadata.Get(streamq.DeadLetterMetadata))
 			assert.NotContains(t, err.Error(), "%!", "error text %q", err.Error())
 		})
 	}
@@ -569,31 +571,31 @@ func TestDeadLetterHelper(t *testing.T) {
 // where two caps used to give 4); a message's MaxRetriesMetadata over either.
 func TestRetryCapFromOnePlace(t *testing.T) {
 	t.Parallel()
-	onBackends(t, testRetryCapFromOnePlace)
+	streamqtest.OnBackends(t, testRetryCapFromOnePlace)
 }
 
 func testRetryCapFromOnePlace(t *testing.T, client redis.UniversalClient) {
 	tests := []struct {
 		name    string
-		retry   RetryConfig
+		retry   streamq.RetryConfig
 		message string // MaxRetriesMetadata, "" for none
 		want    int    // retries
 	}{
-		{name: "default", retry: RetryConfig{Policy: ExponentialBackoff{Base: 10 * time.Millisecond}}, want: 3},
-		{name: "the policy states it", retry: RetryConfig{Policy: ExponentialBackoff{Base: 5 * time.Millisecond, Attempts: 10}}, want: 10},
-		{name: "MaxRetries states it", retry: RetryConfig{MaxRetries: 5, Policy: ExponentialBackoff{Base: 5 * time.Millisecond}}, want: 5},
-		{name: "the message's over the config", retry: RetryConfig{MaxRetries: 1, Policy: ExponentialBackoff{Base: 5 * time.Millisecond}}, message: "4", want: 4},
-		{name: "NoRetries", retry: RetryConfig{MaxRetries: NoRetries, Policy: ExponentialBackoff{Base: 5 * time.Millisecond}}, want: 0},
-		{name: "the policy states NoRetries", retry: RetryConfig{Policy: ExponentialBackoff{Attempts: NoRetries}}, want: 0},
-		{name: "a message's 0 over the config", retry: RetryConfig{MaxRetries: 5, Policy: ExponentialBackoff{Base: 5 * time.Millisecond}}, message: "0", want: 0},
+		{name: "default", retry: streamq.RetryConfig{Policy: streamq.ExponentialBackoff{Base: 10 * time.Millisecond}}, want: 3},
+		{name: "the policy states it", retry: streamq.RetryConfig{Policy: streamq.ExponentialBackoff{Base: 5 * time.Millisecond, Attempts: 10}}, want: 10},
+		{name: "MaxRetries states it", retry: streamq.RetryConfig{MaxRetries: 5, Policy: streamq.ExponentialBackoff{Base: 5 * time.Millisecond}}, want: 5},
+		{name: "the message's over the config", retry: streamq.RetryConfig{MaxRetries: 1, Policy: streamq.ExponentialBackoff{Base: 5 * time.Millisecond}}, message: "4", want: 4},
+		{name: "NoRetries", retry: streamq.RetryConfig{MaxRetries: streamq.NoRetries, Policy: streamq.ExponentialBackoff{Base: 5 * time.Millisecond}}, want: 0},
+		{name: "the policy states NoRetries", retry: streamq.RetryConfig{Policy: streamq.ExponentialBackoff{Attempts: streamq.NoRetries}}, want: 0},
+		{name: "a message's 0 over the config", retry: streamq.RetryConfig{MaxRetries: 5, Policy: streamq.ExponentialBackoff{Base: 5 * time.Millisecond}}, message: "0", want: 0},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			topic := "retry-cap-" + strconv.Itoa(i)
-			cfg := fastSub(client, "g")
+			cfg := streamqtest.FastSub(client, "g")
 			tt.retry.MoverInterval = cfg.Retry.MoverInterval
 			cfg.Retry = tt.retry
-			sub := newTestSubscriber(t, cfg)
+			sub := streamqtest.NewSubscriber(t, cfg)
 			ch, err := sub.Subscribe(context.Background(), topic)
 			require.NoError(t, err)
 			log := &rtLog{}
@@ -601,9 +603,9 @@ func testRetryCapFromOnePlace(t *testing.T, client redis.UniversalClient) {
 
 			msg := rtMessage("always nacked")
 			if tt.message != "" {
-				msg.Metadata.Set(MaxRetriesMetadata, tt.message)
+				msg.Metadata.Set(streamq.MaxRetriesMetadata, tt.message)
 			}
-			require.NoError(t, newTestPublisher(t, PublisherConfig{Client: client}).Publish(topic, msg))
+			require.NoError(t, streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client}).Publish(topic, msg))
 
 			dead := rtWaitDLQ(t, client, topic, 0, 1, 20*time.Second)
 			assert.Len(t, log.of(msg.UUID, ""), 1+tt.want, "1 delivery + %d retries", tt.want)

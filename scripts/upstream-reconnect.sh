@@ -14,7 +14,8 @@ GO=${GO:-go}
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
-run() { "$GO" test -count=1 -timeout "${TIMEOUT:-15m}" -run '^TestPubSubReconnect$' . >"$log" 2>&1; }
+# TestPubSubReconnect is one of the process-level scenarios (scenario/).
+run() { "$GO" test -count=1 -timeout "${TIMEOUT:-15m}" -run '^TestPubSubReconnect$' ./scenario >"$log" 2>&1; }
 
 harness_race_only() {
   grep -q 'missing: \[\], extra \[' "$log" &&
@@ -23,6 +24,10 @@ harness_race_only() {
 }
 
 if run; then
+  if grep -q 'no tests to run' "$log"; then # renamed or moved: fail rather than pass on nothing
+    echo "upstream TestReconnect: no test TestPubSubReconnect in ./scenario: update scripts/upstream-reconnect.sh" >&2
+    exit 1
+  fi
   grep -E '^(ok|PASS)' "$log" | tail -1
   echo "upstream TestReconnect: passed"
   exit 0

@@ -1,0 +1,69 @@
+package streamqtest
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/streamq-dev/streamq/internal/keys"
+	"github.com/streamq-dev/streamq/internal/redistest"
+)
+
+// XLen is the length of stream.
+func XLen(t testing.TB, client redis.UniversalClient, stream string) int64 {
+	t.Helper()
+	n, err := client.XLen(context.Background(), stream).Result()
+	require.NoError(t, err)
+	return n
+}
+
+// GroupPending is the number of pending entries of group on stream.
+func GroupPending(t testing.TB, client redis.UniversalClient, stream, group string) int64 {
+	t.Helper()
+	p, err := client.XPending(context.Background(), stream, group).Result()
+	require.NoError(t, err)
+	return p.Count
+}
+
+// SlotOf returns the hash slot of key (CLUSTER KEYSLOT).
+func SlotOf(t testing.TB, client *redis.ClusterClient, key string) int {
+	t.Helper()
+	slot, err := client.ClusterKeySlot(context.Background(), key).Result()
+	require.NoError(t, err)
+	return int(slot)
+}
+
+// PartitionMasters returns the master serving each partition of topic, by the slot map.
+func PartitionMasters(t testing.TB, c *redistest.Cluster, client *redis.ClusterClient, topic string, n int) []string {
+	t.Helper()
+	space := keys.New("", "")
+	out := make([]string, n)
+	for p := range out {
+		m, err := c.MasterOf(SlotOf(t, client, space.PartitionStream(topic, p)))
+		require.NoError(t, err)
+		out[p] = m
+	}
+	return out
+}
+
+// Describe renders a short list for failure messages.
+func Describe(ids []string, limit int) string {
+	if len(ids) <= limit {
+		return fmt.Sprint(ids)
+	}
+	return fmt.Sprintf("%v ... (%d in all)", ids[:limit], len(ids))
+}
+
+// SortedInts returns the members of set, sorted.
+func SortedInts(set map[int]bool) []int {
+	out := make([]int, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	sort.Ints(out)
+	return out
+}
