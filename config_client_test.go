@@ -60,6 +60,8 @@ func TestClosedClientIsInvalidConfig(t *testing.T) {
 		err := pub.Publish("closed", msg())
 		require.ErrorIs(t, err, streamq.ErrInvalidConfig)
 		require.ErrorIs(t, err, redis.ErrClosed)
+		assert.Contains(t, err.Error(), `publish to "closed": the Redis client was closed by the caller`)
+		assert.NotContains(t, err.Error(), "check the Redis server")
 
 		sub := streamqtest.NewSubscriber(t, streamq.SubscriberConfig{Client: c, ConsumerGroup: "g"})
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

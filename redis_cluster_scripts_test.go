@@ -288,6 +288,8 @@ func scriptRound(t *testing.T, client redis.UniversalClient, topic string, p int
 	require.NoError(t, err, "trim.lua (hard)")
 	_, err = retention.MarkSeen(ctx, client, str, group, time.Now())
 	require.NoError(t, err, "seen.lua")
+	_, err = retention.TakeLosses(ctx, client, space.TrimLoss(topic, p), group)
+	require.NoError(t, err, "takeloss.lua")
 	_, err = retention.Trim(ctx, client, str, space.TrimLoss(topic, p), retention.Rule{MaxLen: 1, GroupExpiry: time.Millisecond, Now: time.Now().Add(time.Hour)})
 	require.NoError(t, err, "trim.lua (a group expired)")
 	_, _, err = stream.Regroup(ctx, client, stream.Lost{Stream: str, Commit: space.Commit(topic, p), Group: "regrouped", StartID: "0-0"})

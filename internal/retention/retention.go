@@ -123,23 +123,20 @@ func flag(b bool) string {
 	return "0"
 }
 
+//go:embed lua/takeloss.lua
+var takeLossSrc string
+
+var takeLossScript = script.New(takeLossSrc)
+
 // TakeLosses returns how many entries group lost to hard trimming on a partition since the
-// last call (any member's), and clears that count; the cumulative count stays.
+// last call (any member's), and clears that count; the cumulative count stays. It runs at
+// maxmemory too (takeloss.lua).
 func TakeLosses(ctx context.Context, rdb redis.UniversalClient, lossKey, group string) (int64, error) {
-	var get *redis.StringCmd
-	cmds, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		get = p.HGet(ctx, lossKey, "new:"+group)
-		p.HDel(ctx, lossKey, "new:"+group)
-		return nil
-	})
-	err = script.TxError(err, cmds...)
-	if errors.Is(err, redis.Nil) || errors.Is(get.Err(), redis.Nil) {
-		return 0, nil
-	}
+	n, err := takeLossScript.Run(ctx, rdb, []string{lossKey}, "new:"+group).Int64()
 	if err != nil {
 		return 0, fmt.Errorf("read trim losses of %s: %w", lossKey, err)
 	}
-	return get.Int64()
+	return n, nil
 }
 
 // Losses returns, per group, how many entries hard trimming removed from a partition before
