@@ -16,7 +16,7 @@ export default function dlqTopicsPage() {
     load: (signal) => api.get('dlq', signal),
     update(data) {
       const rows = data.topics.map((t) => [
-        h('a', { href: route('topics', t.topic, 'dlq'), class: 'strong', text: t.topic }),
+        h('a', { href: route('topics', t.topic, 'dlq'), class: 'strong name', title: t.topic, text: t.topic }),
         { text: fmt.int(t.size), class: 'num' },
       ]);
       fill(list.body, ui.table([{ label: 'Topic' }, { label: 'Dead letters', class: 'num' }], rows, 'No dead letters anywhere.'));

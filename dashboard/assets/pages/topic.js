@@ -170,7 +170,7 @@ function groupTable(topic, groups) {
     return [{
       cells: [
         { node: h('div', { class: 'health-cell' }, ui.healthPill(g.health), h('span', { class: 'muted small', text: ui.problemCount(g.health) })), attrs: { dataset: { field: 'health' } } },
-        h('a', { href: route('topics', topic, 'groups', g.name), class: 'strong', text: g.name }),
+        h('a', { href: route('topics', topic, 'groups', g.name), class: 'strong name', title: g.name, text: g.name }),
         { text: fmt.int(g.consumers), class: 'num' },
         { text: fmt.int(g.pending), class: 'num' },
         { text: fmt.int(g.lag) + (g.lagUnknown ? '+' : ''), class: 'num', attrs: { dataset: { field: 'lag' } } },

@@ -27,7 +27,7 @@ function groupList(t) {
   if (!t.consumerGroups.length) return h('span', { class: 'muted', text: 'no group' });
   return h('div', { class: 'group-list' }, t.consumerGroups.map((g) => h('span', { class: 'group-line', dataset: { group: g.name, state: g.health.state } },
     h('span', { class: ['dotc', g.health.state] }),
-    h('a', { href: route('topics', t.topic, 'groups', g.name), text: g.name }),
+    h('a', { href: route('topics', t.topic, 'groups', g.name), class: 'name', title: g.name, text: g.name }),
     h('span', { class: g.members ? 'muted' : 'warn strong', dataset: { field: 'members' }, text: fmt.plural(g.members, 'live member', 'live members') }))));
 }
 
@@ -68,7 +68,7 @@ export default function topicsPage() {
       const rows = data.topics.flatMap((t) => [{
         cells: [
           { node: h('div', { class: 'health-cell' }, ui.healthPill(t.health), h('span', { class: 'muted small', text: ui.problemCount(t.health) })), attrs: { dataset: { field: 'health' } } },
-          h('a', { href: route('topics', t.topic), class: 'strong', text: t.topic }),
+          h('a', { href: route('topics', t.topic), class: 'strong name', title: t.topic, text: t.topic }),
           worstLag(t),
           lagAge(t),
           { node: groupList(t), attrs: { dataset: { field: 'groups' } } },
