@@ -62,7 +62,7 @@ func (p *Publisher) Publish(topic string, msgs ...*message.Message) error {
 	if p.config.Tracer != nil {
 		return p.tracedPublish(topic, msgs)
 	}
-	return apiError(publishOp(topic), p.publish(topic, msgs))
+	return publishError(topic, p.publish(topic, msgs))
 }
 
 func (p *Publisher) publish(topic string, msgs []*message.Message) error {
@@ -133,8 +133,14 @@ func checkMessage(m *message.Message) error {
 	return nil
 }
 
-// publishOp names a Publish to topic in its errors.
-func publishOp(topic string) string { return fmt.Sprintf("publish to %q", topic) }
+// publishError is apiError for a Publish to topic, naming the Publish only when there is an
+// error (a successful Publish formats nothing).
+func publishError(topic string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return apiError(fmt.Sprintf("publish to %q", topic), err)
+}
 
 // router picks each message's partition: x-force-partition-id when set, else the
 // Partitioner, given the message's key, or under idempotent publish (byUUID) its UUID when
@@ -217,7 +223,7 @@ func (p *Publisher) tracedPublish(topic string, msgs []*message.Message) error {
 			ends[i] = p.config.Tracer.StartPublish(topic, m)
 		}
 	}
-	err := apiError(publishOp(topic), p.publish(topic, msgs))
+	err := publishError(topic, p.publish(topic, msgs))
 	for i, end := range ends {
 		if end != nil {
 			end(publishErrOf(msgs[i], err))
