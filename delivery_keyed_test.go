@@ -95,7 +95,12 @@ func TestOrderByKeyGracefulHandover(t *testing.T) {
 	const topic, keys, n = "by-key-handover", 64, 10_000
 	streamqtest.KeyedPublish(t, client, topic, keys, n)
 	h := streamqtest.NewKeyedHandled()
-	first, err := streamq.NewSubscriber(streamqtest.KeyedSub(client, 16), streamqtest.Logger())
+	cfg := streamqtest.KeyedSub(client, 16)
+	// Exactly once holds when the in-flight messages finish within CloseTimeout (those that
+	// do not stay pending, and the next owner handles them again): long enough for a loaded
+	// CI machine, where 2 s was seen to run out.
+	cfg.Delivery.CloseTimeout = 30 * time.Second
+	first, err := streamq.NewSubscriber(cfg, streamqtest.Logger())
 	require.NoError(t, err)
 	ch, err := first.Subscribe(context.Background(), topic)
 	require.NoError(t, err)

@@ -37,7 +37,6 @@ func TestPublishRefusesBadMessages(t *testing.T) {
 	}{
 		{"nil message", nil, "message #1: nil"},
 		{"empty UUID", message.NewMessage("", []byte("x")), "message #1: empty UUID"},
-		{"forced partition not a number", forced("abc"), `x-force-partition-id="abc" is not a decimal partition index`},
 		{"forced partition with a sign", forced("+1"), ""},
 		{"metadata over 1 MiB", bigMetadata, "metadata of 1048577 bytes, more than 1048576"},
 		{"payload over 512 MiB", message.NewMessage("big", make([]byte, 512<<20+1)), "payload of 536870913 bytes, more than 536870912"},
@@ -50,20 +49,31 @@ func TestPublishRefusesBadMessages(t *testing.T) {
 				return
 			}
 			require.ErrorIs(t, err, streamq.ErrInvalidMessage)
-			assert.NotErrorIs(t, err, streamq.ErrPartitionOutOfRange, "not a decimal index is no out of range")
+			assert.NotErrorIs(t, err, streamq.ErrPartitionOutOfRange)
 			assert.Contains(t, err.Error(), tc.want)
 			assert.Contains(t, err.Error(), `publish to "door"`)
 		})
 	}
-	var appended int64
-	for p := range 2 {
-		appended += streamqtest.XLen(t, client, keys.New("", "").PartitionStream("door", p))
+	appended := func() (n int64) {
+		for p := range 2 {
+			n += streamqtest.XLen(t, client, keys.New("", "").PartitionStream("door", p))
+		}
+		return n
 	}
-	assert.Equal(t, int64(2), appended, "only the call whose forced partition is a decimal index appended (its two messages)")
+	assert.Equal(t, int64(2), appended(), "only the call whose forced partition is a decimal index appended (its two messages)")
 
 	err := pub.Publish("door", forced("7"))
 	require.ErrorIs(t, err, streamq.ErrPartitionOutOfRange, "a decimal index outside the topic is out of range")
 	assert.NotErrorIs(t, err, streamq.ErrInvalidMessage)
+
+	err = pub.Publish("door", good(), forced("abc"))
+	require.ErrorIs(t, err, streamq.ErrPartitionOutOfRange, "not a decimal index names no partition")
+	require.ErrorIs(t, err, streamq.ErrInvalidMessage, "nor is it an index at all")
+	assert.Contains(t, err.Error(), `x-force-partition-id="abc" is not a decimal partition index`)
+	var pe *streamq.PartitionError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "door", pe.Topic)
+	assert.Equal(t, int64(2), appended(), "nothing of a call with a bad forced partition is appended")
 }
 
 // A topic name over 249 bytes is refused before anything is written, by Publish and

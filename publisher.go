@@ -125,11 +125,6 @@ func checkMessage(m *message.Message) error {
 	if size > maxMetadataSize {
 		return fmt.Errorf("metadata of %d bytes, more than %d", size, maxMetadataSize)
 	}
-	if forced := m.Metadata.Get(ForcePartitionMetadata); forced != "" {
-		if _, err := strconv.Atoi(forced); err != nil {
-			return fmt.Errorf("%s=%q is not a decimal partition index", ForcePartitionMetadata, forced)
-		}
-	}
 	return nil
 }
 
@@ -153,8 +148,9 @@ type router struct {
 func (r router) route(topic string, n int, msg *message.Message) (int, error) {
 	if forced := msg.Metadata.Get(ForcePartitionMetadata); forced != "" {
 		part, err := strconv.Atoi(forced)
-		if err != nil {
-			part = -1
+		if err != nil { // names no partition, and is no index at all: an invalid message too
+			return 0, &PartitionError{Topic: topic, Partition: -1, Err: fmt.Errorf(
+				"%w: %w: %s=%q is not a decimal partition index", ErrPartitionOutOfRange, ErrInvalidMessage, ForcePartitionMetadata, forced)}
 		}
 		if part < 0 || part >= n {
 			return 0, &PartitionError{Topic: topic, Partition: part, Err: fmt.Errorf(
