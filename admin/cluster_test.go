@@ -277,15 +277,16 @@ func deadOf(dead []admin.DeadLetter) []deadReport {
 
 var (
 	streamIDInKey = regexp.MustCompile(`\d+-\d+`)
-	producerInKey = regexp.MustCompile(`(:producer:\{[^}]*\}):.*$`)
+	producerInKey = regexp.MustCompile(`:producer:\{([^}]*):p:\d+\}:.*$`)
 )
 
-// normalizedKeys are ks with stream ids and producer ids (a Publisher's flushers, random)
-// replaced, sorted, each once: one producer key per partition however many flushers wrote.
+// normalizedKeys are ks with stream ids and producer records replaced, sorted, each once: one
+// producer record per topic however many flushers wrote (their ids are random) and however
+// many partitions share a record (64 on a single node, one on a Cluster).
 func normalizedKeys(ks []string) []string {
 	out := make([]string, len(ks))
 	for i, k := range ks {
-		out[i] = streamIDInKey.ReplaceAllString(producerInKey.ReplaceAllString(k, "${1}:PRODUCER"), "ID")
+		out[i] = streamIDInKey.ReplaceAllString(producerInKey.ReplaceAllString(k, ":producer:{${1}}:PRODUCER"), "ID")
 	}
 	sort.Strings(out)
 	return slices.Compact(out)

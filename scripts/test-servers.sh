@@ -6,8 +6,11 @@
 #   - the core tests below, of the root package (its test files are named by feature:
 #     redis_full_*, group_*, retry_*, dlq_*, retention_*, publish_*, ...): a full Redis draining
 #     (the scripts' allow-oom flags), fencing, handover, retries, DLQ, retention, the server
-#     check, idempotent publishing, offloaded payloads, script reloading; the process-level
-#     scenarios (scenario/: kills, SIGSTOPs, failovers) are not part of the matrix;
+#     check, idempotent publishing (through lost replies, single node and Cluster), offloaded
+#     payloads, script reloading;
+#   - of the process-level scenarios (scenario/: kills, SIGSTOPs, failovers), the idempotent
+#     publish through a restart of Redis (AOF rewritten, RDB only) and a resend after the
+#     first append was acked and deleted;
 #   - every internal package's tests (each tests its own Lua scripts, internal/stream the
 #     commit frontier's fencing among them; internal/script's TestFlagsAtMaxmemory checks that
 #     `#!lua flags=allow-oom` is honoured);
@@ -39,17 +42,26 @@ core_tests=(
   TestDLQRetentionByLength TestOrphanedPayloadsSwept TestAckPolicyDeletesEntries
   # the server check, publishing, scripts
   TestServerCheckRefusesOldRedis TestServerCheckWarnsOnceAboutEviction TestServerCheckEveryClusterMaster
-  TestIdempotentPublish TestPublishReloadsScriptsOnNoScript TestPayloadOffloadedAndDeletedAfterAck
+  TestIdempotentPublish TestIdempotentPublishThroughLostReplies TestOffloadedPublishRetriedByTheClient
+  TestPublishReloadsScriptsOnNoScript TestPayloadOffloadedAndDeletedAfterAck
   TestClusterScriptsStayInOneSlot
   # internal/redistest: the server running is the one chosen
   TestSelectedServerIsTheOneRunning
 )
 run_regex="^($(IFS='|'; echo "${core_tests[*]}"))\$"
+scenario_tests=(TestIdempotentPublishThroughRedisRestart TestIdempotentResendAfterAckedAndDeleted)
+scenario_regex="^($(IFS='|'; echo "${scenario_tests[*]}"))\$"
 
 # A test renamed or removed would leave the regex matching nothing for it: fail instead.
 for name in "${core_tests[@]}"; do
   if ! grep -q "^func $name(t \*testing.T)" ./*_test.go internal/redistest/*_test.go; then
     echo "test-servers: no test $name in the root package or internal/redistest: update scripts/test-servers.sh" >&2
+    exit 1
+  fi
+done
+for name in "${scenario_tests[@]}"; do
+  if ! grep -q "^func $name(t \*testing.T)" scenario/*_test.go; then
+    echo "test-servers: no test $name in scenario/: update scripts/test-servers.sh" >&2
     exit 1
   fi
 done
@@ -60,6 +72,7 @@ run_server() {
   internal=$("$GO" list ./internal/... | grep -v '/internal/redistest$') || return 1
   STREAMQ_REDIS_SERVER=$1 "$GO" test -race -count=1 -parallel "${PARALLEL:-8}" -timeout "$TIMEOUT" -run "$run_regex" \
     . ./internal/redistest || return 1
+  STREAMQ_REDIS_SERVER=$1 "$GO" test -race -count=1 -timeout "$TIMEOUT" -run "$scenario_regex" ./scenario || return 1
   # shellcheck disable=SC2086 # one word per package
   STREAMQ_REDIS_SERVER=$1 "$GO" test -race -count=1 -timeout "$TIMEOUT" $internal
 }

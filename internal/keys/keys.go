@@ -102,9 +102,10 @@ func IdempotencyBucket(prefix string, n int64) string {
 	return prefix + ":" + strconv.FormatInt(n, 10)
 }
 
-// Producers is the prefix of partition p's producer keys (Prefix + ":" + producer id): each
-// a string "last gaps..." recording which sequence numbers the producer appended there (see
-// internal/publish, appendseq.lua). It expires a window after the producer's last append.
+// Producers is the prefix of the producer records of partition p's group (Prefix + ":" +
+// producer id, p the group's first partition): each a string "I:last gaps...,J:last"
+// recording, per partition of the group, which sequence numbers the producer appended there
+// (see internal/publish, appendseq.lua). It expires a window after the producer's last append.
 func (s Space) Producers(t string, p int) string { return s.Control + ":producer:" + Tag(t, p) }
 
 // Registry is the global set of topics.

@@ -28,12 +28,15 @@ var space = keys.New("", "")
 
 // part is one partition of topic "t" and the names of its keys.
 type part struct {
-	p                     int
+	p, group              int // the partition, and how many share a producer record (recordGroup; 1 on a Cluster)
 	stream, index, prefix string
 }
 
-func partOf(p int) part {
-	return part{p: p, stream: space.PartitionStream("t", p), index: space.PayloadIndex("t", p),
+func partOf(p int) part { return partIn(p, recordGroup) }
+
+// partIn is partition p where group partitions share a producer record.
+func partIn(p, group int) part {
+	return part{p: p, group: group, stream: space.PartitionStream("t", p), index: space.PayloadIndex("t", p),
 		prefix: space.Idempotency("t", p)}
 }
 
@@ -84,7 +87,7 @@ func start(t *testing.T) *redis.Client {
 func flush(t *testing.T, rdb redis.UniversalClient, writes ...Write) []Result {
 	t.Helper()
 	c := &Call{Writes: writes}
-	acked, err := Flush(context.Background(), rdb, []*Call{c}, Replicas{})
+	acked, err := Flush(context.Background(), rdb, []*Call{c}, Replicas{}, nil)
 	require.NoError(t, err)
 	require.Zero(t, acked)
 	require.Len(t, c.Results, len(writes))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,15 +18,16 @@ import (
 	"github.com/streamq-dev/streamq/internal/redistest"
 )
 
-// producerKey is the key of producer in partition p: keys.Space.Producers + ":" + producer.
+// producerKey is the key of producer's record of p's group: keys.Space.Producers of the
+// group's first partition + ":" + producer.
 func (p part) producerKey(producer string) string {
-	return space.Producers("t", p.p) + ":" + producer
+	return space.Producers("t", p.p-p.p%p.group) + ":" + producer
 }
 
 // seqOf is the sequencing of an append of producer's number n (0: for a Sequencer to give)
 // to the partition, within the default window.
 func (p part) seqOf(producer string, n uint64) *Sequenced {
-	return &Sequenced{Prefix: space.Producers("t", p.p), Index: p.index, Producer: producer, Seq: n, Window: window}
+	return &Sequenced{Record: space.Producers("t", p.p-p.p%p.group), Name: strconv.Itoa(p.p), Index: p.index, Producer: producer, Seq: n, Window: window}
 }
 
 // seq is a sequenced inline append of a message with uuid: producer's number n.
@@ -42,8 +44,8 @@ func (p part) seqOffload(uuid, ref, body string, ttl time.Duration, producer str
 	return w
 }
 
-// seqRun is producer's sequenced appends numbered from..to to p, their uuids "<producer>-<n>".
-func seqRun(p part, producer string, from, to uint64) []Write {
+// seqWrites is producer's sequenced appends numbered from..to to p, their uuids "<producer>-<n>".
+func seqWrites(p part, producer string, from, to uint64) []Write {
 	var out []Write
 	for n := from; n <= to; n++ {
 		out = append(out, p.seq(fmt.Sprintf("%s-%d", producer, n), producer, n))
@@ -51,7 +53,7 @@ func seqRun(p part, producer string, from, to uint64) []Write {
 	return out
 }
 
-// seqUUIDs are the uuids of seqRun's writes of producer for the numbers ns.
+// seqUUIDs are the uuids of seqWrites's writes of producer for the numbers ns.
 func seqUUIDs(producer string, ns ...uint64) []string {
 	out := make([]string, len(ns))
 	for i, n := range ns {
@@ -60,15 +62,22 @@ func seqUUIDs(producer string, ns ...uint64) []string {
 	return out
 }
 
-// producerState reads a producer key: "" when it does not exist.
-func producerState(t *testing.T, rdb redis.Cmdable, key string) string {
+// state is what producer's record holds for p: "last a-b c-d", "" when it holds nothing
+// for p (or does not exist).
+func (p part) state(t *testing.T, rdb redis.Cmdable, producer string) string {
 	t.Helper()
+	key := p.producerKey(producer)
 	v, err := rdb.Get(context.Background(), key).Result()
 	if errors.Is(err, redis.Nil) {
 		return ""
 	}
 	require.NoError(t, err, key)
-	return v
+	for entry := range strings.SplitSeq(v, ",") {
+		if rest, ok := strings.CutPrefix(entry, strconv.Itoa(p.p)+":"); ok {
+			return rest
+		}
+	}
+	return ""
 }
 
 // requireAppended fails unless every result is an append (no error, not a duplicate, an id).
@@ -99,7 +108,7 @@ func TestAppendSeqInOrder(t *testing.T) {
 	ctx := context.Background()
 	p := partOf(0)
 	const n = 5
-	res := flush(t, client, seqRun(p, "a", 1, n)...)
+	res := flush(t, client, seqWrites(p, "a", 1, n)...)
 	requireAppended(t, res)
 
 	msgs := entries(t, client, p.stream)
@@ -108,7 +117,7 @@ func TestAppendSeqInOrder(t *testing.T) {
 	assert.Equal(t, "body-a-3", msgs[2].Values["payload"], "the entry's fields")
 
 	key := p.producerKey("a")
-	assert.Equal(t, "5", producerState(t, client, key))
+	assert.Equal(t, "5", p.state(t, client, "a"))
 	ttl, err := client.PTTL(ctx, key).Result()
 	require.NoError(t, err)
 	assert.Greater(t, ttl, time.Duration(0), "the key expires")
@@ -125,7 +134,7 @@ func TestAppendSeqSentAgain(t *testing.T) {
 	t.Parallel()
 	client := start(t)
 	p := partOf(0)
-	writes := seqRun(p, "a", 1, 3)
+	writes := seqWrites(p, "a", 1, 3)
 	first := flush(t, client, writes...)
 	requireAppended(t, first)
 
@@ -134,14 +143,14 @@ func TestAppendSeqSentAgain(t *testing.T) {
 	msgs := entries(t, client, p.stream)
 	assert.Equal(t, seqUUIDs("a", 1, 2, 3), uuidsOf(msgs), "appended once")
 	assert.Equal(t, ids(first), idsOf(msgs))
-	assert.Equal(t, "3", producerState(t, client, p.producerKey("a")))
+	assert.Equal(t, "3", p.state(t, client, "a"))
 
 	mixed := flush(t, client, p.seq("a-4", "a", 4), p.seq("a-2", "a", 2), p.seq("a-4", "a", 4), p.seq("a-5", "a", 5))
 	requireOK(t, mixed)
 	assert.Equal(t, []bool{false, true, true, false}, dups(mixed))
 	assert.Equal(t, []string{mixed[0].StreamID(), "", "", mixed[3].StreamID()}, ids(mixed))
 	assert.Equal(t, seqUUIDs("a", 1, 2, 3, 4, 5), uuidsOf(entries(t, client, p.stream)))
-	assert.Equal(t, "5", producerState(t, client, p.producerKey("a")))
+	assert.Equal(t, "5", p.state(t, client, "a"))
 }
 
 // TestAppendSeqGapFilled: numbers a failed send skipped (4 and 5) are a gap in the producer
@@ -151,18 +160,17 @@ func TestAppendSeqGapFilled(t *testing.T) {
 	t.Parallel()
 	client := start(t)
 	p := partOf(0)
-	key := p.producerKey("a")
-	requireAppended(t, flush(t, client, seqRun(p, "a", 1, 3)...))
-	requireAppended(t, flush(t, client, seqRun(p, "a", 6, 7)...))
-	assert.Equal(t, "7 4-5", producerState(t, client, key))
+	requireAppended(t, flush(t, client, seqWrites(p, "a", 1, 3)...))
+	requireAppended(t, flush(t, client, seqWrites(p, "a", 6, 7)...))
+	assert.Equal(t, "7 4-5", p.state(t, client, "a"))
 
-	requireAppended(t, flush(t, client, seqRun(p, "a", 5, 5)...))
-	assert.Equal(t, "7 4-4", producerState(t, client, key))
-	requireAppended(t, flush(t, client, seqRun(p, "a", 4, 4)...))
-	assert.Equal(t, "7", producerState(t, client, key), "no gap left")
-	requireDuplicates(t, flush(t, client, seqRun(p, "a", 4, 4)...))
-	requireDuplicates(t, flush(t, client, seqRun(p, "a", 6, 6)...))
-	assert.Equal(t, "7", producerState(t, client, key))
+	requireAppended(t, flush(t, client, seqWrites(p, "a", 5, 5)...))
+	assert.Equal(t, "7 4-4", p.state(t, client, "a"))
+	requireAppended(t, flush(t, client, seqWrites(p, "a", 4, 4)...))
+	assert.Equal(t, "7", p.state(t, client, "a"), "no gap left")
+	requireDuplicates(t, flush(t, client, seqWrites(p, "a", 4, 4)...))
+	requireDuplicates(t, flush(t, client, seqWrites(p, "a", 6, 6)...))
+	assert.Equal(t, "7", p.state(t, client, "a"))
 
 	assert.Equal(t, seqUUIDs("a", 1, 2, 3, 6, 7, 5, 4), uuidsOf(entries(t, client, p.stream)),
 		"each number once, in the order appended")
@@ -175,23 +183,21 @@ func TestAppendSeqUnknownProducer(t *testing.T) {
 	t.Parallel()
 	client := start(t)
 	p := partOf(0)
-	key := p.producerKey("old")
 	requireAppended(t, flush(t, client, p.seq("m100", "old", 100)))
-	assert.Equal(t, "100 1-99", producerState(t, client, key))
+	assert.Equal(t, "100 1-99", p.state(t, client, "old"))
 
 	requireAppended(t, flush(t, client, p.seq("m50", "old", 50)))
-	assert.Equal(t, "100 1-49 51-99", producerState(t, client, key))
+	assert.Equal(t, "100 1-49 51-99", p.state(t, client, "old"))
 	requireDuplicates(t, flush(t, client, p.seq("m50", "old", 50), p.seq("m100", "old", 100)))
 	assert.Equal(t, []string{"m100", "m50"}, uuidsOf(entries(t, client, p.stream)))
 
 	t.Run("forgotten", func(t *testing.T) {
 		q := partOf(1)
-		k := q.producerKey("a")
-		requireAppended(t, flush(t, client, seqRun(q, "a", 1, 3)...))
-		require.NoError(t, client.Del(context.Background(), k).Err()) // its window passed
-		again := flush(t, client, seqRun(q, "a", 3, 4)...)
+		requireAppended(t, flush(t, client, seqWrites(q, "a", 1, 3)...))
+		require.NoError(t, client.Del(context.Background(), q.producerKey("a")).Err()) // its window passed
+		again := flush(t, client, seqWrites(q, "a", 3, 4)...)
 		requireAppended(t, again) // 3 again: a duplicate entry, never a loss
-		assert.Equal(t, "4 1-2", producerState(t, client, k))
+		assert.Equal(t, "4 1-2", q.state(t, client, "a"))
 		assert.Equal(t, seqUUIDs("a", 1, 2, 3, 3, 4), uuidsOf(entries(t, client, q.stream)))
 	})
 }
@@ -222,29 +228,28 @@ func TestAppendSeqGapsBounded(t *testing.T) {
 	t.Parallel()
 	client := start(t)
 	p := partOf(0)
-	key := p.producerKey("a")
 	var evens []Write
 	for n := uint64(2); n <= 32; n += 2 {
 		evens = append(evens, p.seq(fmt.Sprint("m", n), "a", n))
 	}
 	requireAppended(t, flush(t, client, evens...))
-	assert.Equal(t, gapsOf(32, odds(1, 31)...), producerState(t, client, key), "16 gaps: 1, 3, ..., 31")
+	assert.Equal(t, gapsOf(32, odds(1, 31)...), p.state(t, client, "a"), "16 gaps: 1, 3, ..., 31")
 
 	requireAppended(t, flush(t, client, p.seq("m34", "a", 34)))
 	want := "34 1-3 " + strings.TrimPrefix(gapsOf(0, odds(5, 33)...), "0 ")
-	assert.Equal(t, want, producerState(t, client, key), "the 17th gap merged the two lowest: 1-3")
-	assert.Len(t, strings.Fields(producerState(t, client, key)), 1+16)
+	assert.Equal(t, want, p.state(t, client, "a"), "the 17th gap merged the two lowest: 1-3")
+	assert.Len(t, strings.Fields(p.state(t, client, "a")), 1+16)
 
 	again := flush(t, client, p.seq("m2", "a", 2))
 	requireAppended(t, again) // in the merged range: appended again, not lost
-	assert.Equal(t, want, producerState(t, client, key), "filling 2 makes 17 gaps: merged again")
+	assert.Equal(t, want, p.state(t, client, "a"), "filling 2 makes 17 gaps: merged again")
 
 	requireDuplicates(t, flush(t, client, p.seq("m4", "a", 4), p.seq("m32", "a", 32), p.seq("m34", "a", 34)))
 
 	requireAppended(t, flush(t, client, p.seq("m3", "a", 3)))
-	assert.Equal(t, "34 1-2 "+strings.TrimPrefix(gapsOf(0, odds(5, 33)...), "0 "), producerState(t, client, key))
+	assert.Equal(t, "34 1-2 "+strings.TrimPrefix(gapsOf(0, odds(5, 33)...), "0 "), p.state(t, client, "a"))
 	requireAppended(t, flush(t, client, p.seq("m5", "a", 5)))
-	assert.Equal(t, "34 1-2 "+strings.TrimPrefix(gapsOf(0, odds(7, 33)...), "0 "), producerState(t, client, key))
+	assert.Equal(t, "34 1-2 "+strings.TrimPrefix(gapsOf(0, odds(7, 33)...), "0 "), p.state(t, client, "a"))
 	requireDuplicates(t, flush(t, client, p.seq("m3", "a", 3), p.seq("m5", "a", 5)))
 
 	var wantUUIDs []string
@@ -264,7 +269,7 @@ func TestAppendSeqTwoProducers(t *testing.T) {
 	p := partOf(0)
 	c1 := &Call{Writes: []Write{p.seq("a1", "a", 1), p.seq("b1", "b", 1), p.seq("a2", "a", 2)}}
 	c2 := &Call{Writes: []Write{p.seq("b2", "b", 2), p.seq("b3", "b", 3), p.seq("a3", "a", 3)}}
-	acked, err := Flush(context.Background(), client, []*Call{c1, c2}, Replicas{})
+	acked, err := Flush(context.Background(), client, []*Call{c1, c2}, Replicas{}, nil)
 	require.NoError(t, err)
 	require.Zero(t, acked)
 	requireAppended(t, c1.Results)
@@ -273,15 +278,15 @@ func TestAppendSeqTwoProducers(t *testing.T) {
 	msgs := entries(t, client, p.stream)
 	assert.Equal(t, []string{"a1", "b1", "a2", "b2", "b3", "a3"}, uuidsOf(msgs), "the writes' order")
 	assert.Equal(t, append(ids(c1.Results), ids(c2.Results)...), idsOf(msgs))
-	assert.Equal(t, "3", producerState(t, client, p.producerKey("a")))
-	assert.Equal(t, "3", producerState(t, client, p.producerKey("b")))
+	assert.Equal(t, "3", p.state(t, client, "a"))
+	assert.Equal(t, "3", p.state(t, client, "b"))
 
 	res := flush(t, client, p.seq("b2", "b", 2), p.seq("a4", "a", 4), p.seq("c2", "c", 2), p.seq("a1", "a", 1))
 	requireOK(t, res)
 	assert.Equal(t, []bool{true, false, false, true}, dups(res))
-	assert.Equal(t, "4", producerState(t, client, p.producerKey("a")))
-	assert.Equal(t, "3", producerState(t, client, p.producerKey("b")))
-	assert.Equal(t, "2 1-1", producerState(t, client, p.producerKey("c")), "a producer of its own")
+	assert.Equal(t, "4", p.state(t, client, "a"))
+	assert.Equal(t, "3", p.state(t, client, "b"))
+	assert.Equal(t, "2 1-1", p.state(t, client, "c"), "a producer of its own")
 	assert.Equal(t, []string{"a1", "b1", "a2", "b2", "b3", "a3", "a4", "c2"}, uuidsOf(entries(t, client, p.stream)))
 }
 
@@ -340,7 +345,7 @@ func TestAppendSeqOffloaded(t *testing.T) {
 	payloads, err := client.Keys(ctx, p.payloadKey("*")).Result()
 	require.NoError(t, err)
 	assert.Equal(t, []string{p.payloadKey("r2")}, payloads, "r1 deleted above, r9 never written")
-	assert.Equal(t, "2", producerState(t, client, p.producerKey("a")))
+	assert.Equal(t, "2", p.state(t, client, "a"))
 }
 
 // TestAppendSeqSequencer: a Sequencer numbers the unnumbered sequenced writes of its calls
@@ -380,16 +385,16 @@ func TestAppendSeqSequencer(t *testing.T) {
 	assert.Equal(t, []num{{"q", 1}, {"q", 1}, {"q", 2}, {"old", 7}, {"-", 0}}, numOf(c1.Writes))
 	assert.Equal(t, []num{{"q", 2}, {"q", 3}, {"q", 3}}, numOf(c2.Writes))
 
-	acked, err := Flush(context.Background(), client, []*Call{c1, c2}, Replicas{})
+	acked, err := Flush(context.Background(), client, []*Call{c1, c2}, Replicas{}, q)
 	require.NoError(t, err)
 	require.Zero(t, acked)
 	requireOK(t, c1.Results)
 	requireOK(t, c2.Results)
 	assert.Equal(t, []bool{false, false, false, false, false}, dups(c1.Results))
-	assert.Equal(t, "3", producerState(t, client, p0.producerKey("q")))
-	assert.Equal(t, "3", producerState(t, client, p1.producerKey("q")))
-	assert.Equal(t, "7 1-6", producerState(t, client, p0.producerKey("old")))
-	assert.Empty(t, producerState(t, client, p1.producerKey("other")))
+	assert.Equal(t, "3", p0.state(t, client, "q"))
+	assert.Equal(t, "3", p1.state(t, client, "q"))
+	assert.Equal(t, "7 1-6", p0.state(t, client, "old"))
+	assert.Empty(t, p1.state(t, client, "other"))
 	assert.Equal(t, []string{"x1", "x2", "resent", "x3"}, uuidsOf(entries(t, client, p0.stream)))
 	m1 := uuidsOf(entries(t, client, p1.stream))
 	assert.ElementsMatch(t, []string{"plain", "y1", "y2", "y3"}, m1)
@@ -406,13 +411,13 @@ func TestAppendSeqSequencer(t *testing.T) {
 	q.Number([]*Call{c1, c2, c3})
 	assert.Equal(t, []num{{"q", 1}, {"q", 1}, {"q", 2}, {"old", 7}, {"-", 0}}, numOf(c1.Writes))
 	assert.Equal(t, []num{{"q", 4}}, numOf(c3.Writes))
-	acked, err = Flush(context.Background(), client, []*Call{c1, c2, c3}, Replicas{})
+	acked, err = Flush(context.Background(), client, []*Call{c1, c2, c3}, Replicas{}, q)
 	require.NoError(t, err)
 	require.Zero(t, acked)
 	requireDuplicates(t, c2.Results)
 	requireDuplicates(t, []Result{c1.Results[0], c1.Results[1], c1.Results[2], c1.Results[3]})
 	requireAppended(t, c3.Results)
-	assert.Equal(t, "4", producerState(t, client, p0.producerKey("q")))
+	assert.Equal(t, "4", p0.state(t, client, "q"))
 
 	t.Run("another producer", func(t *testing.T) {
 		r := &Sequencer{Producer: "r"}
@@ -461,7 +466,7 @@ func TestAppendSeqClusterSlots(t *testing.T) {
 	for round := range 2 { // two calls, each writing to every partition
 		c := &Call{}
 		for i := range parts {
-			p := partOf(i)
+			p := partIn(i, 1) // a record per partition, in its slot
 			in := p.seq(fmt.Sprintf("in-%d-%d", i, round), "", 0)
 			off := p.seqOffload(fmt.Sprintf("off-%d-%d", i, round), fmt.Sprintf("r-%d-%d", i, round), "body", time.Minute, "", 0)
 			c.Writes = append(c.Writes, in, off)
@@ -469,7 +474,7 @@ func TestAppendSeqClusterSlots(t *testing.T) {
 		calls = append(calls, c)
 	}
 	for i := range parts {
-		p := partOf(i)
+		p := partIn(i, 1) // a record per partition, in its slot
 		slot, err := client.ClusterKeySlot(ctx, p.stream).Result()
 		require.NoError(t, err)
 		master, err := cluster.MasterOf(int(slot))
@@ -479,7 +484,7 @@ func TestAppendSeqClusterSlots(t *testing.T) {
 	require.Greater(t, len(masters), 1, "the partitions are spread over masters")
 
 	q.Number(calls)
-	acked, err := Flush(ctx, client, calls, Replicas{})
+	acked, err := Flush(ctx, client, calls, Replicas{}, q)
 	require.NoError(t, err)
 	require.Zero(t, acked)
 	for _, c := range calls {
@@ -488,11 +493,11 @@ func TestAppendSeqClusterSlots(t *testing.T) {
 	check := func() {
 		t.Helper()
 		for i := range parts {
-			p := partOf(i)
+			p := partIn(i, 1) // a record per partition, in its slot
 			assert.Equal(t, []string{fmt.Sprintf("in-%d-0", i), fmt.Sprintf("off-%d-0", i),
 				fmt.Sprintf("in-%d-1", i), fmt.Sprintf("off-%d-1", i)},
 				uuidsOf(entries(t, client, p.stream)), "partition %d", i)
-			assert.Equal(t, "4", producerState(t, client, p.producerKey("q")), "partition %d", i)
+			assert.Equal(t, "4", p.state(t, client, "q"), "partition %d", i)
 			assert.Equal(t, int64(2), client.ZCard(ctx, p.index).Val(), "partition %d", i)
 			want, err := client.ClusterKeySlot(ctx, p.stream).Result()
 			require.NoError(t, err)
@@ -509,7 +514,7 @@ func TestAppendSeqClusterSlots(t *testing.T) {
 	check()
 
 	q.Number(calls) // numbered: untouched
-	acked, err = Flush(ctx, client, calls, Replicas{})
+	acked, err = Flush(ctx, client, calls, Replicas{}, q)
 	require.NoError(t, err)
 	require.Zero(t, acked)
 	for _, c := range calls {
@@ -553,9 +558,9 @@ func TestAppendSeqOneCallOverPartitions(t *testing.T) {
 	assert.Equal(t, "", entries(t, client, p0.stream)[1].Values["metadata"])
 	assert.Equal(t, "big-2", client.Get(ctx, p1.payloadKey("r2")).Val(), "the payload stored")
 	assert.Equal(t, int64(2), client.ZCard(ctx, p1.index).Val(), "both payloads indexed")
-	assert.Equal(t, "3", producerState(t, client, p0.producerKey("a")))
-	assert.Equal(t, "5 1-4", producerState(t, client, p0.producerKey("b")), "b's numbers below 5 may come again")
-	assert.Equal(t, "2", producerState(t, client, p1.producerKey("a")))
+	assert.Equal(t, "3", p0.state(t, client, "a"))
+	assert.Equal(t, "5 1-4", p0.state(t, client, "b"), "b's numbers below 5 may come again")
+	assert.Equal(t, "2", p1.state(t, client, "a"))
 	for i, w := range writes {
 		assert.Equal(t, idsOf(entries(t, client, partOf(w.Partition).stream))[indexOf(writes, i)], res[i].StreamID(), "write %d names its entry", i)
 	}

@@ -167,7 +167,7 @@ func (b *batcher) flush(reqs []*request, calls []*Call, seq *Sequencer) []*Call 
 		calls = append(calls, &r.call)
 	}
 	seq.Number(calls)
-	acked, err := Flush(b.ctx, b.rdb, calls, b.wait)
+	acked, err := Flush(b.ctx, b.rdb, calls, b.wait, seq)
 	clear(calls) // the requests go back to their callers and the pool
 	replicated := b.verdict(acked, err)
 	for _, r := range reqs {

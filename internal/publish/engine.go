@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/streamq-dev/streamq/internal/partition"
 	"github.com/streamq-dev/streamq/internal/payload"
@@ -35,7 +36,7 @@ func New(cfg Config) *Engine {
 	e := &Engine{
 		cfg:     cfg,
 		topics:  partition.NewCache(reg, cfg.DefaultPartitionCount, cfg.RefreshInterval, cfg.Clock.Now),
-		names:   &streamNames{space: cfg.Space},
+		names:   &streamNames{space: cfg.Space, group: recordGroupOf(cfg.Client)},
 		offload: payload.Offloader{Space: cfg.Space, Threshold: cfg.OffloadThreshold, TTL: cfg.OffloadTTL},
 		batch:   newBatcher(cfg),
 		resends: newResendBook(cfg.Idempotency.Window, cfg.Clock),
@@ -77,6 +78,15 @@ func (e *Engine) Publish(ctx context.Context, topic string, msgs []*message.Mess
 		return err
 	}
 	return e.send(ctx, &outgoing{topic: topic, n: n, msgs: msgs, writes: writes})
+}
+
+// recordGroupOf is how many partitions share a producer record on rdb's servers: one on a
+// Cluster (a record is in its partition's slot), recordGroup otherwise.
+func recordGroupOf(rdb redis.UniversalClient) int {
+	if server.Clustered(rdb) {
+		return 1
+	}
+	return recordGroup
 }
 
 // outgoing is one Publish's writes on their way: msgs[i] is written by writes[i], to topic,

@@ -32,7 +32,7 @@ func TestFlushPlainAppendsInOrder(t *testing.T) {
 	p0, p1 := partOf(0), partOf(1)
 	a := &Call{Writes: []Write{p0.xadd("a1", "x"), p1.xadd("a2", "x"), p0.xadd("a3", "x")}}
 	b := &Call{Writes: []Write{p1.xadd("b1", "x"), p0.xadd("b2", "x")}}
-	acked, err := Flush(context.Background(), client, []*Call{a, b}, Replicas{})
+	acked, err := Flush(context.Background(), client, []*Call{a, b}, Replicas{}, nil)
 	require.NoError(t, err)
 	assert.Zero(t, acked, "no WAIT")
 	require.Len(t, a.Results, 3)
@@ -154,7 +154,7 @@ func TestFlushWaitReplicas(t *testing.T) {
 	p := partOf(0)
 	send := func(uuid string, timeout time.Duration) (int, []Result) {
 		c := &Call{Writes: []Write{p.xadd(uuid, "x")}}
-		acked, err := Flush(ctx, client, []*Call{c}, Replicas{N: 1, Timeout: timeout})
+		acked, err := Flush(ctx, client, []*Call{c}, Replicas{N: 1, Timeout: timeout}, nil)
 		require.NoError(t, err)
 		requireOK(t, c.Results)
 		return acked, c.Results
@@ -179,7 +179,7 @@ func TestFlushCanceledContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	c := &Call{Writes: []Write{partOf(0).xadd("u", "x")}}
-	_, err := Flush(ctx, client, []*Call{c}, Replicas{N: 1, Timeout: time.Millisecond})
+	_, err := Flush(ctx, client, []*Call{c}, Replicas{N: 1, Timeout: time.Millisecond}, nil)
 	require.ErrorIs(t, err, context.Canceled)
 	require.Len(t, c.Results, 1)
 	assert.ErrorIs(t, c.Results[0].Err(), context.Canceled)

@@ -81,18 +81,21 @@ func (r Result) Duplicate() bool {
 
 // onceReply reads the write's part of an idempotent append's reply: its id, and whether it was a duplicate.
 func (r Result) onceReply() (string, bool) {
-	c, ok := r.cmd.(*redis.Cmd)
-	if r.at < 0 || !ok || c.Err() != nil {
+	if r.at < 0 || r.cmd.Err() != nil {
 		return "", false
 	}
-	reply, _ := c.Val().([]any)
-	if r.flat {
+	if c, ok := r.cmd.(*redis.StringSliceCmd); ok && r.flat {
+		reply := c.Val()
 		if r.at >= len(reply) {
 			return "", false
 		}
-		id, _ := reply[r.at].(string)
-		return id, id == ""
+		return reply[r.at], reply[r.at] == ""
 	}
+	c, ok := r.cmd.(*redis.Cmd)
+	if !ok {
+		return "", false
+	}
+	reply, _ := c.Val().([]any)
 	if 2*r.at+1 >= len(reply) {
 		return "", false
 	}
@@ -129,15 +132,16 @@ type Replicas struct {
 }
 
 // Flush sends the writes of every call in one pipeline, in order, and sets each call's
-// Results. The idempotent appends (Seq, Once) of one partition go as one script call per up
+// Results; q (nil: none) is the producer that sends the sequenced appends, which learns what
+// its records hold. The idempotent appends (Seq, Once) of one partition go as one script call per up
 // to maxOnce of them, in their order; those by UUID that the server refused because this
 // process's estimate of its clock was off are sent again (see skew.go). Under wait it ends
 // each pipeline with WAIT (server.QueueWait says why there) and returns the replicas the
 // last one counted and its error; 0 and nil without one.
-func Flush(ctx context.Context, rdb redis.UniversalClient, calls []*Call, wait Replicas) (acked int, err error) {
+func Flush(ctx context.Context, rdb redis.UniversalClient, calls []*Call, wait Replicas, q *Sequencer) (acked int, err error) {
 	var batches onceBatches
+	var seqs seqBatches
 	waitCmd := pipeline(ctx, rdb, wait, func(pipe redis.Pipeliner) {
-		var seqs seqBatches
 		for _, c := range calls {
 			c.Results = make([]Result, len(c.Writes))
 			for i, w := range c.Writes {
@@ -153,11 +157,12 @@ func Flush(ctx context.Context, rdb redis.UniversalClient, calls []*Call, wait R
 				c.Results[i] = Result{cmd: w.queue(ctx, pipe), append: w.Park == nil, at: -1}
 			}
 		}
-		seqs.queue(ctx, pipe, server.Clustered(rdb))
+		seqs.queue(ctx, pipe, server.Clustered(rdb), q)
 		if len(batches.all) > 0 {
 			batches.queue(ctx, pipe, serverNow(serverClock(rdb)))
 		}
 	})
+	seqs.learn(q)
 	if again := batches.resendSkewed(ctx, rdb, wait); again != nil {
 		waitCmd = again
 	}

@@ -76,13 +76,13 @@ func TestResendBookGivesARememberedMessageItsNumberAgain(t *testing.T) {
 	assertNumbered(t, b, "orders", "u1", 2, "abc-0", 7, "still within the window")
 	assertNumbered(t, b, "orders", "u1", 2, "abc-0", 7, "number does not consume the entry")
 
-	w := Write{Partition: 2, Seq: &Sequenced{Prefix: "k"}}
+	w := Write{Partition: 2, Seq: &Sequenced{Record: "k"}}
 	b.number("orders", "u1", &w)
-	fresh := Write{Partition: 2, Seq: &Sequenced{Prefix: "k"}}
+	fresh := Write{Partition: 2, Seq: &Sequenced{Record: "k"}}
 	seq := &Sequencer{Producer: "xyz-0"}
 	seq.Number([]*Call{{Writes: []Write{w, fresh}}})
-	assert.Equal(t, Sequenced{Prefix: "k", Producer: "abc-0", Seq: 7}, *w.Seq, "the resend keeps its number")
-	assert.Equal(t, Sequenced{Prefix: "k", Producer: "xyz-0", Seq: 1}, *fresh.Seq, "a new message gets the flusher's")
+	assert.Equal(t, Sequenced{Record: "k", Producer: "abc-0", Seq: 7}, *w.Seq, "the resend keeps its number")
+	assert.Equal(t, Sequenced{Record: "k", Producer: "xyz-0", Seq: 1, fresh: true}, *fresh.Seq, "a new message gets the flusher's")
 }
 
 // TestResendBookMatchesOnlyTheSameTopicUUIDAndPartition: a remembered number is given only

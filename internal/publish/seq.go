@@ -17,133 +17,97 @@ var (
 	appendSeqScript = script.New(appendSeqSrc)
 )
 
+// recordGroup is how many partitions of a topic share a producer's record on a single server
+// (one key per producer and group, written once per pipeline); on a Cluster every partition
+// has its own, in the partition's slot.
+const recordGroup = 64
+
 // Sequenced makes an append idempotent by its producer and sequence number: a producer
-// numbers its appends to each partition 1, 2, 3, ... and the partition's key of the producer
-// (Prefix + ":" + Producer; Prefix is keys.Space.Producers of the partition) records which numbers were appended, for
-// Window after the producer's last append. An append of a number already appended appends
-// nothing. A Sequencer numbers the appends of one producer; a write sent again keeps its
-// Producer and Seq.
+// numbers its appends to each partition 1, 2, 3, ... and its record (Record + ":" +
+// Producer; Record is keys.Space.Producers of the first partition of the partition's
+// group) holds, under the partition's Name, which numbers were appended, for Window after
+// the producer's last append. An append of a number already appended appends nothing. A
+// Sequencer numbers the appends of one producer; a write sent again keeps its Producer and
+// Seq.
 type Sequenced struct {
-	Prefix, Index string // Prefix: keys.Space.Producers of the partition; Index: its payload index
-	Producer      string
-	Seq           uint64 // 0: not numbered yet (a Sequencer numbers it)
-	Window        time.Duration
+	Record, Name string // the prefix of the partition's records, and its name in them (its index)
+	Index        string // the partition's payload index
+	Producer     string
+	Seq          uint64 // 0: not numbered yet (a Sequencer numbers it)
+	Window       time.Duration
+	fresh        bool // numbered by the flush that sends it: never sent before
 }
 
-// key is the producer's key of the partition.
-func (s *Sequenced) key() string { return s.Prefix + ":" + s.Producer }
+// recordKey is the key of the producer's record.
+func (s *Sequenced) recordKey() string { return s.Record + ":" + s.Producer }
 
-// Sequencer numbers the sequenced appends of one producer, per partition, in the order they
-// are sent. It is not safe for concurrent use: each flusher has its own.
+// Sequencer is one producer (a flusher): it numbers the sequenced appends it sends, per
+// partition, in the order they are sent, and knows what its records hold as long as every
+// call that wrote them answered. It is not safe for concurrent use: each flusher has its own.
 type Sequencer struct {
 	Producer string
-	next     map[string]uint64 // by Sequenced.Prefix: the last number given
+	next     map[partitionName]uint64 // the last number given in each partition
+	views    map[string]*recordView   // by record key: what the record holds
 }
 
+// partitionName names a partition: its records' prefix and its name in them.
+type partitionName struct{ record, name string }
+
 // Number gives every sequenced write of calls that has no number yet the producer and the
-// partition's next number, in order.
+// partition's next number, in order, and marks it fresh; a write that has one is not fresh.
 func (q *Sequencer) Number(calls []*Call) {
 	for _, c := range calls {
 		for _, w := range c.Writes {
 			s := w.Seq
-			if s == nil || s.Seq != 0 {
+			if s == nil {
+				continue
+			}
+			if s.Seq != 0 {
+				s.fresh = false
 				continue
 			}
 			if q.next == nil {
-				q.next = map[string]uint64{}
+				q.next = map[partitionName]uint64{}
 			}
-			q.next[s.Prefix]++
-			s.Producer, s.Seq = q.Producer, q.next[s.Prefix]
+			k := partitionName{s.Record, s.Name}
+			n := q.next[k] + 1
+			q.next[k] = n
+			s.Producer, s.Seq, s.fresh = q.Producer, n, true
 		}
 	}
 }
 
-// seqBatch is the sequenced appends to one partition sent as one appendseq.lua call, and the
-// results waiting for its reply. Its messages go in runs (see appendseq.lua): run is the
-// place in args of the open run's header.
+// seqBatch is the sequenced appends to one partition in a pipeline, in order, and the
+// results waiting for their call's reply.
 type seqBatch struct {
-	stream, index string
-	window, ttl   int64 // ms: the producer keys' and the offloaded payloads' TTL
-	producers     []string
-	slot          map[string]int // producer id -> the 1-based place of its key in producers
-	payloadKeys   []string
-	args          []any // per run: producer, first number, k, f, offloaded; then the messages
-	runs          int
-	run           int
-	last          seqRunKey // what the open run continues
-	results       []*Result
+	stream  string
+	writes  []Write
+	results []*Result
 }
 
-// seqRunKey is what decides whether a message continues the open run.
-type seqRunKey struct {
-	producer int
-	seq      uint64
-	f        int
-	off      bool
-}
-
-// seqBatches groups a pipeline's sequenced appends by partition, in order.
+// seqBatches groups a pipeline's sequenced appends by partition, in order, and sends them
+// as appendseq.lua calls (queue); once the pipeline answered, the sequencer learns what the
+// records hold (learn).
 type seqBatches struct {
-	open map[string]*seqBatch // by stream: the batch still taking writes
-	all  []*seqBatch
+	open  map[string]*seqBatch // by stream: the batch still taking writes
+	all   []*seqBatch
+	calls []*seqCall
 }
 
 // add puts w in its partition's batch; r gets the result once queued.
 func (b *seqBatches) add(w Write, r *Result) {
-	a := w.appendParts()
-	batch := b.open[a.stream]
+	stream := w.appendParts().stream
+	batch := b.open[stream]
 	if batch == nil || len(batch.results) == maxOnce {
-		batch = &seqBatch{stream: a.stream, index: w.Seq.Index, window: max(w.Seq.Window.Milliseconds(), 1),
-			slot: map[string]int{}}
+		batch = &seqBatch{stream: stream}
 		if b.open == nil {
 			b.open = map[string]*seqBatch{}
 		}
-		b.open[a.stream] = batch
+		b.open[stream] = batch
 		b.all = append(b.all, batch)
 	}
-	batch.add(w.Seq, a)
+	batch.writes = append(batch.writes, w)
 	batch.results = append(batch.results, r)
-}
-
-func (batch *seqBatch) add(s *Sequenced, a toAppend) {
-	at, ok := batch.slot[s.Producer]
-	if !ok {
-		batch.producers = append(batch.producers, s.key())
-		at = len(batch.producers)
-		batch.slot[s.Producer] = at
-	}
-	f := len(a.fields)
-	if defaultLayout(a.fields) {
-		f = -1 // the values only (appendseq.lua)
-	}
-	next := seqRunKey{producer: at, seq: s.Seq, f: f, off: a.ref != ""}
-	if batch.runs == 0 || next != (seqRunKey{batch.last.producer, batch.last.seq + 1, batch.last.f, batch.last.off}) {
-		off := 0
-		if next.off {
-			off = 1
-		}
-		batch.run = len(batch.args)
-		batch.args = append(batch.args, at, s.Seq, 0, f, off)
-		batch.runs++
-	}
-	batch.args[batch.run+2] = batch.args[batch.run+2].(int) + 1
-	batch.last = next
-	if next.off {
-		batch.payloadKeys = append(batch.payloadKeys, a.pkey)
-		batch.ttl = a.ttl
-		batch.args = append(batch.args, a.ref, a.body)
-	}
-	if f == -1 {
-		batch.args = append(batch.args, a.fields[1], a.fields[3], a.fields[5])
-		return
-	}
-	batch.args = append(batch.args, a.fields...)
-}
-
-// defaultLayout reports whether fields are the default Marshaler's three, in its order.
-func defaultLayout(fields []any) bool {
-	return len(fields) == 6 && fields[0] == any(codec.UUIDField) && fields[2] == any(codec.MetadataField) &&
-		fields[4] == any(codec.PayloadField)
 }
 
 // maxSeqCall caps the messages of one appendseq.lua call over several partitions.
@@ -152,41 +116,36 @@ const maxSeqCall = 4 * maxOnce
 // queue adds the appendseq.lua calls of the batches to pipe, by SHA (as onceBatches.queue),
 // and points each result at its place in the reply: one call per partition on a Cluster
 // (each call's keys in one slot), else one call over every partition, up to maxSeqCall
-// messages each.
-func (b *seqBatches) queue(ctx context.Context, pipe redis.Pipeliner, cluster bool) {
-	var call []*seqBatch
+// messages each. q (nil: none) is the producer that sends them, whose records' contents it
+// states.
+func (b *seqBatches) queue(ctx context.Context, pipe redis.Pipeliner, cluster bool, q *Sequencer) {
+	var group []*seqBatch
 	n := 0
 	for _, batch := range b.all {
-		if len(call) > 0 && (cluster || n+len(batch.results) > maxSeqCall) {
-			queueSeqCall(ctx, pipe, call)
-			call, n = call[:0], 0
+		if len(group) > 0 && (cluster || n+len(batch.results) > maxSeqCall) {
+			b.calls = append(b.calls, queueSeqCall(ctx, pipe, group, q))
+			group, n = group[:0], 0
 		}
-		call = append(call, batch)
+		group = append(group, batch)
 		n += len(batch.results)
 	}
-	if len(call) > 0 {
-		queueSeqCall(ctx, pipe, call)
+	if len(group) > 0 {
+		b.calls = append(b.calls, queueSeqCall(ctx, pipe, group, q))
 	}
 }
 
-// queueSeqCall adds one appendseq.lua call of the partitions' batches to pipe.
-func queueSeqCall(ctx context.Context, pipe redis.Pipeliner, batches []*seqBatch) {
-	var names []string
-	args := []any{batches[0].window, int64(0), len(batches), codec.UUIDField, codec.MetadataField, codec.PayloadField}
-	for _, batch := range batches {
-		names = append(names, batch.stream, batch.index)
-		names = append(names, batch.producers...)
-		names = append(names, batch.payloadKeys...)
-		args = append(args, len(batch.producers), batch.runs)
-		args = append(args, batch.args...)
-		args[1] = max(args[1].(int64), batch.ttl)
+// learn tells q what the records of the calls hold, once the pipeline answered.
+func (b *seqBatches) learn(q *Sequencer) {
+	if q == nil {
+		return
 	}
-	cmd := appendSeqScript.EvalSha(ctx, pipe, names, args...)
-	at := 0
-	for _, batch := range batches {
-		for _, r := range batch.results {
-			*r = Result{cmd: cmd, append: true, at: at, flat: true}
-			at++
-		}
+	for _, c := range b.calls {
+		c.learn(q)
 	}
+}
+
+// defaultLayout reports whether fields are the default Marshaler's three, in its order.
+func defaultLayout(fields []any) bool {
+	return len(fields) == 6 && fields[0] == any(codec.UUIDField) && fields[2] == any(codec.MetadataField) &&
+		fields[4] == any(codec.PayloadField)
 }

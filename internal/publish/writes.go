@@ -56,7 +56,7 @@ func (e *Engine) idempotence(topic string, slot *partitionSlot, msg *message.Mes
 	case idem.ByUUID, msg.Metadata.Get(codec.HeaderDerivedFrom) != "": // a derived UUID: its send from another run is found by UUID
 		w.Once = &Once{Prefix: slot.idem, Index: slot.index, UUID: msg.UUID, Window: idem.Window}
 	default:
-		w.Seq = &Sequenced{Prefix: slot.producers, Index: slot.index, Window: idem.Window}
+		w.Seq = &Sequenced{Record: slot.records, Name: slot.name, Index: slot.index, Window: idem.Window}
 		e.resends.number(topic, msg.UUID, w)
 	}
 }
