@@ -91,3 +91,47 @@ func TestSubscribeContextCancelClosesOnlyThatSubscription(t *testing.T) {
 	}
 	require.NoError(t, sub.Close())
 }
+
+// TestCloseKeepsTheLeaseWhileInFlightMessagesFinish: a graceful Close waits up to
+// CloseTimeout for a handler slower than LeaseTTL, and its ack still lands: the member keeps
+// renewing its leases until each partition has flushed its acks, so nothing it handled is
+// delivered again.
+func TestCloseKeepsTheLeaseWhileInFlightMessagesFinish(t *testing.T) {
+	t.Parallel()
+	_, client := streamqtest.StartRedis(t)
+	const topic = "slow-close"
+	cfg := streamqtest.FastSub(client, "g")
+	cfg.Membership.LeaseTTL = 2 * time.Second
+	cfg.DefaultPartitionCount = 1
+	cfg.Delivery.CloseTimeout = 3 * cfg.Membership.LeaseTTL
+	sub := streamqtest.NewSubscriber(t, cfg)
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client, DefaultPartitionCount: 1})
+	ch, err := sub.Subscribe(context.Background(), topic)
+	require.NoError(t, err)
+	require.NoError(t, pub.Publish(topic, message.NewMessage(watermill.NewUUID(), []byte("slow"))))
+	var msg *message.Message
+	select {
+	case msg = <-ch:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no message")
+	}
+
+	closed := make(chan error, 1)
+	go func() { closed <- sub.Close() }()
+	time.Sleep(cfg.Membership.LeaseTTL * 3 / 2) // the handler outlives a lease not renewed
+	msg.Ack()
+	select {
+	case err := <-closed:
+		require.NoError(t, err)
+	case <-time.After(2 * cfg.Delivery.CloseTimeout):
+		t.Fatal("Close did not return")
+	}
+
+	stream := keys.New("", "").PartitionStream(topic, 0)
+	pending, err := client.XPending(context.Background(), stream, "g").Result()
+	require.NoError(t, err)
+	assert.Zero(t, pending.Count, "the slow handler's ack was flushed before the lease went")
+	n, err := client.Exists(context.Background(), keys.New("", "").Lease(topic, 0, "g")).Result()
+	require.NoError(t, err)
+	assert.Zero(t, n, "and the lease released")
+}

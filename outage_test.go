@@ -217,3 +217,78 @@ func TestOutageWithMessagesInFlight(t *testing.T) {
 		require.Equal(t, 1, c, "message %s handled successfully %d times", seq, c)
 	}
 }
+
+// TestOutageCarriedOverByTheNextOwner: a member waiting out an outage crashes, and another
+// takes its partitions over. If the downstream is still down, the next owner carries the
+// outage on (the same start); once a delivery succeeds (at once, when the downstream
+// recovered meanwhile) it reports the recovery and clears the record: admin shows no outage
+// that ended with its first owner gone.
+func TestOutageCarriedOverByTheNextOwner(t *testing.T) {
+	t.Parallel()
+	for _, stillDown := range []bool{true, false} {
+		t.Run(fmt.Sprintf("still down %v", stillDown), func(t *testing.T) {
+			t.Parallel()
+			testOutageCarriedOver(t, stillDown)
+		})
+	}
+}
+
+func testOutageCarriedOver(t *testing.T, stillDown bool) {
+	client := redistestClient(t)
+	const n, topic = 40, "carried"
+	streamqtest.PublishNumbered(t, client, topic, n)
+	svc := downstream{up: make(chan struct{})}
+	ledger := newOutageLedger()
+	handler := func(msg *message.Message) error {
+		if err := svc.call(); err != nil {
+			ledger.failed.Add(1)
+			return streamq.Outage(msg, err)
+		}
+		ledger.success(msg)
+		return nil
+	}
+	first := streamqtest.NewSubscriber(t, outageSub(client))
+	rtRouter(t, first, topic, handler)
+	require.Eventually(t, func() bool { return len(first.Stats().Outages) == 4 }, 20*time.Second, 50*time.Millisecond)
+	since := map[int]time.Time{}
+	for _, o := range first.Stats().Outages {
+		since[o.Partition] = o.Since
+	}
+	streamq.Crash(first)
+	space := keys.New("", "")
+	recordKeys := make([]string, 4)
+	for p := range recordKeys {
+		recordKeys[p] = space.Outage(topic, p, "g")
+	}
+	records := func() int {
+		recs, err := outage.Read(context.Background(), client, recordKeys)
+		require.NoError(t, err)
+		n := 0
+		for _, r := range recs {
+			if r != nil {
+				n++
+			}
+		}
+		return n
+	}
+	require.Equal(t, 4, records(), "the crashed member's records")
+
+	if !stillDown {
+		close(svc.up)
+	}
+	next := streamqtest.NewSubscriber(t, outageSub(client))
+	rtRouter(t, next, topic, handler)
+	if stillDown {
+		require.Eventually(t, func() bool { return len(next.Stats().Outages) == 4 }, 20*time.Second, 50*time.Millisecond,
+			"the next owner meets the outage")
+		for _, o := range next.Stats().Outages {
+			assert.True(t, since[o.Partition].Equal(o.Since), "partition %d: the outage keeps its start %s, not %s", o.Partition, since[o.Partition], o.Since)
+		}
+		close(svc.up)
+	}
+	require.Eventually(t, func() bool { return ledger.handled() == n }, time.Minute, 50*time.Millisecond)
+	// The records would outlive the recovery by 10 s and more (2 probe waits and a slack).
+	require.Eventually(t, func() bool { return records() == 0 }, 5*time.Second, 50*time.Millisecond,
+		"every record cleared by the owner that saw the recovery")
+	assert.Empty(t, next.Stats().Outages)
+}

@@ -23,6 +23,7 @@ import (
 // the worker stops.
 func (w *worker) run() {
 	defer close(w.runDone)
+	w.carryOutage()
 	if !w.claims.pending(0, w.drainQueue) {
 		return
 	}

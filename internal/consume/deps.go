@@ -102,5 +102,6 @@ type keepStore interface {
 
 type outageStore interface {
 	WriteOutage(ctx context.Context, rec outage.Record, ttl time.Duration) error
+	ReadOutage(ctx context.Context) (*outage.Record, error)
 	ClearOutage(ctx context.Context) error
 }

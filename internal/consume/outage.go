@@ -7,6 +7,7 @@ import (
 	"github.com/ThreeDotsLabs/watermill"
 
 	"github.com/streamq-dev/streamq/internal/outage"
+	"github.com/streamq-dev/streamq/internal/retry"
 )
 
 // A partition waiting out a downstream outage: the handler goroutine that holds the failed
@@ -47,6 +48,19 @@ func (w *worker) settledRun(failed bool) {
 	if err := w.outageStore.ClearOutage(ctx); err != nil {
 		w.d.log.Debug("Could not clear the outage record", watermill.LogFields{"err": err.Error()})
 	}
+}
+
+// carryOutage takes over the outage a previous owner of the partition recorded and did not
+// see end (it crashed or lost its lease): this owner's first delivery continues it or ends
+// it, and an end clears the record, so no stale outage outlives the recovery.
+func (w *worker) carryOutage() {
+	ctx, cancel := w.settle.stepCtx()
+	defer cancel()
+	rec, err := w.outageStore.ReadOutage(ctx)
+	if err != nil || rec == nil {
+		return // none, or unknown: the record expires on its own
+	}
+	w.outage.Carry(retry.State{Since: rec.Since, NextProbe: rec.NextProbe, Probes: rec.Probes, Reason: rec.Reason})
 }
 
 // outageChanged reports an outage that started (first) or whose probe failed; the record

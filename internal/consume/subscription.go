@@ -46,12 +46,13 @@ type shared struct {
 // and the renewer (lease renewal). The rebalancer starts a worker per partition it takes
 // (see startWorker, and worker for a partition's own order); the workers start their fetcher.
 //
-// Stop, in this order: the rebalancer and the renewer, so no partition is taken or kept
-// alive any more; a static member's presence keeper, then it records that it is closing
-// (lease.StaticMember.Park: no refresh may overwrite that record); then every worker (it
-// leaves its fetcher, drains in-flight messages up to CloseTimeout, flushes acks and
-// releases its lease, which a static member keeps for its grace instead); then the
-// fetchers; then the member leaves the group and the output channel closes.
+// Stop, in this order: the rebalancer, so no partition is taken any more; a static member's
+// presence keeper, then it records that it is closing (lease.StaticMember.Park: no refresh
+// may overwrite that record); then every worker (it leaves its fetcher, drains in-flight
+// messages up to CloseTimeout, flushes acks and releases its lease, which a static member
+// keeps for its grace instead) while the renewer keeps the leases alive, so a handler slower
+// than LeaseTTL still gets its ack applied; then the renewer and the fetchers; then the
+// member leaves the group and the output channel closes.
 type subscription struct {
 	shared
 	clock  clock.Clock
@@ -157,10 +158,10 @@ func (sub *subscription) run() {
 	}
 	sub.stop()
 	sub.rebal.Stop()
-	sub.renew.Stop()
 	sub.static.Stop()
 	sub.beginParking()
 	sub.shutdownWorkers()
+	sub.renew.Stop()
 	sub.stopFetchers()
 	if !sub.isCrashed() {
 		sub.leave()
@@ -231,16 +232,21 @@ func (sub *subscription) loseLease(w *worker, cause error) {
 	}
 	sub.stats.leasesLost.Add(1)
 	w.d.log.Error("Partition lease lost, stopped delivering from it", cause, nil)
+	// A fenced step also answers "lost" when the stream is gone: before the next round takes
+	// the partition again, the rebalancer checks what still exists (a topic or group deleted
+	// by force stops the subscription instead of being leased and joined again).
+	sub.rebal.RequestHeal()
 	go w.shutdown(false)
 }
 
-// heldLeases are the leases of the running workers, for the renewer.
+// heldLeases are the leases the renewer keeps alive: those of the running workers and of
+// the workers draining on a graceful stop (worker.keepsLease).
 func (sub *subscription) heldLeases() []lease.HeldLease {
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
 	out := make([]lease.HeldLease, 0, len(sub.workers))
 	for _, w := range sub.workers {
-		if w.isStopping() {
+		if !w.keepsLease() {
 			continue
 		}
 		w := w

@@ -70,6 +70,7 @@ type worker struct {
 	keeper      *housekeeper // likewise
 
 	stop       chan struct{} // closed when the worker must stop delivering
+	draining   atomic.Bool   // a graceful stop under way: the lease is renewed until released
 	stopOnce   sync.Once
 	shutOnce   sync.Once
 	runDone    chan struct{}
@@ -94,6 +95,11 @@ func (w *worker) beginStop() bool {
 
 func (w *worker) isStopping() bool { return w.d.stopping() }
 
+// keepsLease reports whether the renewer keeps w's lease alive: while it delivers, and
+// while a graceful stop drains its in-flight messages and flushes their acks (a handler
+// slower than LeaseTTL must not lose its ack to an expired lease), until the release.
+func (w *worker) keepsLease() bool { return !w.isStopping() || w.draining.Load() }
+
 // start runs the worker's components and its delivery loop.
 func (w *worker) start() {
 	w.acks.start()
@@ -115,6 +121,7 @@ func (w *worker) shutdown(graceful bool) {
 }
 
 func (w *worker) doShutdown(graceful bool) {
+	w.draining.Store(graceful)
 	w.hooks.fetch.remove(w.feed)
 	if !graceful {
 		w.cancelMsgs()
@@ -133,6 +140,7 @@ func (w *worker) doShutdown(graceful bool) {
 		if err := w.hooks.release(ctx); err != nil {
 			w.d.log.Error("Could not release lease", err, nil)
 		}
+		w.draining.Store(false)
 		cancel()
 	}
 	w.d.log.Debug("Partition released", watermill.LogFields{"graceful": graceful})

@@ -35,6 +35,9 @@ type Outage struct {
 	reason  string
 	probing bool          // a held message is the probe
 	ended   chan struct{} // closed when the outage ends
+
+	carried  State       // an outage a previous owner recorded (Carry), not yet continued or ended
+	carrying atomic.Bool // carried is set
 }
 
 // NewOutage is the outage state of partition of topic, with no failure yet.
@@ -66,6 +69,9 @@ func (o *Outage) Hold(now time.Time, reason string, wasProbe bool) Turn {
 	var t Turn
 	if o.since.IsZero() {
 		o.since, o.probes, o.probing, o.ended = now, 0, false, make(chan struct{})
+		if o.carrying.Swap(false) { // the outage a previous owner was waiting out goes on
+			o.since, o.probes, o.carried = o.carried.Since, o.carried.Probes, State{}
+		}
 		o.active.Store(true)
 		o.gate.Set(true, now)
 		t.First = true
@@ -94,11 +100,16 @@ func (o *Outage) Settled(failed bool) State {
 	case o.inARow.Load() != 0:
 		o.inARow.Store(0)
 	}
-	if !o.active.Load() {
+	if !o.active.Load() && !o.carrying.Load() {
 		return State{}
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if o.carrying.Swap(false) { // the outage a previous owner recorded is over
+		was := o.carried
+		o.carried = State{}
+		return was
+	}
 	if o.since.IsZero() { // another delivery ended it meanwhile
 		return State{}
 	}
@@ -108,6 +119,25 @@ func (o *Outage) Settled(failed bool) State {
 	close(o.ended)
 	o.gate.Set(false, time.Time{})
 	return was
+}
+
+// Carry takes over the outage a previous owner of the partition recorded and did not see
+// end (it crashed, or lost its lease): st's Since, Probes and Reason. Nothing is paused: the
+// next delivery tells. A failure for an outage continues it (its Since kept, the backoff
+// going on from its probes); any other settled delivery ends it, and Settled returns it so
+// the owner reports the recovery and clears the record. Snapshot does not show it before.
+func (o *Outage) Carry(st State) {
+	if st.Since.IsZero() {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.since.IsZero() {
+		return // an outage of this owner's own already lasts
+	}
+	st.Topic, st.Partition = o.topic, o.partition
+	o.carried = st
+	o.carrying.Store(true)
 }
 
 // Snapshot is the outage now (zero Since: none).

@@ -66,3 +66,45 @@ func TestOutageConfigWait(t *testing.T) {
 	assert.Equal(t, time.Second, c.wait(2))
 	assert.Equal(t, time.Second, c.wait(1000), "no overflow")
 }
+
+// TestPartOutageCarried: an outage a previous owner recorded is carried over without pausing
+// anything; an outage failure continues it (its start and its backoff), a settled delivery
+// ends it and returns it, so the new owner reports the recovery and clears the record.
+func TestPartOutageCarried(t *testing.T) {
+	t.Parallel()
+	cfg := OutageConfig{Backoff: time.Second, MaxBackoff: 5 * time.Second}
+	since := time.Unix(1_700_000_000, 0)
+	now := since.Add(time.Minute)
+	rec := State{Since: since, Probes: 2, Reason: "payments: 503"}
+
+	o := NewOutage(cfg, "orders", 3)
+	o.Carry(rec)
+	paused, _ := o.Gate().State()
+	assert.False(t, paused, "nothing paused before a delivery tells")
+	assert.Zero(t, o.Snapshot().Since, "not shown before it is confirmed")
+	turn := o.Hold(now, "payments: 503 again", false)
+	assert.True(t, turn.First && turn.Probe, "this owner's first failure is its probe")
+	assert.Equal(t, 4*time.Second, turn.Wait, "the backoff goes on from the recorded probes")
+	s := o.Snapshot()
+	assert.Equal(t, since, s.Since, "the outage keeps its start")
+	assert.Equal(t, "payments: 503 again", s.Reason)
+	paused, _ = o.Gate().State()
+	assert.True(t, paused)
+	assert.Equal(t, since, o.Settled(false).Since, "an ack ends it")
+	assert.Zero(t, o.Settled(false).Since, "once")
+
+	ended := NewOutage(cfg, "orders", 3)
+	ended.Carry(rec)
+	was := ended.Settled(false)
+	assert.Equal(t, since, was.Since, "a first delivery that succeeds ends the recorded outage")
+	assert.Equal(t, "orders", was.Topic)
+	assert.Equal(t, 3, was.Partition)
+	assert.Zero(t, ended.Settled(false).Since, "and reports it once")
+	again := ended.Hold(now, "down", false)
+	assert.Equal(t, time.Second, again.Wait, "a later outage starts over")
+	assert.Equal(t, now, ended.Snapshot().Since)
+
+	none := NewOutage(cfg, "orders", 3)
+	none.Carry(State{})
+	assert.Zero(t, none.Settled(false).Since, "no record, nothing carried")
+}

@@ -229,6 +229,15 @@ func (s *Partition) WriteOutage(ctx context.Context, rec outage.Record, ttl time
 	return s.failed(ctx, outage.Write(ctx, s.rdb, s.keys.Outage, rec, ttl))
 }
 
+// ReadOutage reads the group's outage record on the partition (nil: none).
+func (s *Partition) ReadOutage(ctx context.Context) (*outage.Record, error) {
+	recs, err := outage.Read(ctx, s.rdb, []string{s.keys.Outage})
+	if err != nil {
+		return nil, s.failed(ctx, err)
+	}
+	return recs[0], nil
+}
+
 // ClearOutage removes the group's outage record on the partition.
 func (s *Partition) ClearOutage(ctx context.Context) error {
 	return s.failed(ctx, outage.Clear(ctx, s.rdb, s.keys.Outage))
