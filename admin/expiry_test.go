@@ -39,6 +39,7 @@ func testGroupExpiryShown(t *testing.T, client redis.UniversalClient) {
 	adm, err := admin.New(client, admin.Options{})
 	require.NoError(t, err)
 	forgotten := expirySub(t, client, "forgotten")
+	registered := time.Now()
 	require.NoError(t, forgotten.SubscribeInitialize(topic))
 	ch, err := expirySub(t, client, "live").Subscribe(ctx, topic)
 	require.NoError(t, err)
@@ -63,7 +64,9 @@ func testGroupExpiryShown(t *testing.T, client redis.UniversalClient) {
 		}
 		return out
 	}
-	assert.False(t, byName()["forgotten"].Expired, "not before the expiry")
+	if expired := byName()["forgotten"].Expired; time.Since(registered) < 2*time.Second {
+		assert.False(t, expired, "not before the expiry") // unless a loaded machine took that long to get here
+	}
 	require.Eventually(t, func() bool { return byName()["forgotten"].Expired }, 20*time.Second, 50*time.Millisecond)
 	groups := byName()
 	assert.False(t, groups["live"].Expired)

@@ -99,12 +99,10 @@ func testReplayOffloadsLargePayloadAgain(t *testing.T, client redis.UniversalCli
 	// admin's replay
 	id, err := adm.ReplayDeadLetter(ctx, topic, 0, letters[0].ID, admin.ReplayOptions{})
 	require.NoError(t, err)
-	ref := replayedRef(t, client, stream, id)
-	stored, err := client.Get(ctx, space.Payload(topic, 0, ref)).Bytes()
-	require.NoError(t, err)
-	assert.True(t, bytes.Equal(body, stored), "the stored payload is the dead letter's")
+	ref := replayedRef(t, client, stream, id) // stored apart: the entry carries no payload inline
 	require.Eventually(t, func() bool { return len(a.deliveries()) == 2 }, 10*time.Second, 10*time.Millisecond, "group a got the replay")
-	assert.True(t, bytes.Equal(body, a.deliveries()[1]), "group a got the whole payload back")
+	// Only the payload key held the body (group a may have acked it, and the key gone, by now).
+	assert.True(t, bytes.Equal(body, a.deliveries()[1]), "group a got the whole payload back from its key")
 	require.Eventually(t, func() bool { return zcard(t, client, index) == 0 && !exists(t, client, space.Payload(topic, 0, ref)) },
 		10*time.Second, 10*time.Millisecond, "the replay's payload goes once a acked it and b skipped it")
 	assert.Len(t, b.deliveries(), 1, "group b, which acked the message, did not get the replay")

@@ -3,6 +3,7 @@ package dashboard_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -23,8 +24,10 @@ import (
 func TestGroupPageShowsAnOutage(t *testing.T) {
 	e := newEnv(t)
 	require.NoError(t, e.adm.CreateTopic(e.ctx, "invoices", 2))
-	for range 4 {
-		require.NoError(t, e.pub.Publish("invoices", message.NewMessage(watermill.NewUUID(), []byte("x"))))
+	for i := range 4 { // two on each partition (a message without a key goes to a random one)
+		m := message.NewMessage(watermill.NewUUID(), []byte("x"))
+		m.Metadata.Set(streamq.ForcePartitionMetadata, strconv.Itoa(i%2))
+		require.NoError(t, e.pub.Publish("invoices", m))
 	}
 	sub, err := streamq.NewSubscriber(workerConfig(e.client, "billing", 2), watermill.NopLogger{})
 	require.NoError(t, err)

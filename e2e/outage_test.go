@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -23,8 +24,10 @@ func TestDashboardShowsAnOutage(t *testing.T) {
 	b := startBrowser(t)
 	e := newEnv(t)
 	require.NoError(t, e.adm.CreateTopic(e.ctx, "invoices", 2))
-	for range 6 {
-		require.NoError(t, e.pub.Publish("invoices", message.NewMessage(watermill.NewUUID(), []byte("invoice"))))
+	for i := range 6 { // three on each partition (a message without a key goes to a random one)
+		m := message.NewMessage(watermill.NewUUID(), []byte("invoice"))
+		m.Metadata.Set(streamq.ForcePartitionMetadata, strconv.Itoa(i%2))
+		require.NoError(t, e.pub.Publish("invoices", m))
 	}
 	e.consume("invoices", "ledger", func(m *message.Message) {
 		_ = streamq.Outage(m, errors.New("ledger: 503 Service Unavailable"))

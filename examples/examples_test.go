@@ -33,12 +33,15 @@ func build(t *testing.T, name string) string {
 	return bin
 }
 
-// runExample runs an example to its end with env added and returns its output.
+// runExample runs an example to its end with env added and returns its output. The minute
+// it is given starts once it is built: a build with a cold cache, beside the other packages'
+// builds, can take longer than the run.
 func runExample(t *testing.T, name string, env ...string) string {
 	t.Helper()
+	bin := build(t, name)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, build(t, name))
+	cmd := exec.CommandContext(ctx, bin)
 	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s: %s", name, out)
@@ -178,9 +181,10 @@ func TestPipeline(t *testing.T) {
 		})
 	}
 	t.Run("control", func(t *testing.T) {
+		bin := build(t, "pipeline")
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, build(t, "pipeline"), "-derive=false")
+		cmd := exec.CommandContext(ctx, bin, "-derive=false")
 		cmd.Env = append(os.Environ(), "REDIS_URL=")
 		out, err := cmd.CombinedOutput()
 		require.NoError(t, err, "%s", out)

@@ -135,7 +135,7 @@ func startSentinelRun(t *testing.T, s *redistest.Sentinel, topic string) *sentin
 		client := s.UniversalClient(t)
 		client.AddHook(r.hook)
 		sub, ch := streamqtest.SubscribeMember(t, client, topic, group, name, partitions, func(cfg *streamq.SubscriberConfig) {
-			cfg.Membership.LeaseTTL = 3 * time.Second
+			cfg.Membership.LeaseTTL = 6 * time.Second
 			cfg.Membership.RenewInterval = 500 * time.Millisecond
 		})
 		r.members[name] = sub

@@ -33,7 +33,7 @@ func TestCLIOutboxStatus(t *testing.T) {
 	e.reportOutbox("orders_outbox", "relay-a", 12, 40)
 	e.reportOutbox("orders_outbox", "relay-b", 12, 2)
 	out := e.ok("outbox", "status")
-	assert.Regexp(t, `orders_outbox\s+12\s+1\.5s\s+42\s+0s ago\s+2 live`, out)
+	assert.Regexp(t, `orders_outbox\s+12\s+1\.5s\s+42\s+\d+s ago\s+2 live`, out) // a few seconds on a loaded machine
 	assert.NotContains(t, out, "is a relay running?")
 
 	out = e.ok("outbox", "status", "orders_outbox")
@@ -62,8 +62,8 @@ func TestCLIOutboxStatus(t *testing.T) {
 	require.NoError(t, e.client.HSet(e.ctx, "streaming:mq:outbox:{orders_outbox}", "reportedAt", old).Err())
 	out = e.ok("outbox", "status")
 	assert.Contains(t, out, "none live")
-	assert.Contains(t, out, "orders_outbox: no relay reporting for 5m0s: is a relay running?")
-	assert.Contains(t, e.ok("outbox", "status", "orders_outbox"), "no relay reporting for 5m0s: is a relay running?")
+	assert.Regexp(t, `orders_outbox: no relay reporting for 5m\d+s: is a relay running\?`, out)
+	assert.Regexp(t, `no relay reporting for 5m\d+s: is a relay running\?`, e.ok("outbox", "status", "orders_outbox"))
 	var all []outboxView
 	e.jsonOf(&all, "outbox", "status")
 	require.Len(t, all, 1)

@@ -22,7 +22,7 @@ const (
 	// SentinelDownAfter is the sentinels' down-after-milliseconds: a master that does not
 	// answer this long is down for a sentinel, and for the quorum soon after; then the replica
 	// is promoted.
-	SentinelDownAfter = time.Second
+	SentinelDownAfter = 2 * time.Second
 	// SentinelFailoverTimeout is the sentinels' failover-timeout: a failover that has not
 	// promoted the replica within it is abandoned and retried after twice this time.
 	SentinelFailoverTimeout = 5 * time.Second

@@ -12,6 +12,7 @@ import (
 	"github.com/ThreeDotsLabs/watermill"
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/streamq-dev/streamq"
@@ -164,9 +165,11 @@ func Balanced(want map[string]int) func(map[string]int) bool {
 func WaitOwners(t *testing.T, client redis.UniversalClient, topic, group string, n int, ok func(map[string]int) bool) []string {
 	t.Helper()
 	var owners []string
-	require.Eventually(t, func() bool {
+	if !assert.Eventually(t, func() bool {
 		owners = LeaseOwners(t, client, topic, group, n)
 		return ok(CountByMember(owners))
-	}, 20*time.Second, 50*time.Millisecond, "owners never converged: %v", owners)
+	}, 20*time.Second, 50*time.Millisecond) {
+		require.FailNow(t, "owners never converged", "last seen: %v", CountByMember(owners))
+	}
 	return owners
 }

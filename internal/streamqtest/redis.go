@@ -21,6 +21,20 @@ func XLen(t testing.TB, client redis.UniversalClient, stream string) int64 {
 	return n
 }
 
+// Entries are the entries of the first n partitions of topic (default keyspace), partition
+// after partition, each in stream order.
+func Entries(t testing.TB, client redis.UniversalClient, topic string, n int) []redis.XMessage {
+	t.Helper()
+	space := keys.New("", "")
+	var out []redis.XMessage
+	for p := range n {
+		entries, err := client.XRange(context.Background(), space.PartitionStream(topic, p), "-", "+").Result()
+		require.NoError(t, err)
+		out = append(out, entries...)
+	}
+	return out
+}
+
 // GroupPending is the number of pending entries of group on stream.
 func GroupPending(t testing.TB, client redis.UniversalClient, stream, group string) int64 {
 	t.Helper()

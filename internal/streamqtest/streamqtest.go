@@ -17,12 +17,17 @@ import (
 	"github.com/streamq-dev/streamq/internal/redistest"
 )
 
-// FastSub shortens the background intervals so tests converge quickly.
+// FastSub shortens the background intervals so tests converge quickly. The lease lives 5s,
+// renewed every 300ms: on a 2-core CI machine running the race detector and dozens of
+// redis-servers, one renewal round was measured taking 1.4s, so a 2s lease lapsed there now
+// and then, and the partition's next owner delivered again what was in flight (what a lapse
+// does, and what tests of exactly-once would read as a bug). Tests that time a takeover set
+// a short LeaseTTL of their own.
 func FastSub(client redis.UniversalClient, group string) streamq.SubscriberConfig {
 	return streamq.SubscriberConfig{
 		Client:        client,
 		ConsumerGroup: group,
-		Membership:    streamq.MembershipConfig{LeaseTTL: 2 * time.Second, RenewInterval: 300 * time.Millisecond, RebalanceInterval: 150 * time.Millisecond},
+		Membership:    streamq.MembershipConfig{LeaseTTL: 5 * time.Second, RenewInterval: 300 * time.Millisecond, RebalanceInterval: 150 * time.Millisecond},
 		Reclaim:       streamq.ReclaimConfig{ScanInterval: time.Second, Idle: 3 * time.Second},
 		Read:          streamq.ReadConfig{BlockTime: 50 * time.Millisecond},
 		Delivery:      streamq.DeliveryConfig{CloseTimeout: 2 * time.Second},
