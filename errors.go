@@ -22,11 +22,12 @@ var (
 	// (empty, braces, spaces or control characters).
 	ErrInvalidName = keys.ErrInvalidName
 	// ErrInvalidMessage reports a message Publish refuses before sending anything of the call:
-	// nil, an empty UUID, metadata over 1 MiB or a payload over 512 MiB (what Redis takes in
-	// one value by default). The error names the message and what is wrong.
+	// nil, an empty UUID, an x-force-partition-id that is not a decimal index ("abc"),
+	// metadata over 1 MiB or a payload over 512 MiB (what Redis takes in one value by
+	// default). The error names the message and what is wrong.
 	ErrInvalidMessage = errors.New("invalid message")
-	// ErrPartitionOutOfRange reports an x-force-partition-id outside the topic's partitions;
-	// one that is not a decimal index at all wraps ErrInvalidMessage too.
+	// ErrPartitionOutOfRange reports an x-force-partition-id outside the topic's partitions
+	// (one that is not a decimal index at all is ErrInvalidMessage).
 	ErrPartitionOutOfRange = errors.New("partition out of range")
 	// ErrReservedMetadata reports a message whose metadata uses a key the marshaler reserves.
 	ErrReservedMetadata = codec.ErrReserved

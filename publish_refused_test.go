@@ -66,13 +66,17 @@ func TestPublishRefusesBadMessages(t *testing.T) {
 	require.ErrorIs(t, err, streamq.ErrPartitionOutOfRange, "a decimal index outside the topic is out of range")
 	assert.NotErrorIs(t, err, streamq.ErrInvalidMessage)
 
-	err = pub.Publish("door", good(), forced("abc"))
-	require.ErrorIs(t, err, streamq.ErrPartitionOutOfRange, "not a decimal index names no partition")
-	require.ErrorIs(t, err, streamq.ErrInvalidMessage, "nor is it an index at all")
-	assert.Contains(t, err.Error(), `x-force-partition-id="abc" is not a decimal partition index`)
 	var pe *streamq.PartitionError
 	require.ErrorAs(t, err, &pe)
-	assert.Equal(t, "door", pe.Topic)
+	assert.Equal(t, 7, pe.Partition)
+
+	bad := forced("abc")
+	err = pub.Publish("door", good(), bad)
+	require.ErrorIs(t, err, streamq.ErrInvalidMessage, "not a decimal index is a message to fix")
+	assert.NotErrorIs(t, err, streamq.ErrPartitionOutOfRange, "distinct from an index outside the topic")
+	assert.EqualError(t, err, `publish to "door": invalid message: message `+bad.UUID+
+		` (#1): x-force-partition-id="abc" is not a decimal partition index`)
+	assert.False(t, errors.As(err, &pe), "no partition to name")
 	assert.Equal(t, int64(2), appended(), "nothing of a call with a bad forced partition is appended")
 }
 

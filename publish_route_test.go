@@ -2,6 +2,7 @@ package streamq_test
 
 import (
 	"fmt"
+	"strconv"
 	"testing"
 
 	"github.com/ThreeDotsLabs/watermill"
@@ -75,31 +76,34 @@ func TestRouteForcedPartition(t *testing.T) {
 }
 
 // TestRouteForcedPartitionOutOfRange: an x-force-partition-id that is no partition of the
-// topic fails the Publish with ErrPartitionOutOfRange, a *PartitionError of the topic, and
-// writes nothing.
+// topic fails the Publish with ErrPartitionOutOfRange, a *PartitionError of the topic and the
+// partition; one that is no decimal index at all with ErrInvalidMessage naming the message.
+// Neither writes anything.
 func TestRouteForcedPartitionOutOfRange(t *testing.T) {
 	t.Parallel()
 	pub := routePublisher(t, redistest.Start(t).Client(t), 8, streamq.PublisherConfig{})
-	tests := []struct {
-		name  string
-		input string
-		want  error
-	}{
-		{name: "equal to partition count", input: "8", want: streamq.ErrPartitionOutOfRange},
-		{name: "negative", input: "-1", want: streamq.ErrPartitionOutOfRange},
-		{name: "not a number", input: "abc", want: streamq.ErrPartitionOutOfRange},
-		{name: "float", input: "3.0", want: streamq.ErrPartitionOutOfRange},
-		{name: "leading space", input: " 3", want: streamq.ErrPartitionOutOfRange},
-		{name: "overflows int", input: "99999999999999999999999", want: streamq.ErrPartitionOutOfRange},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			msg := routeMsg(message.Metadata{streamq.ForcePartitionMetadata: tt.input})
+	for _, input := range []string{"8", "-1"} {
+		t.Run(input, func(t *testing.T) {
+			msg := routeMsg(message.Metadata{streamq.ForcePartitionMetadata: input})
 			err := pub.Publish("orders", msg)
-			require.ErrorIs(t, err, tt.want)
+			require.ErrorIs(t, err, streamq.ErrPartitionOutOfRange)
+			assert.NotErrorIs(t, err, streamq.ErrInvalidMessage)
 			var pe *streamq.PartitionError
 			require.ErrorAs(t, err, &pe)
 			assert.Equal(t, "orders", pe.Topic)
+			assert.Equal(t, input, strconv.Itoa(pe.Partition))
+			_, written := streamq.PublishedPartition(msg)
+			assert.False(t, written)
+		})
+	}
+	// No decimal index at all (or none an int holds): a message to fix, not a partition.
+	for _, input := range []string{"abc", "3.0", " 3", "99999999999999999999999"} {
+		t.Run(input, func(t *testing.T) {
+			msg := routeMsg(message.Metadata{streamq.ForcePartitionMetadata: input})
+			err := pub.Publish("orders", msg)
+			require.ErrorIs(t, err, streamq.ErrInvalidMessage)
+			assert.NotErrorIs(t, err, streamq.ErrPartitionOutOfRange)
+			assert.Contains(t, err.Error(), "message "+msg.UUID+" (#0): x-force-partition-id="+strconv.Quote(input)+" is not a decimal partition index")
 			_, written := streamq.PublishedPartition(msg)
 			assert.False(t, written)
 		})

@@ -118,6 +118,9 @@ func checkMessage(m *message.Message) error {
 	case len(m.Payload) > maxPayloadSize:
 		return fmt.Errorf("payload of %d bytes, more than %d", len(m.Payload), maxPayloadSize)
 	}
+	if err := checkForcedPartition(m); err != nil {
+		return err
+	}
 	size := 0
 	for k, v := range m.Metadata {
 		size += len(k) + len(v)
@@ -145,12 +148,25 @@ type router struct {
 	byUUID       bool
 }
 
+// checkForcedPartition refuses an x-force-partition-id that is no decimal index at all
+// ("abc"): a message to fix, unlike an index outside the topic (ErrPartitionOutOfRange),
+// which a topic grown to more partitions would take.
+func checkForcedPartition(m *message.Message) error {
+	forced := m.Metadata.Get(ForcePartitionMetadata)
+	if forced == "" {
+		return nil
+	}
+	if _, err := strconv.Atoi(forced); err != nil {
+		return fmt.Errorf("%s=%q is not a decimal partition index", ForcePartitionMetadata, forced)
+	}
+	return nil
+}
+
 func (r router) route(topic string, n int, msg *message.Message) (int, error) {
 	if forced := msg.Metadata.Get(ForcePartitionMetadata); forced != "" {
 		part, err := strconv.Atoi(forced)
-		if err != nil { // names no partition, and is no index at all: an invalid message too
-			return 0, &PartitionError{Topic: topic, Partition: -1, Err: fmt.Errorf(
-				"%w: %w: %s=%q is not a decimal partition index", ErrPartitionOutOfRange, ErrInvalidMessage, ForcePartitionMetadata, forced)}
+		if err != nil { // checkMessages refused it before anything was sent
+			return 0, fmt.Errorf("%w: message %s: %w", ErrInvalidMessage, msg.UUID, checkForcedPartition(msg))
 		}
 		if part < 0 || part >= n {
 			return 0, &PartitionError{Topic: topic, Partition: part, Err: fmt.Errorf(

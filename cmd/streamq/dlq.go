@@ -230,8 +230,9 @@ func (o *dlqListOpts) print(topic string, dead []admin.DeadLetter) error {
 		return t.flush()
 	}
 	t := newTable(o.a.stdout, "PART", "ID", "FAILED AT", "GROUP", "REASON").fitWrapped(o.a.width(), 4)
+	group := nameWidth(o.a.width())
 	for _, d := range dead {
-		t.row(d.Partition, d.ID, o.a.timeText(d.FailedAt), orDash(d.Group), orDash(replayMark(d)+d.Reason))
+		t.row(d.Partition, d.ID, o.a.timeText(d.FailedAt), truncate(orDash(d.Group), group), orDash(replayMark(d)+d.Reason))
 	}
 	return t.flush()
 }
@@ -273,7 +274,7 @@ func dlqTopicsCmd(a *app) *cobra.Command {
 				fmt.Fprintln(a.stdout, "no topic has dead letters")
 				return nil
 			}
-			t := newTable(a.stdout, "TOPIC", "DEAD LETTERS")
+			t := newTable(a.stdout, "TOPIC", "DEAD LETTERS").fit(a.fitWidth(), 0)
 			for _, v := range views {
 				t.row(v.Topic, v.Size)
 			}
@@ -554,8 +555,9 @@ func (o *replayAllOpts) printDryRun(topic string, n int) error {
 		return t.flush()
 	}
 	t := newTable(o.a.stdout, "PART", "ID", "FAILED AT", "GROUP", "REASON").fitWrapped(o.a.width(), 4)
+	group := nameWidth(o.a.width())
 	for _, d := range o.would[:n] {
-		t.row(d.Partition, d.ID, o.a.timeText(d.FailedAt), orDash(d.Group), orDash(replayMark(d)+d.Reason))
+		t.row(d.Partition, d.ID, o.a.timeText(d.FailedAt), truncate(orDash(d.Group), group), orDash(replayMark(d)+d.Reason))
 	}
 	return t.flush()
 }

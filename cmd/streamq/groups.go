@@ -66,15 +66,16 @@ column says when a member was last seen.`,
 				fmt.Fprintf(a.stdout, "topic %q has no consumer groups\n", args[0])
 				return nil
 			}
-			return printGroups(a.stdout, groups)
+			return printGroups(a.stdout, a.fitWidth(), groups)
 		}),
 	}
 	a.addJSONFlag(cmd)
 	return cmd
 }
 
-// printGroups is the groups table; the EXPIRED column only when some group expired.
-func printGroups(w io.Writer, groups []admin.GroupInfo) error {
+// printGroups is the groups table fitted to width (0: no limit), the names cut with "…"; the
+// EXPIRED column only when some group expired.
+func printGroups(w io.Writer, width int, groups []admin.GroupInfo) error {
 	expired := false
 	for _, g := range groups {
 		expired = expired || g.Expired
@@ -83,7 +84,7 @@ func printGroups(w io.Writer, groups []admin.GroupInfo) error {
 	if expired {
 		head = append(head, "EXPIRED")
 	}
-	t := newTable(w).fit(tableWidth, 0)
+	t := newTable(w).fit(width, 0)
 	t.row(head...)
 	for _, g := range groups {
 		row := []any{g.Name, g.Consumers, g.Pending, lagText(g.Lag, !g.LagUnknown), human(g.TimeLag)}

@@ -59,6 +59,29 @@ func (a *app) width() int {
 	return tableWidth
 }
 
+// fitWidth is the width a table fits: the terminal's (width), or 0, no limit, with -o wide,
+// which cuts nothing.
+func (a *app) fitWidth() int {
+	if a.wide {
+		return 0
+	}
+	return a.width()
+}
+
+// nameWidth is how many runes a name (a group) keeps in a table fitted to width where another
+// column is the flexible one (a reason): a sixth of the width, at least minFlex.
+func nameWidth(width int) int {
+	return max(width/6, minFlex)
+}
+
+// wrapLine is s wrapped to width as lines of one string, s itself when width is 0.
+func wrapLine(s string, width int) string {
+	if width <= 0 {
+		return s
+	}
+	return strings.Join(wrapText(s, width), "\n")
+}
+
 // table writes aligned columns; call flush when done. Rows are kept until flush, so a table
 // made to fit (fit) can cut its flexible column to the width the others leave.
 type table struct {

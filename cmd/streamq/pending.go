@@ -134,7 +134,7 @@ func (a *app) printPending(topic, group string, entries []admin.PendingEntry) er
 		fmt.Fprintf(a.stdout, "group %q has no pending entries on topic %q\n", group, topic)
 		return nil
 	}
-	t := newTable(a.stdout, "PARTITION", "ID", "CONSUMER", "IDLE", "DELIVERIES").fit(a.width(), 2)
+	t := newTable(a.stdout, "PARTITION", "ID", "CONSUMER", "IDLE", "DELIVERIES").fit(a.fitWidth(), 2)
 	for _, e := range entries {
 		t.row(e.Partition, e.ID, e.Consumer, human(e.Idle), e.Deliveries)
 	}

@@ -60,7 +60,7 @@ only that group delivers), consumer groups and dead letters.`,
 				fmt.Fprintln(a.stdout, "no topics")
 				return nil
 			}
-			t := newTable(a.stdout, "TOPIC", "PARTITIONS", "LENGTH", "RETRIES", "GROUPS", "DLQ").fit(a.width(), 0)
+			t := newTable(a.stdout, "TOPIC", "PARTITIONS", "LENGTH", "RETRIES", "GROUPS", "DLQ").fit(a.fitWidth(), 0)
 			for _, v := range views {
 				t.row(v.Topic, v.Partitions, v.Length, v.Retries, v.Groups, v.DLQLength)
 			}
