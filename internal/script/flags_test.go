@@ -95,3 +95,31 @@ func fill(t *testing.T, ctx context.Context, rdb *redis.Client) {
 	require.NoError(t, rdb.ConfigSet(ctx, "maxmemory", used).Err())
 	t.Cleanup(func() { _ = rdb.ConfigSet(context.Background(), "maxmemory", "0").Err() })
 }
+
+// At maxmemory Redis refuses each write queued in a MULTI and answers the EXEC with
+// EXECABORT; TxError gives the queued command's OOM instead, so IsOOM (and every caller's
+// "Redis is full" handling) sees the real cause. Any other EXEC error is returned as is.
+func TestTxErrorAtMaxmemory(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ctx := context.Background()
+	fill(t, ctx, rdb)
+
+	var set *redis.StatusCmd
+	_, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		set = p.Set(ctx, "k", strings.Repeat("x", 1024), 0)
+		p.Get(ctx, "k")
+		return nil
+	})
+	require.Error(t, err)
+	require.True(t, redis.HasErrorPrefix(err, "EXECABORT"), "EXEC answers EXECABORT: %v", err)
+	assert.False(t, IsOOM(err), "EXECABORT alone does not say why")
+	got := TxError(err, set)
+	assert.True(t, IsOOM(got), "the queued SET's OOM: %v", got)
+	assert.Equal(t, set.Err(), got)
+	assert.Equal(t, redis.Nil, rdb.Get(ctx, "k").Err(), "nothing of the transaction applied")
+
+	other := redis.Nil
+	assert.Equal(t, other, TxError(other, set), "not an EXECABORT: returned as is")
+	assert.NoError(t, TxError(nil, set))
+}
