@@ -186,3 +186,41 @@ type gapRatesJSON struct {
 		Gap bool  `json:"gap"`
 	} `json:"points"`
 }
+
+// TestDashboardNamesWhoHoldsTheMemoryAtTheHighWaterMark: above the high-water mark, before
+// Redis is full, the topic whose group holds back the most warns of the memory naming that
+// group; the other topic says because of which group the memory is high; nothing says full.
+func TestDashboardNamesWhoHoldsTheMemoryAtTheHighWaterMark(t *testing.T) {
+	e := newEnv(t)
+	fulltest.MemoryScene(t, e.client, e.pub)
+	fulltest.HighWater(t, e.client)
+	s := e.serve(dashboard.Options{})
+	var topics struct {
+		Topics []struct {
+			Topic  string     `json:"topic"`
+			Health healthJSON `json:"health"`
+		} `json:"topics"`
+	}
+	s.getJSON("/api/topics", &topics)
+	require.Len(t, topics.Topics, 2)
+	assert.Equal(t, fulltest.Orders, topics.Topics[0].Topic, "the topic holding the memory first")
+	orders, events := topics.Topics[0].Health, topics.Topics[1].Health
+	for _, h := range []healthJSON{orders, events} {
+		assert.Nil(t, h.code("redis-full"), "not full yet: %+v", h)
+	}
+	high := orders.code("memory-high")
+	require.NotNil(t, high, "%+v", orders)
+	assert.Equal(t, "warning", high.Severity)
+	assert.Contains(t, high.Text, "above the 80 % high-water mark of maxmemory")
+	assert.Contains(t, high.Text, "; group audit holds back 400 unacked messages (~")
+	assert.Equal(t, "streamq stats orders audit", high.Command)
+	other := events.code("memory-high")
+	require.NotNil(t, other, "%+v", events)
+	assert.True(t, strings.HasPrefix(other.Text, "Redis memory is high because of group audit on topic orders (it holds back 400 unacked messages"), other.Text)
+
+	var audit maxmemoryGroupJSON
+	s.getJSON("/api/topics/orders/groups/audit", &audit)
+	require.NotNil(t, audit.Held)
+	assert.True(t, audit.Held.Cause)
+	assert.Equal(t, int64(fulltest.OrdersCount), audit.Held.Unacked)
+}
