@@ -37,7 +37,7 @@ type AlreadyReplayedError struct {
 
 func (e *AlreadyReplayedError) Error() string {
 	return fmt.Sprintf("%s: %s of %q partition %d at %s as %s", ErrAlreadyReplayed, e.ID, e.Topic, e.Partition,
-		e.ReplayedAt.UTC().Format(time.RFC3339Nano), e.ReplayedAs)
+		timeText(e.ReplayedAt), e.ReplayedAs)
 }
 
 // Unwrap returns ErrAlreadyReplayed.

@@ -76,7 +76,7 @@ func (o Offset) String() string {
 	case offsetID:
 		return o.id
 	case offsetTime:
-		return o.t.UTC().Format(time.RFC3339Nano)
+		return rfc3339Nano(o.t)
 	}
 	return "beginning"
 }

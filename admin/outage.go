@@ -25,7 +25,8 @@ type Outage struct {
 	Reason string
 }
 
-// String is "downstream failing since 15:04:05 (2m0s), next probe in 8s: reason", at now.
+// String is "downstream failing since 2026-12-03 12:00:00 UTC (2m0s), next probe in 8s, 5 probes
+// failed: reason", at now; the time in UTC, as every admin text.
 func (o Outage) String() string { return o.At(time.Now()) }
 
 // At is String at now.
@@ -36,7 +37,7 @@ func (o Outage) At(now time.Time) string {
 		probe = "probing"
 	}
 	return fmt.Sprintf("downstream failing since %s (%s), %s, %d probes failed: %s",
-		o.Since.Local().Format(time.TimeOnly), now.Sub(o.Since).Round(time.Second), probe, o.Probes, o.Reason)
+		timeText(o.Since), now.Sub(o.Since).Round(time.Second), probe, o.Probes, o.Reason)
 }
 
 // GroupOutages are a group's partitions waiting out a downstream outage, and those whose

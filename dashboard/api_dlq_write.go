@@ -99,7 +99,7 @@ func (h *Handler) replayOne(ctx context.Context, topic string, e entryRef, req s
 	}
 	res.AlreadyReplayedAt, res.AlreadyReplayedAs = replayedAt(already.ReplayedAt), already.ReplayedAs
 	res.Notice = fmt.Sprintf(`already replayed at %s as %s: nothing replayed (send "again": true to replay it again)`,
-		already.ReplayedAt.UTC().Format("2006-01-02T15:04:05.000Z07:00"), already.ReplayedAs)
+		timeText(already.ReplayedAt), already.ReplayedAs)
 	return res, nil
 }
 

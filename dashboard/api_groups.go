@@ -393,11 +393,3 @@ func (h *Handler) resumeGroup(r *http.Request) (any, watermill.LogFields, error)
 	}
 	return pauseView{Changed: was}, fields, nil
 }
-
-// rfc3339 formats t in UTC, "" for the zero time.
-func rfc3339(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format(time.RFC3339)
-}

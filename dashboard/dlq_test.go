@@ -252,7 +252,7 @@ func TestPauseAndResumeGroup(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
 	r.json(t, &res)
 	assert.True(t, res.Paused && res.Changed)
-	assert.NotEmpty(t, res.PausedAt)
+	assert.Regexp(t, `^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`, res.PausedAt, "RFC 3339 UTC with milliseconds, as every API time")
 	var group struct {
 		Paused   bool   `json:"paused"`
 		PausedAt string `json:"pausedAt"`

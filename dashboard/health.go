@@ -93,11 +93,6 @@ func (p *problemView) then(next, command string) {
 	p.Next, p.Command = next, command
 }
 
-// at is t in UTC to the second with its age at now: "2026-12-01 19:55:15 UTC (3m ago)".
-func at(t, now time.Time) string {
-	return t.UTC().Format("2006-01-02 15:04:05 UTC") + " (" + age(max(now.Sub(t), 0)) + " ago)"
-}
-
 // age renders a duration to the second under an hour ("12m34s"), to the minute under two
 // days ("2h5m"), else to the hour ("3d4h").
 func age(d time.Duration) string {

@@ -14,7 +14,7 @@ func (t jsonTime) MarshalJSON() ([]byte, error) {
 	if time.Time(t).IsZero() {
 		return []byte("null"), nil
 	}
-	return []byte(`"` + time.Time(t).UTC().Format("2006-01-02T15:04:05.000Z07:00") + `"`), nil
+	return []byte(`"` + rfc3339(time.Time(t)) + `"`), nil
 }
 
 // ms is d in whole milliseconds.

@@ -43,7 +43,7 @@ func TestDashboardShowsAnOutage(t *testing.T) {
 	b.waitFor(`document.querySelectorAll('[data-field="partition-delivery"] .warn').length === 2`, "both partitions paused")
 	cells := eval[[]string](b, `[...document.querySelectorAll('[data-field="partition-delivery"]')].map((c) => c.textContent)`)
 	for _, c := range cells {
-		assert.Regexp(t, `^paused: downstream failing since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \([^)]+ ago\), (next probe in \d|probing now)`, c)
+		assert.Regexp(t, `^paused: downstream failing since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \([^)]+ ago\), (next probe in \d|probing now)`, c)
 	}
 	assert.Equal(t, "ledger: 503 Service Unavailable (", eval[string](b,
 		`document.querySelector('[data-field="partition-delivery"] .warn').title`)[:len("ledger: 503 Service Unavailable (")])

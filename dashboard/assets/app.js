@@ -106,7 +106,7 @@ function refreshNow() {
 function setUpdated(ok) {
   const el = document.getElementById('updated');
   el.classList.toggle('stale', !ok);
-  el.textContent = (ok ? 'Updated ' : 'Update failed ') + fmt.clock(new Date());
+  el.textContent = (ok ? 'Updated ' : 'Update failed ') + fmt.clock(Date.now());
 }
 
 function showMode() {

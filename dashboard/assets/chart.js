@@ -45,7 +45,8 @@ function xTicks(x0, x1) {
 // a band is drawn wide and light under the other lines, so a line on top of it never hides
 // it. A null value breaks a line: no sample there. gaps [[fromMs, toMs], ...] are spans
 // without samples, shaded and labelled "no samples" (a line never crosses one). format
-// renders a value for the legend; integer keeps the y ticks whole.
+// renders a value for the legend; integer keeps the y ticks whole. The x axis shows UTC times of
+// day, as every time on the pages is in UTC; the caption says so.
 export function lineChart({ title, series, from, to, gaps = [], unit = '', format = fmt.rate, integer = false }) {
   const all = series.flatMap((x) => x.points).filter((p) => p[1] !== null);
   const svg = s('svg', { class: 'chart-svg', viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': title });
@@ -63,7 +64,7 @@ export function lineChart({ title, series, from, to, gaps = [], unit = '', forma
     svg.append(s('text', { class: 'axis', x: M.left - 8, y: py(v) + 4, 'text-anchor': 'end' }, compact(v)));
   }
   for (const t of xTicks(x0, x1)) {
-    svg.append(s('text', { class: 'axis', x: px(t), y: H - 6, 'text-anchor': 'middle' }, fmt.clock(new Date(t))));
+    svg.append(s('text', { class: 'axis', x: px(t), y: H - 6, 'text-anchor': 'middle' }, fmt.tick(t)));
   }
   svg.append(s('line', { class: 'baseline', x1: M.left, x2: W - M.right, y1: py(0), y2: py(0) }));
   svg.dataset.gaps = String(gaps.length);
@@ -111,5 +112,5 @@ export function lineChart({ title, series, from, to, gaps = [], unit = '', forma
     return h('span', { class: 'legend-item', dataset: { series: ser.name } }, h('span', { class: ['swatch', ser.color || 'c' + (i % 8), ser.dashed ? 'dashed' : '', ser.band ? 'band' : ''] }), ser.name,
       h('span', { class: 'legend-value', text: last === null ? fmt.dash : format(last) + unit }));
   }));
-  return h('figure', { class: 'chart' }, h('figcaption', { text: title }), svg, legend);
+  return h('figure', { class: 'chart' }, h('figcaption', null, title, h('span', { class: 'muted', text: ' · UTC' })), svg, legend);
 }

@@ -37,20 +37,52 @@ function pad(n, w = 2) {
   return String(n).padStart(w, '0');
 }
 
-export function clock(d) {
-  return pad(d.getHours()) + ':' + pad(d.getMinutes()) + ':' + pad(d.getSeconds());
+// msOf is a time given as an RFC 3339 string, unix ms or a Date, in unix ms (NaN when none).
+function msOf(t) {
+  if (!t) return NaN;
+  if (t instanceof Date) return t.getTime();
+  if (typeof t === 'number') return t;
+  return Date.parse(t);
 }
 
-export function time(iso) {
-  if (!iso) return dash;
-  const d = new Date(iso);
-  return d.getFullYear() + '-' + pad(d.getMonth() + 1) + '-' + pad(d.getDate()) + ' ' + clock(d);
+// utc is the one way a page writes a time, the CLI's and the server's texts' (timetext.go):
+// UTC to the second with the zone, "2026-12-05 02:10:11 UTC", so a table row and a problem
+// text about the same instant read the same; a dash when t is no time.
+function utc(t) {
+  const ms = msOf(t);
+  if (Number.isNaN(ms)) return dash;
+  const d = new Date(ms);
+  return d.getUTCFullYear() + '-' + pad(d.getUTCMonth() + 1) + '-' + pad(d.getUTCDate()) + ' ' +
+    pad(d.getUTCHours()) + ':' + pad(d.getUTCMinutes()) + ':' + pad(d.getUTCSeconds()) + ' UTC';
+}
+
+// time is t (RFC 3339, unix ms or a Date) as utc writes it: "2026-12-05 02:10:11 UTC".
+export function time(t) {
+  return utc(t);
+}
+
+// clock is time's time of day with its zone, "02:10:11 UTC", where a date is not needed.
+export function clock(t) {
+  const text = utc(t);
+  return text === dash ? dash : text.slice(11);
+}
+
+// tick is clock without the zone, "02:10:11": a chart's axis, whose caption says UTC.
+export function tick(t) {
+  const text = utc(t);
+  return text === dash ? dash : text.slice(11, 19);
+}
+
+// date is time's date, "2026-12-05".
+export function date(t) {
+  const text = utc(t);
+  return text === dash ? dash : text.slice(0, 10);
 }
 
 // idTime is the time of a stream id ("1700000000000-3").
 export function idTime(id) {
   const ms = Number(String(id || '').split('-')[0]);
-  return ms > 0 ? time(new Date(ms).toISOString()) : dash;
+  return ms > 0 ? utc(ms) : dash;
 }
 
 export function plural(n, one, many) {

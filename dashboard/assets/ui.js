@@ -153,7 +153,7 @@ export function rate(r, f) {
   const mark = f.stale ? 'stale' : 'live';
   return h('span', { class: 'stack', dataset: { fresh: mark }, title: f.text },
     h('span', { text }),
-    h('span', { class: ['small', f.stale ? 'stale-note' : 'live-note'], text: f.stale ? 'stale · as of ' + fmt.clock(new Date(f.lastSample)) : 'live reads' }));
+    h('span', { class: ['small', f.stale ? 'stale-note' : 'live-note'], text: f.stale ? 'stale · as of ' + fmt.clock(f.lastSample) : 'live reads' }));
 }
 
 // freshnessNote is a line saying how fresh a page's figures are; null when fresh.

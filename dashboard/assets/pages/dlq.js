@@ -92,8 +92,7 @@ const key = (e) => e.partition + '/' + e.id;
 // when shows a time as its date over its clock time.
 function when(iso) {
   if (!iso) return fmt.dash;
-  const [date, time] = fmt.time(iso).split(' ');
-  return h('span', { class: 'stack' }, h('span', { text: time }), h('span', { class: 'muted small', text: date }));
+  return h('span', { class: 'stack' }, h('span', { text: fmt.clock(iso) }), h('span', { class: 'muted small', text: fmt.date(iso) }));
 }
 
 export default function dlqPage(topic) {
@@ -250,7 +249,7 @@ export default function dlqPage(topic) {
       { text: e.retryCount + ' / ' + e.maxRetries, class: 'num' },
       { node: compactPayload(e.payload), class: 'payload-cell', attrs: { dataset: { field: 'payload' } } },
       { node: h('div', { class: 'row-actions' },
-        e.replayedAt ? h('span', { class: 'pill ok', title: 'replayed ' + fmt.time(e.replayedAt) + ' as ' + e.replayedAs, dataset: { field: 'replayed' }, text: 'replayed ' + fmt.time(e.replayedAt).split(' ')[1] }) : null,
+        e.replayedAt ? h('span', { class: 'pill ok', title: 'replayed ' + fmt.time(e.replayedAt) + ' as ' + e.replayedAs, dataset: { field: 'replayed' }, text: 'replayed ' + fmt.clock(e.replayedAt) }) : null,
         ui.button('Details', () => details(e), 'small', { dataset: { action: 'details' } }),
         write ? ui.button('Replay', () => replay([{ partition: e.partition, id: e.id }]), 'small primary', { dataset: { action: 'replay' } }) : null,
         write ? ui.button('Delete', () => remove([{ partition: e.partition, id: e.id }]), 'small danger', { dataset: { action: 'delete' } }) : null) },

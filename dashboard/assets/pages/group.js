@@ -101,7 +101,7 @@ function lastSeen(info) {
   if (!info.lastSeen) return h('span', { class: 'muted', dataset: { field: 'last-seen' }, text: 'never recorded' });
   const m = info.lastMember;
   return h('span', { class: 'stack', dataset: { field: 'last-seen' }, title: fmt.time(info.lastSeen) }, h('span', { text: ago(info.lastSeen, info.time) }),
-    h('span', { class: 'muted small', text: 'at ' + fmt.clock(new Date(info.lastSeen)) + (m && m.left ? ', left' : '') }),
+    h('span', { class: 'muted small', text: 'at ' + fmt.clock(info.lastSeen) + (m && m.left ? ', left' : '') }),
     m ? h('span', { class: 'muted small wrap', dataset: { field: 'last-member' }, text: m.text }) : null);
 }
 
