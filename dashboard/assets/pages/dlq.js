@@ -11,10 +11,11 @@ import * as fmt from '../format.js';
 const LIMIT = 50;
 const TOP_REASONS = 5;
 
-// isoOf turns a datetime-local value (the browser's zone) into RFC 3339, '' when empty.
+// isoOf turns a datetime-local value, read in UTC as every time the pages show, into RFC
+// 3339, '' when empty.
 function isoOf(v) {
   if (!v) return '';
-  const d = new Date(v);
+  const d = new Date(v + 'Z');
   return Number.isNaN(d.getTime()) ? '' : d.toISOString();
 }
 
@@ -26,8 +27,8 @@ function filterBar(onChange) {
   };
   const fields = [
     input('group', 'Group', { placeholder: 'any' }), input('reason', 'Reason contains', { placeholder: 'any' }),
-    input('partition', 'Partition', { placeholder: 'all, or 1,3' }), input('since', 'Failed from', { type: 'datetime-local' }),
-    input('until', 'Failed until', { type: 'datetime-local' }), input('q', 'Search', { wide: true, placeholder: 'uuid, payload, metadata, id…' }),
+    input('partition', 'Partition', { placeholder: 'all, or 1,3' }), input('since', 'Failed from (UTC)', { type: 'datetime-local' }),
+    input('until', 'Failed until (UTC)', { type: 'datetime-local' }), input('q', 'Search', { wide: true, placeholder: 'uuid, payload, metadata, id…' }),
   ];
   let timer = 0;
   const read = () => {
