@@ -543,7 +543,8 @@ func (o *replayAllOpts) printDryRun(topic string, n int) error {
 		}
 		return printJSON(o.a.stdout, v)
 	}
-	fmt.Fprintf(o.a.stdout, "would replay %s of topic %q (dry run)\n", plural(int64(n), "dead letter", "dead letters"), topic)
+	fmt.Fprintf(o.a.stdout, "would replay %s of topic %q (dry run)\n", plural(int64(n), "dead letter", "dead letters"),
+		proseName(topic, o.a.fitWidth()))
 	if n == 0 {
 		return nil
 	}

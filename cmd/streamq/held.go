@@ -80,16 +80,18 @@ func heldText(g groupMemoryView) string {
 
 // causeLine says who Redis's memory is held by, seen from topic: "the cause: group audit, here:
 // ..." on its own topic, "Redis is full because of group audit on topic orders: ..."
-// elsewhere ("Redis memory is high because of ..." below maxmemory).
-func causeLine(topic string, v *memoryUseView, full bool) string {
+// elsewhere ("Redis memory is high because of ..." below maxmemory); names cut to fit width
+// (proseName, 0: whole).
+func causeLine(topic string, v *memoryUseView, full bool, width int) string {
 	c := v.Cause
 	switch {
 	case c == nil:
 		return "no group holds memory back: length retention and dead letters keep it"
 	case c.Topic == topic:
-		return fmt.Sprintf("the cause: group %s, here: %s", c.Group, heldText(*c))
+		return fmt.Sprintf("the cause: group %s, here: %s", proseName(c.Group, width), heldText(*c))
 	}
-	return fmt.Sprintf("%s because of group %s on topic %s: %s", pressure(full), c.Group, c.Topic, heldText(*c))
+	return fmt.Sprintf("%s because of group %s on topic %s: %s", pressure(full), proseName(c.Group, width),
+		proseName(c.Topic, width), heldText(*c))
 }
 
 // pressure is "Redis is full", or "Redis memory is high" below maxmemory.
@@ -101,13 +103,13 @@ func pressure(full bool) string {
 }
 
 // printHeld is info's block of who holds the memory: what each group of the topic holds back
-// and its dead letters, then the cause.
-func printHeld(w io.Writer, topic string, v *memoryUseView, full bool) error {
+// and its dead letters, then the cause; the names cut to fit width (0: whole).
+func printHeld(w io.Writer, width int, topic string, v *memoryUseView, full bool) error {
 	if v == nil {
 		return nil
 	}
 	fmt.Fprintln(w, "\nmemory held back (approximate sizes, sampled):")
-	t := newTable(w, "GROUP", "UNACKED", "~SIZE", "RETRIES", "~SIZE")
+	t := newTable(w, "GROUP", "UNACKED", "~SIZE", "RETRIES", "~SIZE").fit(width, 0)
 	for _, g := range v.Groups {
 		t.row(g.Group, g.Unacked, admin.SizeText(g.UnackedBytes), g.Retries, admin.SizeText(g.RetryBytes))
 	}
@@ -115,6 +117,6 @@ func printHeld(w io.Writer, topic string, v *memoryUseView, full bool) error {
 	if err := t.flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintln(w, causeLine(topic, v, full))
+	_, err := fmt.Fprintln(w, causeLine(topic, v, full, width))
 	return err
 }

@@ -123,14 +123,16 @@ func (a *app) info(ctx context.Context, adm *admin.Admin, _ *cobra.Command, args
 	if a.json {
 		return printJSON(a.stdout, v)
 	}
-	if err := printInfo(a.stdout, v, a.wide, a.memoryLines(m)); err != nil {
+	if err := printInfo(a.stdout, v, a.fitWidth(), a.memoryLines(m)); err != nil {
 		return err
 	}
-	return printHeld(a.stdout, args[0], v.MemoryUse, m.Full())
+	return printHeld(a.stdout, a.fitWidth(), args[0], v.MemoryUse, m.Full())
 }
 
-func printInfo(w io.Writer, v infoView, wide bool, memory []memoryLine) error {
-	t := newTable(w)
+// printInfo is info's key-value view, wrapped to width, and its partitions table, cut to
+// width; width 0 (-o wide) cuts nothing and shows every column.
+func printInfo(w io.Writer, v infoView, width int, memory []memoryLine) error {
+	t := newTable(w).fitWrapped(width, 1)
 	t.row("topic", v.Topic)
 	t.row("partitions", v.Partitions)
 	t.row("length", v.Length)
@@ -150,14 +152,19 @@ func printInfo(w io.Writer, v infoView, wide bool, memory []memoryLine) error {
 		return err
 	}
 	fmt.Fprintln(w)
-	if wide {
-		t = newTable(w, "PARTITION", "LENGTH", "RETRIES", "FIRST ID", "LAST ID", "GROUPS", "DLQ", "OVER MAXLEN", "HELD BY")
+	return printPartitions(w, v, width)
+}
+
+// printPartitions is info's table of partitions, HELD BY cut to width (0: every column).
+func printPartitions(w io.Writer, v infoView, width int) error {
+	if width == 0 {
+		t := newTable(w, "PARTITION", "LENGTH", "RETRIES", "FIRST ID", "LAST ID", "GROUPS", "DLQ", "OVER MAXLEN", "HELD BY")
 		for _, p := range v.PerPartition {
 			t.row(p.Partition, p.Length, p.Retries, orDash(p.FirstID), orDash(p.LastID), p.Groups, p.DLQLength, p.OverMaxLen, orDash(p.Holder))
 		}
 		return t.flush()
 	}
-	t = newTable(w, "PARTITION", "LENGTH", "FIRST ID", "LAST ID", "DLQ", "OVER", "HELD BY").fit(tableWidth, 6)
+	t := newTable(w, "PARTITION", "LENGTH", "FIRST ID", "LAST ID", "DLQ", "OVER", "HELD BY").fit(width, 6)
 	for _, p := range v.PerPartition {
 		t.row(p.Partition, p.Length, orDash(p.FirstID), orDash(p.LastID), p.DLQLength, p.OverMaxLen, orDash(p.Holder))
 	}

@@ -74,12 +74,13 @@ func nameWidth(width int) int {
 	return max(width/6, minFlex)
 }
 
-// wrapLine is s wrapped to width as lines of one string, s itself when width is 0.
-func wrapLine(s string, width int) string {
+// proseName is a name as a sentence beside a table fitted to width shows it: cut with "…" to
+// a third of the width (at least minFlex runes); whole when width is 0 (-o wide).
+func proseName(name string, width int) string {
 	if width <= 0 {
-		return s
+		return name
 	}
-	return strings.Join(wrapText(s, width), "\n")
+	return truncate(name, max(width/3, minFlex))
 }
 
 // table writes aligned columns; call flush when done. Rows are kept until flush, so a table

@@ -121,5 +121,5 @@ func heldLines(topic, group string, v *memoryUseView, full bool) []string {
 	if c := v.Cause; c != nil && c.Topic == topic && c.Group == group {
 		return []string{"memory held back: " + heldText(g) + ", the most of any group", pressure(full) + " because of this group"}
 	}
-	return []string{"memory held back: " + heldText(g), causeLine(topic, v, full)}
+	return []string{"memory held back: " + heldText(g), causeLine(topic, v, full, 0)}
 }
