@@ -241,3 +241,52 @@ func TestFinalFlushAfterLosingTheLeaseIsLogged(t *testing.T) {
 	require.NoError(t, err)
 	assert.EqualValues(t, 1, pending.Count, "the entry stays pending for the next owner")
 }
+
+// TestLeaseLostWhileDrainingIsCounted: a member closes while its handler holds a message, so
+// its partition drains for up to CloseTimeout (a minute here) and the lease is kept alive
+// meanwhile. Another token takes the lease during the drain: the member counts and logs the
+// lost lease, stops waiting for the handler at once (its ack could no longer be applied),
+// and Close returns long before CloseTimeout; the message stays pending for the next owner.
+func TestLeaseLostWhileDrainingIsCounted(t *testing.T) {
+	t.Parallel()
+	_, client := streamqtest.StartRedis(t)
+	const topic = "lost-in-drain"
+	lease := keys.New("", "").Lease(topic, 0, "g")
+	logs := watermill.NewCaptureLogger()
+	cfg := streamqtest.FastSub(client, "g")
+	cfg.DefaultPartitionCount = 1
+	cfg.Delivery.CloseTimeout = time.Minute
+	sub, err := streamq.NewSubscriber(cfg, logs)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sub.Close() })
+	ch, err := sub.Subscribe(context.Background(), topic)
+	require.NoError(t, err)
+	pub := streamqtest.NewPublisher(t, streamq.PublisherConfig{Client: client})
+	streamqtest.PublishKeyed(t, pub, topic, 0, 1, 1)
+	held := streamqtest.ReceiveOne(t, ch, 10*time.Second) // never acked by the handler
+
+	closed := make(chan error, 1)
+	go func() { closed <- sub.Close() }()
+	// Close stops delivery and starts the drain at once; the steal below lands during it
+	// (were it to land first, the running worker would count it as well: the test would then
+	// prove less, not pass wrongly).
+	require.Equal(t, int64(1), client.Exists(context.Background(), lease).Val(), "the member holds the lease")
+	require.NoError(t, client.Set(context.Background(), lease, "another-member:token", time.Minute).Err())
+
+	select {
+	case err := <-closed:
+		require.NoError(t, err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("Close still waits for a handler whose ack can no longer be applied")
+	}
+	assert.EqualValues(t, 1, sub.Stats().LeasesLost, "the lease lost during the drain is counted")
+	var logged bool
+	for _, m := range logs.Captured()[watermill.ErrorLogLevel] {
+		logged = logged || strings.HasPrefix(m.Msg, "Partition lease lost")
+	}
+	assert.True(t, logged, "the lost lease is logged")
+	assert.Error(t, held.Context().Err(), "the held message's context is cancelled")
+	pending, err := client.XPending(context.Background(), keys.New("", "").PartitionStream(topic, 0), "g").Result()
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, pending.Count, "the message stays pending for the next owner")
+}

@@ -225,9 +225,12 @@ func (sub *subscription) leave() {
 	}
 }
 
-// loseLease stops w at once, keeping everything pending for the next owner.
+// loseLease stops w at once, keeping everything pending for the next owner. A worker
+// already draining on a graceful stop (a handover) that loses its lease meanwhile is lost
+// too: its acks can no longer be applied, so it stops waiting for its handlers, and the loss
+// is counted and logged like any other.
 func (sub *subscription) loseLease(w *worker, cause error) {
-	if !w.beginStop() {
+	if !w.beginStop() && !w.loseDrain() {
 		return
 	}
 	sub.stats.leasesLost.Add(1)

@@ -93,6 +93,16 @@ func (w *worker) beginStop() bool {
 	return did
 }
 
+// loseDrain ends a graceful stop's drain because the lease was lost: the renewer lets the
+// lease go and the in-flight messages are cancelled. true when this call ended it.
+func (w *worker) loseDrain() bool {
+	if !w.draining.CompareAndSwap(true, false) {
+		return false
+	}
+	w.cancelMsgs()
+	return true
+}
+
 func (w *worker) isStopping() bool { return w.d.stopping() }
 
 // keepsLease reports whether the renewer keeps w's lease alive: while it delivers, and
