@@ -2,6 +2,7 @@ package scenario_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -189,19 +190,21 @@ func consumeAsChild(ch <-chan *message.Message, cmds <-chan string, ledger *chil
 
 // childEvents reads the child's ledger.
 func childEvents(path string) ([]childEvent, error) {
-	f, err := os.Open(path)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("open child ledger: %w", err)
 	}
-	defer f.Close()
-	var out []childEvent
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
+	// A running child may be writing its last line: only whole lines (ended by a newline)
+	// are read; what follows the last newline is left for the next read.
+	lines := bytes.Split(b, []byte("\n"))
+	lines = lines[:len(lines)-1]
+	out := make([]childEvent, 0, len(lines))
+	for _, line := range lines {
 		var e childEvent
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+		if err := json.Unmarshal(line, &e); err != nil {
 			return nil, fmt.Errorf("child ledger line %d: %w", len(out)+1, err)
 		}
 		out = append(out, e)
 	}
-	return out, sc.Err()
+	return out, nil
 }

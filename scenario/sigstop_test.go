@@ -37,7 +37,7 @@ func startSigstopChild(t *testing.T, addr, topic string) *childProc {
 	t.Helper()
 	c := &childProc{ledger: filepath.Join(t.TempDir(), "child.jsonl"), out: &bytes.Buffer{}, done: make(chan struct{})}
 	c.cmd = exec.Command(os.Args[0], "-test.run=^TestSigstopChild$", "-test.count=1")
-	c.cmd.Env = append(os.Environ(), sigstopChildEnv+"=1", sigstopAddrEnv+"="+addr,
+	c.cmd.Env = append(os.Environ(), "GOTRACEBACK=all", sigstopChildEnv+"=1", sigstopAddrEnv+"="+addr,
 		sigstopTopicEnv+"="+topic, sigstopLedgerEnv+"="+c.ledger)
 	c.cmd.Stdout, c.cmd.Stderr = c.out, c.out
 	c.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlives the test
@@ -92,10 +92,11 @@ func (c *childProc) events(t *testing.T) []childEvent {
 }
 
 // waitEvent waits until the child reported an event of kind ev and returns the first one.
+// A child that never does is made to show where it is (dump) before the test fails.
 func (c *childProc) waitEvent(t *testing.T, ev string, timeout time.Duration) childEvent {
 	t.Helper()
 	var found childEvent
-	require.Eventually(t, func() bool {
+	if !assert.Eventually(t, func() bool {
 		events, _ := childEvents(c.ledger) // not there yet before the child starts
 		for _, e := range events {
 			if e.Ev == ev {
@@ -104,8 +105,27 @@ func (c *childProc) waitEvent(t *testing.T, ev string, timeout time.Duration) ch
 			}
 		}
 		return false
-	}, timeout, 10*time.Millisecond, "the child never reported %q", ev)
+	}, timeout, 10*time.Millisecond, "the child never reported %q", ev) {
+		c.dump(t)
+		t.FailNow()
+	}
 	return found
+}
+
+// dump shows where a child that stopped answering is: its state as the kernel reports it,
+// then the stacks of all its goroutines (SIGQUIT makes the Go runtime print them and exit;
+// SIGCONT lets a stopped one do so), which the cleanup logs with the rest of its output.
+func (c *childProc) dump(t *testing.T) {
+	t.Helper()
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.cmd.Process.Pid))
+	t.Logf("child state (/proc/PID/stat): %s %v", bytes.TrimSpace(stat), err)
+	_ = c.cmd.Process.Signal(syscall.SIGQUIT)
+	_ = c.cmd.Process.Signal(syscall.SIGCONT) // a stopped child acts on the SIGQUIT once continued
+	select {
+	case <-c.done:
+	case <-time.After(5 * time.Second):
+		t.Logf("the child did not exit on SIGQUIT")
+	}
 }
 
 func (c *childProc) waitExit(t *testing.T, timeout time.Duration) {
@@ -168,7 +188,8 @@ func (f *pausedOwner) resume(t *testing.T) {
 
 // finish stops the child and checks what it did after the SIGSTOP (nothing delivered, a lease
 // lost), that message 0 is still pending for the new owner (any ack of the child was not
-// applied), then acks it and expects the new owner to deliver 1 to last, in order.
+// applied), then acks it and expects the new owner to deliver 1 to last, in order and at
+// once (not after the minute of the pending scan), and nothing to stay pending.
 func (f *pausedOwner) finish(t *testing.T, last int) {
 	t.Helper()
 	f.child.waitEvent(t, "lost", 10*time.Second)
@@ -177,7 +198,6 @@ func (f *pausedOwner) finish(t *testing.T, last int) {
 	assertNothingDeliveredAfter(t, f.child.events(t), f.stoppedAt)
 	id, _ := streamq.StreamIDFromCtx(f.taken.Context())
 	assertPendingFor(t, f.direct, f.topic, id, "fresh")
-	assertNonePendingFor(t, f.direct, f.topic, sigstopMember)
 	f.taken.Ack()
 	for seq := 1; seq <= last; seq++ {
 		require.Equal(t, seq, streamqtest.SeqOf(streamqtest.AckNext(t, f.fresh)), "the new owner delivers the rest in order, at once")
@@ -200,12 +220,16 @@ func TestPausedOwnerProcessIsFenced(t *testing.T) {
 	f.finish(t, 9)
 }
 
-// TestPausedOwnerProcessReadsNothingAfterResume: messages published just after the child
-// resumed, while its fetcher still wanted more for the partition and the new owner was busy
-// with what it claimed, are not read by the child (they would sit in its pending list, where
-// the new owner does not look, until the pending scan, and come out of order): the new owner
-// delivers all of them, in order, at once.
-func TestPausedOwnerProcessReadsNothingAfterResume(t *testing.T) {
+// TestPausedOwnerResumedLeavesNewMessagesToTheNewOwner: messages published just after the
+// child resumed, while its fetcher still wanted more for the partition and the new owner was
+// busy with what it claimed, are never delivered by the child, and the new owner delivers
+// all of them, in order, at once. The child issues no read for a lease that may have lapsed;
+// but a read it prepared just before it froze goes out when it resumes, and Redis runs it
+// after the takeover (seen once in 115 runs on two cores busy with four compilers). What
+// that read took is pending for the child, where the new owner's takeover claim did not look:
+// the new owner's next read round finds it and claims it before anything newer, so it still
+// comes in order and without waiting for the pending scan.
+func TestPausedOwnerResumedLeavesNewMessagesToTheNewOwner(t *testing.T) {
 	t.Parallel()
 	f := pauseOwner(t, "sigstop-read")
 	f.resume(t)
@@ -223,17 +247,6 @@ func assertPendingFor(t *testing.T, client *redis.Client, topic, id, consumer st
 	require.NoError(t, err)
 	require.Len(t, pending, 1, "the stale owner's ack of %s was applied", id)
 	assert.Equal(t, consumer, pending[0].Consumer)
-}
-
-// assertNonePendingFor checks that consumer holds no pending entry of the partition.
-func assertNonePendingFor(t *testing.T, client *redis.Client, topic, consumer string) {
-	t.Helper()
-	pending, err := client.XPendingExt(context.Background(), &redis.XPendingExtArgs{
-		Stream: keys.New("", "").PartitionStream(topic, 0), Group: sigstopGroup, Start: "-", End: "+",
-		Count: 100, Consumer: consumer,
-	}).Result()
-	require.NoError(t, err)
-	assert.Empty(t, pending, "%s read entries after it lost the partition", consumer)
 }
 
 // assertNothingDeliveredAfter checks the child's ledger from index from on (what it did

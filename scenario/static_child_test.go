@@ -79,7 +79,7 @@ func startStaticChildTimed(t *testing.T, addrs []string, topic, name string, hol
 	c := &childProc{ledger: filepath.Join(t.TempDir(), name+".jsonl"), out: &bytes.Buffer{}, done: make(chan struct{})}
 	c.cmd = exec.Command(os.Args[0], "-test.run=^TestStaticChild$", "-test.count=1")
 	holdVal := map[bool]string{true: "1", false: "0"}[hold]
-	c.cmd.Env = append(os.Environ(), staticChildEnv+"=1", staticAddrsEnv+"="+strings.Join(addrs, ","),
+	c.cmd.Env = append(os.Environ(), "GOTRACEBACK=all", staticChildEnv+"=1", staticAddrsEnv+"="+strings.Join(addrs, ","),
 		staticTopicEnv+"="+topic, staticNameEnv+"="+name, staticHoldEnv+"="+holdVal, staticLedgerEnv+"="+c.ledger,
 		staticTimesEnv+"="+times)
 	c.cmd.Stdout, c.cmd.Stderr = c.out, c.out

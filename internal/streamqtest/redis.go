@@ -43,6 +43,26 @@ func GroupPending(t testing.TB, client redis.UniversalClient, stream, group stri
 	return p.Count
 }
 
+// GroupAcked is the number of entries of stream that group has read and acked: those up to
+// the group's last-delivered id that are no longer pending. Entries nobody has read yet are
+// neither pending nor acked, so this is what "nothing was acked" is measured by.
+func GroupAcked(t testing.TB, client redis.UniversalClient, stream, group string) int64 {
+	t.Helper()
+	ctx := context.Background()
+	groups, err := client.XInfoGroups(ctx, stream).Result()
+	require.NoError(t, err)
+	for _, g := range groups {
+		if g.Name != group {
+			continue
+		}
+		read, err := client.XRange(ctx, stream, "-", g.LastDeliveredID).Result()
+		require.NoError(t, err)
+		return int64(len(read)) - g.Pending
+	}
+	require.Failf(t, "no such group", "group %s of %s", group, stream)
+	return 0
+}
+
 // SlotOf returns the hash slot of key (CLUSTER KEYSLOT).
 func SlotOf(t testing.TB, client *redis.ClusterClient, key string) int {
 	t.Helper()
