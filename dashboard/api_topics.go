@@ -61,8 +61,8 @@ func (h *Handler) topics(r *http.Request) (any, error) {
 	return v, nil
 }
 
-// worse orders topics worst first: by health, then by the worst lag's age and size, then by
-// name.
+// worse orders topics worst first: by health, then by the worst lag's age (the older its
+// oldest waiting message, the worse) and size, then by name.
 func worse(a, b topicSummaryView) bool {
 	if ra, rb := rank(a.Health.State), rank(b.Health.State); ra != rb {
 		return ra > rb
@@ -73,8 +73,8 @@ func worse(a, b topicSummaryView) bool {
 		return true
 	case la == nil && lb != nil:
 		return false
-	case la != nil && la.TimeLagMs != lb.TimeLagMs:
-		return la.TimeLagMs > lb.TimeLagMs
+	case la != nil && la.oldestMs != lb.oldestMs:
+		return la.oldestMs < lb.oldestMs
 	case la != nil && la.Lag != lb.Lag:
 		return la.Lag > lb.Lag
 	}

@@ -235,3 +235,33 @@ func TestCLIQuoting(t *testing.T) {
 	assert.Equal(t, `streamq stats 'my topic' 'it'"'"'s'`, cli("stats", "my topic", "it's"))
 	assert.Equal(t, "streamq stats '$x' ''", cli("stats", "$x", ""))
 }
+
+// TestWorstFirstByTheOldestWaitingMessage: topics are read one after another, so their lag
+// ages are measured at different instants. Of two critical topics, the one whose oldest
+// waiting message was published first comes first, even when it was read earlier and its
+// age therefore came out smaller.
+func TestWorstFirstByTheOldestWaitingMessage(t *testing.T) {
+	t0 := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
+	// "ledger" waits since t0 and is read at t0+1s; "orders" waits since t0+50ms and is
+	// read at t0+1.2s: its age (1.15 s) is the larger.
+	ledger := summaryOf(t, "ledger", t0.Add(time.Second), time.Second, 200)
+	orders := summaryOf(t, "orders", t0.Add(1200*time.Millisecond), 1150*time.Millisecond, 6000)
+	assert.Greater(t, orders.WorstLag.TimeLagMs, ledger.WorstLag.TimeLagMs)
+	assert.True(t, worse(ledger, orders), "ledger's oldest waiting message is older")
+	assert.False(t, worse(orders, ledger))
+
+	same := summaryOf(t, "same", t0.Add(time.Second), time.Second, 6000)
+	assert.True(t, worse(same, ledger), "as old: the larger lag first")
+}
+
+// summaryOf is a critical topic whose one group "g" has lag messages waiting, the oldest
+// timeLag old when read at read.
+func summaryOf(t *testing.T, topic string, read time.Time, timeLag time.Duration, lag int64) topicSummaryView {
+	t.Helper()
+	st := topicState{lag: admin.TopicLag{Topic: topic, Time: read, Groups: []admin.GroupLag{
+		{Topic: topic, Group: "g", Time: read, Lag: lag, Exact: true, TimeLag: timeLag},
+	}}}
+	st.judge()
+	st.health.State = sevCritical
+	return topicSummaryView{Topic: topic, WorstLag: st.worstLag, Health: st.health}
+}

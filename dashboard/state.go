@@ -141,7 +141,8 @@ func (st *topicState) judge() {
 		st.groups = append(st.groups, gs)
 		names, healths = append(names, g.Group), append(healths, gs.health)
 		if g.Lag > 0 && (st.worstLag == nil || g.Lag > st.worstLag.Lag) {
-			st.worstLag = &worstLagView{Group: g.Group, Lag: g.Lag, LagExact: g.Exact, TimeLagMs: ms(g.TimeLag)}
+			st.worstLag = &worstLagView{Group: g.Group, Lag: g.Lag, LagExact: g.Exact, TimeLagMs: ms(g.TimeLag),
+				oldestMs: st.lag.Time.Add(-g.TimeLag).UnixMilli()}
 		}
 	}
 	sort.Slice(st.groups, func(i, j int) bool { return st.groups[i].lag.Group < st.groups[j].lag.Group })
@@ -210,6 +211,9 @@ type worstLagView struct {
 	Lag       int64  `json:"lag"`
 	LagExact  bool   `json:"lagExact"`
 	TimeLagMs int64  `json:"timeLagMs"` // age of its oldest undelivered message
+	// oldestMs is when that message was published (Unix ms): topics read one after another
+	// are compared by it, since their ages are measured at different instants.
+	oldestMs int64
 }
 
 // groupHealthView is one group as the Topics page shows it.
