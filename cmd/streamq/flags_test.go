@@ -49,6 +49,7 @@ func TestCLIFlagsInTheCommandsWords(t *testing.T) {
 		{"two payloads", []string{"dlq", "add", ordersTopic, "0", "--reason", "r", "--payload", "a", "--payload-file", file}, "--payload and --payload-file both give the payload"},
 		{"two outputs", []string{"topics", "--json", "-o", "wide"}, "--json and -o wide ask for two outputs"},
 		{"unknown output", []string{"topics", "-o", "yaml"}, `"yaml" is not an output: give table, wide or json`},
+		{"count out of range", []string{"tail", ordersTopic, "--count", "99999999999999999999"}, `invalid value "99999999999999999999" for --count: out of range`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := e.run(c.args...)

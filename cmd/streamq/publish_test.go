@@ -88,7 +88,7 @@ func TestCLIPublish(t *testing.T) {
 		{[]string{"--partition", "9"}, "--partition 9 is out of range"},
 		{[]string{"--header", "novalue"}, `--header takes key=value, got "novalue"`},
 		{[]string{"--lines", "--uuid", "u"}, "--uuid names one message"},
-		{[]string{"--partition", "abc"}, `invalid argument "abc" for "--partition"`},
+		{[]string{"--partition", "abc"}, `invalid value "abc" for --partition: give a whole number`},
 	} {
 		r := e.runStdin("x", append([]string{"publish", topic}, bad.args...)...)
 		assert.Equal(t, exitUsage, r.code, "%v: %s", bad.args, r.stderr)

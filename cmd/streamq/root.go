@@ -174,7 +174,7 @@ func newRootCmd(a *app) *cobra.Command {
 	root.SetErr(a.stderr)
 	root.SetIn(a.stdin)
 	root.SetUsageTemplate(usageTemplate)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err: err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError(err) })
 	root.SetHelpCommand(helpCmd(a))
 	a.addGlobalFlags(root)
 	addCommandGroups(root)
