@@ -74,7 +74,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.IntVar(&c.poolSize, "pool-size", 0, "go-redis PoolSize of every client (0: go-redis default, 10 x GOMAXPROCS)")
 	fs.StringVar(&c.sizesFlag, "sizes", "16,256,4096", "message sizes (bytes) of the publish and subscribe throughput workloads")
 	fs.StringVar(&c.transportsFlag, "transports", "streamq-1p,streamq-1p-plain,streamq-8p,streamq-8p-plain,redisstream,go-redis,router-ceiling",
-		"transports to run (-plain: idempotent publish off, plain XADD; -uuid: idempotent by UUID; both publish workloads only; router-ceiling: messages from memory through the same Router, subscribe only)")
+		"transports to run (-plain: idempotent publish off, plain XADD; -uuid: idempotent by UUID; both publish workloads only; router-ceiling: messages from memory through the same Router, subscribe only; -direct: streamq read from Subscribe's channel and acked in place, no Router, subscribe only)")
 	fs.StringVar(&c.workloadsFl, "workloads", "publish,publish-batched,subscribe,latency,memory,slow-handler",
 		"workloads to run (publish-batched: 100 messages per Publish call, see --pipeline; slow-handler: a 5 ms handler over 64 keys in each ordering mode, streamq only)")
 
@@ -213,11 +213,12 @@ func (c *config) consumers() []transport {
 	return out
 }
 
-// publishers are the selected transports that publish: all but the zero-cost one.
+// publishers are the selected transports that publish: all but the zero-cost one and the
+// direct consumers (they publish as their Router twins do).
 func (c *config) publishers() []transport {
 	var out []transport
 	for _, t := range c.selected() {
-		if t.kind != kindRouter {
+		if t.kind != kindRouter && !t.direct {
 			out = append(out, t)
 		}
 	}

@@ -44,6 +44,7 @@ type transport struct {
 	partitions int
 	plainXAdd  bool // streamq with Idempotency.Window -1: plain XADD appends
 	byUUID     bool // streamq with Idempotency.ByUUID
+	direct     bool // streamq consumed from Subscribe's channel, acked in place, no Router: subscribe only
 }
 
 var allTransports = []transport{
@@ -53,6 +54,8 @@ var allTransports = []transport{
 	{Name: "streamq-8p-plain", kind: kindStreamq, partitions: 8, plainXAdd: true},
 	{Name: "streamq-8p-uuid", kind: kindStreamq, partitions: 8, byUUID: true},
 	{Name: "streamq-24p", kind: kindStreamq, partitions: 24},
+	{Name: "streamq-1p-direct", kind: kindStreamq, partitions: 1, direct: true},
+	{Name: "streamq-8p-direct", kind: kindStreamq, partitions: 8, direct: true},
 	{Name: refRedisstream, kind: kindRedisstream},
 	{Name: refGoRedis, kind: kindGoRedis},
 	{Name: refRouter, kind: kindRouter},
@@ -306,6 +309,9 @@ func (e *env) startConsumer(ctx context.Context, tr transport, topic string, han
 		_ = c.Close()
 		return nil, err
 	}
+	if tr.direct {
+		return startDirect(ctx, c, sub, topic, handle)
+	}
 	return e.startRouter(ctx, c, sub, topic, func(msg *message.Message) error {
 		handle(msg.Payload)
 		return nil
@@ -341,6 +347,45 @@ func (e *env) startRouter(ctx context.Context, c redis.UniversalClient, sub mess
 		return nil, ctx.Err()
 	}
 	return rc, nil
+}
+
+// directConsumer reads a Subscriber's channel itself and acks each message in place, as go-redis
+// alone does without a Router: what the adapter costs, without the Router's.
+type directConsumer struct {
+	sub    message.Subscriber
+	client redis.UniversalClient
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func startDirect(ctx context.Context, c redis.UniversalClient, sub message.Subscriber, topic string, handle func([]byte)) (consumer, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	ch, err := sub.Subscribe(ctx, topic)
+	if err != nil {
+		cancel()
+		_ = sub.Close()
+		closeClient(c)
+		return nil, err
+	}
+	d := &directConsumer{sub: sub, client: c, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(d.done)
+		for msg := range ch {
+			handle(msg.Payload)
+			msg.Ack()
+		}
+	}()
+	return d, nil
+}
+
+func (d *directConsumer) stop() time.Duration {
+	start := time.Now()
+	d.cancel()
+	_ = d.sub.Close()
+	<-d.done
+	took := time.Since(start)
+	closeClient(d.client)
+	return took
 }
 
 type routerConsumer struct {
