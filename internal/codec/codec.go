@@ -6,7 +6,6 @@ package codec
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -116,15 +115,8 @@ func MetadataInto(values map[string]any, uuid string, md map[string]string) erro
 }
 
 func decodeMetadata(raw string, into *map[string]string) error {
-	r := strings.NewReader(raw)
-	dec := msgpack.GetDecoder() // pooled: a decoder per entry would be an allocation each
-	defer msgpack.PutDecoder(dec)
-	dec.Reset(r)
-	if err := dec.Decode(into); err != nil {
+	if err := Unmarshal(raw, into); err != nil {
 		return err
-	}
-	if r.Len() > 0 {
-		return fmt.Errorf("%d bytes after the metadata map", r.Len())
 	}
 	if *into == nil {
 		*into = map[string]string{}

@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/streamq-dev/streamq/internal/codec"
 )
 
 // Item is one parked entry of a retry or delay set: the seed's retry item fields, plus the
@@ -53,7 +55,7 @@ func (it Item) Encode() (string, error) {
 // DecodeItem reads an item blob.
 func DecodeItem(blob string) (Item, error) {
 	var it Item
-	if err := msgpack.Unmarshal([]byte(blob), &it); err != nil {
+	if err := codec.Unmarshal(blob, &it); err != nil {
 		return Item{}, fmt.Errorf("decode retry item: %w", err)
 	}
 	return it, nil
