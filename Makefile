@@ -97,9 +97,12 @@ test-race: test
 
 ## test-short: every package's tests on single-node Redis servers the tests start, with -race;
 ## cluster, Sentinel, failover, process-kill and Redis-restart legs (redistest.SkipShort, and
-## scenario/ as a whole: its TestMain) and the universal suite's long variants run in make test only
+## scenario/ as a whole: its TestMain) and the universal suite's long variants run in make test only.
+## SHORT_P packages at a time: their tests wait on timers and Redis more than on the CPU, so 4
+## on 2 cores take about 55 s where Go's default of one a core takes about 90 s
+SHORT_P ?= 4
 test-short:
-	$(GO) test -race -short -count=1 -parallel $(PARALLEL) $(PKGS)
+	$(GO) test -race -short -count=1 -p $(SHORT_P) -parallel $(PARALLEL) $(PKGS)
 
 ## vet: go vet
 vet:

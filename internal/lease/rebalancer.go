@@ -262,11 +262,17 @@ func (r *Rebalancer) owners(ctx context.Context, n int, live []member.Member) ([
 	return out, nil
 }
 
-// take acquires the assigned partitions that are free and starts them.
+// take acquires the assigned partitions that are free and starts them. It takes nothing
+// while a heal is due: a partition lost during this round (its lease or stream deleted, a
+// topic deleted by force) is first checked by the heal of the next round, which starts at
+// once, so that a lease is never created again for what an operator deleted.
 func (r *Rebalancer) take(ctx context.Context, mine []int, current []string) error {
 	for _, p := range mine {
 		if r.d.Owned.Has(p) || (current[p] != "" && current[p] != r.d.Member) {
 			continue
+		}
+		if r.healDue.Load() {
+			return nil
 		}
 		if !r.present() {
 			return nil // a static member whose presence lapsed: the next heartbeat first
