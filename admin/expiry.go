@@ -2,8 +2,10 @@ package admin
 
 import (
 	"context"
+	"fmt"
 	"time"
 
+	"github.com/streamq-dev/streamq/internal/inspect"
 	"github.com/streamq-dev/streamq/internal/retention"
 )
 
@@ -61,6 +63,19 @@ func (a *Admin) liveness(ctx context.Context, topic string, n int) (map[string]G
 			l.LastSeen = m.At
 		}
 		out[g] = l
+	}
+	return out, nil
+}
+
+// lastMembers reads the latest beat of every group of topic (one HGETALL): group -> member.
+func (a *Admin) lastMembers(ctx context.Context, topic string) (map[string]*LastMember, error) {
+	beats, err := inspect.Beats(ctx, a.rdb, a.space.Beats(topic))
+	if err != nil {
+		return nil, fmt.Errorf("last members of %q: %w", topic, err)
+	}
+	out := make(map[string]*LastMember, len(beats))
+	for g, b := range beats {
+		out[g] = lastMemberOf(&b)
 	}
 	return out, nil
 }

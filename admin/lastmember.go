@@ -1,11 +1,9 @@
 package admin
 
 import (
-	"context"
 	"fmt"
 	"time"
 
-	"github.com/streamq-dev/streamq/internal/inspect"
 	"github.com/streamq-dev/streamq/internal/member"
 )
 
@@ -42,17 +40,4 @@ func lastMemberOf(b *member.Beat) *LastMember {
 		return nil
 	}
 	return &LastMember{Name: b.Member, Host: b.Host, PID: b.PID, At: b.At, Left: b.Left}
-}
-
-// lastMembers reads the latest beat of every group of topic (one HGETALL): group -> member.
-func (a *Admin) lastMembers(ctx context.Context, topic string) (map[string]*LastMember, error) {
-	beats, err := inspect.Beats(ctx, a.rdb, a.space.Members(topic, ""))
-	if err != nil {
-		return nil, fmt.Errorf("last members of %q: %w", topic, err)
-	}
-	out := make(map[string]*LastMember, len(beats))
-	for g, b := range beats {
-		out[g] = lastMemberOf(&b)
-	}
-	return out, nil
 }

@@ -9,10 +9,9 @@ import (
 	"github.com/streamq-dev/streamq/internal/member"
 )
 
-// Beats reads the latest beat of every group of a topic (member.BeatsKey of membersKey, the
-// membership zset of any group of it): group -> beat; a value that is no beat is left out.
-func Beats(ctx context.Context, rdb redis.UniversalClient, membersKey string) (map[string]member.Beat, error) {
-	key, _ := member.BeatsKey(membersKey)
+// Beats reads the latest beat of every group of a topic from its beats hash (keys.Space.Beats,
+// member.BeatsKey): group -> beat; a value that is no beat is left out.
+func Beats(ctx context.Context, rdb redis.UniversalClient, key string) (map[string]member.Beat, error) {
 	all, err := rdb.HGetAll(ctx, key).Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, err

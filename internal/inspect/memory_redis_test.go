@@ -104,7 +104,7 @@ func TestGroupViewReadsProcessesAndLastBeat(t *testing.T) {
 	assert.Empty(t, g.Heartbeats)
 	require.NotNil(t, g.Last)
 	assert.True(t, g.Last.Left)
-	beats, err := inspect.Beats(ctx, client, space.Members("t", ""))
+	beats, err := inspect.Beats(ctx, client, space.Beats("t"))
 	require.NoError(t, err)
 	assert.Equal(t, *g.Last, beats["g"])
 }

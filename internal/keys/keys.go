@@ -143,7 +143,11 @@ func (s Space) GroupTombstone(t, g string) string { return s.Control + ":deleted
 func (s Space) Refused(t string) string { return s.Control + ":refused:{" + t + "}" }
 
 // Members is the membership zset (consumer -> heartbeat expiry ms) of group g on topic t.
-func (s Space) Members(t, g string) string { return s.Control + ":members:{" + t + "}:" + g }
+func (s Space) Members(t, g string) string { return s.Beats(t) + ":" + g }
+
+// Beats is the hash (group -> its latest heartbeat or leave) beside the membership zsets of
+// topic t's groups: member.BeatsKey of any of them.
+func (s Space) Beats(t string) string { return s.Control + ":members:{" + t + "}" }
 
 // MemberCaps is the hash (consumer -> capabilities) beside Members.
 func (s Space) MemberCaps(t, g string) string { return s.Members(t, g) + ":caps" }

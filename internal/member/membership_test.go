@@ -142,3 +142,15 @@ func TestLeaveAfterADeleteWritesNothing(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, n, "the beats hash stays deleted")
 }
+
+// TestBeatsKeyIsTheTopicsBeatsHash: the hash a heartbeat records its beat in is the one that
+// readers name by topic (keys.Space.Beats), whatever the group and the prefix.
+func TestBeatsKeyIsTheTopicsBeatsHash(t *testing.T) {
+	for _, space := range []keys.Space{keys.New("", ""), keys.New("s", "c")} {
+		for _, g := range []string{"g", "a:b", "{x}"} {
+			key, field := member.BeatsKey(space.Members("t", g))
+			assert.Equal(t, space.Beats("t"), key, "group %q", g)
+			assert.Equal(t, g, field)
+		}
+	}
+}
